@@ -1,0 +1,24 @@
+# msi-hub: the two set-up commands are `make run` and `make test`.
+SWIFT ?= swift
+
+.PHONY: run test leakcheck deps build
+
+## Installs the C libraries and the test database's venv if they are missing.
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+## Builds and starts the hub on the embedded default database (kept under var/).
+run: deps
+	@scripts/run.sh
+
+## Runs every test against a fresh test database (started and stopped here).
+test: deps
+	$(SWIFT) build --build-tests
+	scripts/with-test-database.sh $(SWIFT) test --skip-build
+
+## Runs the Mongo and DAO tests under AddressSanitizer with leak detection.
+leakcheck: deps
+	scripts/with-test-database.sh scripts/leakcheck.sh

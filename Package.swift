@@ -1,0 +1,46 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings every target shares: explicit existentials and imports that say what a file uses.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "msi-hub",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "Mongo", targets: ["Mongo"]),
+        .library(name: "DAO", targets: ["DAO"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        // C interop: libmongoc and libbson (Debian libmongoc-dev, libbson-dev).
+        .systemLibrary(
+            name: "CMongo",
+            pkgConfig: "libmongoc-1.0",
+            providers: [.apt(["libmongoc-dev", "libbson-dev"])]
+        ),
+        // The safe Swift layer over libmongoc: BSON, JSON, client pool, collections, errors.
+        .target(
+            name: "Mongo",
+            dependencies: [
+                "CMongo",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Channels, areas, subjects and messages on the nested icube documents.
+        .target(name: "DAO", dependencies: ["Mongo"], swiftSettings: swiftSettings),
+        .testTarget(name: "MongoTests", dependencies: ["Mongo"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "DAOTests",
+            dependencies: ["DAO", "Mongo"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

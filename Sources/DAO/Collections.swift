@@ -1,0 +1,33 @@
+import Mongo
+
+/// The collections msi-hub uses: the legacy hub's two and msi-hub's own additions.
+public enum CollectionName {
+    /// One document per channel, areas and subjects nested (legacy).
+    public static let icube = "icube"
+    /// Every message sent (legacy), with msi-hub's `relay` sub-document.
+    public static let message = "message"
+    /// Portal and API users.
+    public static let users = "users"
+    /// API tokens, stored as hashes.
+    public static let tokens = "tokens"
+    /// Portal sessions, expired by a TTL index.
+    public static let sessions = "sessions"
+}
+
+/// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
+public enum DatabaseIndexes {
+    /// Creates every index msi-hub's queries rely on.
+    /// - Throws: `DAOError` when the database refuses or cannot be reached.
+    public static func ensure(in database: MongoDatabase) async throws {
+        try await mapErrors {
+            try await database.collection(CollectionName.icube).createIndexes([
+                IndexModel(keys: ["areas.subjects.topic_key": 1], name: "areas.subjects.topic_key"),
+            ])
+            try await database.collection(CollectionName.message).createIndexes([
+                IndexModel(keys: ["msi_key": 1], name: "msi_key", unique: true),
+                IndexModel(keys: ["topic_key": 1, "timestamp": -1, "_id": -1], name: "topic_key.timestamp"),
+                IndexModel(keys: ["timestamp": -1, "_id": -1], name: "timestamp"),
+            ])
+        }
+    }
+}

@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Mongo
+
+/// Messages: the archive in `message`, one document per message sent.
+public struct MessageDAO: Sendable {
+    let collection: MongoCollection
+    /// The clock that stamps new messages, in Unix milliseconds (tests may pin it).
+    let now: @Sendable () -> Int64
+
+    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+        self.collection = database.collection(CollectionName.message)
+        self.now = now
+    }
+
+    /// Archives a message with a new `msi_key` and the current time, and returns it as stored.
+    /// - Throws: `DAOError`.
+    public func add(_ draft: MessageDraft) async throws -> Message {
+        var elements: [(key: String, value: BSONValue)] = [
+            ("_id", .objectID(ObjectID())),
+            ("msi_key", .objectID(ObjectID())),
+            ("title", .string(draft.title)),
+            ("desc", .string(draft.desc)),
+            ("message", .string(draft.message)),
+            ("topic_key", .string(draft.topicKey)),
+            ("distribution", .string(draft.distribution.rawValue)),
+            ("sender", .string(draft.sender)),
+            ("timestamp", .int64(now())),
+        ]
+        elements.append(contentsOf: draft.extra.elements)
+        let document = BSONDocument(elements)
+        try await mapErrors { _ = try await collection.insertOne(document) }
+        guard let message = Message(document: document) else { preconditionFailure("a message made here has ObjectIds") }
+        return message
+    }
+
+    /// The message whose `msi_key` is `msiKey`.
+    /// - Throws: `DAOError` `.messageNotFound`.
+    public func get(msiKey: ObjectID) async throws -> Message {
+        let document = try await mapErrors { try await collection.findOne(["msi_key": .objectID(msiKey)]) }
+        guard let document, let message = Message(document: document) else {
+            throw DAOError(.messageNotFound, "no message has the msi_key \(msiKey.hex)")
+        }
+        return message
+    }
+
+    /// A page of messages, newest first, filtered by topic and time.
+    /// - Throws: `DAOError`.
+    public func page(_ query: MessageQuery) async throws -> MessagePage {
+        var conditions: [BSONValue] = []
+        if query.topicKeys.count == 1 {
+            conditions.append(["topic_key": .string(query.topicKeys[0])])
+        } else if !query.topicKeys.isEmpty {
+            conditions.append(["topic_key": ["$in": .array(query.topicKeys.map(BSONValue.string))]])
+        }
+        if let since = query.since { conditions.append(["timestamp": ["$gte": .int64(since)]]) }
+        if let after = query.after {
+            conditions.append(["$or": [
+                ["timestamp": ["$lt": .int64(after.timestamp)]],
+                ["timestamp": .int64(after.timestamp), "_id": ["$lt": .objectID(after.id)]],
+            ]])
+        }
+        let filter: BSONDocument = conditions.isEmpty ? [:] : ["$and": .array(conditions)]
+        let limit = max(query.limit, 1)
+        // One more than asked tells whether another page follows.
+        let documents = try await mapErrors {
+            try await collection.find(filter, options: FindOptions(sort: ["timestamp": -1, "_id": -1], limit: Int64(limit + 1)))
+        }
+        let messages = documents.compactMap(Message.init(document:))
+        let page = Array(messages.prefix(limit))
+        let next = messages.count > limit ? page.last.map { MessageCursor(timestamp: $0.timestamp, id: $0.id) } : nil
+        return MessagePage(messages: page, next: next)
+    }
+}
+
+/// Wall-clock time as the message archive stores it.
+public enum UnixTime {
+    /// Milliseconds since the Unix epoch, now.
+    @Sendable public static func nowMilliseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+}

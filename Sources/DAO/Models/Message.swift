@@ -1,0 +1,105 @@
+import Mongo
+
+/// A message as archived in `message`.
+public struct Message: Sendable {
+    /// The document's `_id`.
+    public var id: ObjectID
+    /// The message's identifier on phones.
+    public var msiKey: ObjectID
+    public var title: String
+    public var desc: String
+    public var message: String
+    public var topicKey: String
+    /// "Alert" or "Information" as stored.
+    public var distribution: String
+    /// The user or token name that sent it (legacy: "Communicator" or "Super User").
+    public var sender: String
+    /// When the hub accepted it, in Unix milliseconds.
+    public var timestamp: Int64
+    /// The document as stored, unknown fields and msi-hub's `relay` included.
+    public var document: BSONDocument
+
+    /// Reads a stored message; nil when `_id` or `msi_key` is not an ObjectId.
+    public init?(document: BSONDocument) {
+        guard let id = document.objectID("_id"), let msiKey = document.objectID("msi_key") else { return nil }
+        self.id = id
+        self.msiKey = msiKey
+        self.title = document.string("title")
+        self.desc = document.string("desc")
+        self.message = document.string("message")
+        self.topicKey = document.string("topic_key")
+        self.distribution = document.string("distribution")
+        self.sender = document.string("sender")
+        self.timestamp = document["timestamp"]?.int64Value ?? 0
+        self.document = document
+    }
+}
+
+/// The fields of a new message; the DAO adds `_id`, `msi_key` and `timestamp`.
+public struct MessageDraft: Sendable {
+    public var title: String
+    public var desc: String
+    public var message: String
+    public var topicKey: String
+    public var distribution: Distribution
+    public var sender: String
+    /// msi-hub's own fields to store beside the legacy ones (for instance `relay`).
+    public var extra: BSONDocument
+
+    public init(title: String, desc: String, message: String, topicKey: String, distribution: Distribution,
+                sender: String, extra: BSONDocument = [:]) {
+        self.title = title
+        self.desc = desc
+        self.message = message
+        self.topicKey = topicKey
+        self.distribution = distribution
+        self.sender = sender
+        self.extra = extra
+    }
+}
+
+/// Which messages a history page holds.
+public struct MessageQuery: Sendable {
+    /// Only these topics; empty means all.
+    public var topicKeys: [String]
+    /// Only messages at or after this Unix-ms time.
+    public var since: Int64?
+    /// At most this many.
+    public var limit: Int
+    /// Continue after this page position (from the previous page's `next`).
+    public var after: MessageCursor?
+
+    public init(topicKeys: [String] = [], since: Int64? = nil, limit: Int = 50, after: MessageCursor? = nil) {
+        self.topicKeys = topicKeys
+        self.since = since
+        self.limit = limit
+        self.after = after
+    }
+}
+
+/// A position in the newest-first order (timestamp, then `_id`), stable while new messages arrive.
+public struct MessageCursor: Sendable, Equatable {
+    public var timestamp: Int64
+    public var id: ObjectID
+
+    public init(timestamp: Int64, id: ObjectID) {
+        self.timestamp = timestamp
+        self.id = id
+    }
+
+    /// The opaque token clients pass back ("<timestamp>_<id hex>").
+    public var token: String { "\(timestamp)_\(id.hex)" }
+
+    /// The cursor a token spells, or nil for a malformed one.
+    public init?(token: String) {
+        let parts = token.split(separator: "_")
+        guard parts.count == 2, let timestamp = Int64(parts[0]), let id = ObjectID(hex: parts[1]) else { return nil }
+        self.init(timestamp: timestamp, id: id)
+    }
+}
+
+/// One page of history, newest first, and where the next page starts (nil on the last page).
+public struct MessagePage: Sendable {
+    public var messages: [Message]
+    public var next: MessageCursor?
+}

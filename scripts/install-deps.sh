@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what building and testing msi-hub needs and the machine lacks:
+# the C libraries (Debian packages) and a Python venv with the test database, SecantusDB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(libmongoc-dev libbson-dev libcurl4-openssl-dev pkg-config)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+venv=.venv
+if ! "$venv/bin/python" -c "import secantus" 2>/dev/null; then
+    echo "creating $venv with SecantusDB"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "SecantusDB==0.7.0b3"
+fi
