@@ -36,11 +36,10 @@ let package = Package(
         ),
         // Channels, areas, subjects and messages on the nested icube documents.
         .target(name: "DAO", dependencies: ["Mongo"], swiftSettings: swiftSettings),
-        .testTarget(name: "MongoTests", dependencies: ["Mongo"], swiftSettings: swiftSettings),
-        .testTarget(
-            name: "DAOTests",
-            dependencies: ["DAO", "Mongo"],
-            swiftSettings: swiftSettings
-        ),
+        // Test helpers shared by the test targets: the per-test database.
+        .target(name: "MongoTestSupport", dependencies: ["Mongo"], path: "Tests/MongoTestSupport",
+                swiftSettings: swiftSettings),
+        .testTarget(name: "MongoTests", dependencies: ["Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "DAOTests", dependencies: ["DAO", "Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
     ]
 )
