@@ -33,14 +33,17 @@ public struct AreaDAO: Sendable {
     /// Replaces the area's name and desc (and access, when given), keeping every other field.
     /// - Throws: `DAOError` `.channelNotFound` or `.areaNotFound`.
     public func update(channelID: ObjectID, areaID: ObjectID, _ draft: AreaDraft) async throws -> Area {
+        // `areas.$[a]` rather than `areas.$`: the same single atomic write, and it works in
+        // findAndModify on every server we meet (SecantusDB refuses `$` there).
         var set: [(key: String, value: BSONValue)] = [
-            ("areas.$.name", .string(draft.name)), ("areas.$.desc", .string(draft.desc)),
+            ("areas.$[a].name", .string(draft.name)), ("areas.$[a].desc", .string(draft.desc)),
         ]
-        if let access = draft.access { set.append(("areas.$.access", access.bson)) }
+        if let access = draft.access { set.append(("areas.$[a].access", access.bson)) }
         let updated = try await mapErrors {
             try await collection.findOneAndUpdate(
                 ["_id": .objectID(channelID), "areas.id": .objectID(areaID)],
-                ["$set": .document(BSONDocument(set))]
+                ["$set": .document(BSONDocument(set))],
+                options: FindOneAndUpdateOptions(arrayFilters: [["a.id": .objectID(areaID)]])
             )
         }
         guard let updated, let area = Channel(document: updated)?.area(areaID) else {
