@@ -13,9 +13,16 @@ let package = Package(
     products: [
         .library(name: "Mongo", targets: ["Mongo"]),
         .library(name: "DAO", targets: ["DAO"]),
+        .library(name: "HubServer", targets: ["HubServer"]),
+        .executable(name: "msi-hub", targets: ["msi-hub"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         // C interop: libmongoc and libbson (Debian libmongoc-dev, libbson-dev).
@@ -36,10 +43,38 @@ let package = Package(
         ),
         // Channels, areas, subjects and messages on the nested icube documents.
         .target(name: "DAO", dependencies: ["Mongo"], swiftSettings: swiftSettings),
+        // The HTTP server: REST API, auth, configuration, the command line.
+        .target(
+            name: "HubServer",
+            dependencies: [
+                "DAO",
+                "Mongo",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("Resources/openapi.json")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "msi-hub",
+            dependencies: ["HubServer"],
+            swiftSettings: swiftSettings
+        ),
         // Test helpers shared by the test targets: the per-test database.
         .target(name: "MongoTestSupport", dependencies: ["Mongo"], path: "Tests/MongoTestSupport",
                 swiftSettings: swiftSettings),
         .testTarget(name: "MongoTests", dependencies: ["Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "DAOTests", dependencies: ["DAO", "Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HubServerTests",
+            dependencies: [
+                "HubServer", "DAO", "Mongo", "MongoTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -28,6 +28,13 @@ public enum DatabaseIndexes {
                 IndexModel(keys: ["topic_key": 1, "timestamp": -1, "_id": -1], name: "topic_key.timestamp"),
                 IndexModel(keys: ["timestamp": -1, "_id": -1], name: "timestamp"),
             ])
+            try await database.collection(CollectionName.users).createIndexes([
+                IndexModel(keys: ["username": 1], name: "username", unique: true),
+            ])
+            try await database.collection(CollectionName.tokens).createIndexes([
+                IndexModel(keys: ["hash": 1], name: "hash", unique: true),
+                IndexModel(keys: ["name": 1], name: "name"),
+            ])
         }
     }
 }

@@ -1,5 +1,5 @@
-/// The fields a client gives for a new or updated channel.
-public struct ChannelDraft: Sendable {
+/// The fields a client gives for a new or updated channel or area: they have the same three.
+public struct CubeElementDraft: Sendable {
     public var name: String
     public var desc: String
     /// Replaces the access list when given; left alone when nil.
@@ -12,19 +12,11 @@ public struct ChannelDraft: Sendable {
     }
 }
 
-/// The fields a client gives for a new or updated area.
-public struct AreaDraft: Sendable {
-    public var name: String
-    public var desc: String
-    /// Replaces the access list when given; left alone when nil.
-    public var access: [String]?
+/// The fields of a new or updated channel.
+public typealias ChannelDraft = CubeElementDraft
 
-    public init(name: String, desc: String, access: [String]? = nil) {
-        self.name = name
-        self.desc = desc
-        self.access = access
-    }
-}
+/// The fields of a new or updated area.
+public typealias AreaDraft = CubeElementDraft
 
 /// The fields a client gives for a new or updated subject.
 public struct SubjectDraft: Sendable {

@@ -1,0 +1,90 @@
+import Mongo
+
+/// An API token for scripts: its secret is shown once at creation and stored only as a hash.
+public struct APIToken: Sendable {
+    public var id: ObjectID
+    /// The name messages sent with the token carry as their `sender`.
+    public var name: String
+    public var role: Role
+    /// When it was created, in Unix milliseconds.
+    public var createdAt: Int64
+    /// When it was last used, in Unix milliseconds (updated at most once a minute).
+    public var lastUsedAt: Int64?
+    /// When it was revoked, if it was.
+    public var revokedAt: Int64?
+
+    /// Reads a stored token; nil when the document is not one.
+    public init?(document: BSONDocument) {
+        guard let id = document.objectID("_id"), let role = Role(rawValue: document.string("role")) else { return nil }
+        self.id = id
+        self.name = document.string("name")
+        self.role = role
+        self.createdAt = document["created_at"]?.int64Value ?? 0
+        self.lastUsedAt = document["last_used_at"]?.int64Value
+        self.revokedAt = document["revoked_at"]?.int64Value
+    }
+}
+
+/// API tokens, in msi-hub's own `tokens` collection, found by the hash of their secret.
+public struct TokenDAO: Sendable {
+    let collection: MongoCollection
+    let now: @Sendable () -> Int64
+
+    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+        self.collection = database.collection(CollectionName.tokens)
+        self.now = now
+    }
+
+    /// Stores a new token under the hash of its secret.
+    /// - Throws: `DAOError` `.duplicate` when a live token has the name already.
+    public func add(name: String, role: Role, secretHash: String) async throws -> APIToken {
+        let existing = try await mapErrors {
+            try await collection.countDocuments(["name": .string(name), "revoked_at": ["$exists": false]])
+        }
+        guard existing == 0 else { throw DAOError(.duplicate, "a token called \(name) exists already") }
+        let document: BSONDocument = [
+            "_id": .objectID(ObjectID()), "name": .string(name), "role": .string(role.rawValue),
+            "hash": .string(secretHash), "created_at": .int64(now()),
+        ]
+        try await mapErrors { _ = try await collection.insertOne(document) }
+        guard let token = APIToken(document: document) else { preconditionFailure("a token made here reads back") }
+        return token
+    }
+
+    /// The live (not revoked) token whose secret has this hash, or nil; notes when it was used.
+    /// - Throws: `DAOError`.
+    public func find(secretHash: String) async throws -> APIToken? {
+        let document = try await mapErrors {
+            try await collection.findOne(["hash": .string(secretHash), "revoked_at": ["$exists": false]])
+        }
+        guard let document, let token = APIToken(document: document) else { return nil }
+        let time = now()
+        if (token.lastUsedAt ?? 0) < time - 60_000 {
+            // One write a minute at most per token, conditional so concurrent requests do not pile up.
+            _ = try? await collection.updateOne(
+                ["_id": .objectID(token.id), "$or": [["last_used_at": ["$exists": false]], ["last_used_at": ["$lt": .int64(time - 60_000)]]]],
+                ["$set": ["last_used_at": .int64(time)]])
+        }
+        return token
+    }
+
+    /// Every token, revoked ones included, by name.
+    /// - Throws: `DAOError`.
+    public func list() async throws -> [APIToken] {
+        try await mapErrors {
+            try await collection.find([:], options: FindOptions(sort: ["name": 1, "_id": 1])).compactMap(APIToken.init(document:))
+        }
+    }
+
+    /// Revokes the live token called `name` (or with this id); it stops working at once.
+    /// - Throws: `DAOError` `.tokenNotFound`.
+    public func revoke(nameOrID: String) async throws {
+        var filter: BSONDocument = ["name": .string(nameOrID)]
+        if let id = ObjectID(hex: nameOrID) { filter = ["$or": [["name": .string(nameOrID)], ["_id": .objectID(id)]]] }
+        filter["revoked_at"] = ["$exists": false]
+        let result = try await mapErrors {
+            try await collection.updateMany(filter, ["$set": ["revoked_at": .int64(now())]])
+        }
+        guard result.matchedCount > 0 else { throw DAOError(.tokenNotFound, "no live token is called \(nameOrID)") }
+    }
+}

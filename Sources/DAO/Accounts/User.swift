@@ -1,0 +1,108 @@
+import Mongo
+
+/// A person who logs in to the portal or calls the API with a password.
+public struct User: Sendable {
+    public var id: ObjectID
+    public var username: String
+    /// The bcrypt hash of the password; the password itself is never stored.
+    public var passwordHash: String
+    public var role: Role
+    public var disabled: Bool
+    /// When the user was created, in Unix milliseconds.
+    public var createdAt: Int64
+
+    /// Reads a stored user; nil when the document is not one.
+    public init?(document: BSONDocument) {
+        guard let id = document.objectID("_id"), let role = Role(rawValue: document.string("role")) else { return nil }
+        self.id = id
+        self.username = document.string("username")
+        self.passwordHash = document.string("password_hash")
+        self.role = role
+        self.disabled = document["disabled"]?.boolValue ?? false
+        self.createdAt = document["created_at"]?.int64Value ?? 0
+    }
+}
+
+/// Users, in msi-hub's own `users` collection.
+public struct UserDAO: Sendable {
+    let collection: MongoCollection
+    let now: @Sendable () -> Int64
+
+    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+        self.collection = database.collection(CollectionName.users)
+        self.now = now
+    }
+
+    /// Adds a user.
+    /// - Throws: `DAOError` `.duplicate` when the username is taken.
+    public func add(username: String, passwordHash: String, role: Role) async throws -> User {
+        let document = newUser(username: username, passwordHash: passwordHash, role: role)
+        try await mapErrors { _ = try await collection.insertOne(document) }
+        guard let user = User(document: document) else { preconditionFailure("a user made here reads back") }
+        return user
+    }
+
+    /// Adds the first user only when there is no user at all; returns nil when users exist.
+    ///
+    /// Replicas starting together race safely: the unique username index lets one of them win.
+    /// - Throws: `DAOError`.
+    public func addFirst(username: String, passwordHash: String, role: Role) async throws -> User? {
+        let existing = try await mapErrors { try await collection.countDocuments() }
+        guard existing == 0 else { return nil }
+        do {
+            return try await add(username: username, passwordHash: passwordHash, role: role)
+        } catch let error as DAOError where error.code == .duplicate {
+            return nil
+        }
+    }
+
+    /// The user called `username`.
+    /// - Throws: `DAOError` `.userNotFound`.
+    public func get(username: String) async throws -> User {
+        let document = try await mapErrors { try await collection.findOne(["username": .string(username)]) }
+        guard let document, let user = User(document: document) else {
+            throw DAOError(.userNotFound, "no user is called \(username)")
+        }
+        return user
+    }
+
+    /// Every user, by name.
+    /// - Throws: `DAOError`.
+    public func list() async throws -> [User] {
+        try await mapErrors {
+            try await collection.find([:], options: FindOptions(sort: ["username": 1])).compactMap(User.init(document:))
+        }
+    }
+
+    /// Disables or re-enables a user; a disabled user cannot log in or call the API.
+    /// - Throws: `DAOError` `.userNotFound`.
+    public func setDisabled(username: String, _ disabled: Bool) async throws {
+        try await set(username: username, ["disabled": .bool(disabled)])
+    }
+
+    /// Replaces a user's password hash.
+    /// - Throws: `DAOError` `.userNotFound`.
+    public func setPasswordHash(username: String, _ passwordHash: String) async throws {
+        try await set(username: username, ["password_hash": .string(passwordHash)])
+    }
+
+    /// Changes a user's role.
+    /// - Throws: `DAOError` `.userNotFound`.
+    public func setRole(username: String, _ role: Role) async throws {
+        try await set(username: username, ["role": .string(role.rawValue)])
+    }
+
+    private func set(username: String, _ fields: BSONDocument) async throws {
+        let result = try await mapErrors {
+            try await collection.updateOne(["username": .string(username)], ["$set": .document(fields)])
+        }
+        guard result.matchedCount == 1 else { throw DAOError(.userNotFound, "no user is called \(username)") }
+    }
+
+    private func newUser(username: String, passwordHash: String, role: Role) -> BSONDocument {
+        [
+            "_id": .objectID(ObjectID()), "username": .string(username), "password_hash": .string(passwordHash),
+            "role": .string(role.rawValue), "disabled": false, "created_at": .int64(now()),
+        ]
+    }
+}

@@ -1,0 +1,101 @@
+import DAO
+import Foundation
+import Hummingbird
+import Logging
+import Mongo
+import ServiceLifecycle
+
+/// Builds the hub: the database pool, indexes, services and routes, ready to run.
+///
+/// Start-up work (indexes) is done before the server accepts a request. The pool closes after
+/// the server has finished its in-flight requests on shutdown.
+public func buildApplication(
+    configuration: HubConfiguration,
+    logger: Logger? = nil,
+    databaseName: String? = nil
+) async throws -> some ApplicationProtocol {
+    let logger = logger ?? Logger(label: "msi-hub")
+    let pool = try MongoClientPool(configuration: configuration.mongoConfiguration)
+    let services = HubServices(pool: pool, database: databaseName.map { pool.database($0) })
+    try await StartupTasks.ensureIndexes(services: services, logger: logger)
+    if let admin = try await StartupTasks.bootstrapAdmin(services: services) {
+        logger.notice("created the first user", metadata: ["username": "\(admin.username)"])
+        print("""
+
+            msi-hub: no user existed, so one was created. Log in with
+                username: \(admin.username)
+                password: \(admin.password)
+            This password is shown only once; change it with `msi-hub user passwd \(admin.username)`.
+
+            """)
+        fflush(stdout)
+    }
+    let router = buildRouter(services: services)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "msi-hub"),
+        services: [PoolService(pool: pool)],
+        logger: logger
+    )
+}
+
+/// The routes and middleware of the hub over `services`.
+public func buildRouter(services: HubServices) -> Router<HubRequestContext> {
+    let router = Router(context: HubRequestContext.self)
+    router.add(middleware: LogRequestsMiddleware(.debug))
+    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: AuthMiddleware(credentials: services.credentials))
+    CubeController(services: services).addRoutes(to: router)
+    MessageController(services: services).addRoutes(to: router)
+    HealthController(services: services).addRoutes(to: router)
+    return router
+}
+
+/// Closes the database pool once the server has stopped (services stop in reverse order).
+struct PoolService: Service {
+    let pool: MongoClientPool
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await pool.close()
+    }
+}
+
+/// Work done once before the hub takes requests.
+enum StartupTasks {
+    /// Creates the indexes, waiting up to a minute for a database that is still starting.
+    static func ensureIndexes(services: HubServices, logger: Logger) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(60)
+        while true {
+            do {
+                try await DatabaseIndexes.ensure(in: services.database)
+                return
+            } catch let error as DAOError where error.code == .unavailable && clock.now < deadline {
+                logger.warning("the database is not reachable yet; retrying", metadata: ["uri_database": "\(services.database.name)"])
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Creates `admin` with a random password when no user exists; returns it to print once.
+    static func bootstrapAdmin(services: HubServices) async throws -> (username: String, password: String)? {
+        guard try await services.users.list().isEmpty else { return nil }
+        let password = PasswordGenerator.make()
+        let hash = try await services.credentials.hash(password: password)
+        guard try await services.users.addFirst(username: "admin", passwordHash: hash, role: .admin) != nil else {
+            return nil
+        }
+        return ("admin", password)
+    }
+}
+
+/// Random passwords people can type: 20 characters without look-alikes (about 110 bits).
+enum PasswordGenerator {
+    private static let alphabet = Array("abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+
+    static func make(length: Int = 20) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+
+/// Reads `Authorization` (Bearer API token, or Basic username:password) into the context's identity.
+///
+/// Requests without the header pass through anonymous; routes that need a caller say so with
+/// `context.require(...)`. Credentials that are given but wrong are refused at once (401).
+struct AuthMiddleware: RouterMiddleware {
+    typealias Context = HubRequestContext
+    let credentials: Credentials
+
+    func handle(_ request: Request, context: Context,
+                next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization] else { return try await next(request, context) }
+        var context = context
+        context.identity = try await identity(header)
+        return try await next(request, context)
+    }
+
+    private func identity(_ header: String) async throws -> Identity {
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2 else { throw HubError.unauthenticated }
+        let scheme = parts[0].lowercased()
+        let value = String(parts[1]).trimmingSpaces
+        if scheme == "bearer", let identity = try await credentials.identity(token: value) {
+            return identity
+        }
+        if scheme == "basic", let data = Data(base64Encoded: value),
+           let decoded = String(data: data, encoding: .utf8),
+           let separator = decoded.firstIndex(of: ":") {
+            let username = String(decoded[..<separator])
+            let password = String(decoded[decoded.index(after: separator)...])
+            if let identity = try await credentials.identity(username: username, password: password) {
+                return identity
+            }
+        }
+        throw HubError.unauthenticated
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces and tabs.
+    var trimmingSpaces: String {
+        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+    }
+}

@@ -1,0 +1,73 @@
+import Crypto
+import Foundation
+import DAO
+import HummingbirdBcrypt
+import NIOPosix
+
+/// Checks passwords and API tokens; the only place that knows how secrets are hashed.
+public struct Credentials: Sendable {
+    let users: UserDAO
+    let tokens: TokenDAO
+    /// bcrypt's work factor for new password hashes.
+    let bcryptCost: UInt8
+
+    public init(users: UserDAO, tokens: TokenDAO, bcryptCost: UInt8 = 11) {
+        self.users = users
+        self.tokens = tokens
+        self.bcryptCost = bcryptCost
+    }
+
+    /// The identity of a username and password, or nil when they do not match an enabled user.
+    /// - Throws: `DAOError` when the database fails.
+    public func identity(username: String, password: String) async throws -> Identity? {
+        let user: User
+        do {
+            user = try await users.get(username: username)
+        } catch let error as DAOError where error.code == .userNotFound {
+            // Spend the same time as a real check, so timing does not tell which usernames exist.
+            _ = try await Self.verify(password, hash: Self.dummyHash)
+            return nil
+        }
+        guard try await Self.verify(password, hash: user.passwordHash), !user.disabled else { return nil }
+        return Identity(name: user.username, role: user.role, kind: .user)
+    }
+
+    /// The identity of an API token's secret, or nil when no live token has it.
+    /// - Throws: `DAOError` when the database fails.
+    public func identity(token secret: String) async throws -> Identity? {
+        guard secret.hasPrefix(Self.tokenPrefix), secret.utf8.count < 200 else { return nil }
+        guard let token = try await tokens.find(secretHash: Self.hash(token: secret)) else { return nil }
+        return Identity(name: token.name, role: token.role, kind: .token)
+    }
+
+    /// A bcrypt hash of `password`, computed off the event loops.
+    public func hash(password: String) async throws -> String {
+        let cost = bcryptCost
+        return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+    }
+
+    /// A new token secret (256 random bits) and the hash stored for it.
+    public static func newToken() -> (secret: String, hash: String) {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let base64 = Data(bytes).base64EncodedString()
+        let urlSafe = base64.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }.filter { $0 != "=" }
+        let secret = tokenPrefix + String(urlSafe)
+        return (secret, hash(token: secret))
+    }
+
+    /// The stored form of a token: SHA-256 in hex (the secret is random, so a fast hash suffices).
+    static func hash(token: String) -> String {
+        SHA256.hash(data: Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Every token starts with this, so leaked ones are easy to recognise.
+    static let tokenPrefix = "msi_"
+
+    /// bcrypt is slow on purpose: it runs on NIO's blocking pool, never on an event loop.
+    private static func verify(_ password: String, hash: String) async throws -> Bool {
+        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+    }
+
+    private static let dummyHash = Bcrypt.hash("no user has this password", cost: 11)
+}

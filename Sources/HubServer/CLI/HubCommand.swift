@@ -1,0 +1,78 @@
+import ArgumentParser
+import DAO
+import Foundation
+import Hummingbird
+import Logging
+import Mongo
+
+/// `msi-hub`: the server and its administration commands.
+public struct HubCommand: AsyncParsableCommand {
+    /// Parses the command line and runs the command it names (the executable's entry point).
+    public static func runMain() async { await main() }
+
+    public static let configuration = CommandConfiguration(
+        commandName: "msi-hub",
+        abstract: "The Mobile Student Intranet hub: the information cube, the message archive and the FCM relay.",
+        subcommands: [ServeCommand.self, UserCommand.self, TokenCommand.self],
+        defaultSubcommand: ServeCommand.self
+    )
+
+    public init() {}
+}
+
+/// Options every command shares: where the database is.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("mongodb-uri"), help: "The database (MONGODB_URI).")
+    var mongoURI: String?
+
+    /// The configuration from the environment, with this command's flags on top.
+    func configuration() throws -> HubConfiguration {
+        var configuration = try HubConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
+        if let mongoURI { configuration.mongoURI = mongoURI }
+        return configuration
+    }
+
+    /// The services over the configured database, for one command's work.
+    func withServices<T>(_ body: (HubServices) async throws -> T) async throws -> T {
+        let pool = try MongoClientPool(configuration: try configuration().mongoConfiguration)
+        let services = HubServices(pool: pool)
+        do {
+            try await DatabaseIndexes.ensure(in: services.database)
+            let result = try await body(services)
+            await pool.close()
+            return result
+        } catch {
+            await pool.close()
+            throw error
+        }
+    }
+}
+
+/// `msi-hub serve`: runs the HTTP server until SIGTERM or SIGINT.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the hub's HTTP server.")
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "The address to listen on (HOST).") var host: String?
+    @Option(help: "The port to listen on (PORT).") var port: Int?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (LOG_LEVEL).")
+    var logLevel: String?
+    @Option(name: .customLong("log-format"), help: "text or json (LOG_FORMAT).") var logFormat: String?
+
+    func run() async throws {
+        var configuration = try database.configuration()
+        if let host { configuration.host = host }
+        if let port { configuration.port = port }
+        if let logLevel {
+            guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown log level \(logLevel)") }
+            configuration.logLevel = level
+        }
+        if let logFormat {
+            guard let format = LogFormat(rawValue: logFormat) else { throw ValidationError("log format must be text or json") }
+            configuration.logFormat = format
+        }
+        HubLogging.bootstrap(configuration)
+        let app = try await buildApplication(configuration: configuration)
+        try await app.runService()
+    }
+}

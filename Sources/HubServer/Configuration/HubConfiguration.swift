@@ -1,0 +1,89 @@
+import Logging
+import Mongo
+
+/// Everything the hub is configured with; each value comes from an environment variable or a flag.
+public struct HubConfiguration: Sendable {
+    /// The database (`MONGODB_URI`).
+    public var mongoURI: String
+    /// Where the HTTP server listens (`HOST`, `PORT`; port 0 picks a free one).
+    public var host: String
+    public var port: Int
+    /// How much the hub logs (`LOG_LEVEL`) and in which form (`LOG_FORMAT`: text or json).
+    public var logLevel: Logger.Level
+    public var logFormat: LogFormat
+    /// Connections to the database, and threads that run its blocking calls.
+    public var databasePoolSize: Int
+    /// How long a request waits for the database before the hub answers 503.
+    public var serverSelectionTimeoutMS: Int32
+    /// The largest request body accepted (bigger ones get 413).
+    public var maxBodySize: Int
+
+    /// The local database that `make run` starts.
+    public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
+
+    public init(
+        mongoURI: String = HubConfiguration.defaultMongoURI,
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        logLevel: Logger.Level = .info,
+        logFormat: LogFormat = .text,
+        databasePoolSize: Int = 8,
+        serverSelectionTimeoutMS: Int32 = 2_000,
+        maxBodySize: Int = 64 * 1024
+    ) {
+        self.mongoURI = mongoURI
+        self.host = host
+        self.port = port
+        self.logLevel = logLevel
+        self.logFormat = logFormat
+        self.databasePoolSize = databasePoolSize
+        self.serverSelectionTimeoutMS = serverSelectionTimeoutMS
+        self.maxBodySize = maxBodySize
+    }
+
+    /// The configuration the environment gives, defaults elsewhere.
+    /// - Throws: `ConfigurationError` naming a variable whose value cannot be used.
+    public static func fromEnvironment(_ environment: [String: String]) throws -> HubConfiguration {
+        var configuration = HubConfiguration()
+        if let uri = environment["MONGODB_URI"], !uri.isEmpty { configuration.mongoURI = uri }
+        if let host = environment["HOST"], !host.isEmpty { configuration.host = host }
+        if let port = environment["PORT"], !port.isEmpty {
+            guard let value = Int(port), (0...65535).contains(value) else {
+                throw ConfigurationError("PORT must be a number from 0 to 65535, not \"\(port)\"")
+            }
+            configuration.port = value
+        }
+        if let level = environment["LOG_LEVEL"], !level.isEmpty {
+            guard let value = Logger.Level(rawValue: level.lowercased()) else {
+                throw ConfigurationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
+            }
+            configuration.logLevel = value
+        }
+        if let format = environment["LOG_FORMAT"], !format.isEmpty {
+            guard let value = LogFormat(rawValue: format.lowercased()) else {
+                throw ConfigurationError("LOG_FORMAT must be text or json, not \"\(format)\"")
+            }
+            configuration.logFormat = value
+        }
+        return configuration
+    }
+
+    var mongoConfiguration: MongoConfiguration {
+        MongoConfiguration(uri: mongoURI, serverSelectionTimeoutMS: serverSelectionTimeoutMS,
+                           connectTimeoutMS: min(serverSelectionTimeoutMS, 2_000), maxPoolSize: databasePoolSize)
+    }
+}
+
+/// How log lines are written.
+public enum LogFormat: String, Sendable, CaseIterable {
+    /// One human-readable line per event.
+    case text
+    /// One JSON object per line, for log shippers.
+    case json
+}
+
+/// A configuration value that cannot be used, named for the operator.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Hummingbird
+import Mongo
+
+/// Liveness and readiness for load balancers and orchestrators, and the API's own description.
+struct HealthController {
+    let services: HubServices
+
+    func addRoutes(to router: Router<HubRequestContext>) {
+        router.get("/healthz", use: healthz)
+        router.get("/readyz", use: readyz)
+        router.get("/openapi.json", use: openAPI)
+    }
+
+    /// The process is alive.
+    @Sendable func healthz(request: Request, context: HubRequestContext) async throws -> Response {
+        JSONResponse.make(["status": "ok"])
+    }
+
+    /// The database answers; 503 otherwise, so a load balancer sends traffic elsewhere.
+    @Sendable func readyz(request: Request, context: HubRequestContext) async throws -> Response {
+        do {
+            try await services.pool.ping()
+            return JSONResponse.make(["status": "ready"])
+        } catch {
+            throw HubError.databaseUnavailable
+        }
+    }
+
+    /// The OpenAPI 3.1 description of every route.
+    @Sendable func openAPI(request: Request, context: HubRequestContext) async throws -> Response {
+        JSONResponse.json(try OpenAPIDocument.bytes())
+    }
+}
+
+/// The OpenAPI document shipped with the hub (Resources/openapi.json).
+enum OpenAPIDocument {
+    /// The document's bytes, read once.
+    static func bytes() throws -> [UInt8] { try cached.get() }
+
+    private static let cached: Result<[UInt8], any Error> = Result {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json") else {
+            throw HubError(.internalServerError, "internal_error", "the OpenAPI document is missing")
+        }
+        return Array(try Data(contentsOf: url))
+    }
+}

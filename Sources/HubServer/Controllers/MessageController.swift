@@ -1,0 +1,84 @@
+import DAO
+import Hummingbird
+import Mongo
+
+/// Messages: POST /message (the spec's route) and the history a phone catches up with.
+struct MessageController {
+    let services: HubServices
+
+    /// The most messages one history page holds.
+    static let maximumPageSize = 200
+
+    func addRoutes(to router: Router<HubRequestContext>) {
+        router.post("/message", use: send)
+        router.get("/message", use: history)
+        router.get("/message/:msiKey", use: get)
+    }
+
+    /// POST /message: validates, archives, and answers 201 with the stored message.
+    @Sendable func send(request: Request, context: HubRequestContext) async throws -> Response {
+        let identity = try context.require(.admin, .communicator)
+        var request = request
+        let fields = FieldReader(document: try await request.jsonObject(context: context))
+        let title = try fields.string("title", maxLength: FieldLimits.title)
+        let desc = try fields.string("desc", maxLength: FieldLimits.desc)
+        let text = try fields.string("message", maxLength: FieldLimits.message)
+        let topicKey = try fields.string("topic_key", maxLength: 200, allowEmpty: false)
+        let distribution: Distribution = try fields.oneOf("distribution")
+
+        let location = try await services.subjects.find(topicKey: topicKey)
+        guard let subjectDistribution = location.subject.distribution, subjectDistribution == distribution else {
+            let expected = location.subject.distribution?.rawValue ?? "a valid distribution"
+            throw HubError.invalid("distribution_mismatch",
+                                   "the field \"distribution\" must be \(expected), the subject's distribution")
+        }
+        if distribution == .alert, desc.isEmpty {
+            throw HubError.invalid("empty_field", "the field \"desc\" must not be empty for an Alert: it is the push notification's body")
+        }
+        guard identity.maySend(through: location.accessLists) else {
+            throw HubError(.forbidden, "subject_access_denied", "\(identity.name) may not send to this subject")
+        }
+        let message = try await services.messages.add(MessageDraft(
+            title: title, desc: desc, message: text, topicKey: topicKey, distribution: distribution, sender: identity.name))
+        return JSONResponse.make(.document(message.document), status: .created)
+    }
+
+    /// GET /message/:msiKey: one archived message.
+    @Sendable func get(request: Request, context: HubRequestContext) async throws -> Response {
+        let message = try await services.messages.get(msiKey: try context.parameters.objectID("msiKey"))
+        return JSONResponse.make(.document(message.document))
+    }
+
+    /// GET /message?topic_key=...&since=...&limit=...&cursor=...: history, newest first.
+    @Sendable func history(request: Request, context: HubRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let topicKeys = query.getAll("topic_key").flatMap { $0.split(separator: ",").map(String.init) }
+        guard topicKeys.count <= 100, topicKeys.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 200 }) else {
+            throw HubError.badRequest("invalid_query", "topic_key must name at most 100 topics")
+        }
+        var messageQuery = MessageQuery(topicKeys: topicKeys, limit: 50)
+        if let since = query.get("since") {
+            guard let value = Int64(since), value >= 0 else {
+                throw HubError.badRequest("invalid_query", "since must be a Unix time in milliseconds")
+            }
+            messageQuery.since = value
+        }
+        if let limit = query.get("limit") {
+            guard let value = Int(limit), (1...Self.maximumPageSize).contains(value) else {
+                throw HubError.badRequest("invalid_query", "limit must be an integer from 1 to \(Self.maximumPageSize)")
+            }
+            messageQuery.limit = value
+        }
+        if let cursor = query.get("cursor") {
+            guard let value = MessageCursor(token: cursor) else {
+                throw HubError.badRequest("invalid_query", "cursor is not one this server gave")
+            }
+            messageQuery.after = value
+        }
+        let page = try await services.messages.page(messageQuery)
+        return JSONResponse.make([
+            "messages": .array(page.messages.map { .document($0.document) }),
+            "next_cursor": page.next.map { .string($0.token) } ?? .null,
+        ])
+    }
+}

@@ -1,0 +1,27 @@
+import DAO
+import Hummingbird
+
+/// The per-request context: Hummingbird's core, plus who is calling.
+public struct HubRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The authenticated caller, set by `AuthMiddleware`; nil for anonymous requests.
+    public var identity: Identity?
+
+    public init(source: ApplicationRequestContextSource) {
+        self.coreContext = CoreRequestContextStorage(source: source)
+        self.identity = nil
+    }
+
+    /// Request bodies are read up to this size (larger ones get 413).
+    public var maxUploadSize: Int { 64 * 1024 }
+
+    /// The caller, if they have one of `roles`.
+    /// - Throws: `HubError` 401 for an anonymous caller, 403 for a caller of another role.
+    func require(_ roles: Role...) throws -> Identity {
+        guard let identity else { throw HubError.unauthenticated }
+        guard roles.contains(identity.role) else {
+            throw HubError(.forbidden, "forbidden", "this needs the role \(roles.map(\.rawValue).joined(separator: " or "))")
+        }
+        return identity
+    }
+}

@@ -1,0 +1,29 @@
+import DAO
+import Mongo
+
+/// The hub's shared services: the database pool and the data access objects over it.
+public struct HubServices: Sendable {
+    public let pool: MongoClientPool
+    public let database: MongoDatabase
+    public let channels: ChannelDAO
+    public let areas: AreaDAO
+    public let subjects: SubjectDAO
+    public let messages: MessageDAO
+    public let users: UserDAO
+    public let tokens: TokenDAO
+    public let credentials: Credentials
+
+    /// The services over `database` (the pool's default database unless tests pick another).
+    public init(pool: MongoClientPool, database: MongoDatabase? = nil) {
+        let database = database ?? pool.database()
+        self.pool = pool
+        self.database = database
+        self.channels = ChannelDAO(database: database)
+        self.areas = AreaDAO(database: database)
+        self.subjects = SubjectDAO(database: database)
+        self.messages = MessageDAO(database: database)
+        self.users = UserDAO(database: database)
+        self.tokens = TokenDAO(database: database)
+        self.credentials = Credentials(users: users, tokens: tokens)
+    }
+}

@@ -1,0 +1,122 @@
+import Hummingbird
+import Mongo
+import NIOCore
+
+/// Reading a request's JSON body into a BSON document, with the errors ARCHITECTURE.md names.
+extension Request {
+    /// The body as a JSON object, refusing what must not reach the database.
+    /// - Throws: `HubError` 415 (not JSON), 413 (too large), 400 (malformed JSON), 422 (not an
+    ///   object, `$`/`.` keys, nesting too deep).
+    mutating func jsonObject(context: HubRequestContext) async throws -> BSONDocument {
+        let contentType = headers[.contentType]?.lowercased() ?? ""
+        guard contentType.hasPrefix("application/json") || contentType.hasPrefix("application/") && contentType.contains("+json") else {
+            throw HubError(.unsupportedMediaType, "unsupported_media_type", "the body must be JSON (Content-Type: application/json)")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await collectBody(upTo: context.maxUploadSize)
+        } catch is NIOTooManyBytesError {
+            throw HubError(.contentTooLarge, "body_too_large", "the body is larger than \(context.maxUploadSize / 1024) KiB")
+        }
+        do {
+            return try JSONParser().document(from: buffer.readableBytesView)
+        } catch let error as MongoError where error.code == .invalidJSON && error.message.contains("not an object") {
+            throw HubError.invalid("invalid_body", "the body must be a JSON object")
+        } catch let error as MongoError where error.code == .invalidJSON {
+            throw HubError.badRequest("malformed_json", "the body is not valid JSON: \(error.message)")
+        } catch let error as MongoError where error.code == .forbiddenKey || error.code == .tooDeep {
+            throw HubError.invalid("invalid_body", error.message)
+        }
+    }
+}
+
+/// Typed, validated reads of a JSON body's fields; every failure names the field (422).
+struct FieldReader {
+    let document: BSONDocument
+
+    /// A required string of at most `maxLength` characters.
+    func string(_ key: String, maxLength: Int, allowEmpty: Bool = true) throws -> String {
+        guard let value = document[key] else { throw HubError.invalid("missing_field", "the field \"\(key)\" is required") }
+        return try Self.string(value, name: key, maxLength: maxLength, allowEmpty: allowEmpty)
+    }
+
+    /// An optional string; nil when absent.
+    func optionalString(_ key: String, maxLength: Int) throws -> String? {
+        guard let value = document[key], !value.isNull else { return nil }
+        return try Self.string(value, name: key, maxLength: maxLength, allowEmpty: true)
+    }
+
+    /// One of an enumeration's raw values.
+    func oneOf<T: RawRepresentable & CaseIterable>(_ key: String, in document: BSONDocument? = nil,
+                                                  path: String? = nil) throws -> T where T.RawValue == String {
+        let source = document ?? self.document
+        let name = path ?? key
+        guard let value = source[key] else { throw HubError.invalid("missing_field", "the field \"\(name)\" is required") }
+        let allowed = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        guard let string = value.stringValue, let result = T(rawValue: string) else {
+            throw HubError.invalid("invalid_field", "the field \"\(name)\" must be one of \(allowed)")
+        }
+        return result
+    }
+
+    /// A required JSON object.
+    func object(_ key: String) throws -> BSONDocument {
+        guard let value = document[key] else { throw HubError.invalid("missing_field", "the field \"\(key)\" is required") }
+        guard let object = value.documentValue else {
+            throw HubError.invalid("invalid_field", "the field \"\(key)\" must be an object")
+        }
+        return object
+    }
+
+    /// An optional array of usernames (for `access`); nil when absent.
+    func optionalUsernames(_ key: String) throws -> [String]? {
+        guard let value = document[key], !value.isNull else { return nil }
+        guard let array = value.arrayValue, array.count <= 1_000 else {
+            throw HubError.invalid("invalid_field", "the field \"\(key)\" must be an array of at most 1000 usernames")
+        }
+        return try array.enumerated().map { index, element in
+            try Self.string(element, name: "\(key)[\(index)]", maxLength: 200, allowEmpty: false)
+        }
+    }
+
+    /// An optional integer in `range`; nil when absent.
+    func optionalInteger(_ key: String, in range: ClosedRange<Int64>) throws -> Int64? {
+        guard let value = document[key], !value.isNull else { return nil }
+        guard let integer = value.int64Value, range.contains(integer) else {
+            throw HubError.invalid("invalid_field", "the field \"\(key)\" must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return integer
+    }
+
+    private static func string(_ value: BSONValue, name: String, maxLength: Int, allowEmpty: Bool) throws -> String {
+        guard let string = value.stringValue else {
+            throw HubError.invalid("invalid_field", "the field \"\(name)\" must be a string")
+        }
+        guard string.count <= maxLength else {
+            throw HubError.invalid("field_too_long", "the field \"\(name)\" is longer than \(maxLength) characters")
+        }
+        guard allowEmpty || !string.isEmpty else {
+            throw HubError.invalid("empty_field", "the field \"\(name)\" must not be empty")
+        }
+        return string
+    }
+}
+
+/// The length limits that fit the phones' local store (the spec's SQLite columns).
+enum FieldLimits {
+    static let name = 200
+    static let desc = 500
+    static let title = 500
+    static let message = 1_500
+}
+
+extension Parameters {
+    /// The ObjectId in the path parameter `name`.
+    /// - Throws: `HubError` 400 when it is not 24 hex digits.
+    func objectID(_ name: String) throws -> ObjectID {
+        guard let text = get(name), let id = ObjectID(hex: text) else {
+            throw HubError.badRequest("invalid_id", "\(name) must be a 24-character hex ObjectId")
+        }
+        return id
+    }
+}
