@@ -20,15 +20,14 @@ public func buildApplication(
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     if let admin = try await StartupTasks.bootstrapAdmin(services: services) {
         logger.notice("created the first user", metadata: ["username": "\(admin.username)"])
-        print("""
+        FileHandle.standardOutput.write(Data("""
 
             msi-hub: no user existed, so one was created. Log in with
                 username: \(admin.username)
                 password: \(admin.password)
             This password is shown only once; change it with `msi-hub user passwd \(admin.username)`.
 
-            """)
-        fflush(stdout)
+            """.utf8))
     }
     let router = buildRouter(services: services)
     return Application(
