@@ -27,6 +27,7 @@ public enum DatabaseIndexes {
                 IndexModel(keys: ["msi_key": 1], name: "msi_key", unique: true),
                 IndexModel(keys: ["topic_key": 1, "timestamp": -1, "_id": -1], name: "topic_key.timestamp"),
                 IndexModel(keys: ["timestamp": -1, "_id": -1], name: "timestamp"),
+                OutboxDAO.index,
             ])
             try await database.collection(CollectionName.users).createIndexes([
                 IndexModel(keys: ["username": 1], name: "username", unique: true),
