@@ -12,9 +12,14 @@ public struct HubServices: Sendable {
     public let users: UserDAO
     public let tokens: TokenDAO
     public let credentials: Credentials
+    public let outbox: OutboxDAO
+    /// Wakes this process's relay workers when a message is stored, so they need not wait for a poll.
+    public let outboxSignal: OutboxSignal
+    /// How long the relay retries a message before marking it failed, in milliseconds.
+    public let relayDeadlineMS: Int64
 
     /// The services over `database` (the pool's default database unless tests pick another).
-    public init(pool: MongoClientPool, database: MongoDatabase? = nil) {
+    public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadlineMS: Int64 = 6 * 3600 * 1000) {
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database
@@ -25,5 +30,8 @@ public struct HubServices: Sendable {
         self.users = UserDAO(database: database)
         self.tokens = TokenDAO(database: database)
         self.credentials = Credentials(users: users, tokens: tokens)
+        self.outbox = OutboxDAO(database: database)
+        self.outboxSignal = OutboxSignal()
+        self.relayDeadlineMS = relayDeadlineMS
     }
 }

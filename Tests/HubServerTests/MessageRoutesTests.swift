@@ -75,6 +75,32 @@ struct MessageRoutesTests {
         }
     }
 
+    @Test func postMessageStoresAPendingRelayPlanWithTTLAndSchedule() async throws {
+        try await HubHarness.with(seed: HubHarness.legacy) { hub in
+            let sendAt = UnixTime.nowMilliseconds() + 3_600_000
+            let body = #"{"title": "t", "desc": "d", "message": "m", "topic_key": "\#(Legacy.hoursTopic)", "distribution": "Alert", "ttl": 600, "send_at": \#(sendAt)}"#
+            let response = try await hub.request(.post, "/message", as: .communicator, json: body)
+            #expect(response.status == .created)
+            let relay = try #require(try response.json()["relay"]?.documentValue)
+            #expect(relay["state"] == "pending")
+            #expect(relay["due_at"]?.int64Value == sendAt)
+            #expect(relay["expires_at"]?.int64Value == sendAt + 600_000)
+            #expect(relay["ttl"]?.int64Value == 600)
+            #expect(relay["components"]?.documentValue?.keys == ["notification", "data"])
+            let stored = try #require(try await hub.database.collection(CollectionName.message).findOne([:]))
+            let state = try #require(RelayState(message: stored))
+            #expect(state.unsent == [.notification, .data])
+
+            for bad in [#""ttl": -1"#, #""ttl": "10""#, #""ttl": 99999999"#, #""send_at": "soon""#, #""send_at": 99999999999999"#] {
+                let refused = try await hub.request(.post, "/message", as: .communicator,
+                    json: #"{"title": "t", "desc": "d", "message": "m", "topic_key": "\#(Legacy.hoursTopic)", "distribution": "Alert", \#(bad)}"#)
+                #expect(refused.status == .unprocessableContent, "\(bad)")
+                #expect(refused.errorCode == "invalid_field")
+            }
+            #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 1)
+        }
+    }
+
     @Test(arguments: ["limit=0", "limit=201", "limit=ten", "since=-1", "since=yesterday", "cursor=abc"])
     func badHistoryQueriesAre400(query: String) async throws {
         try await HubHarness.with { hub in

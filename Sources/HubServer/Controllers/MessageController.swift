@@ -8,6 +8,10 @@ struct MessageController {
 
     /// The most messages one history page holds.
     static let maximumPageSize = 200
+    /// FCM keeps a message at most 28 days.
+    static let maximumTTLSeconds: Int64 = 28 * 24 * 3600
+    /// How far ahead `send_at` may schedule a message.
+    static let maximumScheduleMS: Int64 = 90 * 24 * 3600 * 1000
 
     func addRoutes(to router: Router<HubRequestContext>) {
         router.post("/message", use: send)
@@ -25,6 +29,9 @@ struct MessageController {
         let text = try fields.string("message", maxLength: FieldLimits.message)
         let topicKey = try fields.string("topic_key", maxLength: 200, allowEmpty: false)
         let distribution: Distribution = try fields.oneOf("distribution")
+        let now = UnixTime.nowMilliseconds()
+        let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)
+        let sendAt = try fields.optionalInteger("send_at", in: 0...(now + Self.maximumScheduleMS))
 
         let location = try await services.subjects.find(topicKey: topicKey)
         guard let subjectDistribution = location.subject.distribution, subjectDistribution == distribution else {
@@ -38,8 +45,13 @@ struct MessageController {
         guard identity.maySend(through: location.accessLists) else {
             throw HubError(.forbidden, "subject_access_denied", "\(identity.name) may not send to this subject")
         }
+        let dueAt = max(sendAt ?? now, now)
+        let plan = RelayPlan(dueAt: dueAt, expiresAt: ttl.map { dueAt + $0 * 1000 }, ttlSeconds: ttl,
+                             deadlineAt: dueAt + services.relayDeadlineMS)
         let message = try await services.messages.add(MessageDraft(
-            title: title, desc: desc, message: text, topicKey: topicKey, distribution: distribution, sender: identity.name))
+            title: title, desc: desc, message: text, topicKey: topicKey, distribution: distribution, sender: identity.name,
+            extra: ["relay": .document(plan.document(for: distribution))]))
+        services.outboxSignal.notify()
         return JSONResponse.make(.document(message.document), status: .created)
     }
 
