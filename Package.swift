@@ -43,11 +43,14 @@ let package = Package(
         ),
         // Channels, areas, subjects and messages on the nested icube documents.
         .target(name: "DAO", dependencies: ["Mongo"], swiftSettings: swiftSettings),
+        // Migration from the legacy Node hub: normalisation rules, copy, import, verification.
+        .target(name: "Migration", dependencies: ["Mongo", "DAO"], swiftSettings: swiftSettings),
         // The HTTP server: REST API, auth, configuration, the command line.
         .target(
             name: "HubServer",
             dependencies: [
                 "DAO",
+                "Migration",
                 "Mongo",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -68,6 +71,14 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .testTarget(name: "MongoTests", dependencies: ["Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "DAOTests", dependencies: ["DAO", "Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MigrationTests",
+            dependencies: [
+                "Migration", "HubServer", "DAO", "Mongo", "MongoTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HubServerTests",
             dependencies: [

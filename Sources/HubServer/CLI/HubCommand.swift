@@ -13,7 +13,7 @@ public struct HubCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "msi-hub",
         abstract: "The Mobile Student Intranet hub: the information cube, the message archive and the FCM relay.",
-        subcommands: [ServeCommand.self, UserCommand.self, TokenCommand.self],
+        subcommands: [ServeCommand.self, UserCommand.self, TokenCommand.self, MigrateCommand.self, ImportCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 
