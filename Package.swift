@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Mongo", targets: ["Mongo"]),
         .library(name: "DAO", targets: ["DAO"]),
         .library(name: "HubServer", targets: ["HubServer"]),
+        .library(name: "Relay", targets: ["Relay"]),
         .executable(name: "msi-hub", targets: ["msi-hub"]),
     ],
     dependencies: [
@@ -84,6 +85,25 @@ let package = Package(
             dependencies: [
                 "HubServer", "DAO", "Mongo", "MongoTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // C interop: libcurl (Debian libcurl4-openssl-dev), typed wrappers over its variadic calls.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // FCM HTTP v1: the libcurl HTTP client, service-account tokens, the message mapping, the FCM client.
+        .target(
+            name: "Relay",
+            dependencies: [
+                "CCurl",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,243 @@
+import CCurl
+
+/// libcurl's process-wide initialisation, run once, the first time any handle is made.
+///
+/// A global `let` is initialised lazily and exactly once (swift_once), which is what `curl_global_init`
+/// asks for: it is not thread-safe itself and must run before any other libcurl call.
+private let curlGlobalInit: CURLcode = ccurl_global_init_default()
+
+/// One request as a curl handle performs it.
+struct CurlRequest: Sendable {
+    enum Method: Sendable {
+        case get
+        case post
+    }
+
+    var method: Method
+    var url: String
+    var headers: [HTTPHeader]
+    var body: [UInt8]
+    var connectTimeout: Duration
+    var timeout: Duration
+    var maxResponseBytes: Int
+}
+
+/// One libcurl easy handle, reused request after request so that its connection cache keeps connections
+/// alive (HTTP/1.1 keep-alive, HTTP/2 where the server offers it over TLS).
+///
+/// `curl_easy_cleanup` runs exactly once, in `deinit`; header lists live for one request and are freed by a
+/// `defer` on every path.
+final class CurlHandle {
+    private let handle: UnsafeMutableRawPointer
+    /// libcurl writes its detailed message for a failed transfer here (CURLOPT_ERRORBUFFER).
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private let errorBufferSize: Int
+
+    /// Makes a handle.
+    /// - Throws: `HTTPClientError` `.other` when libcurl cannot initialise or allocate a handle.
+    init() throws(HTTPClientError) {
+        guard curlGlobalInit == CURLE_OK else {
+            throw HTTPClientError(curlCode: curlGlobalInit, message: "libcurl could not be initialised")
+        }
+        guard let handle = curl_easy_init() else {
+            throw HTTPClientError(code: .other, message: "curl_easy_init failed")
+        }
+        self.handle = handle
+        self.errorBufferSize = ccurl_error_size()
+        self.errorBuffer = .allocate(capacity: errorBufferSize)
+        self.errorBuffer.initialize(repeating: 0, count: errorBufferSize)
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+
+    /// Performs one request, blocking the calling thread until the response is complete or fails.
+    /// - Throws: `HTTPClientError` (`.timeout`, `.connectFailed`, `.tls`, `.invalidRequest`, `.other`).
+    func perform(_ request: CurlRequest) throws(HTTPClientError) -> HTTPResponse {
+        // Forget the previous request's options; live connections and caches stay (curl_easy_reset).
+        curl_easy_reset(handle)
+        errorBuffer[0] = 0
+
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        for header in request.headers + [HTTPHeader("Expect", "")] {
+            guard header.isValid else {
+                throw HTTPClientError(code: .invalidRequest, message: "header \(header.name) is not a valid header")
+            }
+            // "Name:" with an empty value tells libcurl to send no such header (here: no Expect: 100-continue).
+            let line = header.value.isEmpty ? "\(header.name):" : "\(header.name): \(header.value)"
+            guard let extended = curl_slist_append(headerList, line) else {
+                throw HTTPClientError(code: .other, message: "out of memory building the header list")
+            }
+            headerList = extended
+        }
+
+        let collector = ResponseCollector(maxBodyBytes: request.maxResponseBytes)
+        let userdata = Unmanaged.passUnretained(collector).toOpaque()
+        let code: CURLcode = withExtendedLifetime(collector) {
+            let setup = configure(request, headerList: headerList, userdata: userdata)
+            guard setup == CURLE_OK else { return setup }
+            return curl_easy_perform(handle)
+        }
+        guard code == CURLE_OK else {
+            if collector.bodyTooLarge {
+                throw HTTPClientError(code: .other, message: "response body over \(request.maxResponseBytes) bytes")
+            }
+            throw HTTPClientError(curlCode: code, message: lastErrorMessage(code))
+        }
+
+        var status = 0
+        var connects = 0
+        var version = 0
+        _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        _ = ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects)
+        _ = ccurl_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        return HTTPResponse(
+            status: status,
+            headers: collector.headers,
+            body: collector.body,
+            httpVersion: Self.versionName(version),
+            reusedConnection: connects == 0
+        )
+    }
+
+    /// Sets every option of `request` on the handle; the first failing option's code, or CURLE_OK.
+    private func configure(
+        _ request: CurlRequest,
+        headerList: UnsafeMutablePointer<curl_slist>?,
+        userdata: UnsafeMutableRawPointer
+    ) -> CURLcode {
+        var steps: [() -> CURLcode] = [
+            { ccurl_setopt_pointer(self.handle, CURLOPT_ERRORBUFFER, self.errorBuffer) },
+            { ccurl_setopt_string(self.handle, CURLOPT_URL, request.url) },
+            // Never signals: the handle runs on thread-pool threads of a multi-threaded process.
+            { ccurl_setopt_long(self.handle, CURLOPT_NOSIGNAL, 1) },
+            { ccurl_setopt_string(self.handle, CURLOPT_PROTOCOLS_STR, "http,https") },
+            { ccurl_setopt_long(self.handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS) },
+            // TLS verification is always on, whatever libcurl's build defaults are.
+            { ccurl_setopt_long(self.handle, CURLOPT_SSL_VERIFYPEER, 1) },
+            { ccurl_setopt_long(self.handle, CURLOPT_SSL_VERIFYHOST, 2) },
+            { ccurl_setopt_long(self.handle, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)) },
+            { ccurl_setopt_long(self.handle, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)) },
+            { ccurl_setopt_long(self.handle, CURLOPT_TCP_KEEPALIVE, 1) },
+            { ccurl_setopt_long(self.handle, CURLOPT_FOLLOWLOCATION, 0) },
+            { ccurl_setopt_pointer(self.handle, CURLOPT_HTTPHEADER, headerList) },
+            { ccurl_setopt_write_callback(self.handle, CURLOPT_WRITEFUNCTION, collectBody) },
+            { ccurl_setopt_pointer(self.handle, CURLOPT_WRITEDATA, userdata) },
+            { ccurl_setopt_write_callback(self.handle, CURLOPT_HEADERFUNCTION, collectHeader) },
+            { ccurl_setopt_pointer(self.handle, CURLOPT_HEADERDATA, userdata) },
+        ]
+        switch request.method {
+        case .get:
+            steps.append { ccurl_setopt_long(self.handle, CURLOPT_HTTPGET, 1) }
+        case .post:
+            steps.append { ccurl_setopt_long(self.handle, CURLOPT_POST, 1) }
+            steps.append {
+                ccurl_setopt_off_t(self.handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
+            }
+            // COPYPOSTFIELDS copies the bytes, so the body need not outlive this call.
+            steps.append {
+                request.body.withUnsafeBytes { raw in
+                    "".withCString { empty in
+                        let bytes = raw.baseAddress ?? UnsafeRawPointer(empty)
+                        let pointer = UnsafeMutableRawPointer(mutating: bytes)
+                        return ccurl_setopt_pointer(self.handle, CURLOPT_COPYPOSTFIELDS, pointer)
+                    }
+                }
+            }
+        }
+        for step in steps {
+            let code = step()
+            guard code == CURLE_OK else { return code }
+        }
+        return CURLE_OK
+    }
+
+    /// libcurl's detailed message for the failed transfer, or its generic text for `code`.
+    private func lastErrorMessage(_ code: CURLcode) -> String {
+        errorBuffer[errorBufferSize - 1] = 0
+        let detailed = String(cString: errorBuffer)
+        if !detailed.isEmpty { return detailed }
+        return curl_easy_strerror(code).map { String(cString: $0) } ?? "curl error \(code.rawValue)"
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return max(1, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+    }
+
+    private static func versionName(_ version: Int) -> String {
+        switch version {
+        case Int(CURL_HTTP_VERSION_1_0): "HTTP/1.0"
+        case Int(CURL_HTTP_VERSION_1_1): "HTTP/1.1"
+        case Int(CURL_HTTP_VERSION_2_0): "HTTP/2"
+        case Int(CURL_HTTP_VERSION_3): "HTTP/3"
+        default: "unknown"
+        }
+    }
+}
+
+/// Collects one response's header lines and body bytes from libcurl's callbacks.
+private final class ResponseCollector {
+    let maxBodyBytes: Int
+    var headers: [HTTPHeader] = []
+    var body: [UInt8] = []
+    var bodyTooLarge = false
+
+    init(maxBodyBytes: Int) {
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    func addHeaderLine(_ line: String) {
+        let trimmed = line.trimmingWhitespace()
+        if trimmed.hasPrefix("HTTP/") {
+            // A new status line: an interim (1xx) response or a redirect came before; keep the last one's headers.
+            headers.removeAll()
+        } else if let colon = trimmed.firstIndex(of: ":") {
+            let name = String(trimmed[..<colon])
+            let value = String(trimmed[trimmed.index(after: colon)...]).trimmingWhitespace()
+            headers.append(HTTPHeader(name, value))
+        }
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces, tabs, CR and LF (by scalar: "\r\n" is one Character).
+    fileprivate func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }),
+              let last = scalars.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(scalars[first...last])
+    }
+}
+
+/// CURLOPT_WRITEFUNCTION: appends body bytes to the request's collector (CURLOPT_WRITEDATA).
+private let collectBody: ccurl_data_callback = { data, size, count, userdata in
+    guard let userdata else { return 0 }
+    let collector = Unmanaged<ResponseCollector>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    guard collector.body.count + length <= collector.maxBodyBytes else {
+        collector.bodyTooLarge = true
+        return 0  // anything but `length` makes libcurl abort the transfer with CURLE_WRITE_ERROR
+    }
+    if let data, length > 0 {
+        collector.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+    }
+    return length
+}
+
+/// CURLOPT_HEADERFUNCTION: hands each complete header line to the request's collector (CURLOPT_HEADERDATA).
+private let collectHeader: ccurl_data_callback = { data, size, count, userdata in
+    guard let userdata else { return 0 }
+    let collector = Unmanaged<ResponseCollector>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    if let data, length > 0 {
+        let bytes = UnsafeRawBufferPointer(start: data, count: length)
+        collector.addHeaderLine(String(decoding: bytes, as: UTF8.self))
+    }
+    return length
+}
