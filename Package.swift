@@ -107,5 +107,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Test helper: a fake FCM HTTP v1 server (OAuth2 token endpoint and messages:send) on loopback.
+        .target(
+            name: "FakeFCM",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/FakeFCM",
+            swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -1,0 +1,190 @@
+import Foundation
+import Hummingbird
+import NIOConcurrencyHelpers
+import NIOCore
+import _CryptoExtras
+
+/// One messages:send request the fake accepted.
+public struct FakeFCMRequest: Sendable {
+    /// The project in the URL.
+    public var project: String
+    /// The JSON body as received.
+    public var body: [UInt8]
+    /// When it arrived.
+    public var receivedAt: Date
+    /// Whether it asked for `validate_only`.
+    public var validateOnly: Bool
+    /// The message name the fake answered with.
+    public var name: String
+
+    /// The body's `message` object.
+    public var message: [String: Any] {
+        let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        return object?["message"] as? [String: Any] ?? [:]
+    }
+
+    /// The body's `message.data` object (FCM requires its values to be strings).
+    public var data: [String: String] {
+        message["data"] as? [String: String] ?? [:]
+    }
+}
+
+/// The fake's state, behind one lock: the handlers run on NIO's event loops, the test on its own tasks.
+final class FakeFCMState: Sendable {
+    struct InjectedFailure {
+        var remaining: Int
+        var status: Int
+        var retryAfter: String?
+    }
+
+    struct State {
+        /// The fake's own token endpoint: the audience assertions must name.
+        var tokenURI = ""
+        var trusted: [String: _RSA.Signing.PublicKey] = [:]
+        var tokenLifetime = 3599
+        /// Issued access tokens and when each expires.
+        var tokens: [String: Date] = [:]
+        var tokenFailures: (remaining: Int, status: Int) = (0, 0)
+        var tokenExchanges = 0
+        var tokensIssued = 0
+        var sendFailures = InjectedFailure(remaining: 0, status: 0)
+        var responseDelay: Duration?
+        var received: [FakeFCMRequest] = []
+        var sendCalls = 0
+        var unauthorizedCalls = 0
+        var sendStatuses: [Int] = []
+    }
+
+    let projectID: String
+    let payloadLimit: Int
+    private let state = NIOLockedValueBox(State())
+
+    init(projectID: String, payloadLimit: Int) {
+        self.projectID = projectID
+        self.payloadLimit = payloadLimit
+    }
+
+    func withState<Result>(_ body: (inout State) -> Result) -> Result {
+        state.withLockedValue(body)
+    }
+
+    func trust(clientEmail: String, publicKey: _RSA.Signing.PublicKey) {
+        withState { $0.trusted[clientEmail] = publicKey }
+    }
+
+    var responseDelay: Duration? { withState { $0.responseDelay } }
+
+    // MARK: Answers
+
+    static func json(_ status: Int, _ object: Any, headers extra: HTTPFields = [:]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8"]
+        headers.append(contentsOf: extra)
+        return Response(
+            status: .init(code: status),
+            headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+
+    /// Google's error body: `{"error": {"code", "message", "status", "details": [FcmError]}}`.
+    static func googleError(
+        _ code: Int,
+        status: String,
+        message: String,
+        fcmErrorCode: String?,
+        retryAfter: String? = nil
+    ) -> Response {
+        var error: [String: Any] = ["code": code, "message": message, "status": status]
+        if let fcmErrorCode {
+            error["details"] = [[
+                "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError",
+                "errorCode": fcmErrorCode,
+            ]]
+        }
+        var headers: HTTPFields = [:]
+        if let retryAfter { headers[.retryAfter] = retryAfter }
+        return json(code, ["error": error], headers: headers)
+    }
+
+    /// The error FCM gives for `status`, as the fake's failure injection sends it.
+    static func injected(_ status: Int, retryAfter: String?) -> Response {
+        switch status {
+        case 400:
+            googleError(400, status: "INVALID_ARGUMENT", message: "Request contains an invalid argument.",
+                        fcmErrorCode: "INVALID_ARGUMENT", retryAfter: retryAfter)
+        case 401:
+            unauthenticated()
+        case 403:
+            googleError(403, status: "PERMISSION_DENIED", message: "SenderId mismatch",
+                        fcmErrorCode: "SENDER_ID_MISMATCH", retryAfter: retryAfter)
+        case 404:
+            googleError(404, status: "NOT_FOUND", message: "Requested entity was not found.",
+                        fcmErrorCode: "UNREGISTERED", retryAfter: retryAfter)
+        case 429:
+            googleError(429, status: "RESOURCE_EXHAUSTED", message: "Quota exceeded for quota metric.",
+                        fcmErrorCode: "QUOTA_EXCEEDED", retryAfter: retryAfter)
+        case 500:
+            googleError(500, status: "INTERNAL", message: "Internal error encountered.",
+                        fcmErrorCode: "INTERNAL", retryAfter: retryAfter)
+        case 503:
+            googleError(503, status: "UNAVAILABLE", message: "The service is currently unavailable.",
+                        fcmErrorCode: "UNAVAILABLE", retryAfter: retryAfter)
+        default:
+            googleError(status, status: "UNKNOWN", message: "Injected failure.", fcmErrorCode: nil,
+                        retryAfter: retryAfter)
+        }
+    }
+
+    static func unauthenticated() -> Response {
+        googleError(
+            401,
+            status: "UNAUTHENTICATED",
+            message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie "
+                + "or other valid authentication credential.",
+            fcmErrorCode: nil
+        )
+    }
+
+    static func invalidArgument(_ message: String) -> Response {
+        googleError(400, status: "INVALID_ARGUMENT", message: message, fcmErrorCode: "INVALID_ARGUMENT")
+    }
+
+    // MARK: messages:send
+
+    func send(project: String, authorization: String?, body: [UInt8]) -> Response {
+        let now = Date()
+        let response = withState { state -> Response in
+            state.sendCalls += 1
+            guard let authorization, authorization.hasPrefix("Bearer "),
+                  let expiry = state.tokens[String(authorization.dropFirst("Bearer ".count))], expiry > now
+            else {
+                state.unauthorizedCalls += 1
+                return Self.unauthenticated()
+            }
+            guard project == projectID else {
+                return Self.googleError(404, status: "NOT_FOUND", message: "Requested entity was not found.",
+                                        fcmErrorCode: "UNREGISTERED")
+            }
+            if state.sendFailures.remaining > 0 {
+                state.sendFailures.remaining -= 1
+                return Self.injected(state.sendFailures.status, retryAfter: state.sendFailures.retryAfter)
+            }
+            let validateOnly: Bool
+            switch FCMValidation.validate(body: body, payloadLimit: payloadLimit) {
+            case .failure(let problem):
+                return Self.invalidArgument(problem.message)
+            case .success(let flag):
+                validateOnly = flag
+            }
+            let name = validateOnly
+                ? "projects/\(project)/messages/fake_message_id"
+                : "projects/\(project)/messages/0:\(state.received.count + 1)%fake"
+            state.received.append(FakeFCMRequest(
+                project: project, body: body, receivedAt: now, validateOnly: validateOnly, name: name))
+            return Self.json(200, ["name": name])
+        }
+        withState { $0.sendStatuses.append(response.status.code) }
+        return response
+    }
+}
