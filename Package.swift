@@ -121,5 +121,16 @@ let package = Package(
             path: "Tests/FakeFCM",
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "RelayTests",
+            dependencies: [
+                "Relay", "FakeFCM",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ]
 )
