@@ -1,7 +1,7 @@
 # msi-hub: the two set-up commands are `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: run test leakcheck deps build
+.PHONY: run test leakcheck deps build bench-import
 
 ## Installs the C libraries and the test database's venv if they are missing.
 deps:
@@ -22,3 +22,7 @@ test: deps
 ## Runs the Mongo and DAO tests under AddressSanitizer with leak detection.
 leakcheck: deps
 	scripts/with-test-database.sh scripts/leakcheck.sh
+
+## Times `msi-hub import` of 100,000 generated legacy messages (release build, throw-away database).
+bench-import: deps
+	scripts/bench-import.sh 100000
