@@ -24,6 +24,7 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
         /// The source or the target database refused an operation or could not be reached.
         public static let database = Code(.database)
 
+        /// The code's name (`unreadableFile`, ...).
         public var description: String { base.rawValue }
     }
 
@@ -41,6 +42,7 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The code, the message and the cause: never a document's contents.
     public var description: String {
         let cause = underlying.map { " (\($0))" } ?? ""
         return "MigrationError(\(code)): \(message)\(cause)"

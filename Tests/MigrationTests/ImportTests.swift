@@ -161,6 +161,21 @@ import Testing
         }
     }
 
+    @Test func aMsiKeyTheTargetAlreadyUsesIsAConflictAndTheRestOfTheBatchIsWritten() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let taken = try #require(try LegacyFixtures.expectedMessages().last)
+            // A message msi-hub sent itself, under another _id, that happens to hold the same msi_key.
+            let own = taken.prepending("_id", .objectID(ObjectID())).prepending("title", "msi-hub's own")
+            try await database.collection("message").insertOne(own)
+            let report = try await importFixture(into: database, icube: nil)
+            #expect(report.counts("message") == CollectionCounts(read: 302, inserted: 299, conflicts: 3))
+            #expect(report.conflicts.contains(MigrationConflict(
+                collection: "message", id: (taken["_id"] ?? .null).legacyJSON, reason: .duplicateKey)))
+            #expect(try await database.collection("message").countDocuments() == 300)
+        }
+    }
+
     @Test func progressLinesCarryCountsAndRate() async throws {
         try await TestDatabase.with { database in
             let lines = LineCollector()
