@@ -29,11 +29,14 @@ public func buildApplication(
 
             """.utf8))
     }
+    try await services.cube.refresh()
     let router = buildRouter(services: services)
+    let follower = CubeFollower(cache: services.cube, icube: services.database.collection(CollectionName.icube),
+                                logger: logger)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "msi-hub"),
-        services: [PoolService(pool: pool)],
+        services: [PoolService(pool: pool), TaskService(name: "cube-follower") { await follower.run() }],
         logger: logger
     )
 }
@@ -57,6 +60,21 @@ struct PoolService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         await pool.close()
+    }
+}
+
+/// A background task that runs for the application's life and is cancelled at graceful shutdown.
+struct TaskService: Service {
+    let name: String
+    let body: @Sendable () async -> Void
+
+    init(name: String, _ body: @escaping @Sendable () async -> Void) {
+        self.name = name
+        self.body = body
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await body() }
     }
 }
 

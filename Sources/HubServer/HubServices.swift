@@ -13,6 +13,8 @@ public struct HubServices: Sendable {
     public let tokens: TokenDAO
     public let credentials: Credentials
     public let outbox: OutboxDAO
+    /// The information cube in memory (GET /channel and topic lookups).
+    public let cube: CubeCache
     /// Wakes this process's relay workers when a message is stored, so they need not wait for a poll.
     public let outboxSignal: OutboxSignal
     /// How long the relay retries a message before marking it failed, in milliseconds.
@@ -31,6 +33,7 @@ public struct HubServices: Sendable {
         self.tokens = TokenDAO(database: database)
         self.credentials = Credentials(users: users, tokens: tokens)
         self.outbox = OutboxDAO(database: database)
+        self.cube = CubeCache(channels: channels)
         self.outboxSignal = OutboxSignal()
         self.relayDeadlineMS = relayDeadlineMS
     }

@@ -12,7 +12,7 @@ public final class DatabaseServer: @unchecked Sendable {
 
     /// Starts a server on a free port with its data in a new temporary folder.
     public init() async throws {
-        self.port = try Self.freePort()
+        self.port = try LoopbackPort.free()
         self.storage = FileManager.default.temporaryDirectory.appendingPathComponent("secantus-\(UUID().uuidString)")
         try await start()
     }
@@ -34,7 +34,7 @@ public final class DatabaseServer: @unchecked Sendable {
         try process.run()
         self.process = process
         for _ in 0..<200 {
-            if Self.isListening(port) { return }
+            if LoopbackPort.isListening(port) { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw CocoaError(.executableLoad)
@@ -47,8 +47,12 @@ public final class DatabaseServer: @unchecked Sendable {
         process.waitUntilExit()
         self.process = nil
     }
+}
 
-    private static func freePort() throws -> Int {
+/// Ports on 127.0.0.1 for the servers tests start.
+public enum LoopbackPort {
+    /// A port nothing listens on now (the kernel's choice).
+    public static func free() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -63,7 +67,8 @@ public final class DatabaseServer: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    private static func isListening(_ port: Int) -> Bool {
+    /// Whether something accepts connections on `port`.
+    public static func isListening(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

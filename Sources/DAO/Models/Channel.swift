@@ -97,6 +97,12 @@ public struct SubjectLocation: Sendable {
     public var area: Area
     public var subject: Subject
 
+    public init(channel: Channel, area: Area, subject: Subject) {
+        self.channel = channel
+        self.area = area
+        self.subject = subject
+    }
+
     /// The `access` lists on the way down, channel first; an empty list lets everyone through.
     public var accessLists: [[String]] { [channel.access, area.access, subject.access] }
 }

@@ -38,10 +38,3 @@ struct AuthMiddleware: RouterMiddleware {
         throw HubError.unauthenticated
     }
 }
-
-extension String {
-    /// The string without leading and trailing spaces and tabs.
-    var trimmingSpaces: String {
-        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
-    }
-}

@@ -1,5 +1,6 @@
 import DAO
 import Hummingbird
+import Logging
 import Mongo
 
 /// The information cube: channels, areas and subjects (the spec's legacy routes plus channel CRUD).
@@ -20,17 +21,28 @@ struct CubeController {
         router.delete("/subject/:channelID/:areaID/:subjectID", use: deleteSubject)
     }
 
+    /// Makes a write visible to this process's next read at once; a failed reload leaves the write
+    /// done and the follower catches up.
+    private func refreshCube(_ context: HubRequestContext) async {
+        do { try await services.cube.refresh() } catch {
+            context.logger.warning("reloading the cube after a write failed", metadata: ["error": "\(error)"])
+        }
+    }
+
     // MARK: Channels
 
     /// GET /channel: every icube document as stored, as the legacy hub served it.
     @Sendable func listChannels(request: Request, context: HubRequestContext) async throws -> Response {
-        let documents = try await services.channels.getAllDocuments()
-        return JSONResponse.make(.array(documents.map(BSONValue.document)))
+        try await services.cube.snapshot().all.response(to: request)
     }
 
     @Sendable func getChannel(request: Request, context: HubRequestContext) async throws -> Response {
-        let channel = try await services.channels.get(try context.parameters.objectID("channelID"))
-        return JSONResponse.make(.document(channel.document))
+        let channelID = try context.parameters.objectID("channelID")
+        if let body = try await services.cube.snapshot().channels[channelID] {
+            return body.response(to: request)
+        }
+        // Not in memory: a channel another replica added a moment ago is still found.
+        return JSONResponse.make(.document(try await services.channels.get(channelID).document))
     }
 
     @Sendable func addChannel(request: Request, context: HubRequestContext) async throws -> Response {
@@ -38,6 +50,7 @@ struct CubeController {
         var request = request
         let draft = try ChannelDraft(FieldReader(document: try await request.jsonObject(context: context)))
         let channel = try await services.channels.add(draft)
+        await refreshCube(context)
         return JSONResponse.make(.document(channel.document), status: .created)
     }
 
@@ -47,12 +60,14 @@ struct CubeController {
         var request = request
         let draft = try ChannelDraft(FieldReader(document: try await request.jsonObject(context: context)))
         let channel = try await services.channels.update(channelID, draft)
+        await refreshCube(context)
         return JSONResponse.make(.document(channel.document))
     }
 
     @Sendable func deleteChannel(request: Request, context: HubRequestContext) async throws -> Response {
         _ = try context.require(.admin)
         try await services.channels.delete(try context.parameters.objectID("channelID"))
+        await refreshCube(context)
         return Response(status: .noContent)
     }
 
@@ -64,6 +79,7 @@ struct CubeController {
         var request = request
         let draft = try AreaDraft(FieldReader(document: try await request.jsonObject(context: context)))
         let area = try await services.areas.add(channelID: channelID, draft)
+        await refreshCube(context)
         return JSONResponse.make(.document(area.document), status: .created)
     }
 
@@ -74,6 +90,7 @@ struct CubeController {
         var request = request
         let draft = try AreaDraft(FieldReader(document: try await request.jsonObject(context: context)))
         let area = try await services.areas.update(channelID: channelID, areaID: areaID, draft)
+        await refreshCube(context)
         return JSONResponse.make(.document(area.document))
     }
 
@@ -82,6 +99,7 @@ struct CubeController {
         let channelID = try context.parameters.objectID("channelID")
         let areaID = try context.parameters.objectID("areaID")
         try await services.areas.delete(channelID: channelID, areaID: areaID)
+        await refreshCube(context)
         return Response(status: .noContent)
     }
 
@@ -94,6 +112,7 @@ struct CubeController {
         var request = request
         let draft = try SubjectDraft(FieldReader(document: try await request.jsonObject(context: context)))
         let subject = try await services.subjects.add(channelID: channelID, areaID: areaID, draft)
+        await refreshCube(context)
         return JSONResponse.make(.document(subject.document), status: .created)
     }
 
@@ -105,6 +124,7 @@ struct CubeController {
         var request = request
         let draft = try SubjectDraft(FieldReader(document: try await request.jsonObject(context: context)))
         let subject = try await services.subjects.update(channelID: channelID, areaID: areaID, subjectID: subjectID, draft)
+        await refreshCube(context)
         return JSONResponse.make(.document(subject.document))
     }
 
@@ -114,6 +134,7 @@ struct CubeController {
         let areaID = try context.parameters.objectID("areaID")
         let subjectID = try context.parameters.objectID("subjectID")
         try await services.subjects.delete(channelID: channelID, areaID: areaID, subjectID: subjectID)
+        await refreshCube(context)
         return Response(status: .noContent)
     }
 }

@@ -33,7 +33,7 @@ struct MessageController {
         let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)
         let sendAt = try fields.optionalInteger("send_at", in: 0...(now + Self.maximumScheduleMS))
 
-        let location = try await services.subjects.find(topicKey: topicKey)
+        let location = try await services.cube.location(topicKey: topicKey, subjects: services.subjects)
         guard let subjectDistribution = location.subject.distribution, subjectDistribution == distribution else {
             let expected = location.subject.distribution?.rawValue ?? "a valid distribution"
             throw HubError.invalid("distribution_mismatch",

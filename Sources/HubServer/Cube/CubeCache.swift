@@ -1,0 +1,184 @@
+import DAO
+import Logging
+import Mongo
+import Synchronization
+
+/// The information cube held in memory, serialised once per version, so GET /channel is served like
+/// a static file and POST /message finds its topic without a query.
+///
+/// Readers take the current snapshot and never wait for a reload. A write through this process
+/// reloads before it answers (so its next read sees it); writes by other replicas arrive through
+/// `CubeFollower` within a second. While a follower runs, a snapshot it has not confirmed current
+/// for `maximumAge` (the database is unreachable) is not served: GET /channel answers 503 then,
+/// rather than a cube that may be out of date.
+public final class CubeCache: Sendable {
+    /// One version of the cube, ready to serve.
+    struct Snapshot: Sendable {
+        let all: CachedBody
+        let channels: [ObjectID: CachedBody]
+        let topics: [String: SubjectLocation]
+        /// Reloads so far (for metrics).
+        let version: Int
+    }
+
+    /// How long a followed snapshot may go unconfirmed before it is no longer served.
+    let maximumAge: Duration
+    private let channels: ChannelDAO
+    private let current = Mutex<Snapshot?>(nil)
+    /// When the database last showed the snapshot current; nil while no follower runs.
+    private let confirmedAt = Mutex<ContinuousClock.Instant?>(nil)
+    private let loader: Loader
+
+    public init(channels: ChannelDAO, maximumAge: Duration = .milliseconds(1_500)) {
+        self.channels = channels
+        self.maximumAge = maximumAge
+        self.loader = Loader()
+    }
+
+    /// The current snapshot, loading the first one if there is none yet.
+    /// - Throws: `DAOError` when the first load fails, `.unavailable` when the snapshot went unconfirmed
+    ///   for longer than `maximumAge`.
+    func snapshot() async throws -> Snapshot {
+        if let snapshot = current.withLock({ $0 }) {
+            if let confirmed = confirmedAt.withLock({ $0 }), ContinuousClock.now - confirmed > maximumAge {
+                throw DAOError(.unavailable, "the cube cannot be confirmed current: the database is unreachable")
+            }
+            return snapshot
+        }
+        try await refresh()
+        guard let snapshot = current.withLock({ $0 }) else { throw DAOError(.unavailable, "the cube is not loaded") }
+        return snapshot
+    }
+
+    /// Records that the database showed no change to the cube up to `instant` (the follower's heartbeat).
+    func confirmCurrent(asOf instant: ContinuousClock.Instant) {
+        confirmedAt.withLock { confirmed in
+            if confirmed.map({ $0 < instant }) ?? true { confirmed = instant }
+        }
+    }
+
+    /// How many times the cube was loaded.
+    public var version: Int { current.withLock { $0?.version ?? 0 } }
+
+    /// Reloads the cube from the database; concurrent calls share loads, and a call returns only
+    /// after a load that started after it was made.
+    /// - Throws: `DAOError` when the load fails (the previous snapshot keeps being served).
+    public func refresh() async throws {
+        try await loader.load { [self] in
+            let started = ContinuousClock.now
+            let documents = try await channels.getAllDocuments()
+            let snapshot = try Self.build(documents, version: version + 1)
+            current.withLock { $0 = snapshot }
+            if confirmedAt.withLock({ $0 }) != nil { confirmCurrent(asOf: started) }
+        }
+    }
+
+    /// The subject with this topic key, from memory when this version of the cube has it.
+    func location(topicKey: String, subjects: SubjectDAO) async throws -> SubjectLocation {
+        if let location = try? await snapshot().topics[topicKey] { return location }
+        // Not in memory: a subject added by another replica a moment ago is still found.
+        return try await subjects.find(topicKey: topicKey)
+    }
+
+    private static func build(_ documents: [BSONDocument], version: Int) throws -> Snapshot {
+        let writer = LegacyJSONWriter()
+        let all = try CachedBody(json: writer.bytes(.array(documents.map(BSONValue.document))))
+        var channels: [ObjectID: CachedBody] = [:]
+        var topics: [String: SubjectLocation] = [:]
+        for document in documents {
+            guard let channel = Channel(document: document) else { continue }
+            channels[channel.id] = try CachedBody(json: writer.bytes(document))
+            for area in channel.areas {
+                for subject in area.subjects where topics[subject.topicKey] == nil {
+                    topics[subject.topicKey] = SubjectLocation(channel: channel, area: area, subject: subject)
+                }
+            }
+        }
+        return Snapshot(all: all, channels: channels, topics: topics, version: version)
+    }
+
+    /// Runs loads one at a time; a caller that arrives before the next load has started shares it.
+    private actor Loader {
+        /// The most recently scheduled load.
+        private var latest: Task<Void, any Error>?
+        private var latestNumber = 0
+        private var latestStarted = true
+
+        func load(_ work: @escaping @Sendable () async throws -> Void) async throws {
+            // A load that has not started yet reads the database after this call was made: share it.
+            if let latest, !latestStarted { return try await latest.value }
+            let previous = latest
+            latestNumber += 1
+            let number = latestNumber
+            latestStarted = false
+            let task = Task {
+                _ = await previous?.result
+                await self.started(number)
+                try await work()
+            }
+            latest = task
+            try await task.value
+        }
+
+        private func started(_ number: Int) {
+            if number == latestNumber { latestStarted = true }
+        }
+    }
+}
+
+/// Follows the database's `icube` so writes by other replicas (or by hand) reach the cache:
+/// a change stream where the server offers one, polling otherwise.
+struct CubeFollower: Sendable {
+    let cache: CubeCache
+    let icube: MongoCollection
+    let logger: Logger
+    /// How often to reload when the server has no change streams.
+    var pollInterval: Duration = .milliseconds(500)
+
+    func run() async {
+        // From now on the snapshot is served only while confirmed; the clock starts at the load
+        // the hub made at start-up.
+        cache.confirmCurrent(asOf: .now)
+        var backoff = Duration.milliseconds(200)
+        while !Task.isCancelled {
+            do {
+                let stream = try await icube.watch(maxAwaitTimeMS: 500)
+                defer { Task { await stream.close() } }
+                // Changes made before the stream opened would otherwise be missed.
+                try await cache.refresh()
+                backoff = .milliseconds(200)
+                cache.confirmCurrent(asOf: .now)
+                while !Task.isCancelled {
+                    let asked = ContinuousClock.now
+                    if try await stream.next() != nil {
+                        try await cache.refresh()
+                    } else {
+                        cache.confirmCurrent(asOf: asked)
+                    }
+                }
+            } catch let error as MongoError where error.code == .commandFailed {
+                logger.notice("the database offers no change streams; polling the cube", metadata: ["error": "\(error)"])
+                await poll()
+                return
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("following the cube failed; retrying", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(5))
+            }
+        }
+    }
+
+    private func poll() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: pollInterval)
+            do {
+                let asked = ContinuousClock.now
+                try await cache.refresh()
+                cache.confirmCurrent(asOf: asked)
+            } catch {
+                logger.warning("reloading the cube failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

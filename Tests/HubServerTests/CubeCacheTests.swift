@@ -1,0 +1,87 @@
+import CompressNIO
+import DAO
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+@testable import HubServer
+import Mongo
+import MongoTestSupport
+import Testing
+
+@Suite("GET /channel from memory")
+struct CubeCacheTests {
+    @Test func etagsAnswer304AndGzipDecompressesToThePlainBody() async throws {
+        try await HubHarness.with(seed: HubHarness.legacy) { hub in
+            let plain = try await hub.request(.get, "/channel")
+            let etag = try #require(plain.headers[.eTag])
+            #expect(plain.headers[.cacheControl] == "public, no-cache")
+            #expect(plain.headers[.vary] == "Accept-Encoding")
+
+            let conditional = try await hub.client.execute(uri: "/channel", method: .get, headers: [.ifNoneMatch: etag])
+            #expect(conditional.status == .notModified)
+            #expect(conditional.body.readableBytes == 0)
+            #expect(conditional.headers[.eTag] == etag)
+            let stale = try await hub.client.execute(uri: "/channel", method: .get, headers: [.ifNoneMatch: "\"other\""])
+            #expect(stale.status == .ok)
+
+            let gzip = try await hub.client.execute(uri: "/channel", method: .get, headers: [.acceptEncoding: "gzip, deflate"])
+            #expect(gzip.headers[.contentEncoding] == "gzip")
+            var compressed = gzip.body
+            let decompressed = try compressed.decompress(with: .gzip())
+            #expect(decompressed == plain.body)
+            #expect(gzip.body.readableBytes < plain.body.readableBytes)
+            let gzipTag = try #require(gzip.headers[.eTag])
+            #expect(gzipTag != etag)
+            let gzip304 = try await hub.client.execute(uri: "/channel", method: .get,
+                                                       headers: [.acceptEncoding: "gzip", .ifNoneMatch: gzipTag])
+            #expect(gzip304.status == .notModified)
+            let refused = try await hub.client.execute(uri: "/channel", method: .get, headers: [.acceptEncoding: "gzip;q=0"])
+            #expect(refused.headers[.contentEncoding] == nil)
+
+            let one = try await hub.request(.get, "/channel/\(Legacy.channelID.hex)")
+            #expect(one.headers[.eTag] != nil && one.headers[.eTag] != etag)
+            #expect(try one.json()["name"] == "Campus")
+        }
+    }
+
+    @Test func aWriteIsVisibleToTheNextReadAndChangesTheETag() async throws {
+        try await HubHarness.with(seed: HubHarness.legacy) { hub in
+            let before = try #require(try await hub.request(.get, "/channel").headers[.eTag])
+            let post = try await hub.request(.post, "/area/\(Legacy.channelID.hex)", as: .admin, json: #"{"name": "New", "desc": ""}"#)
+            #expect(post.status == .created)
+            let after = try await hub.request(.get, "/channel")
+            #expect(after.headers[.eTag] != before)
+            #expect(after.text.contains("\"name\":\"New\""))
+            let stale = try await hub.client.execute(uri: "/channel", method: .get, headers: [.ifNoneMatch: before])
+            #expect(stale.status == .ok)
+        }
+    }
+
+    @Test func aWriteThroughAnotherProcessIsSeenWithinASecond() async throws {
+        try await HubHarness.with(seed: HubHarness.legacy) { hub in
+            let uri = try TestDatabase.uri().replacingOccurrences(of: "/msi", with: "/\(hub.database.name)")
+            let other = try await HubProcess(mongoURI: uri)
+            defer { other.stop() }
+            #expect(try await other.get("/channel").status == 200)
+
+            let post = try await hub.request(.post, "/channel", as: .admin, json: #"{"name": "Written here", "desc": ""}"#)
+            #expect(post.status == .created)
+            let clock = ContinuousClock()
+            let started = clock.now
+            var seen = false
+            while !seen, clock.now - started < .seconds(3) {
+                seen = String(decoding: try await other.get("/channel").body, as: UTF8.self).contains("Written here")
+                if !seen { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(seen)
+            #expect(clock.now - started < .seconds(1))
+
+            // A change made directly in the database reaches both.
+            try await hub.database.collection(CollectionName.icube).updateOne(
+                ["_id": .objectID(Legacy.channelID)], ["$set": ["name": "Renamed by hand"]])
+            try await Task.sleep(for: .seconds(1))
+            #expect(String(decoding: try await other.get("/channel").body, as: UTF8.self).contains("Renamed by hand"))
+            #expect(try await hub.request(.get, "/channel").text.contains("Renamed by hand"))
+        }
+    }
+}

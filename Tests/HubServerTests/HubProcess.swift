@@ -1,0 +1,69 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MongoTestSupport
+
+/// The real `msi-hub` executable run as a separate process, as a second replica or a process to kill.
+final class HubProcess: @unchecked Sendable {
+    // @unchecked: the process handle is only touched by the owning test, one call at a time.
+    let port: Int
+    private let process: Process
+    /// Where the process's standard output and error go, for a failing test to show.
+    let logURL: URL
+
+    /// The executable `swift build` made beside the test bundle.
+    static var executable: URL {
+        let bundle = Bundle.main.bundleURL
+        var candidates = [bundle.deletingLastPathComponent().appendingPathComponent("msi-hub"),
+                          bundle.appendingPathComponent("msi-hub")]
+        candidates.append(Fixtures.directory.deletingLastPathComponent().appendingPathComponent(".build/debug/msi-hub"))
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+
+    /// Starts `msi-hub serve` on a free port against `mongoURI` and waits until it answers /healthz.
+    init(mongoURI: String, environment: [String: String] = [:]) async throws {
+        port = try LoopbackPort.free()
+        process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--port", String(port), "--mongodb-uri", mongoURI]
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        process.environment = env
+        logURL = FileManager.default.temporaryDirectory.appendingPathComponent("msi-hub-\(port).log")
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        for _ in 0..<300 {
+            if (try? await get("/healthz"))?.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        stop()
+        throw CocoaError(.executableLoad)
+    }
+
+    deinit { stop() }
+
+    /// What the process printed so far.
+    var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+
+    /// Sends a GET and returns the status and body.
+    func get(_ path: String, headers: [String: String] = [:]) async throws -> (status: Int, body: Data) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        for (key, value) in headers { request.setValue(value, forHTTPHeaderField: key) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    }
+
+    /// SIGTERM: a graceful stop.
+    func stop() {
+        if process.isRunning { process.terminate(); process.waitUntilExit() }
+    }
+
+    /// SIGKILL: a crash.
+    func kill() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+    }
+}
