@@ -54,6 +54,7 @@ let package = Package(
                 "DAO",
                 "Migration",
                 "Mongo",
+                "Relay",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -96,11 +97,14 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // FCM HTTP v1: the libcurl HTTP client, service-account tokens, the message mapping, the FCM client.
+        // FCM HTTP v1: the libcurl HTTP client, service-account tokens, the message mapping, the FCM client,
+        // and the outbox worker that relays stored messages through it.
         .target(
             name: "Relay",
             dependencies: [
                 "CCurl",
+                "DAO",
+                "Mongo",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -39,8 +39,8 @@ struct OutboxDAOTests {
                 for worker in 0..<6 {
                     group.addTask {
                         var claimed: [ObjectID] = []
-                        while let message = try await outbox.claim(owner: "w\(worker)", now: Self.now, leaseMS: 60_000) {
-                            claimed.append(message.id)
+                        while let batch = try await outbox.claim(owner: "w\(worker)", now: Self.now, leaseMS: 60_000, limit: 4) {
+                            claimed += batch.messages.map(\.id)
                         }
                         return claimed
                     }
@@ -52,17 +52,38 @@ struct OutboxDAOTests {
         }
     }
 
-    @Test func anExpiredLeaseIsClaimedAgainAndTheOldOwnerCanNoLongerWrite() async throws {
+    @Test func oneClaimLeasesManyAndOneWriteRecordsThemAll() async throws {
+        try await TestDatabase.with { database in
+            let seeded = try await seed(database, count: 10, distribution: .information)
+            let outbox = OutboxDAO(database: database)
+            let batch = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 64))
+            #expect(Set(batch.messages.map(\.id)) == Set(seeded.map(\.id)))
+            #expect(batch.messages.allSatisfy { RelayState(message: $0.document)?.attempts == 1 })
+            #expect(try await outbox.claim(owner: "w2", now: Self.now, leaseMS: 60_000, limit: 64) == nil)
+            let outcomes = batch.messages.map {
+                RelayOutcome(id: $0.id, status: .sent, components: [.data: .sent(name: "projects/p/messages/\($0.id)")])
+            }
+            #expect(try await outbox.record(outcomes, lease: batch.lease, now: Self.now) == 10)
+            let stored = try await database.collection(CollectionName.message).find(["relay.state": "sent"])
+            #expect(stored.count == 10)
+            #expect(stored.allSatisfy { $0[path: "relay.lease_owner"] == nil && RelayState(message: $0)?.unsent == [] })
+        }
+    }
+
+    @Test func anExpiredLeaseIsClaimedAgainAndTheOldLeaseCanNoLongerWrite() async throws {
         try await TestDatabase.with { database in
             let message = try #require(try await seed(database, count: 1).first)
             let outbox = OutboxDAO(database: database)
-            #expect(try await outbox.claim(owner: "crashed", now: Self.now, leaseMS: 1_000)?.id == message.id)
-            #expect(try await outbox.claim(owner: "other", now: Self.now + 500, leaseMS: 1_000) == nil)
-            let again = try await outbox.claim(owner: "other", now: Self.now + 1_001, leaseMS: 1_000)
-            #expect(again?.id == message.id)
-            #expect(try await !outbox.recordSent(message.id, owner: "crashed", component: .data, name: "x", now: Self.now))
-            #expect(try await outbox.recordSent(message.id, owner: "other", component: .data, name: "projects/p/messages/1", now: Self.now))
-            #expect(try await outbox.release(message.id, owner: "other", status: .sent, now: Self.now))
+            let crashed = try #require(try await outbox.claim(owner: "crashed", now: Self.now, leaseMS: 1_000, limit: 8))
+            #expect(crashed.messages.map(\.id) == [message.id])
+            #expect(try await outbox.claim(owner: "other", now: Self.now + 500, leaseMS: 1_000, limit: 8) == nil)
+            let again = try #require(try await outbox.claim(owner: "other", now: Self.now + 1_001, leaseMS: 1_000, limit: 8))
+            #expect(again.messages.map(\.id) == [message.id])
+            let sentData = RelayOutcome(id: message.id, status: .pending, retryAt: Self.now + 2_000,
+                                        components: [.data: .sent(name: "x")])
+            #expect(try await outbox.record([sentData], lease: crashed.lease, now: Self.now) == 0)
+            let done = RelayOutcome(id: message.id, status: .sent, components: [.data: .sent(name: "projects/p/messages/1")])
+            #expect(try await outbox.record([done], lease: again.lease, now: Self.now) == 1)
             let stored = try #require(try await database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)]))
             let state = try #require(RelayState(message: stored))
             #expect(state.status == .sent && state.attempts == 2)
@@ -72,22 +93,44 @@ struct OutboxDAOTests {
         }
     }
 
+    @Test func anExtendedLeaseKeepsOthersOut() async throws {
+        try await TestDatabase.with { database in
+            _ = try await seed(database, count: 2)
+            let outbox = OutboxDAO(database: database)
+            let batch = try #require(try await outbox.claim(owner: "slow", now: Self.now, leaseMS: 1_000, limit: 8))
+            #expect(try await outbox.extend(batch.lease, until: Self.now + 5_000))
+            #expect(try await outbox.claim(owner: "other", now: Self.now + 2_000, leaseMS: 1_000, limit: 8) == nil)
+            #expect(try await outbox.claim(owner: "other", now: Self.now + 5_001, leaseMS: 1_000, limit: 8)?.messages.count == 2)
+            #expect(try await !outbox.extend(batch.lease, until: Self.now + 9_000))
+        }
+    }
+
     @Test func retriesWaitUntilTheirDueTimeAndFailuresAreRecorded() async throws {
         try await TestDatabase.with { database in
             let message = try #require(try await seed(database, count: 1).first)
             let outbox = OutboxDAO(database: database)
-            _ = try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000)
-            #expect(try await outbox.recordFailure(message.id, owner: "w", component: .notification, error: "UNAVAILABLE", permanent: false))
-            #expect(try await outbox.release(message.id, owner: "w", status: .pending, retryAt: Self.now + 5_000, lastError: "UNAVAILABLE", now: Self.now))
-            #expect(try await outbox.claim(owner: "w", now: Self.now + 4_999, leaseMS: 60_000) == nil)
+            let first = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 8))
+            let retry = RelayOutcome(id: message.id, status: .pending, retryAt: Self.now + 5_000,
+                                     components: [.notification: .failed(error: "UNAVAILABLE", permanent: false)],
+                                     lastError: "UNAVAILABLE")
+            #expect(try await outbox.record([retry], lease: first.lease, now: Self.now) == 1)
+            #expect(try await outbox.claim(owner: "w", now: Self.now + 4_999, leaseMS: 60_000, limit: 8) == nil)
             #expect(try await outbox.backlog(now: Self.now + 5_000).count == 1)
-            #expect(try await outbox.claim(owner: "w", now: Self.now + 5_000, leaseMS: 60_000)?.id == message.id)
-            #expect(try await outbox.recordFailure(message.id, owner: "w", component: .notification, error: "INVALID_ARGUMENT", permanent: true))
+            let second = try #require(try await outbox.claim(owner: "w", now: Self.now + 5_000, leaseMS: 60_000, limit: 8))
+            #expect(second.messages.map(\.id) == [message.id])
+            let refused = RelayOutcome(id: message.id, status: .failed,
+                                       components: [.notification: .failed(error: "INVALID_ARGUMENT", permanent: true),
+                                                    .data: .sent(name: "projects/p/messages/2")],
+                                       lastError: "INVALID_ARGUMENT")
+            #expect(try await outbox.record([refused], lease: second.lease, now: Self.now + 5_000) == 1)
             let stored = try #require(try await database.collection(CollectionName.message).findOne([:]))
             let state = try #require(RelayState(message: stored))
+            #expect(state.status == .failed)
             #expect(state.components[.notification]?.failed == true)
             #expect(state.components[.notification]?.attempts == 2)
-            #expect(state.unsent == [.data])
+            #expect(state.components[.notification]?.lastError == "INVALID_ARGUMENT")
+            #expect(state.components[.data]?.sent == true)
+            #expect(state.unsent == [])
         }
     }
 
@@ -95,9 +138,9 @@ struct OutboxDAOTests {
         try await TestDatabase.with { database in
             _ = try await seed(database, count: 2, dueIn: 60_000)
             let outbox = OutboxDAO(database: database)
-            #expect(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 1_000) == nil)
+            #expect(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 1_000, limit: 8) == nil)
             #expect(try await outbox.backlog(now: Self.now).count == 0)
-            #expect(try await outbox.claim(owner: "w", now: Self.now + 60_000, leaseMS: 1_000) != nil)
+            #expect(try await outbox.claim(owner: "w", now: Self.now + 60_000, leaseMS: 1_000, limit: 8)?.messages.count == 2)
         }
     }
 }

@@ -38,7 +38,7 @@ import Testing
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
             _ = try await importFixture(into: database)
-            let claimed = try await OutboxDAO(database: database).claim(owner: "test", now: .max / 2, leaseMS: 1000)
+            let claimed = try await OutboxDAO(database: database).claim(owner: "test", now: .max / 2, leaseMS: 1000, limit: 1000)
             #expect(claimed == nil)
             #expect(try await database.collection("message").countDocuments(["relay.state": "imported"]) == 300)
         }

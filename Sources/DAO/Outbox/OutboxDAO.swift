@@ -1,10 +1,11 @@
 import Mongo
 
-/// The relay's outbox: messages whose `relay.state` is pending, claimed by workers with a lease.
+/// The relay's outbox: messages whose `relay.state` is pending, claimed by workers in batches under a lease.
 ///
-/// Any number of workers in any number of hub processes share one database: a claim is one atomic
-/// findOneAndUpdate that sets a lease, and every later write names the lease's owner, so a worker
-/// whose lease ran out (it crashed or stalled) can no longer record anything.
+/// Any number of workers in any number of hub processes share one database. A claim marks many due
+/// messages with a lease of its own in one atomic update per document (so no two leases ever hold a
+/// message at once), and every later write names that lease: a worker whose lease ran out (it crashed
+/// or stalled) can no longer record anything, and the message is due again for others.
 public struct OutboxDAO: Sendable {
     let collection: MongoCollection
 
@@ -16,61 +17,62 @@ public struct OutboxDAO: Sendable {
     static let index = IndexModel(keys: ["relay.state": 1, "relay.due_at": 1], name: "relay.state.due_at",
                                   partialFilter: ["relay.state": "pending"])
 
-    /// Claims the most overdue pending message for `owner` until `now + leaseMS`.
+    /// Messages due at `now` whose lease, if any, has run out.
+    private static func claimable(now: Int64) -> BSONDocument {
+        [
+            "relay.state": "pending",
+            "relay.due_at": ["$lte": .int64(now)],
+            "$or": [["relay.lease_owner": ["$exists": false]], ["relay.lease_until": ["$lt": .int64(now)]]],
+        ]
+    }
+
+    /// Claims up to `limit` of the most overdue messages for `owner` until `now + leaseMS`, or nil when none
+    /// is due. Three commands however many messages it claims: find candidates, lease them, read them back.
     /// - Throws: `DAOError`.
-    public func claim(owner: String, now: Int64, leaseMS: Int64) async throws -> Message? {
-        let document = try await mapErrors {
-            try await collection.findOneAndUpdate(
-                [
-                    "relay.state": "pending",
-                    "relay.due_at": ["$lte": .int64(now)],
-                    "$or": [["relay.lease_until": ["$exists": false]], ["relay.lease_until": ["$lt": .int64(now)]]],
-                ],
-                [
-                    "$set": ["relay.lease_owner": .string(owner), "relay.lease_until": .int64(now + leaseMS)],
-                    "$inc": ["relay.attempts": 1],
-                ],
-                options: FindOneAndUpdateOptions(returnNew: true, sort: ["relay.due_at": 1])
-            )
+    public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int) async throws -> OutboxBatch? {
+        try await mapErrors {
+            let candidates = try await collection.find(Self.claimable(now: now), options: FindOptions(
+                projection: ["_id": 1], sort: ["relay.due_at": 1], limit: Int64(max(limit, 1))))
+            let ids = candidates.compactMap { $0["_id"] }
+            guard !ids.isEmpty else { return nil }
+            let lease = "\(owner)/\(ObjectID().hex)"
+            var filter = Self.claimable(now: now)
+            filter["_id"] = ["$in": .array(ids)]
+            let leased = try await collection.updateMany(filter, [
+                "$set": ["relay.lease_owner": .string(lease), "relay.lease_until": .int64(now + leaseMS)],
+                "$inc": ["relay.attempts": 1],
+            ])
+            guard leased.modifiedCount > 0 else { return nil }
+            // Read back what this lease holds: another worker may have taken some candidates first.
+            let documents = try await collection.find(["relay.lease_owner": .string(lease)],
+                                                      options: FindOptions(sort: ["relay.due_at": 1]))
+            return OutboxBatch(lease: lease, leaseUntil: now + leaseMS,
+                               messages: documents.compactMap(Message.init(document:)))
         }
-        return document.flatMap(Message.init(document:))
     }
 
-    /// Records that FCM accepted `component` under `name`; false when the lease was lost.
+    /// Moves the lease of `batch` on to `until`, for a batch still being sent; false when the lease was lost.
     /// - Throws: `DAOError`.
     @discardableResult
-    public func recordSent(_ id: ObjectID, owner: String, component: RelayComponent, name: String,
-                           now: Int64) async throws -> Bool {
-        let path = "relay.components.\(component.rawValue)"
-        return try await update(id, owner: owner, [
-            "$set": ["\(path).state": "sent", "\(path).name": .string(name), "\(path).sent_at": .int64(now)],
-            "$inc": ["\(path).attempts": 1],
-        ])
+    public func extend(_ lease: String, until: Int64) async throws -> Bool {
+        let result = try await mapErrors {
+            try await collection.updateMany(["relay.lease_owner": .string(lease)],
+                                            ["$set": ["relay.lease_until": .int64(until)]])
+        }
+        return result.matchedCount > 0
     }
 
-    /// Records a failed attempt at `component`; `permanent` marks the component failed for good.
+    /// Writes the outcomes of one lease's messages in one command and ends the lease on each;
+    /// returns how many were written (fewer when the lease ran out and another worker took over).
     /// - Throws: `DAOError`.
     @discardableResult
-    public func recordFailure(_ id: ObjectID, owner: String, component: RelayComponent, error: String,
-                              permanent: Bool) async throws -> Bool {
-        let path = "relay.components.\(component.rawValue)"
-        var set: BSONDocument = ["\(path).last_error": .string(error)]
-        if permanent { set["\(path).state"] = "failed" }
-        return try await update(id, owner: owner, ["$set": .document(set), "$inc": ["\(path).attempts": 1]])
-    }
-
-    /// Ends `owner`'s lease, leaving the message in `status` (due again at `retryAt` when pending).
-    /// - Throws: `DAOError`.
-    @discardableResult
-    public func release(_ id: ObjectID, owner: String, status: RelayStatus, retryAt: Int64? = nil,
-                        lastError: String? = nil, now: Int64) async throws -> Bool {
-        var set: BSONDocument = ["relay.state": .string(status.rawValue), "relay.updated_at": .int64(now)]
-        if let retryAt { set["relay.due_at"] = .int64(retryAt) }
-        if let lastError { set["relay.last_error"] = .string(lastError) }
-        return try await update(id, owner: owner, [
-            "$set": .document(set),
-            "$unset": ["relay.lease_owner": "", "relay.lease_until": ""],
-        ])
+    public func record(_ outcomes: [RelayOutcome], lease: String, now: Int64) async throws -> Int {
+        let statements = outcomes.map { outcome in
+            UpdateStatement(filter: ["_id": .objectID(outcome.id), "relay.lease_owner": .string(lease)],
+                            update: outcome.update(now: now))
+        }
+        let result = try await mapErrors { try await collection.bulkUpdate(statements) }
+        return Int(result.matchedCount)
     }
 
     /// How many messages wait to be sent, and the due time of the oldest.
@@ -83,11 +85,14 @@ public struct OutboxDAO: Sendable {
             return (count, oldest?[path: "relay.due_at"]?.int64Value)
         }
     }
+}
 
-    private func update(_ id: ObjectID, owner: String, _ update: BSONDocument) async throws -> Bool {
-        let result = try await mapErrors {
-            try await collection.updateOne(["_id": .objectID(id), "relay.lease_owner": .string(owner)], update)
-        }
-        return result.matchedCount == 1
-    }
+/// Messages one claim leased together.
+public struct OutboxBatch: Sendable {
+    /// The lease's name: outcomes are written only while it holds the message.
+    public let lease: String
+    /// When the lease runs out unless extended (Unix ms).
+    public let leaseUntil: Int64
+    /// The leased messages as stored after the claim, most overdue first.
+    public let messages: [Message]
 }

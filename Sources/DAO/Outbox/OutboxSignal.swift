@@ -24,14 +24,22 @@ public final class OutboxSignal: Sendable {
         waiter?.resume()
     }
 
-    /// Returns after a `notify()` or after `timeout`, whichever comes first.
-    public func wait(timeout: Duration) async {
-        if state.withLock({ state in defer { state.pending = false }; return state.pending }) { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in await waitForNotify() }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
+    /// Returns after a `notify()` (true) or after `timeout` or cancellation (false), whichever comes first.
+    @discardableResult
+    public func wait(timeout: Duration) async -> Bool {
+        if state.withLock({ state in defer { state.pending = false }; return state.pending }) { return true }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [self] in
+                await waitForNotify()
+                return !Task.isCancelled
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
             group.cancelAll()
+            return first
         }
     }
 

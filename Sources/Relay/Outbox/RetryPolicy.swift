@@ -1,0 +1,32 @@
+/// When a message FCM could not take yet is tried again: exponential backoff with jitter, never sooner
+/// than FCM's `Retry-After`, and not before a minute after a 429 `QUOTA_EXCEEDED`, as Google asks.
+public struct RetryPolicy: Sendable, Hashable {
+    /// The wait after the first failed attempt, before jitter.
+    public var base: Duration
+    /// The longest wait between attempts, before `Retry-After`.
+    public var cap: Duration
+
+    public init(base: Duration = .seconds(1), cap: Duration = .seconds(300)) {
+        self.base = base
+        self.cap = cap
+    }
+
+    /// The wait before attempt `attempt + 1` after `error` (`attempt` counts from 1); `jitter` in 0...1 picks
+    /// a point in the upper half of the backoff, so that many messages failing together spread out.
+    public func delay(afterAttempt attempt: Int64, error: FCMError, jitter: Double = .random(in: 0...1)) -> Duration {
+        let exponent = Int(min(max(attempt - 1, 0), 30))
+        let backoff = min(base * (1 << exponent), cap)
+        var delay = backoff * (0.5 + 0.5 * min(max(jitter, 0), 1))
+        if let retryAfter = error.retryAfter { delay = max(delay, retryAfter) }
+        if error.code == .quotaExceeded { delay = max(delay, FCMError.defaultQuotaRetryAfter) }
+        return delay
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded up.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+    }
+}
