@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(
             name: "HubServerTests",
             dependencies: [
-                "HubServer", "DAO", "Mongo", "MongoTestSupport",
+                "HubServer", "DAO", "Mongo", "MongoTestSupport", "FakeFCM", "Relay",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

@@ -16,7 +16,8 @@ public func buildApplication(
 ) async throws -> some ApplicationProtocol {
     let logger = logger ?? Logger(label: "msi-hub")
     let pool = try MongoClientPool(configuration: configuration.mongoConfiguration)
-    let services = HubServices(pool: pool, database: databaseName.map { pool.database($0) })
+    let services = HubServices(pool: pool, database: databaseName.map { pool.database($0) },
+                               relayDeadlineMS: configuration.relay.deadline.components.seconds * 1000)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     if let admin = try await StartupTasks.bootstrapAdmin(services: services) {
         logger.notice("created the first user", metadata: ["username": "\(admin.username)"])
@@ -33,10 +34,15 @@ public func buildApplication(
     let router = buildRouter(services: services)
     let follower = CubeFollower(cache: services.cube, icube: services.database.collection(CollectionName.icube),
                                 logger: logger)
+    // Services stop in reverse order: the relay finishes its batches before the pool closes.
+    var background: [any Service] = [PoolService(pool: pool), TaskService(name: "cube-follower") { await follower.run() }]
+    if let relay = try RelayService(configuration: configuration.relay, services: services, logger: logger) {
+        background.append(relay)
+    }
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "msi-hub"),
-        services: [PoolService(pool: pool), TaskService(name: "cube-follower") { await follower.run() }],
+        services: background,
         logger: logger
     )
 }

@@ -59,7 +59,7 @@ struct CubeCacheTests {
 
     @Test func aWriteThroughAnotherProcessIsSeenWithinASecond() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
-            let uri = try TestDatabase.uri().replacingOccurrences(of: "/msi", with: "/\(hub.database.name)")
+            let uri = try HubProcess.uri(of: hub.database)
             let other = try await HubProcess(mongoURI: uri)
             defer { other.stop() }
             #expect(try await other.get("/channel").status == 200)

@@ -21,6 +21,7 @@ struct HubHarness: Sendable {
     static func with(
         _ test: String = #function,
         seed: @Sendable (MongoDatabase) async throws -> Void = { _ in },
+        relay: RelayConfiguration = RelayConfiguration(),
         _ body: @Sendable (HubHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in
@@ -33,7 +34,8 @@ struct HubHarness: Sendable {
                 .hash(password: annPassword)
             _ = try await services.users.add(username: "ann", passwordHash: hash, role: .communicator)
             try await seed(database)
-            let configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 4)
+            let configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 4,
+                                                 relay: relay)
             let app = try await buildApplication(configuration: configuration, databaseName: database.name)
             try await app.test(.live) { client in
                 try await body(HubHarness(database: database, client: client))

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Mongo
 import MongoTestSupport
 
 /// The real `msi-hub` executable run as a separate process, as a second replica or a process to kill.
@@ -19,6 +20,11 @@ final class HubProcess: @unchecked Sendable {
                           bundle.appendingPathComponent("msi-hub")]
         candidates.append(Fixtures.directory.deletingLastPathComponent().appendingPathComponent(".build/debug/msi-hub"))
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+
+    /// The URI of `database` on the test database server.
+    static func uri(of database: MongoDatabase) throws -> String {
+        try TestDatabase.uri().replacingOccurrences(of: "/msi", with: "/\(database.name)")
     }
 
     /// Starts `msi-hub serve` on a free port against `mongoURI` and waits until it answers /healthz.

@@ -17,6 +17,8 @@ public struct HubConfiguration: Sendable {
     public var serverSelectionTimeoutMS: Int32
     /// The largest request body accepted (bigger ones get 413).
     public var maxBodySize: Int
+    /// The relay to FCM.
+    public var relay: RelayConfiguration
 
     /// The local database that `make run` starts.
     public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
@@ -29,7 +31,8 @@ public struct HubConfiguration: Sendable {
         logFormat: LogFormat = .text,
         databasePoolSize: Int = 8,
         serverSelectionTimeoutMS: Int32 = 2_000,
-        maxBodySize: Int = 64 * 1024
+        maxBodySize: Int = 64 * 1024,
+        relay: RelayConfiguration = RelayConfiguration()
     ) {
         self.mongoURI = mongoURI
         self.host = host
@@ -39,6 +42,7 @@ public struct HubConfiguration: Sendable {
         self.databasePoolSize = databasePoolSize
         self.serverSelectionTimeoutMS = serverSelectionTimeoutMS
         self.maxBodySize = maxBodySize
+        self.relay = relay
     }
 
     /// The configuration the environment gives, defaults elsewhere.
@@ -65,12 +69,59 @@ public struct HubConfiguration: Sendable {
             }
             configuration.logFormat = value
         }
+        configuration.relay = try RelayConfiguration.fromEnvironment(environment)
         return configuration
     }
 
     var mongoConfiguration: MongoConfiguration {
         MongoConfiguration(uri: mongoURI, serverSelectionTimeoutMS: serverSelectionTimeoutMS,
                            connectTimeoutMS: min(serverSelectionTimeoutMS, 2_000), maxPoolSize: databasePoolSize)
+    }
+}
+
+/// How the hub relays messages to FCM.
+public struct RelayConfiguration: Sendable {
+    /// The variables the FCM client reads: `GOOGLE_APPLICATION_CREDENTIALS`, `FCM_ENDPOINT`, `FCM_MODE`.
+    public var fcmEnvironment: [String: String]
+    /// The data payload a component may carry before its text is cut (`FCM_PAYLOAD_LIMIT`, bytes).
+    public var payloadLimit: Int
+    /// FCM requests in flight at once (`RELAY_CONCURRENCY`); 0: this process stores messages but does not
+    /// relay them (other replicas do).
+    public var concurrency: Int
+    /// How long a claim holds its messages (`RELAY_LEASE_SECONDS`): a crashed process's messages are sent
+    /// by others after this.
+    public var lease: Duration
+    /// How long a message is retried before it is marked failed (`RELAY_DEADLINE_SECONDS`).
+    public var deadline: Duration
+
+    /// The names `fcmEnvironment` takes from the environment.
+    public static let fcmVariables = ["GOOGLE_APPLICATION_CREDENTIALS", "FCM_ENDPOINT", "FCM_MODE"]
+
+    public init(fcmEnvironment: [String: String] = [:], payloadLimit: Int = 2048, concurrency: Int = 16,
+                lease: Duration = .seconds(30), deadline: Duration = .seconds(6 * 3600)) {
+        self.fcmEnvironment = fcmEnvironment
+        self.payloadLimit = payloadLimit
+        self.concurrency = concurrency
+        self.lease = lease
+        self.deadline = deadline
+    }
+
+    /// The relay configuration the environment gives.
+    /// - Throws: `ConfigurationError` naming a variable whose value cannot be used.
+    static func fromEnvironment(_ environment: [String: String]) throws -> RelayConfiguration {
+        var relay = RelayConfiguration(fcmEnvironment: environment.filter { fcmVariables.contains($0.key) })
+        func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            guard let value = Int(text), range.contains(value) else {
+                throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+            }
+            return value
+        }
+        if let value = try number("FCM_PAYLOAD_LIMIT", in: 512...4096) { relay.payloadLimit = value }
+        if let value = try number("RELAY_CONCURRENCY", in: 0...256) { relay.concurrency = value }
+        if let value = try number("RELAY_LEASE_SECONDS", in: 1...3600) { relay.lease = .seconds(value) }
+        if let value = try number("RELAY_DEADLINE_SECONDS", in: 60...(28 * 86_400)) { relay.deadline = .seconds(value) }
+        return relay
     }
 }
 

@@ -1,0 +1,263 @@
+import DAO
+import FakeFCM
+import Foundation
+import HTTPTypes
+import HubServer
+import HummingbirdTesting
+import Mongo
+import MongoTestSupport
+import Testing
+
+/// The relay end to end: POST /message (or messages already stored), the outbox worker of a real hub,
+/// and the fake FCM over HTTP on loopback.
+@Suite("Relaying the outbox to FCM")
+struct RelayOutboxTests {
+    static let booksTopic = "5a0b1c2d3e4f5a6b7c8d9e01-5a0b1c2d3e4f5a6b7c8d9e02-5a0b1c2d3e4f5a6b7c8d9e04"
+
+    /// The relay settings that send to `fake` with a service account it trusts.
+    static func relay(to fake: FakeFCM, _ extra: (inout RelayConfiguration) -> Void = { _ in }) throws -> RelayConfiguration {
+        let account = try fake.makeServiceAccount()
+        var relay = RelayConfiguration(fcmEnvironment: ["GOOGLE_APPLICATION_CREDENTIALS": account.path,
+                                                        "FCM_ENDPOINT": fake.baseURL])
+        extra(&relay)
+        return relay
+    }
+
+    static func alert(_ title: String = "Library", extra: String = "") -> String {
+        #"{"title": "\#(title)", "desc": "Closed today", "message": "The library is closed all day.", "topic_key": "\#(Legacy.hoursTopic)", "distribution": "Alert"\#(extra)}"#
+    }
+
+    static func information(_ title: String = "New books", extra: String = "") -> String {
+        #"{"title": "\#(title)", "desc": "", "message": "Forty new books arrived.", "topic_key": "\#(booksTopic)", "distribution": "Information"\#(extra)}"#
+    }
+
+    @Test func anAlertArrivesAsTwoBodiesAndAnInformationAsOne() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
+                let alert = try await hub.post(Self.alert())
+                let information = try await hub.post(Self.information())
+                try await eventually { fake.received.count >= 3 }
+                try await Task.sleep(for: .milliseconds(300))
+                let received = fake.received
+                #expect(received.count == 3)
+
+                let alertBodies = received.filter { $0.data["msi_key"] == alert.hex }
+                #expect(alertBodies.count == 2)
+                let notification = try #require(alertBodies.first { $0.message["notification"] != nil })
+                #expect(notification.message["topic"] as? String == Legacy.hoursTopic)
+                #expect((notification.message["notification"] as? [String: String]) == ["title": "Library", "body": "Closed today"])
+                #expect(notification.data == ["msi_key": alert.hex])
+                let data = try #require(alertBodies.first { $0.message["notification"] == nil })
+                #expect(data.data["dist"] == "Alert" && data.data["topic_key"] == Legacy.hoursTopic)
+                #expect(data.data["message"] == "The library is closed all day.")
+
+                let informationBodies = received.filter { $0.data["msi_key"] == information.hex }
+                #expect(informationBodies.count == 1)
+                #expect(informationBodies.first?.message["notification"] == nil)
+                #expect(informationBodies.first?.data["dist"] == "Information")
+
+                try await eventually { try await hub.relayState(alert) == "sent" }
+                let stored = try await hub.request(.get, "/message/\(alert.hex)").json()
+                #expect(stored[path: "relay.components.notification.name"]?.stringValue == notification.name)
+                #expect(stored[path: "relay.components.data.name"]?.stringValue == data.name)
+                #expect(stored[path: "relay.components.data.attempts"]?.int64Value == 1)
+            }
+        }
+    }
+
+    @Test func aHundredMessagesCostOneTokenExchange() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
+                var keys: Set<String> = []
+                for index in 0..<100 {
+                    keys.insert(try await hub.post(Self.information("Book \(index)")).hex)
+                }
+                try await eventually(within: .seconds(30)) { fake.received.count >= 100 }
+                let received = fake.received.compactMap { $0.data["msi_key"] }
+                #expect(received.count == 100)
+                #expect(Set(received) == keys)
+                #expect(fake.tokenExchanges == 1)
+            }
+        }
+    }
+
+    @Test func anOutageOfFiveCallsIsRetriedAndEveryComponentArrivesOnce() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
+                fake.failNext(5, status: 503, retryAfter: "1")
+                var keys: [ObjectID] = []
+                for index in 0..<3 { keys.append(try await hub.post(Self.alert("Alert \(index)"))) }
+                try await eventually(within: .seconds(20)) { fake.received.count >= 6 }
+                for key in keys { try await eventually { try await hub.relayState(key) == "sent" } }
+                #expect(fake.sendStatuses.filter { $0 == 503 }.count == 5)
+                let components = fake.received.map(Self.componentKey)
+                #expect(components.count == 6)
+                #expect(Set(components).count == 6)
+                var retried = 0
+                for key in keys {
+                    let stored = try await hub.request(.get, "/message/\(key.hex)").json()
+                    if (stored[path: "relay.attempts"]?.int64Value ?? 0) > 1 { retried += 1 }
+                }
+                #expect(retried >= 1)
+            }
+        }
+    }
+
+    @Test func aRefusedMessageIsMarkedFailedAndNotRetried() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
+                fake.failNext(1, status: 400)
+                let key = try await hub.post(Self.information())
+                try await eventually { try await hub.relayState(key) == "failed" }
+                let stored = try await hub.request(.get, "/message/\(key.hex)").json()
+                #expect(stored[path: "relay.components.data.state"] == "failed")
+                #expect(stored[path: "relay.components.data.last_error"]?.stringValue?.contains("400") == true)
+                try await Task.sleep(for: .milliseconds(1_500))
+                #expect(fake.sendCalls == 1)
+                #expect(fake.received.isEmpty)
+            }
+        }
+    }
+
+    @Test func sendAtSchedulesAndTtlTravelsAndExpires() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
+                let sendAt = UnixTime.nowMilliseconds() + 1_500
+                let scheduled = try await hub.post(Self.information("Later", extra: #", "send_at": \#(sendAt), "ttl": 600"#))
+                try await Task.sleep(for: .milliseconds(800))
+                #expect(fake.received.isEmpty)
+                try await eventually { !fake.received.isEmpty }
+                let body = try #require(fake.received.first)
+                #expect(body.data["msi_key"] == scheduled.hex)
+                #expect(Int64(body.receivedAt.timeIntervalSince1970 * 1000) >= sendAt)
+                #expect((body.message["android"] as? [String: Any])?["ttl"] as? String == "600s")
+
+                // FCM unavailable for longer than the ttl: the message expires unsent.
+                fake.failNext(1, status: 503, retryAfter: "3")
+                let expiring = try await hub.post(Self.information("Soon stale", extra: #", "ttl": 1"#))
+                try await eventually(within: .seconds(10)) { try await hub.relayState(expiring) == "expired" }
+                #expect(!fake.received.contains { $0.data["msi_key"] == expiring.hex })
+            }
+        }
+    }
+
+    @Test func aKilledProcessesWorkIsFinishedByTheNextWithoutResendingWhatWasConfirmed() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                try await HubHarness.legacy(database)
+                let keys = try await Self.storePending(50, distribution: .alert, in: database)
+                let account = try fake.makeServiceAccount()
+                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
+                                   "RELAY_LEASE_SECONDS": "2", "RELAY_CONCURRENCY": "4"]
+                fake.setResponseDelay(.milliseconds(100))
+                let messages = database.collection(CollectionName.message)
+
+                let first = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+                try await eventually(within: .seconds(30)) {
+                    try await messages.countDocuments(["relay.state": "sent"]) >= 1
+                }
+                first.kill()
+                var confirmed: Set<String> = []
+                for component in ["notification", "data"] {
+                    let sent = try await messages.find(["relay.components.\(component).state": "sent"])
+                    for message in sent {
+                        confirmed.insert((message["msi_key"]?.objectIDValue?.hex ?? "") + "/" + component)
+                    }
+                }
+                let sentBeforeKill = fake.received.count
+                #expect(!confirmed.isEmpty)
+                #expect(try await messages.countDocuments(["relay.state": "pending"]) > 0)
+
+                fake.setResponseDelay(nil)
+                let second = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+                defer { second.stop() }
+                try await eventually(within: .seconds(30)) {
+                    try await messages.countDocuments(["relay.state": "sent"]) == 50
+                }
+                let received = fake.received.map(Self.componentKey)
+                #expect(Set(received) == Set(keys.flatMap { ["\($0.hex)/notification", "\($0.hex)/data"] }))
+                for component in confirmed {
+                    #expect(received.filter { $0 == component }.count == 1, "\(component) was sent again")
+                }
+                #expect(received.count >= 100 && received.count <= sentBeforeKill + 100 - confirmed.count)
+            }
+        }
+    }
+
+    @Test func twoProcessesOnOneDatabaseSendEveryComponentExactlyOnce() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                try await HubHarness.legacy(database)
+                let account = try fake.makeServiceAccount()
+                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL]
+                let uri = try HubProcess.uri(of: database)
+                let first = try await HubProcess(mongoURI: uri, environment: environment)
+                let second = try await HubProcess(mongoURI: uri, environment: environment)
+                defer { first.stop(); second.stop() }
+                let keys = try await Self.storePending(100, distribution: .alert, in: database)
+                    + Self.storePending(100, distribution: .information, in: database)
+                let messages = database.collection(CollectionName.message)
+                try await eventually(within: .seconds(60)) {
+                    try await messages.countDocuments(["relay.state": "sent"]) == 200
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                let received = fake.received.map(Self.componentKey)
+                #expect(received.count == 300)
+                #expect(Set(received).count == 300)
+                #expect(Set(received.map { String($0.prefix(24)) }) == Set(keys.map(\.hex)))
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// "msi_key/component" of a request the fake received.
+    static func componentKey(_ request: FakeFCMRequest) -> String {
+        (request.data["msi_key"] ?? "?") + (request.message["notification"] != nil ? "/notification" : "/data")
+    }
+
+    /// Stores `count` messages ready to relay, as POST /message would, and returns their `msi_key`s.
+    static func storePending(_ count: Int, distribution: Distribution, in database: MongoDatabase) async throws -> [ObjectID] {
+        let dao = MessageDAO(database: database)
+        let topic = distribution == .alert ? Legacy.hoursTopic : booksTopic
+        var keys: [ObjectID] = []
+        for index in 0..<count {
+            let now = UnixTime.nowMilliseconds()
+            let plan = RelayPlan(dueAt: now, deadlineAt: now + 3_600_000)
+            let message = try await dao.add(MessageDraft(
+                title: "Stored \(index)", desc: "Body \(index)", message: "Message \(index)", topicKey: topic,
+                distribution: distribution, sender: "test", extra: ["relay": .document(plan.document(for: distribution))]))
+            keys.append(message.msiKey)
+        }
+        return keys
+    }
+}
+
+extension HubHarness {
+    /// POSTs a message as the communicator token and returns its `msi_key`.
+    func post(_ json: String) async throws -> ObjectID {
+        let response = try await request(.post, "/message", as: .communicator, json: json)
+        #expect(response.status == .created)
+        return try #require(try response.json()["msi_key"]?.stringValue.flatMap { ObjectID(hex: $0) })
+    }
+
+    /// The stored `relay.state` of the message `msiKey`.
+    func relayState(_ msiKey: ObjectID) async throws -> String? {
+        try await database.collection(CollectionName.message).findOne(["msi_key": .objectID(msiKey)])?[path: "relay.state"]?.stringValue
+    }
+}
+
+/// Waits until `condition` holds, checking every 50 ms; fails the test when it does not within `within`.
+func eventually(within: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
+                _ condition: () async throws -> Bool) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + within
+    while clock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("the condition did not hold within \(within)", sourceLocation: sourceLocation)
+    throw CancellationError()
+}
