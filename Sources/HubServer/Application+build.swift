@@ -50,12 +50,15 @@ public func buildApplication(
 /// The routes and middleware of the hub over `services`.
 public func buildRouter(services: HubServices) -> Router<HubRequestContext> {
     let router = Router(context: HubRequestContext.self)
+    router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: AuthMiddleware(credentials: services.credentials))
     CubeController(services: services).addRoutes(to: router)
     MessageController(services: services).addRoutes(to: router)
     HealthController(services: services).addRoutes(to: router)
+    MetricsController(services: services).addRoutes(to: router)
     return router
 }
 

@@ -22,6 +22,8 @@ public struct HubServices: Sendable {
 
     /// The services over `database` (the pool's default database unless tests pick another).
     public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadlineMS: Int64 = 6 * 3600 * 1000) {
+        // Metrics made by the services below need the backend in place first.
+        HubMetrics.bootstrap()
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database

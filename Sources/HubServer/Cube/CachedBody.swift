@@ -15,9 +15,13 @@ struct CachedBody: Sendable {
         self.plain = ByteBuffer(bytes: json)
         var input = plain
         self.gzip = try input.compress(with: .gzip())
-        // A hash of the content, so every replica gives the same version the same tag.
+        self.etag = Self.etag(of: json)
+    }
+
+    /// The strong ETag of `json`: a hash of the content, so every replica gives the same version the same tag.
+    static func etag(of json: [UInt8]) -> String {
         let digest = SHA256.hash(data: json).prefix(16).map { String(format: "%02x", $0) }.joined()
-        self.etag = "\"\(digest)\""
+        return "\"\(digest)\""
     }
 
     var gzipETag: String { "\"\(etag.dropFirst().dropLast())-gz\"" }

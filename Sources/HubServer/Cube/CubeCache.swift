@@ -1,6 +1,7 @@
 import DAO
 import Logging
 import Mongo
+import NIOCore
 import Synchronization
 
 /// The information cube held in memory, serialised once per version, so GET /channel is served like
@@ -17,8 +18,10 @@ public final class CubeCache: Sendable {
         let all: CachedBody
         let channels: [ObjectID: CachedBody]
         let topics: [String: SubjectLocation]
-        /// Reloads so far (for metrics).
+        /// Distinct contents loaded so far: a reload that finds the same cube keeps the version.
         let version: Int
+        /// Loads so far.
+        let loads: Int
     }
 
     /// How long a followed snapshot may go unconfirmed before it is no longer served.
@@ -57,8 +60,10 @@ public final class CubeCache: Sendable {
         }
     }
 
-    /// How many times the cube was loaded.
-    public var version: Int { current.withLock { $0?.version ?? 0 } }
+    /// The cube's version (distinct contents loaded), loads and serialised size, for metrics.
+    var statistics: (version: Int, loads: Int, bytes: Int) {
+        current.withLock { ($0?.version ?? 0, $0?.loads ?? 0, $0?.all.plain.readableBytes ?? 0) }
+    }
 
     /// Reloads the cube from the database; concurrent calls share loads, and a call returns only
     /// after a load that started after it was made.
@@ -67,7 +72,8 @@ public final class CubeCache: Sendable {
         try await loader.load { [self] in
             let started = ContinuousClock.now
             let documents = try await channels.getAllDocuments()
-            let snapshot = try Self.build(documents, version: version + 1)
+            let previous = current.withLock { $0 }
+            let snapshot = try Self.build(documents, previous: previous)
             current.withLock { $0 = snapshot }
             if confirmedAt.withLock({ $0 }) != nil { confirmCurrent(asOf: started) }
         }
@@ -80,9 +86,17 @@ public final class CubeCache: Sendable {
         return try await subjects.find(topicKey: topicKey)
     }
 
-    private static func build(_ documents: [BSONDocument], version: Int) throws -> Snapshot {
+    /// The snapshot of `documents`; the previous one again (one more load) when the content is the same,
+    /// so an unchanged cube is neither compressed again nor given a new version.
+    private static func build(_ documents: [BSONDocument], previous: Snapshot?) throws -> Snapshot {
         let writer = LegacyJSONWriter()
-        let all = try CachedBody(json: writer.bytes(.array(documents.map(BSONValue.document))))
+        let json = try writer.bytes(.array(documents.map(BSONValue.document)))
+        let loads = (previous?.loads ?? 0) + 1
+        if let previous, previous.all.etag == CachedBody.etag(of: json) {
+            return Snapshot(all: previous.all, channels: previous.channels, topics: previous.topics,
+                            version: previous.version, loads: loads)
+        }
+        let all = try CachedBody(json: json)
         var channels: [ObjectID: CachedBody] = [:]
         var topics: [String: SubjectLocation] = [:]
         for document in documents {
@@ -94,7 +108,7 @@ public final class CubeCache: Sendable {
                 }
             }
         }
-        return Snapshot(all: all, channels: channels, topics: topics, version: version)
+        return Snapshot(all: all, channels: channels, topics: topics, version: (previous?.version ?? 0) + 1, loads: loads)
     }
 
     /// Runs loads one at a time; a caller that arrives before the next load has started shares it.

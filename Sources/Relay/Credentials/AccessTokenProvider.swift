@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 
 /// A source of OAuth2 access tokens for FCM; `AccessTokenProvider` is the real one.
 public protocol AccessTokenSource: Sendable {
@@ -27,6 +28,8 @@ public actor AccessTokenProvider: AccessTokenSource {
 
     /// The number of exchanges at the token endpoint so far (successful or not), for tests and metrics.
     public private(set) var exchangeCount = 0
+    /// The same count for GET /metrics.
+    private let exchanges = Counter(label: "msi_fcm_token_exchanges_total")
 
     /// A provider for `account`, exchanging through `httpClient`; `now` is the clock tests may replace.
     public init(
@@ -56,6 +59,7 @@ public actor AccessTokenProvider: AccessTokenSource {
             generation = refreshGeneration
         } else {
             exchangeCount += 1
+            exchanges.increment()
             refreshGeneration += 1
             generation = refreshGeneration
             task = Task { [account, httpClient, logger] in

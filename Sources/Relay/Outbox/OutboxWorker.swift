@@ -47,7 +47,7 @@ public final class OutboxWorker: Sendable {
     private let signal: OutboxSignal
     private let sender: any FCMSending
     private let mapping: FCMMappingOptions
-    private let observer: any OutboxObserver
+    private let metrics: RelayMetrics
     private let logger: Logger
     private let now: @Sendable () -> Int64
     /// No claims before this time (Unix ms): FCM asked the whole project to slow down.
@@ -59,7 +59,6 @@ public final class OutboxWorker: Sendable {
         sender: any FCMSending,
         mapping: FCMMappingOptions = FCMMappingOptions(),
         configuration: Configuration = Configuration(),
-        observer: any OutboxObserver = NoOutboxObserver(),
         logger: Logger = Logger(label: "msi-hub.relay"),
         now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds
     ) {
@@ -68,7 +67,7 @@ public final class OutboxWorker: Sendable {
         self.sender = sender
         self.mapping = mapping
         self.configuration = configuration
-        self.observer = observer
+        self.metrics = RelayMetrics()
         self.logger = logger
         self.now = now
         self.owner = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(ObjectID().hex.suffix(8))"
@@ -94,7 +93,7 @@ public final class OutboxWorker: Sendable {
                         if let batch = try await outbox.claim(owner: owner, now: now(),
                                                               leaseMS: configuration.lease.milliseconds,
                                                               limit: configuration.batchSize) {
-                            observer.claimed(batch.messages.count)
+                            metrics.claimed(batch.messages.count)
                             inFlight += 1
                             group.addTask { await self.send(batch); return .batchDone }
                             claimedFull = batch.messages.count >= configuration.batchSize
@@ -177,7 +176,7 @@ public final class OutboxWorker: Sendable {
                     logger.warning("a relay lease ran out before its outcomes were written; others will resend",
                                    metadata: ["lease": "\(lease)", "lost": "\(outcomes.count - written)"])
                 }
-                observer.recorded(outcomes)
+                metrics.recorded(outcomes)
                 return
             } catch {
                 logger.warning("recording relay outcomes failed", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
@@ -210,12 +209,12 @@ public final class OutboxWorker: Sendable {
             }
             do {
                 results[component] = .sent(name: try await sender.send(request))
-                observer.sent(component)
+                metrics.sent(component)
             } catch {
                 let fcmError = error as? FCMError
                     ?? FCMError(code: .other, message: "\(error)", isRetryable: true)
                 results[component] = .failed(error: fcmError.description, permanent: !fcmError.isRetryable)
-                observer.failed(component, retryable: fcmError.isRetryable)
+                metrics.failed(component, retryable: fcmError.isRetryable)
                 if fcmError.isRetryable {
                     // The rest waits for the retry, so the components keep their order.
                     retryable = fcmError
@@ -257,32 +256,8 @@ public final class OutboxWorker: Sendable {
             return RelayOutcome(id: message.id, status: .expired, components: results,
                                 lastError: "the ttl runs out before the next attempt: \(error)")
         }
-        observer.retried()
+        metrics.retried()
         return RelayOutcome(id: message.id, status: .pending, retryAt: retryAt, components: results,
                             lastError: error.description)
     }
-}
-
-/// What the outbox worker reports as it goes, for metrics.
-public protocol OutboxObserver: Sendable {
-    /// A claim leased `count` messages.
-    func claimed(_ count: Int)
-    /// FCM accepted a component.
-    func sent(_ component: RelayComponent)
-    /// FCM refused a component, for now (`retryable`) or for good.
-    func failed(_ component: RelayComponent, retryable: Bool)
-    /// A message was put back to be retried later.
-    func retried()
-    /// A batch's outcomes were written.
-    func recorded(_ outcomes: [RelayOutcome])
-}
-
-/// Reports nothing.
-public struct NoOutboxObserver: OutboxObserver {
-    public init() {}
-    public func claimed(_ count: Int) {}
-    public func sent(_ component: RelayComponent) {}
-    public func failed(_ component: RelayComponent, retryable: Bool) {}
-    public func retried() {}
-    public func recorded(_ outcomes: [RelayOutcome]) {}
 }

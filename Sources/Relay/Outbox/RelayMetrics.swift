@@ -1,0 +1,56 @@
+import DAO
+import Metrics
+
+/// The relay's counters, through swift-metrics: the hub bootstraps a Prometheus backend behind them
+/// before it makes a worker, and serves them at GET /metrics.
+struct RelayMetrics: Sendable {
+    private let sentCounters: [RelayComponent: Counter]
+    private let retryableFailures: [RelayComponent: Counter]
+    private let permanentFailures: [RelayComponent: Counter]
+    private let retries = Counter(label: "msi_relay_retried_total")
+    private let claims = Counter(label: "msi_outbox_claims_total")
+    private let claimedMessages = Counter(label: "msi_outbox_claimed_messages_total")
+    private let outcomeWrites = Counter(label: "msi_outbox_outcome_writes_total")
+    private let outcomes: [RelayStatus: Counter]
+
+    init() {
+        func perComponent(_ label: String, _ extra: [(String, String)] = []) -> [RelayComponent: Counter] {
+            Dictionary(uniqueKeysWithValues: RelayComponent.allCases.map {
+                ($0, Counter(label: label, dimensions: [("component", $0.rawValue)] + extra))
+            })
+        }
+        sentCounters = perComponent("msi_relay_sent_total")
+        retryableFailures = perComponent("msi_relay_failed_total", [("kind", "retryable")])
+        permanentFailures = perComponent("msi_relay_failed_total", [("kind", "permanent")])
+        outcomes = Dictionary(uniqueKeysWithValues: RelayStatus.allCases.map {
+            ($0, Counter(label: "msi_relay_outcomes_total", dimensions: [("state", $0.rawValue)]))
+        })
+    }
+
+    /// A claim leased `count` messages.
+    func claimed(_ count: Int) {
+        claims.increment()
+        claimedMessages.increment(by: count)
+    }
+
+    /// FCM accepted a component.
+    func sent(_ component: RelayComponent) {
+        sentCounters[component]?.increment()
+    }
+
+    /// FCM refused a component, for now or for good.
+    func failed(_ component: RelayComponent, retryable: Bool) {
+        (retryable ? retryableFailures : permanentFailures)[component]?.increment()
+    }
+
+    /// A message was put back to be retried later.
+    func retried() {
+        retries.increment()
+    }
+
+    /// A batch's outcomes were written in one command.
+    func recorded(_ batch: [RelayOutcome]) {
+        outcomeWrites.increment()
+        for outcome in batch { outcomes[outcome.status]?.increment() }
+    }
+}
