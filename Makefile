@@ -18,6 +18,7 @@ run: deps
 test: deps
 	$(SWIFT) build --build-tests
 	scripts/with-test-database.sh $(SWIFT) test --skip-build
+	.venv/bin/python scripts/check-compose.py
 
 ## Runs the Mongo and DAO tests under AddressSanitizer with leak detection.
 leakcheck: deps

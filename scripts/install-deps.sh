@@ -18,8 +18,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 venv=.venv
-if ! "$venv/bin/python" -c "import secantus" 2>/dev/null; then
-    echo "creating $venv with SecantusDB"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check "SecantusDB==0.7.0b3"
+if ! "$venv/bin/python" -c "import secantus, yaml" 2>/dev/null; then
+    echo "creating $venv with SecantusDB and PyYAML"
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "SecantusDB==0.7.0b3" "PyYAML==6.0.2"
 fi
