@@ -31,6 +31,28 @@ struct MongoCollectionTests {
         }
     }
 
+    @Test func bulkUpdateAppliesManyStatementsInOneCommand() async throws {
+        try await TestDatabase.with { database in
+            let collection = database.collection("bulk")
+            try await collection.insertMany((0..<10).map { ["i": .int32(Int32($0)), "tag": "old"] })
+            var statements = (0..<5).map { index in
+                UpdateStatement(filter: ["i": .int32(Int32(index))], update: ["$set": ["tag": .string("new \(index)")]])
+            }
+            statements.append(UpdateStatement(filter: ["i": ["$gte": 8]], update: ["$set": ["tag": "high"]], many: true))
+            statements.append(UpdateStatement(filter: ["i": 99], update: ["$set": ["tag": "none"]]))
+            let result = try await collection.bulkUpdate(statements)
+            #expect(result.matchedCount == 7 && result.modifiedCount == 7)
+            #expect(try await collection.findOne(["i": 3])?["tag"] == "new 3")
+            #expect(try await collection.countDocuments(["tag": "high"]) == 2)
+            #expect(try await collection.countDocuments(["tag": "old"]) == 3)
+            #expect(try await collection.bulkUpdate([]).matchedCount == 0)
+            // A statement the server refuses fails the call with a mapped error.
+            await #expect(throws: MongoError.self) {
+                try await collection.bulkUpdate([UpdateStatement(filter: ["i": 1], update: ["$bogus": ["tag": 1]])])
+            }
+        }
+    }
+
     @Test func findHonoursBatchSizeAcrossManyBatches() async throws {
         try await TestDatabase.with { database in
             let collection = database.collection("many")
