@@ -156,12 +156,12 @@ struct FCMClientTests {
     }
 
     @Test func aSlowFCMIsARetryableTimeout() async throws {
-        try await RelayHarness.with(http: .init(requestTimeout: .seconds(1))) { harness in
+        try await RelayHarness.with(http: .init(requestTimeout: .seconds(3))) { harness in
             let tokens = harness.tokenProvider()
             let client = harness.fcmClient(tokens: tokens)
             let request = try #require(client.requests(for: .sample(.information)).first)
             _ = try await tokens.accessToken()  // only messages:send is slow
-            harness.fake.setResponseDelay(.seconds(4))
+            harness.fake.setResponseDelay(.seconds(6))
             let error = await #expect(throws: FCMError.self) { try await client.send(request) }
             #expect(error?.code == .timeout)
             #expect(error?.isRetryable == true)
