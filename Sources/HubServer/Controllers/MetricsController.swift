@@ -16,20 +16,21 @@ struct MetricsController {
     @Sendable func metrics(request: Request, context: HubRequestContext) async throws -> Response {
         let metrics = HubMetrics.shared
         let usage = services.pool.usage
-        metrics.set("msi_mongo_pool_size", Double(services.pool.configuration.maxPoolSize))
-        metrics.set("msi_mongo_pool_in_use", Double(usage.inUse))
-        metrics.set("msi_mongo_pool_waiting", Double(usage.waiting))
+        metrics.set("msi_mongo_pool_size", Double(services.pool.configuration.maxPoolSize), help: "Database connections the pool may open")
+        metrics.set("msi_mongo_pool_in_use", Double(usage.inUse), help: "Database connections in use")
+        metrics.set("msi_mongo_pool_waiting", Double(usage.waiting), help: "Operations waiting for a database connection")
         let now = UnixTime.nowMilliseconds()
         // The backlog is the database's; a scrape while it is unreachable still answers, without it.
         if let backlog = try? await services.outbox.backlog(now: now) {
-            metrics.set("msi_outbox_depth", Double(backlog.count))
+            metrics.set("msi_outbox_depth", Double(backlog.count), help: "Messages due and not yet relayed")
             metrics.set("msi_outbox_oldest_pending_age_seconds",
-                        backlog.oldestDueAt.map { Double(max(now - $0, 0)) / 1000 } ?? 0)
+                        backlog.oldestDueAt.map { Double(max(now - $0, 0)) / 1000 } ?? 0,
+                        help: "How long the oldest due message has waited")
         }
         let cube = services.cube.statistics
-        metrics.set("msi_cube_version", Double(cube.version))
-        metrics.set("msi_cube_loads", Double(cube.loads))
-        metrics.set("msi_cube_bytes", Double(cube.bytes))
+        metrics.set("msi_cube_version", Double(cube.version), help: "Distinct cube contents this process has served")
+        metrics.set("msi_cube_loads", Double(cube.loads), help: "Cube loads from the database by this process")
+        metrics.set("msi_cube_bytes", Double(cube.bytes), help: "Size of GET /channel in bytes")
         return Response(
             status: .ok,
             headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],

@@ -90,7 +90,7 @@ public final class CubeCache: Sendable {
     /// so an unchanged cube is neither compressed again nor given a new version.
     private static func build(_ documents: [BSONDocument], previous: Snapshot?) throws -> Snapshot {
         let writer = LegacyJSONWriter()
-        let json = try writer.bytes(.array(documents.map(BSONValue.document)))
+        let json = writer.bytes(.array(documents.map(BSONValue.document)))
         let loads = (previous?.loads ?? 0) + 1
         if let previous, previous.all.etag == CachedBody.etag(of: json) {
             return Snapshot(all: previous.all, channels: previous.channels, topics: previous.topics,
@@ -127,7 +127,7 @@ public final class CubeCache: Sendable {
             latestStarted = false
             let task = Task {
                 _ = await previous?.result
-                await self.started(number)
+                self.started(number)
                 try await work()
             }
             latest = task

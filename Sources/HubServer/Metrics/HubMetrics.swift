@@ -38,9 +38,9 @@ final class HubMetrics: Sendable {
         })
     }
 
-    /// Sets a gauge of the registry (created on first use).
-    func set(_ name: String, _ value: Double, labels: [(String, String)] = []) {
-        registry.makeGauge(name: name, labels: labels).set(to: value)
+    /// Sets the gauge `name` of the registry (created on first use, with `help` as its description).
+    func set(_ name: String, _ value: Double, help: String) {
+        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help)).set(to: value)
     }
 
     /// The registry in Prometheus's text format.
