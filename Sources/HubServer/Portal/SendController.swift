@@ -131,7 +131,7 @@ enum MessageRow {
                 return "Scheduled for \(PortalTime.text(milliseconds: relay.dueAt))"
             }
             return relay.attempts > 0 ? "Being retried" : "Waiting to be sent"
-        case .sent: return "Delivered to FCM"
+        case .sent: return "Sent to the push service"
         case .failed:
             let reason = relay.components.values.compactMap(\.lastError).first.map { ": \($0)" } ?? ""
             return "Failed\(reason)"
