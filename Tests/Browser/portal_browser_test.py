@@ -8,6 +8,7 @@ ends the session; a name with <script> shows as text; a form without its CSRF to
 passwords are throttled. Each page is photographed into the screenshots folder.
 """
 import argparse
+import traceback
 import base64
 import json
 import os
@@ -23,10 +24,9 @@ import urllib.request
 import uuid
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ADMIN, ADMIN_PASSWORD = "principal", "principal-pass-1"
@@ -121,6 +121,7 @@ class Run:
 
     def open(self, path):
         self.driver.get(self.base + path)
+        self.wait_loaded()
 
     def shot(self, name, width=None):
         driver = self.driver
@@ -136,30 +137,37 @@ class Run:
         return self.driver.find_element(By.TAG_NAME, "body").text
 
     def fill(self, field_id, value):
-        element = self.driver.find_element(By.ID, field_id)
-        element.clear()
-        element.send_keys(value)
+        def fill_once():
+            element = self.driver.find_element(By.ID, field_id)
+            element.clear()
+            element.send_keys(value)
+        retrying(fill_once)
 
-    def navigate(self, element):
-        """Clicks a link or button and waits until the next page has replaced this one."""
-        page = self.driver.find_element(By.TAG_NAME, "html")
-        element.click()
-        WebDriverWait(self.driver, 15).until(expected_conditions.staleness_of(page))
+    def navigate(self, by, value):
+        """Clicks the link or button found by (by, value) and waits until the next page has replaced this one."""
+        page = retrying(lambda: self.driver.find_element(By.TAG_NAME, "html"))
+        retrying(lambda: self.driver.find_element(by, value).click(), unless=lambda: is_stale(page))
+        WebDriverWait(self.driver, 15).until(lambda _: is_stale(page))
+        self.wait_loaded()
+
+    def wait_loaded(self):
+        WebDriverWait(self.driver, 15).until(
+            lambda driver: driver.execute_script("return document.readyState") == "complete")
 
     def login(self, username, password):
         self.open("/portal/login")
         self.fill("username", username)
         self.fill("password", password)
-        self.navigate(self.driver.find_element(By.CSS_SELECTOR, "form button[type=submit]"))
+        self.navigate(By.CSS_SELECTOR, "form button[type=submit]")
 
     def logout(self):
-        self.navigate(self.driver.find_element(By.ID, "logout"))
+        self.navigate(By.ID, "logout")
 
     def click_link(self, text):
-        self.navigate(self.driver.find_element(By.LINK_TEXT, text))
+        self.navigate(By.LINK_TEXT, text)
 
     def submit(self, button_id):
-        self.navigate(self.driver.find_element(By.ID, button_id))
+        self.navigate(By.ID, button_id)
 
     def session_cookie(self):
         cookie = self.driver.get_cookie("msi_session")
@@ -180,6 +188,31 @@ class Run:
         token = base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
         status, body = self.http("GET", path, headers={"Authorization": "Basic " + token})
         return status, json.loads(body)
+
+
+def is_stale(element):
+    """Whether `element`'s page has gone (chromedriver says so in one of two ways)."""
+    try:
+        element.tag_name
+        return False
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+
+
+def retrying(action, unless=lambda: False):
+    """Runs `action`, again (up to three times) when chromedriver loses track of a node it just found, a rare
+    race of its inspector protocol; not again when `unless()` says the action took effect."""
+    for attempt in range(3):
+        try:
+            return action()
+        except WebDriverException as error:
+            if "does not belong to the document" not in str(error) or attempt == 2 or unless():
+                raise
+            time.sleep(0.2)
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -213,14 +246,14 @@ def admin_builds_channel_area_and_subjects(run):
     check("The channel was added." in run.text(), "the channel was added")
     summary = run.driver.find_element(By.XPATH, "//summary[.//span[text()='Riverside High']]")
     summary.click()
-    run.navigate(run.driver.find_element(By.LINK_TEXT, "Areas of Riverside High"))
+    run.navigate(By.LINK_TEXT, "Areas of Riverside High")
     run.submit("add")
     run.fill("name", "Year 10")
     run.fill("desc", "Pupils of year 10 and their parents")
     run.submit("save")
     check("The area was added." in run.text(), "the area was added")
     run.driver.find_element(By.XPATH, "//summary[.//span[text()='Year 10']]").click()
-    run.navigate(run.driver.find_element(By.LINK_TEXT, "Subjects of Year 10"))
+    run.navigate(By.LINK_TEXT, "Subjects of Year 10")
     run.shared["subjects_url"] = run.driver.current_url
     for name, desc, distribution, level, access in [
         ("Exam alerts", "Changes to exams, at once", "Alert", "Forced", ""),
@@ -242,7 +275,7 @@ def admin_builds_channel_area_and_subjects(run):
 
 def admin_edits_and_deletes_a_subject(run):
     run.driver.find_element(By.XPATH, "//summary[.//span[text()='Trips']]").click()
-    run.navigate(run.driver.find_element(By.XPATH, "//details[.//span[text()='Trips']]//a[text()='Edit']"))
+    run.navigate(By.XPATH, "//details[.//span[text()='Trips']]//a[text()='Edit']")
     run.fill("name", "School trips")
     run.driver.find_element(By.ID, "distribution-Alert").click()
     run.submit("save")
@@ -250,7 +283,7 @@ def admin_edits_and_deletes_a_subject(run):
     run.driver.find_element(By.XPATH, "//summary[.//span[text()='School trips']]").click()
     check("Alert" in run.driver.find_element(By.XPATH, "//details[.//span[text()='School trips']]").text,
           "the edit changed the distribution")
-    run.navigate(run.driver.find_element(By.XPATH, "//details[.//span[text()='School trips']]//a[text()='Delete']"))
+    run.navigate(By.XPATH, "//details[.//span[text()='School trips']]//a[text()='Delete']")
     check("Delete the subject “School trips”?" in run.text(), "a delete asks first")
     run.shot("05-admin-confirm-delete")
     run.submit("confirm-delete")
@@ -258,7 +291,7 @@ def admin_edits_and_deletes_a_subject(run):
     check("School trips" not in run.text(), "the deleted subject is gone")
     for summary in run.driver.find_elements(By.CSS_SELECTOR, "#items summary")[:2]:
         summary.click()
-    run.shot("06-admin-subjects")
+    run.shot("06-admin-subjects", width=880)
 
 
 def a_script_name_shows_as_text(run):
@@ -279,14 +312,14 @@ def a_script_name_shows_as_text(run):
 def admin_manages_users_and_tokens(run):
     run.click_link("Users")
     run.fill("username", "dora")
-    run.navigate(run.driver.find_element(By.XPATH, "//form[@id='add-user']//button"))
+    run.navigate(By.XPATH, "//form[@id='add-user']//button")
     check("dora can now log in" in run.text(), "a new user gets a password, shown once")
     run.shot("08-admin-user-added")
     run.click_link("Back to the users")
     run.shot("09-admin-users")
     run.click_link("API tokens")
     run.fill("name", "timetable-bot")
-    run.navigate(run.driver.find_element(By.XPATH, "//form[@id='add-token']//button"))
+    run.navigate(By.XPATH, "//form[@id='add-token']//button")
     secret = run.driver.find_element(By.ID, "secret").get_attribute("value")
     check(secret.startswith("msi_"), "the token's secret is shown once")
     run.click_link("Back to the tokens")
@@ -318,9 +351,8 @@ def communicator_cannot_open_admin_pages(run):
 
 
 def choose(run, channel, area, subject):
-    Select(run.driver.find_element(By.ID, "channel")).select_by_visible_text(channel)
-    Select(run.driver.find_element(By.ID, "area")).select_by_visible_text(area)
-    Select(run.driver.find_element(By.ID, "subject")).select_by_visible_text(subject)
+    for field, text in [("channel", channel), ("area", area), ("subject", subject)]:
+        retrying(lambda: Select(run.driver.find_element(By.ID, field)).select_by_visible_text(text))
 
 
 def communicator_sends_an_alert_and_an_information(run):
@@ -344,7 +376,7 @@ def communicator_sends_an_alert_and_an_information(run):
     run.fill("desc", "Maths exam: Tuesday 9:00, main hall")
     run.fill("message", "The maths exam moves from Monday to Tuesday, 9:00, in the main hall.")
     check(run.driver.find_element(By.ID, "desc-count").text.startswith("35 of 500"), "a counter counts")
-    run.shot("13-send-form")
+    run.shot("13-send-form", width=880)
     run.shot("13-send-form-phone", width=390)
     run.submit("send")
     check("Your message was sent" in run.text(), "the confirmation page")
@@ -352,7 +384,7 @@ def communicator_sends_an_alert_and_an_information(run):
     check(len(alert_key) == 24, "the confirmation shows the msi_key")
     run.shared["alert_key"] = alert_key
     run.shot("14-confirmation")
-    run.navigate(run.driver.find_element(By.ID, "send-again"))
+    run.navigate(By.ID, "send-again")
     choose(run, "Riverside High", "Year 10", "Newsletter")
     check(not run.driver.find_element(By.ID, "desc").is_displayed(), "an Information message has no notification text")
     run.fill("title", "Newsletter, week 48")
@@ -372,7 +404,7 @@ def communicator_sends_an_alert_and_an_information(run):
     Select(run.driver.find_element(By.ID, "channel")).select_by_visible_text("Riverside High")
     Select(run.driver.find_element(By.ID, "area")).select_by_visible_text("Year 10")
     Select(run.driver.find_element(By.ID, "subject")).select_by_visible_text("Exam alerts")
-    run.navigate(run.driver.find_element(By.XPATH, "//form[@id='filter-form']//button"))
+    run.navigate(By.XPATH, "//form[@id='filter-form']//button")
     check("Maths exam moved" in run.text() and "Newsletter, week 48" not in run.text(), "the filter by subject")
 
 
@@ -449,6 +481,7 @@ def main():
                 step(run)
             except Exception as error:  # noqa: BLE001 - report the step, keep its picture, stop
                 print("not ok - %s: %s: %s" % (step.__name__, type(error).__name__, str(error).splitlines()[0]))
+                print("".join(line for line in traceback.format_tb(error.__traceback__) if __file__ in line))
                 try:
                     run.shot("failed-" + step.__name__)
                     print("  page: %s\n  %s" % (run.driver.current_url, run.text()[:600].replace("\n", "\n  ")))

@@ -12,13 +12,16 @@
     var areas = Array.prototype.slice.call(area.options, 1);
     var subjects = Array.prototype.slice.call(subject.options, 1);
 
-    function fill(select, options) {
-      var current = select.value;
-      while (select.options.length > 1) { select.remove(1); }
-      options.forEach(function (option) { select.add(option); });
-      var kept = options.some(function (option) { return option.value === current; });
-      select.value = kept ? current : '';
-      if (!select.value && options.length === 1 && select.required) { select.value = options[0].value; }
+    // Options not under the chosen parent are hidden and disabled, never removed, so the page keeps its nodes.
+    function fill(select, options, matches) {
+      var shown = options.filter(function (option) {
+        var match = matches(option);
+        option.hidden = !match;
+        option.disabled = !match;
+        return match;
+      });
+      if (select.selectedOptions.length && select.selectedOptions[0].disabled) { select.value = ''; }
+      if (!select.value && shown.length === 1 && select.required) { select.value = shown[0].value; }
     }
 
     function showSubject() {
@@ -34,10 +37,10 @@
     }
 
     function update() {
-      fill(area, areas.filter(function (option) { return option.getAttribute('data-channel') === channel.value; }));
-      fill(subject, subjects.filter(function (option) {
+      fill(area, areas, function (option) { return option.getAttribute('data-channel') === channel.value; });
+      fill(subject, subjects, function (option) {
         return option.getAttribute('data-channel') === channel.value && option.getAttribute('data-area') === area.value;
-      }));
+      });
       showSubject();
     }
 
