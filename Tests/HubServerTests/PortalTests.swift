@@ -172,6 +172,96 @@ import Testing
     }
 }
 
+extension PortalTests {
+    @Test func adminFormsWriteTheCubeThroughTheDAOsAndGETChannelSeesItAtOnce() async throws {
+        try await HubHarness.with(seed: Self.seed) { hub in
+            var browser = PortalBrowser(hub: hub)
+            _ = try await browser.login("root", Self.adminPassword)
+            let csrf = try PortalBrowser.csrf(in: try await browser.get("/portal/admin/channels/new"))
+            let added = try await browser.post("/portal/admin/channels/new",
+                                               ["_csrf": csrf, "name": "North Campus", "desc": "", "access": "ann, bob"])
+            #expect(added.status == .seeOther && added.headers[.location] == "/portal/admin/channels?done=added")
+            let channel = try #require(try await hub.database.collection(CollectionName.icube).findOne(["name": "North Campus"]))
+            let channelID = try #require(channel["_id"]?.objectIDValue).hex
+            #expect(channel["access"] == ["ann", "bob"])
+            #expect(try await hub.request(.get, "/channel").text.contains("North Campus"))
+
+            @Sendable func stored() async throws -> Channel {
+                let document = try await hub.channel(try #require(ObjectID(hex: channelID)))
+                return try #require(document.flatMap(Channel.init(document:)))
+            }
+            let areas = "/portal/admin/channels/\(channelID)/areas"
+            #expect(try await browser.post(areas + "/new", ["_csrf": csrf, "name": "Labs"]).status == .seeOther)
+            let areaID = try #require(try await stored().areas.first?.id.hex)
+            let subjects = "\(areas)/\(areaID)/subjects"
+            // A subject without a distribution: the form comes back as filled, the error beside the field.
+            let refused = try await browser.post(subjects + "/new", ["_csrf": csrf, "name": "Lab <safety>", "level": "Forced"])
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.text.contains("id=\"distribution-error\"") && refused.text.contains("value=\"Lab &lt;safety&gt;\""))
+            #expect(try await browser.post(subjects + "/new", ["_csrf": csrf, "name": "Lab safety", "level": "Forced",
+                                                               "distribution": "Alert"]).status == .seeOther)
+            let subject = try #require(try await stored().areas.first?.subjects.first)
+            #expect(subject.level == "Forced" && subject.distribution == .alert)
+            #expect(subject.topicKey == "\(channelID)-\(areaID)-\(subject.id.hex)")
+            #expect(try await hub.request(.get, "/channel").text.contains("Lab safety"))
+
+            let edited = try await browser.post("\(subjects)/\(subject.id.hex)/edit",
+                                                ["_csrf": csrf, "name": "Lab rules", "desc": "d", "level": "",
+                                                 "distribution": "Information"])
+            #expect(edited.headers[.location] == subjects + "?done=saved")
+            let editedSubject = try await stored().areas.first?.subjects.first
+            #expect(editedSubject?.name == "Lab rules" && editedSubject?.distribution == .information)
+
+            let confirm = try await browser.get("\(subjects)/\(subject.id.hex)/delete")
+            #expect(confirm.status == .ok && confirm.text.contains("Delete the subject “Lab rules”?"))
+            #expect(try await browser.post("\(subjects)/\(subject.id.hex)/delete", ["_csrf": csrf]).status == .seeOther)
+            #expect(try await stored().areas.first?.subjects.isEmpty == true)
+            #expect(!(try await hub.request(.get, "/channel").text.contains("Lab rules")))
+        }
+    }
+
+    @Test func disablingAUserEndsTheirSessionsAndTheirLogins() async throws {
+        try await HubHarness.with(seed: Self.seed) { hub in
+            var ann = PortalBrowser(hub: hub)
+            _ = try await ann.login("ann", HubHarness.annPassword)
+            #expect(try await ann.get("/portal").status == .ok)
+            var root = PortalBrowser(hub: hub)
+            _ = try await root.login("root", Self.adminPassword)
+            let csrf = try PortalBrowser.csrf(in: try await root.get("/portal/admin/users"))
+            let annID = try #require(try await hub.database.collection(CollectionName.users).findOne(["username": "ann"])?["_id"]?.objectIDValue)
+            let disabled = try await root.post("/portal/admin/users/\(annID.hex)/disable", ["_csrf": csrf])
+            #expect(disabled.headers[.location] == "/portal/admin/users?done=disabled")
+            #expect(try await ann.get("/portal").status == .seeOther)
+            #expect(try await ann.login("ann", HubHarness.annPassword).status == .unauthorized)
+            // An admin cannot lock themselves out.
+            let rootID = try #require(try await hub.database.collection(CollectionName.users).findOne(["username": "root"])?["_id"]?.objectIDValue)
+            #expect(try await root.post("/portal/admin/users/\(rootID.hex)/disable", ["_csrf": csrf]).status == .unprocessableContent)
+        }
+    }
+
+    @Test func aSessionWorksOnAnotherReplicaOfTheSameDatabase() async throws {
+        try await HubHarness.with(seed: Self.seed) { hub in
+            var browser = PortalBrowser(hub: hub)
+            _ = try await browser.login("ann", HubHarness.annPassword)
+            let secret = try #require(browser.cookies["msi_session"])
+            let replica = try await HubProcess(mongoURI: try HubProcess.uri(of: hub.database))
+            defer { replica.stop() }
+            let page = try await replica.get("/portal", headers: ["Cookie": "msi_session=\(secret)"])
+            #expect(page.status == 200)
+            #expect(String(decoding: page.body, as: UTF8.self).contains("Hello, ann"))
+        }
+    }
+
+    @Test func secureCookiesWhenConfiguredForHTTPS() throws {
+        let portal = try PortalConfiguration.fromEnvironment(["PORTAL_SECURE_COOKIES": "true"])
+        let cookie = portal.sessionCookie(PortalSecret.make()).description
+        #expect(cookie.hasPrefix("__Host-msi_session=") && cookie.contains("Secure") && cookie.contains("HttpOnly"))
+        #expect(cookie.contains("SameSite=Lax") && cookie.contains("Path=/"))
+        #expect(throws: ConfigurationError.self) { try PortalConfiguration.fromEnvironment(["PORTAL_SECURE_COOKIES": "maybe"]) }
+        #expect(try HubConfiguration.fromEnvironment([:]).portal.secureCookies == false)
+    }
+}
+
 /// A browser's part of the conversation: cookies kept between requests, forms sent urlencoded.
 struct PortalBrowser {
     let hub: HubHarness
