@@ -24,7 +24,10 @@ struct PortalSessionMiddleware: RouterMiddleware {
         }
         guard !user.disabled else { return try await next(request, context) }
         let lifetime = configuration.sessionLifetime.milliseconds
-        try await sessions.extend(key: session.key, lifetimeMS: lifetime, slackMS: min(lifetime / 10, 300_000))
+        let slack = min(lifetime / 10, 300_000)
+        if session.expiresAt - UnixTime.nowMilliseconds() < lifetime - slack {
+            try await sessions.extend(key: session.key, lifetimeMS: lifetime, slackMS: slack)
+        }
         var context = context
         context.user = PortalUser(username: user.username, role: user.role, csrfToken: session.csrfToken,
                                   sessionKey: session.key)
