@@ -18,13 +18,14 @@ struct Portal {
         }
         router.get("/") { _, _ in Response.redirect(to: "/portal", type: .found) }
         let portal = router.group("/portal", context: PortalRequestContext.self)
-            .add(middleware: PortalPageMiddleware(pages: pages))
-        portal.get("/static/:file") { request, context in
+        portal.group("/static").add(middleware: PortalPageMiddleware(pages: pages)).get(":file") { request, context in
             try files.response(name: context.parameters.get("file") ?? "", request: request)
         }
+        // The session first, so that error pages too show who is logged in; then pages, then the CSRF check.
         let pagesGroup = portal.group()
             .add(middleware: PortalSessionMiddleware(sessions: services.sessions, users: services.users,
                                                      configuration: configuration))
+            .add(middleware: PortalPageMiddleware(pages: pages))
             .add(middleware: CSRFMiddleware())
         LoginController(services: services, configuration: configuration, pages: pages).addRoutes(to: pagesGroup)
         SendController(services: services, pages: pages).addRoutes(to: pagesGroup)

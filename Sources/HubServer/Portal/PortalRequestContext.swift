@@ -9,6 +9,8 @@ struct PortalRequestContext: ChildRequestContext {
     var user: PortalUser?
     /// A POST's form fields, read by `CSRFMiddleware` once their CSRF token checked out.
     var form = PortalForm()
+    /// Why the session could not be read (the database is unavailable), if it could not.
+    var sessionFailure: (any Error)?
 
     init(context: HubRequestContext) throws {
         self.coreContext = context.coreContext
@@ -18,8 +20,10 @@ struct PortalRequestContext: ChildRequestContext {
     var maxUploadSize: Int { 64 * 1024 }
 
     /// The logged-in user.
-    /// - Throws: `PortalError.loginRequired` (a redirect to the login page) when nobody is logged in.
+    /// - Throws: `PortalError.loginRequired` (a redirect to the login page) when nobody is logged in; the
+    ///   database's error when the session could not be read.
     func requireUser() throws -> PortalUser {
+        if let sessionFailure { throw sessionFailure }
         guard let user else { throw PortalError.loginRequired }
         return user
     }
