@@ -14,11 +14,13 @@ build: deps
 run: deps
 	@scripts/run.sh
 
-## Runs every test against a fresh test database (started and stopped here).
+## Runs every test against a fresh test database (started and stopped here), checks docker-compose.yml,
+## then runs the portal's browser tests.
 test: deps
 	$(SWIFT) build --build-tests
 	scripts/with-test-database.sh $(SWIFT) test --skip-build
 	.venv/bin/python scripts/check-compose.py
+	scripts/with-test-database.sh scripts/browser-tests.sh
 
 ## Runs the Mongo and DAO tests under AddressSanitizer with leak detection.
 leakcheck: deps

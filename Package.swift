@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // C interop: libmongoc and libbson (Debian libmongoc-dev, libbson-dev).
@@ -65,8 +66,9 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
-            resources: [.copy("Resources/openapi.json")],
+            resources: [.copy("Resources/openapi.json"), .copy("Resources/portal")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -130,6 +132,13 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/FakeFCM",
+            swiftSettings: swiftSettings
+        ),
+        // The fake FCM as a process, for the browser tests and benchmarks: `fake-fcm --port 0 --state-dir DIR`.
+        .executableTarget(
+            name: "fake-fcm",
+            dependencies: ["FakeFCM"],
+            path: "Tests/FakeFCMServer",
             swiftSettings: swiftSettings
         ),
         .testTarget(

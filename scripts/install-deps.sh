@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing msi-hub needs and the machine lacks:
-# the C libraries (Debian packages) and a Python venv with the test database, SecantusDB.
+# the C libraries and the browser for the portal's tests (Debian packages), and a Python venv with the test
+# database, SecantusDB, and selenium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libmongoc-dev libbson-dev libcurl4-openssl-dev pkg-config)
+packages=(libmongoc-dev libbson-dev libcurl4-openssl-dev pkg-config chromium chromium-driver)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -22,4 +23,8 @@ if ! "$venv/bin/python" -c "import secantus, yaml" 2>/dev/null; then
     echo "creating $venv with SecantusDB and PyYAML"
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check "SecantusDB==0.7.0b3" "PyYAML==6.0.2"
+fi
+if ! "$venv/bin/python" -c "import selenium" 2>/dev/null; then
+    echo "installing selenium into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "selenium==4.*"
 fi

@@ -12,6 +12,8 @@ public enum CollectionName {
     public static let tokens = "tokens"
     /// Portal sessions, expired by a TTL index.
     public static let sessions = "sessions"
+    /// Failed portal logins, counted to throttle guessing; expired by a TTL index.
+    public static let loginFailures = "login_failures"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -36,6 +38,8 @@ public enum DatabaseIndexes {
                 IndexModel(keys: ["hash": 1], name: "hash", unique: true),
                 IndexModel(keys: ["name": 1], name: "name"),
             ])
+            try await database.collection(CollectionName.sessions).createIndexes(SessionDAO.indexes)
+            try await database.collection(CollectionName.loginFailures).createIndexes(LoginFailureDAO.indexes)
         }
     }
 }

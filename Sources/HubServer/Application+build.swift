@@ -31,7 +31,7 @@ public func buildApplication(
             """.utf8))
     }
     try await services.cube.refresh()
-    let router = buildRouter(services: services)
+    let router = buildRouter(services: services, portal: configuration.portal)
     let follower = CubeFollower(cache: services.cube, icube: services.database.collection(CollectionName.icube),
                                 logger: logger)
     // Services stop in reverse order: the relay finishes its batches before the pool closes.
@@ -47,8 +47,8 @@ public func buildApplication(
     )
 }
 
-/// The routes and middleware of the hub over `services`.
-public func buildRouter(services: HubServices) -> Router<HubRequestContext> {
+/// The routes and middleware of the hub over `services`, the web portal's included.
+public func buildRouter(services: HubServices, portal: PortalConfiguration = PortalConfiguration()) -> Router<HubRequestContext> {
     let router = Router(context: HubRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware())
@@ -59,6 +59,7 @@ public func buildRouter(services: HubServices) -> Router<HubRequestContext> {
     MessageController(services: services).addRoutes(to: router)
     HealthController(services: services).addRoutes(to: router)
     MetricsController(services: services).addRoutes(to: router)
+    Portal(services: services, configuration: portal).addRoutes(to: router)
     return router
 }
 

@@ -32,10 +32,15 @@ public final class FakeFCM: Sendable {
         self.server = server
     }
 
-    /// Starts a fake serving project `projectID`; `payloadLimit` is FCM's payload limit in bytes (the sum of the
-    /// UTF-8 sizes of the keys and values of `data`, plus `notification`'s title and body).
+    /// Starts a fake serving project `projectID` on `port` (0: an ephemeral one); `payloadLimit` is FCM's payload
+    /// limit in bytes (the sum of the UTF-8 sizes of the keys and values of `data`, plus `notification`'s title
+    /// and body).
     /// - Throws: `FakeFCMError` when the server cannot start.
-    public static func start(projectID: String = "msi-test", payloadLimit: Int = 4096) async throws -> FakeFCM {
+    public static func start(
+        projectID: String = "msi-test",
+        payloadLimit: Int = 4096,
+        port: Int = 0
+    ) async throws -> FakeFCM {
         let state = FakeFCMState(projectID: projectID, payloadLimit: payloadLimit)
         let router = Router()
         router.post("/token") { request, _ -> Response in
@@ -51,6 +56,13 @@ public final class FakeFCM: Sendable {
                 authorization: request.headers[.authorization],
                 body: Array(buffer: body)
             )
+        }
+        // Not FCM: the bodies of the accepted messages:send requests, for tests that run the fake as a process.
+        router.get("/_received") { _, _ -> Response in
+            let bodies = state.withState { $0.received }.map {
+                (try? JSONSerialization.jsonObject(with: Data($0.body))) ?? NSNull()
+            }
+            return FakeFCMState.json(200, bodies)
         }
         // Not FCM: echoes the request, for tests of the HTTP client itself.
         router.post("/echo") { request, _ -> Response in
@@ -71,7 +83,7 @@ public final class FakeFCM: Sendable {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "FakeFCM"),
+            configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "FakeFCM"),
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)
             },

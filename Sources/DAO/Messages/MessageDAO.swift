@@ -56,6 +56,7 @@ public struct MessageDAO: Sendable {
         } else if !query.topicKeys.isEmpty {
             conditions.append(["topic_key": ["$in": .array(query.topicKeys.map(BSONValue.string))]])
         }
+        if let sender = query.sender { conditions.append(["sender": .string(sender)]) }
         if let since = query.since { conditions.append(["timestamp": ["$gte": .int64(since)]]) }
         if let after = query.after {
             conditions.append(["$or": [

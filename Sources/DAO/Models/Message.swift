@@ -68,12 +68,16 @@ public struct MessageQuery: Sendable {
     public var limit: Int
     /// Continue after this page position (from the previous page's `next`).
     public var after: MessageCursor?
+    /// Only messages this user or token sent; nil means anyone's.
+    public var sender: String?
 
-    public init(topicKeys: [String] = [], since: Int64? = nil, limit: Int = 50, after: MessageCursor? = nil) {
+    public init(topicKeys: [String] = [], since: Int64? = nil, limit: Int = 50, after: MessageCursor? = nil,
+                sender: String? = nil) {
         self.topicKeys = topicKeys
         self.since = since
         self.limit = limit
         self.after = after
+        self.sender = sender
     }
 }
 

@@ -65,11 +65,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("fcm-mode"), help: "send, validate or log (FCM_MODE).") var fcmMode: String?
     @Option(name: .customLong("relay-concurrency"), help: "FCM requests in flight at once; 0: do not relay (RELAY_CONCURRENCY).")
     var relayConcurrency: Int?
+    @Flag(name: .customLong("portal-secure-cookies"), help: "Secure portal cookies, for HTTPS (PORTAL_SECURE_COOKIES).")
+    var portalSecureCookies = false
 
     func run() async throws {
         var configuration = try database.configuration()
         if let host { configuration.host = host }
         if let port { configuration.port = port }
+        if portalSecureCookies { configuration.portal.secureCookies = true }
         if let logLevel {
             guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown log level \(logLevel)") }
             configuration.logLevel = level

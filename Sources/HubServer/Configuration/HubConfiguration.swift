@@ -19,6 +19,8 @@ public struct HubConfiguration: Sendable {
     public var maxBodySize: Int
     /// The relay to FCM.
     public var relay: RelayConfiguration
+    /// The web portal's sessions (`PORTAL_SECURE_COOKIES`).
+    public var portal: PortalConfiguration
 
     /// The local database that `make run` starts.
     public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
@@ -32,7 +34,8 @@ public struct HubConfiguration: Sendable {
         databasePoolSize: Int = 8,
         serverSelectionTimeoutMS: Int32 = 2_000,
         maxBodySize: Int = 64 * 1024,
-        relay: RelayConfiguration = RelayConfiguration()
+        relay: RelayConfiguration = RelayConfiguration(),
+        portal: PortalConfiguration = PortalConfiguration()
     ) {
         self.mongoURI = mongoURI
         self.host = host
@@ -43,6 +46,7 @@ public struct HubConfiguration: Sendable {
         self.serverSelectionTimeoutMS = serverSelectionTimeoutMS
         self.maxBodySize = maxBodySize
         self.relay = relay
+        self.portal = portal
     }
 
     /// The configuration the environment gives, defaults elsewhere.
@@ -70,6 +74,7 @@ public struct HubConfiguration: Sendable {
             configuration.logFormat = value
         }
         configuration.relay = try RelayConfiguration.fromEnvironment(environment)
+        configuration.portal = try PortalConfiguration.fromEnvironment(environment)
         return configuration
     }
 

@@ -19,7 +19,7 @@ struct MessageController {
         router.get("/message/:msiKey", use: get)
     }
 
-    /// POST /message: validates, archives, and answers 201 with the stored message.
+    /// POST /message: reads the body, sends it as the portal does (`MessageSending`), answers 201 with the stored message.
     @Sendable func send(request: Request, context: HubRequestContext) async throws -> Response {
         let identity = try context.require(.admin, .communicator)
         var request = request
@@ -33,25 +33,10 @@ struct MessageController {
         let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)
         let sendAt = try fields.optionalInteger("send_at", in: 0...(now + Self.maximumScheduleMS))
 
-        let location = try await services.cube.location(topicKey: topicKey, subjects: services.subjects)
-        guard let subjectDistribution = location.subject.distribution, subjectDistribution == distribution else {
-            let expected = location.subject.distribution?.rawValue ?? "a valid distribution"
-            throw HubError.invalid("distribution_mismatch",
-                                   "the field \"distribution\" must be \(expected), the subject's distribution")
-        }
-        if distribution == .alert, desc.isEmpty {
-            throw HubError.invalid("empty_field", "the field \"desc\" must not be empty for an Alert: it is the push notification's body")
-        }
-        guard identity.maySend(through: location.accessLists) else {
-            throw HubError(.forbidden, "subject_access_denied", "\(identity.name) may not send to this subject")
-        }
-        let dueAt = max(sendAt ?? now, now)
-        let plan = RelayPlan(dueAt: dueAt, expiresAt: ttl.map { dueAt + $0 * 1000 }, ttlSeconds: ttl,
-                             deadlineAt: dueAt + services.relayDeadlineMS)
-        let message = try await services.messages.add(MessageDraft(
-            title: title, desc: desc, message: text, topicKey: topicKey, distribution: distribution, sender: identity.name,
-            extra: ["relay": .document(plan.document(for: distribution))]))
-        services.outboxSignal.notify()
+        let message = try await MessageSending(services: services).send(
+            .init(title: title, desc: desc, message: text, topicKey: topicKey, distribution: distribution,
+                  ttl: ttl, sendAt: sendAt),
+            as: identity)
         return JSONResponse.make(.document(message.document), status: .created)
     }
 

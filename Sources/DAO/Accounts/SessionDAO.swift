@@ -1,0 +1,90 @@
+import Mongo
+
+/// A portal session: who is logged in, and the token their forms must carry.
+public struct PortalSession: Sendable {
+    /// The stored key: a hash of the cookie's secret, never the secret itself.
+    public var key: String
+    public var username: String
+    /// The CSRF token every form of this session carries.
+    public var csrfToken: String
+    /// When it was created and when it expires, in Unix milliseconds.
+    public var createdAt: Int64
+    public var expiresAt: Int64
+
+    /// Reads a stored session; nil when the document is not one.
+    public init?(document: BSONDocument) {
+        guard let key = document["_id"]?.stringValue, case .datetime(let expiresAt)? = document["expires_at"] else {
+            return nil
+        }
+        self.key = key
+        self.username = document.string("username")
+        self.csrfToken = document.string("csrf")
+        self.createdAt = document["created_at"]?.int64Value ?? 0
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Portal sessions, in msi-hub's own `sessions` collection: a TTL index deletes expired ones, so any
+/// replica serves any session and sessions survive a restart.
+public struct SessionDAO: Sendable {
+    let collection: MongoCollection
+    let now: @Sendable () -> Int64
+
+    /// The indexes `DatabaseIndexes.ensure` creates: expiry at `expires_at`, and a user's sessions.
+    static let indexes = [
+        IndexModel(keys: ["expires_at": 1], name: "expires_at", expireAfterSeconds: 0),
+        IndexModel(keys: ["username": 1], name: "username"),
+    ]
+
+    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+        self.collection = database.collection(CollectionName.sessions)
+        self.now = now
+    }
+
+    /// Stores a new session under `key` that expires `lifetimeMS` from now.
+    /// - Throws: `DAOError` (`.duplicate` if the key exists, which 256 random bits make impossible in practice).
+    public func create(key: String, username: String, csrfToken: String, lifetimeMS: Int64) async throws -> PortalSession {
+        let time = now()
+        let document: BSONDocument = [
+            "_id": .string(key), "username": .string(username), "csrf": .string(csrfToken),
+            "created_at": .int64(time), "expires_at": .datetime(time + lifetimeMS),
+        ]
+        try await mapErrors { _ = try await collection.insertOne(document) }
+        guard let session = PortalSession(document: document) else { preconditionFailure("a session made here reads back") }
+        return session
+    }
+
+    /// The live session stored under `key`, or nil (the TTL monitor runs only once a minute, so expiry is
+    /// checked here too).
+    /// - Throws: `DAOError`.
+    public func find(key: String) async throws -> PortalSession? {
+        let document = try await mapErrors {
+            try await collection.findOne(["_id": .string(key), "expires_at": ["$gt": .datetime(now())]])
+        }
+        return document.flatMap(PortalSession.init(document:))
+    }
+
+    /// Moves a session's expiry to `lifetimeMS` from now, once the session has used up `slackMS` of it
+    /// (so an active user does not cause a write per page).
+    /// - Throws: `DAOError`.
+    public func extend(key: String, lifetimeMS: Int64, slackMS: Int64) async throws {
+        let expiresAt = now() + lifetimeMS
+        _ = try await mapErrors {
+            try await collection.updateOne(
+                ["_id": .string(key), "expires_at": ["$lt": .datetime(expiresAt - slackMS)]],
+                ["$set": ["expires_at": .datetime(expiresAt)]])
+        }
+    }
+
+    /// Ends the session stored under `key`; ending one that does not exist is not an error.
+    /// - Throws: `DAOError`.
+    public func delete(key: String) async throws {
+        _ = try await mapErrors { try await collection.deleteOne(["_id": .string(key)]) }
+    }
+
+    /// Ends every session of `username` (when the user is disabled, their password reset or role changed).
+    /// - Throws: `DAOError`.
+    public func deleteAll(username: String) async throws {
+        _ = try await mapErrors { try await collection.deleteMany(["username": .string(username)]) }
+    }
+}

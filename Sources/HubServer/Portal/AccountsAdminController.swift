@@ -1,0 +1,215 @@
+import DAO
+import HTTPTypes
+import Hummingbird
+import Mongo
+
+/// The admin pages of accounts: users (add, disable and enable, reset the password, change the role) and API
+/// tokens (create, with the secret shown once; revoke).
+struct AccountsAdminController {
+    let services: HubServices
+    let pages: PortalPages
+
+    func addRoutes(to group: RouterGroup<PortalRequestContext>) {
+        group.get("/admin/users", use: users)
+        group.post("/admin/users", use: addUser)
+        group.post("/admin/users/:userID/disable") { try await setDisabled(true, $0, $1) }
+        group.post("/admin/users/:userID/enable") { try await setDisabled(false, $0, $1) }
+        group.post("/admin/users/:userID/password", use: resetPassword)
+        group.post("/admin/users/:userID/role", use: setRole)
+        group.get("/admin/tokens", use: tokens)
+        group.post("/admin/tokens", use: createToken)
+        group.post("/admin/tokens/:tokenID/revoke", use: revokeToken)
+    }
+
+    // MARK: Users
+
+    /// GET /portal/admin/users
+    @Sendable func users(request: Request, context: PortalRequestContext) async throws -> Response {
+        _ = try context.requireAdmin()
+        let notice = request.uri.queryParameters.get("done").flatMap { Self.userNotices[$0] }
+        return try await usersPage(context: context, notice: notice)
+    }
+
+    /// POST /portal/admin/users: adds a user with a new password, shown once.
+    @Sendable func addUser(request: Request, context: PortalRequestContext) async throws -> Response {
+        _ = try context.requireAdmin()
+        let username = context.form.trimmed("username")
+        let roleText = context.form.trimmed("role")
+        var errors: [String: String] = [:]
+        if let problem = Self.nameProblem(username) { errors["username"] = problem }
+        guard let role = Role(rawValue: roleText) else {
+            errors["role"] = "Choose a role."
+            return try await usersPage(context: context, values: ["username": username], errors: errors)
+        }
+        guard errors.isEmpty else {
+            return try await usersPage(context: context, values: ["username": username, "role": roleText], errors: errors)
+        }
+        let password = PasswordGenerator.make()
+        do {
+            _ = try await services.users.add(username: username, passwordHash: try await services.credentials.hash(password: password),
+                                             role: role)
+        } catch let error as DAOError where error.code == .duplicate {
+            errors["username"] = "A user called \(username) exists already."
+            return try await usersPage(context: context, values: ["username": username, "role": roleText], errors: errors)
+        }
+        return pages.render("secret", context.page("User added", [
+            "heading": "\(username) can now log in", "label": "Password of \(username)", "secret": password,
+            "advice": "Give this password to \(username). It is shown only now; if it is lost, reset it.",
+            "backURL": "/portal/admin/users", "backLabel": "Back to the users",
+        ]))
+    }
+
+    /// Disables or re-enables a user; disabling ends their sessions at once.
+    func setDisabled(_ disabled: Bool, _ request: Request, _ context: PortalRequestContext) async throws -> Response {
+        let admin = try context.requireAdmin()
+        let username = try await existingUser(context).username
+        if disabled, username == admin.username {
+            return try await usersPage(context: context, problem: "You cannot disable yourself.")
+        }
+        try await services.users.setDisabled(username: username, disabled)
+        if disabled { try await services.sessions.deleteAll(username: username) }
+        return .redirect(to: "/portal/admin/users?done=" + (disabled ? "disabled" : "enabled"))
+    }
+
+    /// Gives a user a new password, shown once, and ends their sessions.
+    @Sendable func resetPassword(request: Request, context: PortalRequestContext) async throws -> Response {
+        let admin = try context.requireAdmin()
+        let username = try await existingUser(context).username
+        let password = PasswordGenerator.make()
+        try await services.users.setPasswordHash(username: username, try await services.credentials.hash(password: password))
+        if username != admin.username { try await services.sessions.deleteAll(username: username) }
+        return pages.render("secret", context.page("Password reset", [
+            "heading": "New password for \(username)", "label": "Password of \(username)", "secret": password,
+            "advice": "The old password no longer works. This one is shown only now.",
+            "backURL": "/portal/admin/users", "backLabel": "Back to the users",
+        ]))
+    }
+
+    /// Changes a user's role; their sessions end so the new role applies to a fresh login.
+    @Sendable func setRole(request: Request, context: PortalRequestContext) async throws -> Response {
+        let admin = try context.requireAdmin()
+        let username = try await existingUser(context).username
+        guard let role = Role(rawValue: context.form.trimmed("role")) else {
+            return try await usersPage(context: context, problem: "Choose admin or communicator.")
+        }
+        if username == admin.username, role != .admin {
+            return try await usersPage(context: context, problem: "You cannot take the admin role from yourself.")
+        }
+        try await services.users.setRole(username: username, role)
+        if username != admin.username { try await services.sessions.deleteAll(username: username) }
+        return .redirect(to: "/portal/admin/users?done=role")
+    }
+
+    private func existingUser(_ context: PortalRequestContext) async throws -> User {
+        let id = context.parameters.get("userID").flatMap(ObjectID.init(hex:))
+        guard let id, let user = try await services.users.list().first(where: { $0.id == id }) else {
+            throw PortalError.notFound("This user")
+        }
+        return user
+    }
+
+    private func usersPage(context: PortalRequestContext, values: [String: String] = [:], errors: [String: String] = [:],
+                           problem: String? = nil, notice: String? = nil) async throws -> Response {
+        let me = context.user?.username
+        let rows: [[String: Any]] = try await services.users.list().map { user in
+            [
+                "username": user.username, "role": user.role.rawValue, "disabled": user.disabled,
+                "isMe": user.username == me, "created": PortalTime.text(milliseconds: user.createdAt),
+                "roles": Role.allCases.map { ["value": $0.rawValue, "selected": $0 == user.role] },
+                "path": "/portal/admin/users/\(user.id.hex)",
+            ]
+        }
+        let chosenRole = values["role"] ?? Role.communicator.rawValue
+        var data: [String: Any] = [
+            "users": rows, "values": values, "errors": errors, "hasErrors": !errors.isEmpty,
+            "roles": Role.allCases.map { ["value": $0.rawValue, "selected": $0.rawValue == chosenRole] },
+        ]
+        if let problem { data["problem"] = problem }
+        let status: HTTPResponse.Status = errors.isEmpty && problem == nil ? .ok : .unprocessableContent
+        return pages.render("admin-users", context.page("Users", data, notice: notice), status: status)
+    }
+
+    /// Why `name` cannot be a username or token name, or nil when it can (the CLI's rule).
+    static func nameProblem(_ name: String) -> String? {
+        guard (1...64).contains(name.count),
+              name.allSatisfy({ $0.isLetter || $0.isNumber || "._-@".contains($0) }) else {
+            return "Use 1 to 64 letters, digits, “.”, “_”, “-” or “@”."
+        }
+        return nil
+    }
+
+    private static let userNotices = [
+        "disabled": "The user was disabled and logged out.", "enabled": "The user can log in again.",
+        "role": "The role was changed.",
+    ]
+
+    // MARK: Tokens
+
+    /// GET /portal/admin/tokens
+    @Sendable func tokens(request: Request, context: PortalRequestContext) async throws -> Response {
+        _ = try context.requireAdmin()
+        let notice = request.uri.queryParameters.get("done") == "revoked" ? "The token was revoked." : nil
+        return try await tokensPage(context: context, notice: notice)
+    }
+
+    /// POST /portal/admin/tokens: a new token, its secret shown once.
+    @Sendable func createToken(request: Request, context: PortalRequestContext) async throws -> Response {
+        _ = try context.requireAdmin()
+        let name = context.form.trimmed("name")
+        let roleText = context.form.trimmed("role")
+        var errors: [String: String] = [:]
+        if let problem = Self.nameProblem(name) { errors["name"] = problem }
+        let role = Role(rawValue: roleText)
+        if role == nil { errors["role"] = "Choose a role." }
+        guard errors.isEmpty, let role else {
+            return try await tokensPage(context: context, values: ["name": name, "role": roleText], errors: errors)
+        }
+        let (secret, hash) = Credentials.newToken()
+        do {
+            _ = try await services.tokens.add(name: name, role: role, secretHash: hash)
+        } catch let error as DAOError where error.code == .duplicate {
+            errors["name"] = "A live token called \(name) exists already."
+            return try await tokensPage(context: context, values: ["name": name, "role": roleText], errors: errors)
+        }
+        return pages.render("secret", context.page("Token created", [
+            "heading": "The token “\(name)”", "label": "Secret of \(name)", "secret": secret,
+            "advice": "Copy it into the script's configuration now: it is shown only this once. Scripts send it as "
+                + "“Authorization: Bearer …”.",
+            "backURL": "/portal/admin/tokens", "backLabel": "Back to the tokens",
+        ]))
+    }
+
+    /// POST /portal/admin/tokens/:tokenID/revoke: the token stops working at once.
+    @Sendable func revokeToken(request: Request, context: PortalRequestContext) async throws -> Response {
+        _ = try context.requireAdmin()
+        guard let id = context.parameters.get("tokenID").flatMap(ObjectID.init(hex:)) else {
+            throw PortalError.notFound("This token")
+        }
+        do {
+            try await services.tokens.revoke(nameOrID: id.hex)
+        } catch let error as DAOError where error.code == .tokenNotFound {
+            throw PortalError.notFound("This token")
+        }
+        return .redirect(to: "/portal/admin/tokens?done=revoked")
+    }
+
+    private func tokensPage(context: PortalRequestContext, values: [String: String] = [:], errors: [String: String] = [:],
+                            notice: String? = nil) async throws -> Response {
+        let rows: [[String: Any]] = try await services.tokens.list().map { token in
+            var row: [String: Any] = [
+                "id": token.id.hex, "name": token.name, "role": token.role.rawValue,
+                "created": PortalTime.text(milliseconds: token.createdAt),
+                "lastUsed": token.lastUsedAt.map { PortalTime.text(milliseconds: $0) } ?? "never",
+            ]
+            if let revoked = token.revokedAt { row["revoked"] = PortalTime.text(milliseconds: revoked) }
+            return row
+        }
+        let chosenRole = values["role"] ?? Role.communicator.rawValue
+        let data: [String: Any] = [
+            "tokens": rows, "isEmpty": rows.isEmpty, "values": values, "errors": errors, "hasErrors": !errors.isEmpty,
+            "roles": Role.allCases.map { ["value": $0.rawValue, "selected": $0.rawValue == chosenRole] },
+        ]
+        return pages.render("admin-tokens", context.page("API tokens", data, notice: notice),
+                            status: errors.isEmpty ? .ok : .unprocessableContent)
+    }
+}

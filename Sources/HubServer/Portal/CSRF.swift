@@ -1,0 +1,81 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Random secrets for the portal: session ids and CSRF tokens.
+enum PortalSecret {
+    /// 256 random bits from the system's generator, base64url without padding (43 characters, cookie-safe).
+    static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Whether `secret` could be one `make()` made (so junk never reaches the database).
+    static func isWellFormed(_ secret: String) -> Bool {
+        secret.utf8.count == 43 && secret.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
+    /// The key a session is stored under: SHA-256 of its secret, so a leaked `sessions` collection opens no session.
+    static func storageKey(_ secret: String) -> String {
+        SHA256.hash(data: Array(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Compares in time independent of where the strings differ.
+    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
+
+/// Reads every portal POST's form and refuses it (403) unless it carries the right CSRF token: the session's
+/// token, or on the login form (before any session) the token of the login cookie (double submit).
+struct CSRFMiddleware: RouterMiddleware {
+    typealias Context = PortalRequestContext
+    /// The field every form carries its token in.
+    static let field = "_csrf"
+    /// The cookie the login form's token is also set in.
+    static let loginCookie = "msi_login_csrf"
+
+    func handle(_ request: Request, context: Context,
+                next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .post else { return try await next(request, context) }
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        guard contentType.hasPrefix("application/x-www-form-urlencoded") else {
+            throw PortalError(status: .unsupportedMediaType, title: "Unsupported form",
+                              message: "Portal forms are sent as application/x-www-form-urlencoded.")
+        }
+        var request = request
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: context.maxUploadSize)
+        } catch is NIOTooManyBytesError {
+            throw PortalError(status: .contentTooLarge, title: "Too much text",
+                              message: "The form is larger than \(context.maxUploadSize / 1024) KiB.")
+        }
+        var context = context
+        let form = PortalForm(urlencoded: String(buffer: body))
+        let expected: String?
+        if request.uri.path == LoginController.loginPath {
+            expected = request.cookies[Self.loginCookie]?.value
+        } else {
+            guard let user = context.user else { throw PortalError.loginRequired }
+            expected = user.csrfToken
+        }
+        guard let expected, let given = form[Self.field], PortalSecret.constantTimeEquals(expected, given) else {
+            context.logger.notice("portal form refused: missing or wrong CSRF token", metadata: ["path": "\(request.uri.path)"])
+            throw PortalError.csrf
+        }
+        context.form = form
+        return try await next(request, context)
+    }
+}

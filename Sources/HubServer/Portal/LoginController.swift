@@ -1,0 +1,99 @@
+import DAO
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Logging in and out, and the menu.
+struct LoginController {
+    let services: HubServices
+    let configuration: PortalConfiguration
+    let pages: PortalPages
+
+    static let loginPath = "/portal/login"
+
+    func addRoutes(to group: RouterGroup<PortalRequestContext>) {
+        group.get("/login", use: loginForm)
+        group.post("/login", use: login)
+        group.post("/logout", use: logout)
+        group.get("", use: menu)
+    }
+
+    /// GET /portal/login: the form, with a fresh login CSRF token in a cookie and the form.
+    @Sendable func loginForm(request: Request, context: PortalRequestContext) async throws -> Response {
+        if context.user != nil { return .redirect(to: "/portal") }
+        let notice = request.uri.queryParameters.get("logged_out") != nil ? "You have logged out." : nil
+        return loginPage(context: context, next: request.uri.queryParameters.get("next"), notice: notice)
+    }
+
+    /// POST /portal/login: a new session for the right password, unless the username is throttled.
+    @Sendable func login(request: Request, context: PortalRequestContext) async throws -> Response {
+        let username = context.form.trimmed("username")
+        let password = context.form["password"] ?? ""
+        let next = context.form["next"]
+        guard !username.isEmpty, !password.isEmpty, username.count <= 200, password.count <= 1_000 else {
+            return loginPage(context: context, next: next, username: username,
+                             error: "Enter your username and password.", status: .unprocessableContent)
+        }
+        let window = configuration.loginWindow.milliseconds
+        if try await services.loginFailures.count(username: username, windowMS: window) >= configuration.loginAttempts {
+            context.logger.notice("portal login throttled", metadata: ["username": "\(username)"])
+            return loginPage(context: context, next: next, username: username,
+                             error: "Too many failed logins for this username. Wait a minute, then try again.",
+                             status: .tooManyRequests, headers: [.retryAfter: String(window / 1000)])
+        }
+        guard let identity = try await services.credentials.identity(username: username, password: password),
+              identity.kind == .user else {
+            try await services.loginFailures.record(username: username)
+            return loginPage(context: context, next: next, username: username,
+                             error: "The username or password is not right.", status: .unauthorized)
+        }
+        try await services.loginFailures.clear(username: username)
+        // A fresh session (and id) at every login; one the browser still had ends now.
+        if let old = context.user { try await services.sessions.delete(key: old.sessionKey) }
+        let secret = PortalSecret.make()
+        _ = try await services.sessions.create(key: PortalSecret.storageKey(secret), username: identity.name,
+                                               csrfToken: PortalSecret.make(),
+                                               lifetimeMS: configuration.sessionLifetime.milliseconds)
+        context.logger.info("portal login", metadata: ["username": "\(identity.name)"])
+        var response = Response.redirect(to: Self.safeNext(next) ?? "/portal")
+        response.setCookie(configuration.sessionCookie(secret))
+        response.setCookie(Cookie(name: CSRFMiddleware.loginCookie, value: "", maxAge: 0, path: Self.loginPath,
+                                  secure: configuration.secureCookies, httpOnly: true, sameSite: .strict))
+        return response
+    }
+
+    /// POST /portal/logout: ends the session on the server and in the browser.
+    @Sendable func logout(request: Request, context: PortalRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        try await services.sessions.delete(key: user.sessionKey)
+        var response = Response.redirect(to: Self.loginPath + "?logged_out=1")
+        response.setCookie(configuration.expiredSessionCookie)
+        return response
+    }
+
+    /// GET /portal: the menu.
+    @Sendable func menu(request: Request, context: PortalRequestContext) async throws -> Response {
+        _ = try context.requireUser()
+        return pages.render("menu", context.page("Menu"))
+    }
+
+    private func loginPage(context: PortalRequestContext, next: String?, username: String = "", error: String? = nil,
+                           notice: String? = nil, status: HTTPResponse.Status = .ok,
+                           headers: HTTPFields = [:]) -> Response {
+        let token = PortalSecret.make()
+        var data: [String: Any] = ["username": username, "loginCSRF": token]
+        if let next = Self.safeNext(next) { data["next"] = next }
+        if let error { data["error"] = error }
+        var response = pages.render("login", context.page("Log in", data, notice: notice), status: status, headers: headers)
+        response.setCookie(Cookie(name: CSRFMiddleware.loginCookie, value: token, maxAge: 3600, path: Self.loginPath,
+                                  secure: configuration.secureCookies, httpOnly: true, sameSite: .strict))
+        return response
+    }
+
+    /// `next` when it is a page of the portal (never another site: no `//`, no scheme).
+    static func safeNext(_ next: String?) -> String? {
+        guard let next, next.hasPrefix("/portal"), !next.hasPrefix("//"), !next.contains("\\"),
+              next.utf8.count < 2_000 else { return nil }
+        return next
+    }
+}

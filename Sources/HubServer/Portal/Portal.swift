@@ -1,0 +1,36 @@
+import HTTPTypes
+import Hummingbird
+
+/// The web portal for communicators and admins, under `/portal` (and `/`, which leads there).
+struct Portal {
+    let services: HubServices
+    let configuration: PortalConfiguration
+
+    /// Adds the portal's routes and their middleware to `router`.
+    func addRoutes(to router: Router<HubRequestContext>) {
+        // Broken resources are a packaging bug: fail at start, not at the first page.
+        let pages: PortalPages, files: PortalStaticFiles
+        do {
+            pages = try PortalPages.bundled()
+            files = try PortalStaticFiles.bundled()
+        } catch {
+            preconditionFailure("the portal's bundled templates or files cannot be read: \(error)")
+        }
+        router.get("/") { _, _ in Response.redirect(to: "/portal", type: .found) }
+        let portal = router.group("/portal", context: PortalRequestContext.self)
+        portal.group("/static").add(middleware: PortalPageMiddleware(pages: pages)).get(":file") { request, context in
+            try files.response(name: context.parameters.get("file") ?? "", request: request)
+        }
+        // The session first, so that error pages too show who is logged in; then pages, then the CSRF check.
+        let pagesGroup = portal.group()
+            .add(middleware: PortalSessionMiddleware(sessions: services.sessions, users: services.users,
+                                                     configuration: configuration))
+            .add(middleware: PortalPageMiddleware(pages: pages))
+            .add(middleware: CSRFMiddleware())
+        LoginController(services: services, configuration: configuration, pages: pages).addRoutes(to: pagesGroup)
+        SendController(services: services, pages: pages).addRoutes(to: pagesGroup)
+        SentController(services: services, pages: pages).addRoutes(to: pagesGroup)
+        CubeAdminController(services: services, pages: pages).addRoutes(to: pagesGroup)
+        AccountsAdminController(services: services, pages: pages).addRoutes(to: pagesGroup)
+    }
+}

@@ -1,0 +1,88 @@
+import DAO
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Mongo
+
+/// Every portal answer: failures become pages (or a redirect to log in), and every response carries the security
+/// headers: a Content-Security-Policy without inline script, no framing, no sniffing, no cross-site referrer.
+struct PortalPageMiddleware: RouterMiddleware {
+    typealias Context = PortalRequestContext
+    let pages: PortalPages
+
+    /// Only the hub's own files; no inline script or style; forms post only to the hub; never framed.
+    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        + "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    func handle(_ request: Request, context: Context,
+                next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as PortalError where error.status == .unauthorized {
+            response = .redirect(to: LoginController.loginPath + Self.nextQuery(for: request))
+        } catch let error as PortalError {
+            response = errorPage(error, context: context)
+        } catch {
+            response = errorPage(Self.portalError(error, context: context), context: context)
+        }
+        response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.xFrameOptions] = "DENY"
+        response.headers[.referrerPolicy] = "same-origin"
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        return response
+    }
+
+    private func errorPage(_ error: PortalError, context: Context) -> Response {
+        pages.render("error", context.page(error.title, ["message": error.message, "status": error.status.code]),
+                     status: error.status, headers: error.headers)
+    }
+
+    /// `?next=` with the page a GET asked for, so login returns there.
+    private static func nextQuery(for request: Request) -> String {
+        guard request.method == .get, request.uri.path != "/portal", request.uri.path != LoginController.loginPath,
+              let encoded = request.uri.description.addingPercentEncoding(withAllowedCharacters: .alphanumerics) else {
+            return ""
+        }
+        return "?next=" + encoded
+    }
+
+    /// What an error from below the portal means for a person.
+    private static func portalError(_ error: any Error, context: Context) -> PortalError {
+        var hubError: HubError?
+        switch error {
+        case let error as HubError: hubError = error
+        case let error as DAOError: hubError = HubError(error)
+        case let error as MongoError: hubError = HubError(DAOError(error))
+        default: break
+        }
+        if let hubError {
+            switch hubError.status {
+            case .serviceUnavailable:
+                return PortalError(status: .serviceUnavailable, title: "The database is unavailable",
+                                   message: "Nothing was changed. Try again in a moment.", headers: hubError.headers)
+            case .notFound:
+                return PortalError(status: .notFound, title: "Not found", message: hubError.message)
+            case .conflict:
+                return PortalError(status: .conflict, title: "Already exists", message: hubError.message)
+            case .internalServerError: break
+            default:
+                return PortalError(status: hubError.status, title: "This cannot be done", message: hubError.message)
+            }
+        }
+        if let error = error as? any HTTPResponseError, error.status == .notFound {
+            return PortalError.notFound("This page")
+        }
+        context.logger.error("portal page failed", metadata: ["error": "\(String(reflecting: error))"])
+        return PortalError(status: .internalServerError, title: "Something went wrong",
+                           message: "The hub could not show this page. Try again; if it keeps happening, tell your administrator.")
+    }
+}
+
+extension HTTPField.Name {
+    static let xContentTypeOptions = Self("X-Content-Type-Options")!
+    static let xFrameOptions = Self("X-Frame-Options")!
+    static let referrerPolicy = Self("Referrer-Policy")!
+}

@@ -1,0 +1,61 @@
+import DAO
+import HTTPTypes
+import Hummingbird
+
+/// Finds the session of the request's cookie and its user; a disabled or deleted user has no session.
+/// An active session's expiry moves forward (at most one write every few minutes). When the database is out of
+/// reach the request goes on without a user and pages that need one show the outage.
+struct PortalSessionMiddleware: RouterMiddleware {
+    typealias Context = PortalRequestContext
+    let sessions: SessionDAO
+    let users: UserDAO
+    let configuration: PortalConfiguration
+
+    func handle(_ request: Request, context: Context,
+                next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        do {
+            context = try await withSession(request, context)
+        } catch let error as DAOError where error.code == .unavailable {
+            context.sessionFailure = error  // shown as a page by the page middleware, which runs inside this one
+        }
+        return try await next(request, context)
+    }
+
+    private func withSession(_ request: Request, _ context: Context) async throws -> Context {
+        guard let secret = request.cookies[configuration.sessionCookieName]?.value, PortalSecret.isWellFormed(secret),
+              let session = try await sessions.find(key: PortalSecret.storageKey(secret)) else {
+            return context
+        }
+        let user: User
+        do {
+            user = try await users.get(username: session.username)
+        } catch let error as DAOError where error.code == .userNotFound {
+            return context
+        }
+        guard !user.disabled else { return context }
+        let lifetime = configuration.sessionLifetime.milliseconds
+        let slack = min(lifetime / 10, 300_000)
+        if session.expiresAt - UnixTime.nowMilliseconds() < lifetime - slack {
+            try await sessions.extend(key: session.key, lifetimeMS: lifetime, slackMS: slack)
+        }
+        var context = context
+        context.user = PortalUser(username: user.username, role: user.role, csrfToken: session.csrfToken,
+                                  sessionKey: session.key)
+        return context
+    }
+}
+
+extension PortalConfiguration {
+    /// The session cookie carrying `secret`: HttpOnly, SameSite=Lax, Secure when configured, for the whole site
+    /// (the `__Host-` prefix needs `Path=/`), ending with the browser unless it is logged out first.
+    func sessionCookie(_ secret: String) -> Cookie {
+        Cookie(name: sessionCookieName, value: secret, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax)
+    }
+
+    /// A cookie that makes the browser forget the session cookie.
+    var expiredSessionCookie: Cookie {
+        Cookie(name: sessionCookieName, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true,
+               sameSite: .lax)
+    }
+}

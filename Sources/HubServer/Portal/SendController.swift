@@ -1,0 +1,142 @@
+import DAO
+import HTTPTypes
+import Hummingbird
+import Logging
+import Mongo
+
+/// The send form and the confirmation of a message sent: the form stores and relays through `MessageSending`,
+/// the code behind POST /message.
+struct SendController {
+    let services: HubServices
+    let pages: PortalPages
+
+    func addRoutes(to group: RouterGroup<PortalRequestContext>) {
+        group.get("/send", use: form)
+        group.post("/send", use: send)
+        group.get("/messages/:msiKey", use: confirmation)
+    }
+
+    /// GET /portal/send[?channel=&area=&subject=]: the empty form, a subject chosen when given.
+    @Sendable func form(request: Request, context: PortalRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let targets = SendTargets(channels: try await services.channels.getAll(), identity: user.identity)
+        let query = request.uri.queryParameters
+        var selection = SendTargets.Selection(channel: query.get("channel") ?? "", area: query.get("area") ?? "",
+                                              subject: query.get("subject") ?? "")
+        if selection.subject.isEmpty, targets.targets.count == 1, let only = targets.targets.first {
+            selection = .init(channel: only.channel.id.hex, area: only.area.id.hex, subject: only.subject.id.hex)
+        }
+        return render(context: context, targets: targets, selection: selection, values: [:], errors: [:])
+    }
+
+    /// POST /portal/send: sends, then shows the confirmation; or the form again, as filled, with the errors.
+    @Sendable func send(request: Request, context: PortalRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let targets = SendTargets(channels: try await services.channels.getAll(), identity: user.identity)
+        let form = context.form
+        let selection = SendTargets.Selection(channel: form.trimmed("channel"), area: form.trimmed("area"),
+                                              subject: form.trimmed("subject"))
+        let values = ["title": form.trimmed("title"), "desc": form.trimmed("desc"), "message": form.trimmed("message")]
+        var errors: [String: String] = [:]
+        let target = targets.target(selection)
+        if target == nil { errors["subject"] = "Choose a channel, an area and a subject." }
+        let isAlert = target?.subject.distribution == .alert
+        check(values["title"] ?? "", "title", "a title", FieldLimits.title, &errors)
+        check(values["message"] ?? "", "message", "the message", FieldLimits.message, &errors)
+        if isAlert { check(values["desc"] ?? "", "desc", "the notification text", FieldLimits.desc, &errors) }
+        guard errors.isEmpty, let target, let distribution = target.subject.distribution else {
+            return render(context: context, targets: targets, selection: selection, values: values, errors: errors,
+                          status: .unprocessableContent)
+        }
+        do {
+            let message = try await MessageSending(services: services).send(
+                .init(title: values["title"] ?? "", desc: isAlert ? values["desc"] ?? "" : "",
+                      message: values["message"] ?? "", topicKey: target.subject.topicKey, distribution: distribution),
+                as: user.identity)
+            return .redirect(to: "/portal/messages/\(message.msiKey.hex)")
+        } catch let error as HubError where error.status == .unprocessableContent || error.status == .forbidden
+            || error.status == .notFound {
+            // The subject changed or its access list did since the form was shown.
+            errors[error.code == "empty_field" ? "desc" : "subject"] = error.message
+            return render(context: context, targets: targets, selection: selection, values: values, errors: errors,
+                          status: .unprocessableContent)
+        }
+    }
+
+    /// GET /portal/messages/:msiKey: a message the user sent (an admin: any message), with its relay state.
+    @Sendable func confirmation(request: Request, context: PortalRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        guard let msiKey = context.parameters.get("msiKey").flatMap(ObjectID.init(hex:)) else {
+            throw PortalError.notFound("This message")
+        }
+        let message: Message
+        do {
+            message = try await services.messages.get(msiKey: msiKey)
+        } catch let error as DAOError where error.code == .messageNotFound {
+            throw PortalError.notFound("This message")
+        }
+        guard user.isAdmin || message.sender == user.username else { throw PortalError.notFound("This message") }
+        let location = try? await services.cube.location(topicKey: message.topicKey, subjects: services.subjects)
+        var data = MessageRow.make(message, location: location)
+        if let location {
+            data["again"] = "/portal/send?channel=\(location.channel.id.hex)&area=\(location.area.id.hex)"
+                + "&subject=\(location.subject.id.hex)"
+        }
+        return pages.render("sent-one", context.page("Message sent", ["message": data]))
+    }
+
+    private func check(_ value: String, _ field: String, _ name: String, _ limit: Int, _ errors: inout [String: String]) {
+        if value.isEmpty {
+            errors[field] = "Enter \(name)."
+        } else if value.count > limit {
+            errors[field] = "This is \(value.count) characters long; at most \(limit) fit on the phones."
+        }
+    }
+
+    private func render(context: PortalRequestContext, targets: SendTargets, selection: SendTargets.Selection,
+                        values: [String: String], errors: [String: String],
+                        status: HTTPResponse.Status = .ok) -> Response {
+        var data = targets.selectData(selection)
+        data["values"] = values
+        data["errors"] = errors
+        data["hasErrors"] = !errors.isEmpty
+        data["hasTargets"] = !targets.targets.isEmpty
+        data["limits"] = ["title": FieldLimits.title, "desc": FieldLimits.desc, "message": FieldLimits.message]
+        return pages.render("send", context.page("Send a message", data), status: status)
+    }
+}
+
+/// A message as the sent list and the confirmation show it.
+enum MessageRow {
+    static func make(_ message: Message, location: SubjectLocation?) -> [String: Any] {
+        var row: [String: Any] = [
+            "msiKey": message.msiKey.hex, "title": message.title, "desc": message.desc, "message": message.message,
+            "distribution": message.distribution, "isAlert": message.distribution == Distribution.alert.rawValue,
+            "sender": message.sender, "time": PortalTime.text(milliseconds: message.timestamp),
+            "subjectPath": location.map { "\($0.channel.name) › \($0.area.name) › \($0.subject.name)" }
+                ?? "(deleted subject)",
+        ]
+        let relay = RelayState(message: message.document)
+        row["relay"] = relayText(relay)
+        row["relayClass"] = relay?.status.rawValue ?? "none"
+        return row
+    }
+
+    /// Where the message stands in the relay to phones, for people.
+    static func relayText(_ relay: RelayState?) -> String {
+        guard let relay else { return "Sent by the old hub" }
+        switch relay.status {
+        case .pending:
+            if relay.dueAt > UnixTime.nowMilliseconds() + 5_000 {
+                return "Scheduled for \(PortalTime.text(milliseconds: relay.dueAt))"
+            }
+            return relay.attempts > 0 ? "Being retried" : "Waiting to be sent"
+        case .sent: return "Sent to the push service"
+        case .failed:
+            let reason = relay.components.values.compactMap(\.lastError).first.map { ": \($0)" } ?? ""
+            return "Failed\(reason)"
+        case .expired: return "Expired before it could be sent"
+        case .imported: return "Imported from the old hub"
+        }
+    }
+}

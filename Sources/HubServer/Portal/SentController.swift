@@ -1,0 +1,52 @@
+import DAO
+import HTTPTypes
+import Hummingbird
+import Mongo
+
+/// The sent messages: newest first, filtered by channel, area or subject, each with its relay state. A
+/// communicator sees their own messages; an admin everyone's.
+struct SentController {
+    let services: HubServices
+    let pages: PortalPages
+
+    static let pageSize = 25
+
+    func addRoutes(to group: RouterGroup<PortalRequestContext>) {
+        group.get("/sent", use: list)
+    }
+
+    /// GET /portal/sent[?channel=&area=&subject=&cursor=]
+    @Sendable func list(request: Request, context: PortalRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let targets = SendTargets(channels: try await services.channels.getAll(), identity: user.identity)
+        let query = request.uri.queryParameters
+        let selection = SendTargets.Selection(channel: query.get("channel") ?? "", area: query.get("area") ?? "",
+                                              subject: query.get("subject") ?? "")
+        var messageQuery = MessageQuery(limit: Self.pageSize, sender: user.isAdmin ? nil : user.username)
+        messageQuery.after = query.get("cursor").flatMap(MessageCursor.init(token:))
+        var messages: [Message] = []
+        var next: MessageCursor?
+        let topicKeys = targets.topicKeys(selection)
+        if let topicKeys, topicKeys.isEmpty {
+            // A filter that names no subject matches no message (an empty list would mean "all").
+        } else {
+            messageQuery.topicKeys = topicKeys ?? []
+            let page = try await services.messages.page(messageQuery)
+            messages = page.messages
+            next = page.next
+        }
+        let snapshotTopics = (try? await services.cube.snapshot().topics) ?? [:]
+        var data = targets.selectData(selection)
+        data["rows"] = messages.map { MessageRow.make($0, location: snapshotTopics[$0.topicKey]) }
+        data["isEmpty"] = messages.isEmpty
+        data["showSender"] = user.isAdmin
+        data["filtered"] = topicKeys != nil
+        if let next {
+            var parameters = [("channel", selection.channel), ("area", selection.area), ("subject", selection.subject)]
+                .filter { !$0.1.isEmpty }.map { "\($0.0)=\($0.1)" }
+            parameters.append("cursor=\(next.token)")
+            data["older"] = "/portal/sent?" + parameters.joined(separator: "&")
+        }
+        return pages.render("sent", context.page("Sent messages", data))
+    }
+}

@@ -1,0 +1,524 @@
+"""The portal in a real browser: selenium drives Debian's chromium against `msi-hub serve` on an ephemeral port,
+the test database (MONGODB_URI, a database of this run's own) and the fake FCM (`fake-fcm`).
+
+Covers issue 6's scenarios: an admin builds a channel, an area, an Alert and an Information subject, edits and
+deletes one; a communicator sends an Alert and an Information message, sees the confirmation and the sent list;
+the message is in the database and reached the fake FCM; a communicator cannot open admin pages; logging out
+ends the session; a name with <script> shows as text; a form without its CSRF token is refused; six wrong
+passwords are throttled. Each page is photographed into the screenshots folder.
+"""
+import argparse
+import traceback
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+ADMIN, ADMIN_PASSWORD = "principal", "principal-pass-1"
+COMMUNICATOR, COMMUNICATOR_PASSWORD = "carla", "carla-pass-1"
+SCRIPT_NAME = "Drama <script>alert('x')</script>"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Run:
+    """The processes and the browser of one run, and what the steps share."""
+
+    def __init__(self, args):
+        self.args = args
+        self.work = tempfile.mkdtemp(prefix="msi-portal-browser-")
+        self.processes = []
+        self.shots = os.path.abspath(args.screenshots)
+        shutil.rmtree(self.shots, ignore_errors=True)
+        os.makedirs(self.shots)
+        base_uri = os.environ["MONGODB_URI"]
+        parsed = urllib.parse.urlsplit(base_uri)
+        self.database = "msi_browser_" + uuid.uuid4().hex[:8]
+        self.mongo_uri = urllib.parse.urlunsplit(parsed._replace(path="/" + self.database))
+        self.shared = {}
+
+    # Processes
+
+    def start_fake_fcm(self):
+        process = subprocess.Popen([os.path.join(self.args.bin, "fake-fcm"), "--port", "0", "--state-dir",
+                                    os.path.join(self.work, "fcm")], stdout=subprocess.PIPE, text=True)
+        self.processes.append(process)
+        self.fcm = json.loads(process.stdout.readline())
+
+    def add_user(self, name, password, role):
+        subprocess.run([os.path.join(self.args.bin, "msi-hub"), "user", "add", name, "--role", role,
+                        "--mongodb-uri", self.mongo_uri], input=password + "\n", text=True, check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def start_hub(self):
+        self.port = free_port()
+        env = dict(os.environ, MONGODB_URI=self.mongo_uri, GOOGLE_APPLICATION_CREDENTIALS=self.fcm["credentials"],
+                   FCM_ENDPOINT=self.fcm["base_url"], FCM_MODE="send", LOG_LEVEL="warning")
+        self.hub_log = open(os.path.join(self.work, "hub.log"), "w")
+        process = subprocess.Popen([os.path.join(self.args.bin, "msi-hub"), "serve", "--port", str(self.port)],
+                                   env=env, stdout=self.hub_log, stderr=subprocess.STDOUT)
+        self.processes.append(process)
+        self.base = "http://127.0.0.1:%d" % self.port
+        for _ in range(300):
+            try:
+                if urllib.request.urlopen(self.base + "/healthz", timeout=1).status == 200:
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise Failure("the hub did not answer /healthz")
+
+    def start_browser(self):
+        options = webdriver.ChromeOptions()
+        options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                         "--window-size=1200,1000", "--lang=en-GB"]:
+            options.add_argument(argument)
+        service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
+        self.driver = webdriver.Chrome(service=service, options=options)
+        self.driver.implicitly_wait(2)
+
+    def stop(self):
+        driver = getattr(self, "driver", None)
+        if driver:
+            driver.quit()
+        for process in reversed(self.processes):
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    # Browser helpers
+
+    def open(self, path):
+        self.driver.get(self.base + path)
+        self.wait_loaded()
+
+    def shot(self, name, width=None):
+        driver = self.driver
+        if width:
+            driver.set_window_size(width, 900)
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        size = driver.get_window_size()
+        driver.set_window_size(size["width"], max(600, min(height + 140, 3000)))
+        driver.save_screenshot(os.path.join(self.shots, name + ".png"))
+        driver.set_window_size(1200, 1000)
+
+    def text(self):
+        return self.driver.find_element(By.TAG_NAME, "body").text
+
+    def fill(self, field_id, value):
+        def fill_once():
+            element = self.driver.find_element(By.ID, field_id)
+            element.clear()
+            element.send_keys(value)
+        retrying(fill_once)
+
+    def navigate(self, by, value):
+        """Clicks the link or button found by (by, value) and waits until the next page has replaced this one."""
+        page = retrying(lambda: self.driver.find_element(By.TAG_NAME, "html"))
+        retrying(lambda: self.driver.find_element(by, value).click(), unless=lambda: is_stale(page))
+        WebDriverWait(self.driver, 15).until(lambda _: is_stale(page))
+        self.wait_loaded()
+
+    def wait_loaded(self):
+        WebDriverWait(self.driver, 15).until(
+            lambda driver: driver.execute_script("return document.readyState") == "complete")
+
+    def login(self, username, password):
+        self.open("/portal/login")
+        self.fill("username", username)
+        self.fill("password", password)
+        self.navigate(By.CSS_SELECTOR, "form button[type=submit]")
+
+    def logout(self):
+        self.navigate(By.ID, "logout")
+
+    def click_link(self, text):
+        self.navigate(By.LINK_TEXT, text)
+
+    def submit(self, button_id):
+        self.navigate(By.ID, button_id)
+
+    def session_cookie(self):
+        cookie = self.driver.get_cookie("msi_session")
+        return cookie["value"] if cookie else None
+
+    # HTTP helpers (for what a browser does not show: statuses and the API)
+
+    def http(self, method, path, body=None, headers=None):
+        request = urllib.request.Request(self.base + path, data=body, method=method, headers=headers or {})
+        opener = urllib.request.build_opener(NoRedirect)
+        try:
+            with opener.open(request, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def api_get(self, path, user, password):
+        token = base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+        status, body = self.http("GET", path, headers={"Authorization": "Basic " + token})
+        return status, json.loads(body)
+
+
+def is_stale(element):
+    """Whether `element`'s page has gone (chromedriver says so in one of two ways)."""
+    try:
+        element.tag_name
+        return False
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+
+
+def retrying(action, unless=lambda: False):
+    """Runs `action`, again (up to three times) when chromedriver loses track of a node it just found, a rare
+    race of its inspector protocol; not again when `unless()` says the action took effect."""
+    for attempt in range(3):
+        try:
+            return action()
+        except WebDriverException as error:
+            if "does not belong to the document" not in str(error) or attempt == 2 or unless():
+                raise
+            time.sleep(0.2)
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+# The scenarios, in order; each returns nothing and raises Failure.
+
+def admin_logs_in(run):
+    run.open("/")
+    check("/portal/login" in run.driver.current_url, "/ leads to the login page")
+    run.shot("01-login")
+    run.login(ADMIN, ADMIN_PASSWORD)
+    check("Hello, " + ADMIN in run.text(), "the admin sees the menu")
+    run.shot("02-menu-admin")
+
+
+def admin_builds_channel_area_and_subjects(run):
+    run.click_link("Channels")
+    run.submit("add")
+    run.shot("03-admin-channel-form")
+    run.fill("name", "   ")  # blank (the browser's own check lets spaces pass): the error shows beside the name
+    run.fill("desc", "kept as typed")
+    run.submit("save")
+    check(run.driver.find_element(By.ID, "name-error").text == "Enter a name.", "a missing name is shown beside the field")
+    check(run.driver.find_element(By.ID, "desc").get_attribute("value") == "kept as typed", "the form is kept")
+    run.fill("name", "Riverside High")
+    run.fill("desc", "Announcements of Riverside High School")
+    run.submit("save")
+    check("The channel was added." in run.text(), "the channel was added")
+    summary = run.driver.find_element(By.XPATH, "//summary[.//span[text()='Riverside High']]")
+    summary.click()
+    run.navigate(By.LINK_TEXT, "Areas of Riverside High")
+    run.submit("add")
+    run.fill("name", "Year 10")
+    run.fill("desc", "Pupils of year 10 and their parents")
+    run.submit("save")
+    check("The area was added." in run.text(), "the area was added")
+    run.driver.find_element(By.XPATH, "//summary[.//span[text()='Year 10']]").click()
+    run.navigate(By.LINK_TEXT, "Subjects of Year 10")
+    run.shared["subjects_url"] = run.driver.current_url
+    for name, desc, distribution, level, access in [
+        ("Exam alerts", "Changes to exams, at once", "Alert", "Forced", ""),
+        ("Newsletter", "The weekly newsletter", "Information", "Recommended", ""),
+        ("Staff only", "Not for communicators", "Information", "", "someone-else"),
+        ("Trips", "School trips", "Information", "", ""),
+    ]:
+        run.submit("add")
+        run.fill("name", name)
+        run.fill("desc", desc)
+        run.driver.find_element(By.ID, "distribution-" + distribution).click()
+        Select(run.driver.find_element(By.ID, "level")).select_by_value(level)
+        run.fill("access", access)
+        if name == "Exam alerts":
+            run.shot("04-admin-subject-form")
+        run.submit("save")
+        check("The subject was added." in run.text(), "the subject %s was added" % name)
+
+
+def admin_edits_and_deletes_a_subject(run):
+    run.driver.find_element(By.XPATH, "//summary[.//span[text()='Trips']]").click()
+    run.navigate(By.XPATH, "//details[.//span[text()='Trips']]//a[text()='Edit']")
+    run.fill("name", "School trips")
+    run.driver.find_element(By.ID, "distribution-Alert").click()
+    run.submit("save")
+    check("The subject was saved." in run.text(), "the subject was saved")
+    run.driver.find_element(By.XPATH, "//summary[.//span[text()='School trips']]").click()
+    check("Alert" in run.driver.find_element(By.XPATH, "//details[.//span[text()='School trips']]").text,
+          "the edit changed the distribution")
+    run.navigate(By.XPATH, "//details[.//span[text()='School trips']]//a[text()='Delete']")
+    check("Delete the subject “School trips”?" in run.text(), "a delete asks first")
+    run.shot("05-admin-confirm-delete")
+    run.submit("confirm-delete")
+    check("The subject was deleted." in run.text(), "the subject was deleted")
+    check("School trips" not in run.text(), "the deleted subject is gone")
+    for summary in run.driver.find_elements(By.CSS_SELECTOR, "#items summary")[:2]:
+        summary.click()
+    run.shot("06-admin-subjects", width=880)
+
+
+def a_script_name_shows_as_text(run):
+    run.open("/portal/admin/channels/new")
+    run.fill("name", SCRIPT_NAME)
+    run.submit("save")
+    check(SCRIPT_NAME in run.text(), "the name shows as text")
+    try:
+        run.driver.switch_to.alert
+        raise Failure("a script in a name ran")
+    except NoAlertPresentException:
+        pass
+    check(run.driver.execute_script("return document.querySelectorAll('main script').length") == 0,
+          "no script element came from the name")
+    run.shot("07-admin-channels")
+
+
+def admin_manages_users_and_tokens(run):
+    run.click_link("Users")
+    run.fill("username", "dora")
+    run.navigate(By.XPATH, "//form[@id='add-user']//button")
+    check("dora can now log in" in run.text(), "a new user gets a password, shown once")
+    run.shot("08-admin-user-added")
+    run.click_link("Back to the users")
+    run.driver.find_element(By.XPATH, "//summary[.//span[text()='dora']]").click()
+    retrying(lambda: Select(run.driver.find_element(By.ID, "role-dora")).select_by_value("admin"))
+    run.navigate(By.XPATH, "//details[.//span[text()='dora']]//button[text()='Change role']")
+    check("The role was changed." in run.text(), "the role was changed")
+    run.driver.find_element(By.XPATH, "//summary[.//span[text()='dora']]").click()
+    run.navigate(By.XPATH, "//details[.//span[text()='dora']]//button[text()='Reset password']")
+    check("New password for dora" in run.text(), "a reset password is shown once")
+    run.click_link("Back to the users")
+    run.driver.find_element(By.XPATH, "//summary[.//span[text()='dora']]").click()
+    check("admin" in run.driver.find_element(By.XPATH, "//summary[.//span[text()='dora']]").text, "dora is an admin")
+    run.navigate(By.XPATH, "//details[.//span[text()='dora']]//button[text()='Disable']")
+    check("The user was disabled and logged out." in run.text(), "the user was disabled")
+    run.driver.find_element(By.XPATH, "//summary[.//span[text()='dora']]").click()
+    run.shot("09-admin-users")
+    run.click_link("API tokens")
+    run.fill("name", "timetable-bot")
+    run.navigate(By.XPATH, "//form[@id='add-token']//button")
+    secret = run.driver.find_element(By.ID, "secret").get_attribute("value")
+    check(secret.startswith("msi_"), "the token's secret is shown once")
+    run.click_link("Back to the tokens")
+    check(secret not in run.driver.page_source, "the secret is not shown again")
+    status, _ = run.http("GET", "/channel", headers={"Authorization": "Bearer " + secret})
+    check(status == 200, "the new token works")
+    run.driver.find_element(By.XPATH, "//summary[.//span[text()='timetable-bot']]").click()
+    run.navigate(By.XPATH, "//details[.//span[text()='timetable-bot']]//button")
+    check("The token was revoked." in run.text(), "the token was revoked")
+    status, _ = run.http("POST", "/channel", b"{}", {"Authorization": "Bearer " + secret,
+                                                     "Content-Type": "application/json"})
+    check(status == 401, "a revoked token stops working (got %d)" % status)
+    run.shot("10-admin-tokens")
+
+
+def logout_ends_the_session(run):
+    cookie = run.session_cookie()
+    check(cookie, "a session cookie is set")
+    run.logout()
+    check("You have logged out." in run.text(), "logging out says so")
+    run.open("/portal/send")
+    check("/portal/login" in run.driver.current_url, "after logout the portal asks to log in")
+    # The old cookie, replayed, opens nothing: the session ended on the server.
+    status, _ = run.http("GET", "/portal/send", headers={"Cookie": "msi_session=" + cookie})
+    check(status == 303, "a logged-out session's cookie is refused (got %d)" % status)
+
+
+def communicator_cannot_open_admin_pages(run):
+    run.login(COMMUNICATOR, COMMUNICATOR_PASSWORD)
+    check("Hello, " + COMMUNICATOR in run.text(), "the communicator sees the menu")
+    check("Channels" not in run.driver.find_element(By.CSS_SELECTOR, "nav.menu").text, "no admin links")
+    run.shot("11-menu-communicator")
+    for path in ["/portal/admin/channels", "/portal/admin/users", "/portal/admin/tokens"]:
+        run.open(path)
+        check("Admins only" in run.text(), "a communicator is refused " + path)
+    run.shot("12-admins-only")
+
+
+def choose(run, channel, area, subject):
+    for field, text in [("channel", channel), ("area", area), ("subject", subject)]:
+        retrying(lambda: Select(run.driver.find_element(By.ID, field)).select_by_visible_text(text))
+
+
+def communicator_sends_an_alert_and_an_information(run):
+    run.open("/portal")
+    run.click_link("Send a message")
+    choose(run, "Riverside High", "Year 10", "Exam alerts")
+    subjects = [o.text for o in Select(run.driver.find_element(By.ID, "subject")).options]
+    check("Staff only" not in subjects, "a subject whose access list leaves the communicator out is not offered")
+    check(run.driver.find_element(By.ID, "info-distribution").text == "Alert", "the distribution is shown")
+    check("Forced" in run.driver.find_element(By.ID, "info-level").text, "the level is shown")
+    check(run.driver.find_element(By.ID, "desc").is_displayed(), "an Alert asks for the notification text")
+    run.fill("title", "Maths exam moved")
+    run.fill("message", "The maths exam moves from Monday to Tuesday, 9:00, in the main hall.")
+    run.submit("send")  # no notification text: the error shows beside it, the form is kept
+    check("Enter the notification text." in run.text(), "the missing notification text is shown beside the field")
+    check(run.driver.find_element(By.ID, "title").get_attribute("value") == "Maths exam moved", "the form is kept")
+    run.shot("13-send-form-error")
+    run.click_link("Send a message")  # a fresh form, filled in full
+    choose(run, "Riverside High", "Year 10", "Exam alerts")
+    run.fill("title", "Maths exam moved")
+    run.fill("desc", "Maths exam: Tuesday 9:00, main hall")
+    run.fill("message", "The maths exam moves from Monday to Tuesday, 9:00, in the main hall.")
+    check(run.driver.find_element(By.ID, "desc-count").text.startswith("35 of 500"), "a counter counts")
+    run.shot("13-send-form", width=880)
+    run.shot("13-send-form-phone", width=390)
+    run.submit("send")
+    check("Your message was sent" in run.text(), "the confirmation page")
+    alert_key = run.driver.find_element(By.ID, "msi-key").text
+    check(len(alert_key) == 24, "the confirmation shows the msi_key")
+    run.shared["alert_key"] = alert_key
+    run.shot("14-confirmation")
+    run.navigate(By.ID, "send-again")
+    choose(run, "Riverside High", "Year 10", "Newsletter")
+    check(not run.driver.find_element(By.ID, "desc").is_displayed(), "an Information message has no notification text")
+    run.fill("title", "Newsletter, week 48")
+    run.fill("message", "Sports day photos, the new library hours and the winter concert.")
+    run.submit("send")
+    run.shared["information_key"] = run.driver.find_element(By.ID, "msi-key").text
+    run.click_link("Sent messages")
+    for _ in range(60):  # the relay reaches the fake FCM within moments
+        if run.text().count("Sent to the push service") >= 2:
+            break
+        time.sleep(0.25)
+        run.driver.refresh()
+    text = run.text()
+    check(text.index("Newsletter, week 48") < text.index("Maths exam moved"), "the sent list is newest first")
+    check(text.count("Sent to the push service") == 2, "both messages show as delivered")
+    run.shot("15-sent")
+    Select(run.driver.find_element(By.ID, "channel")).select_by_visible_text("Riverside High")
+    Select(run.driver.find_element(By.ID, "area")).select_by_visible_text("Year 10")
+    Select(run.driver.find_element(By.ID, "subject")).select_by_visible_text("Exam alerts")
+    run.navigate(By.XPATH, "//form[@id='filter-form']//button")
+    check("Maths exam moved" in run.text() and "Newsletter, week 48" not in run.text(), "the filter by subject")
+
+
+def the_messages_are_stored_and_reached_the_fake_fcm(run):
+    for key, title, distribution in [(run.shared["alert_key"], "Maths exam moved", "Alert"),
+                                     (run.shared["information_key"], "Newsletter, week 48", "Information")]:
+        status, message = run.api_get("/message/" + key, COMMUNICATOR, COMMUNICATOR_PASSWORD)
+        check(status == 200, "the message is in the database")
+        check(message["title"] == title and message["distribution"] == distribution
+              and message["sender"] == COMMUNICATOR, "stored as sent")
+        check(message["relay"]["state"] == "sent", "relayed")
+    received = json.loads(urllib.request.urlopen(run.fcm["base_url"] + "/_received", timeout=5).read())
+    keys = [body["message"]["data"].get("msi_key") for body in received]
+    check(keys.count(run.shared["alert_key"]) == 2, "the Alert reached FCM as a notification and as data")
+    check(keys.count(run.shared["information_key"]) == 1, "the Information reached FCM as data")
+    notification = [b["message"] for b in received if "notification" in b["message"]]
+    check(notification and notification[0]["notification"]["body"] == "Maths exam: Tuesday 9:00, main hall",
+          "the notification's body is the desc")
+
+
+def a_form_without_its_csrf_token_is_refused(run):
+    run.click_link("Send a message")
+    choose(run, "Riverside High", "Year 10", "Newsletter")
+    run.fill("title", "Forged")
+    run.fill("message", "This form lost its token.")
+    run.driver.execute_script("document.querySelector('#send-form input[name=_csrf]').remove()")
+    run.submit("send")
+    check("This form cannot be accepted" in run.text(), "the form without its token is refused")
+    run.shot("16-csrf-refused")
+    cookie = run.session_cookie()
+    body = urllib.parse.urlencode({"title": "Forged", "message": "x"}).encode()
+    status, _ = run.http("POST", "/portal/send", body, {"Cookie": "msi_session=" + cookie,
+                                                        "Content-Type": "application/x-www-form-urlencoded"})
+    check(status == 403, "a POST without the token is answered 403 (got %d)" % status)
+    status, sent = run.api_get("/message?limit=10", ADMIN, ADMIN_PASSWORD)
+    check(all(m["title"] != "Forged" for m in sent["messages"]), "nothing was stored")
+    run.open("/portal")
+    run.logout()
+
+
+def six_wrong_passwords_are_throttled(run):
+    for attempt in range(1, 7):
+        run.login(COMMUNICATOR, "not-the-password")
+        expected = "Too many failed logins" if attempt == 6 else "The username or password is not right."
+        check(expected in run.text(), "attempt %d: %s" % (attempt, expected))
+    run.shot("17-throttled")
+    run.login(COMMUNICATOR, COMMUNICATOR_PASSWORD)
+    check("Too many failed logins" in run.text(), "even the right password waits out the throttle")
+
+
+STEPS = [admin_logs_in, admin_builds_channel_area_and_subjects, admin_edits_and_deletes_a_subject,
+         a_script_name_shows_as_text, admin_manages_users_and_tokens, logout_ends_the_session,
+         communicator_cannot_open_admin_pages, communicator_sends_an_alert_and_an_information,
+         the_messages_are_stored_and_reached_the_fake_fcm, a_form_without_its_csrf_token_is_refused,
+         six_wrong_passwords_are_throttled]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", default=".build/debug")
+    parser.add_argument("--screenshots", default="screenshots/portal")
+    args = parser.parse_args()
+    run = Run(args)
+    passed = 0
+    try:
+        run.start_fake_fcm()
+        run.add_user(ADMIN, ADMIN_PASSWORD, "admin")
+        run.add_user(COMMUNICATOR, COMMUNICATOR_PASSWORD, "communicator")
+        run.start_hub()
+        run.start_browser()
+        print("browser tests: hub %s, database %s, screenshots in %s" % (run.base, run.database, run.shots))
+        for step in STEPS:
+            try:
+                step(run)
+            except Exception as error:  # noqa: BLE001 - report the step, keep its picture, stop
+                print("not ok - %s: %s: %s" % (step.__name__, type(error).__name__, str(error).splitlines()[0]))
+                print("".join(line for line in traceback.format_tb(error.__traceback__) if __file__ in line))
+                try:
+                    run.shot("failed-" + step.__name__)
+                    print("  page: %s\n  %s" % (run.driver.current_url, run.text()[:600].replace("\n", "\n  ")))
+                except Exception:  # noqa: BLE001
+                    pass
+                if hasattr(run, "hub_log"):
+                    run.hub_log.flush()
+                    print(open(run.hub_log.name).read()[-3000:])
+                return 1
+            passed += 1
+            print("ok - " + step.__name__.replace("_", " "))
+    finally:
+        run.stop()
+    print("browser tests: %d of %d passed; screenshots in %s" % (passed, len(STEPS), run.shots))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
