@@ -21,8 +21,7 @@ struct SendController {
         let user = try context.requireUser()
         let targets = SendTargets(channels: try await services.channels.getAll(), identity: user.identity)
         let query = request.uri.queryParameters
-        var selection = SendTargets.Selection(channel: query.get("channel") ?? "", area: query.get("area") ?? "",
-                                              subject: query.get("subject") ?? "")
+        var selection = SendTargets.Selection(query: query)
         if selection.subject.isEmpty, targets.targets.count == 1, let only = targets.targets.first {
             selection = .init(channel: only.channel.id.hex, area: only.area.id.hex, subject: only.subject.id.hex)
         }

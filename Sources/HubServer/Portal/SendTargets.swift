@@ -1,4 +1,6 @@
 import DAO
+import Hummingbird
+import HummingbirdCore
 import Mongo
 
 /// The subjects a user may send to, with the channel and area above each: what the send form offers and the
@@ -15,6 +17,11 @@ struct SendTargets {
         var channel = ""
         var area = ""
         var subject = ""
+
+        /// The selection a page's `channel`, `area` and `subject` query parameters name.
+        init(query: FlatDictionary<Substring, Substring>) {
+            self.init(channel: query.get("channel") ?? "", area: query.get("area") ?? "", subject: query.get("subject") ?? "")
+        }
 
         /// A selection from a query or form: anything but an ObjectId in hex is no choice.
         init(channel: String = "", area: String = "", subject: String = "") {

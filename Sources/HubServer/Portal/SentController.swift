@@ -20,8 +20,7 @@ struct SentController {
         let user = try context.requireUser()
         let targets = SendTargets(channels: try await services.channels.getAll(), identity: user.identity)
         let query = request.uri.queryParameters
-        let selection = SendTargets.Selection(channel: query.get("channel") ?? "", area: query.get("area") ?? "",
-                                              subject: query.get("subject") ?? "")
+        let selection = SendTargets.Selection(query: query)
         var messageQuery = MessageQuery(limit: Self.pageSize, sender: user.isAdmin ? nil : user.username)
         messageQuery.after = query.get("cursor").flatMap(MessageCursor.init(token:))
         var messages: [Message] = []
