@@ -1,7 +1,7 @@
 # msi-hub: the two set-up commands are `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: run test leakcheck deps build bench-import
+.PHONY: run test leakcheck deps build bench-import bench
 
 ## Installs the C libraries and the test database's venv if they are missing.
 deps:
@@ -29,3 +29,7 @@ leakcheck: deps
 ## Times `msi-hub import` of 100,000 generated legacy messages (release build, throw-away database).
 bench-import: deps
 	scripts/bench-import.sh 100000
+
+## Measures the hub against nginx serving the same bytes, and the relay to a fake FCM (scripts/bench.sh).
+bench: deps
+	scripts/bench.sh

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# `make bench`: measures the hub (release build) against nginx serving the same bytes as a static file,
+# with wrk (one thread) over loopback, and the relay's throughput to a fake FCM.
+#
+# Starts a throw-away SecantusDB with a generated cube (fixtures/generate-cube.py), the fake FCM
+# (`fake-fcm`), the hub and nginx; runs GET /channel at 16 and 128 connections, conditional GET,
+# gzip GET, POST /message at 16 connections (every 201 checked durable), then stores messages with
+# the relay off and times their relay by a fresh hub. Prints a table with each figure's ratio to
+# nginx's and issue 8's targets, and writes it to bench-results/. Every process it starts is stopped
+# on exit.
+#
+# Environment: BENCH_DURATION (seconds per GET/POST run, default 15), BENCH_SHORT_DURATION (conditional
+# and gzip runs, default 10), BENCH_RELAY_MESSAGES (default 5000), SCRATCH_PATH (default .build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+duration=${BENCH_DURATION:-15}
+short=${BENCH_SHORT_DURATION:-10}
+relay_messages=${BENCH_RELAY_MESSAGES:-5000}
+scratch=${SCRATCH_PATH:-.build}
+bench_started=$(date +%s)
+
+# MARK: tools and builds
+
+scripts/install-deps.sh
+missing=()
+for package in nginx-light wrk; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+nginx=$(command -v nginx || echo /usr/sbin/nginx)
+
+swift build -c release --scratch-path "$scratch" --product msi-hub
+swift build -c release --scratch-path "$scratch" --product fake-fcm
+bin_dir=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
+hub_bin=$bin_dir/msi-hub
+fake_bin=$bin_dir/fake-fcm
+python=.venv/bin/python
+helper=scripts/bench/bench.py
+
+# MARK: processes, stopped on exit
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/msi-bench.XXXXXX")
+chmod 755 "$work"  # nginx's workers may run as another user
+db_pid="" fake_pid="" hub_pid="" nginx_pid=""
+stop() {  # stop PID: SIGTERM and wait for it
+    [ -n "$1" ] || return 0
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
+cleanup() {
+    local status=$?
+    stop "$hub_pid"; stop "$nginx_pid"; stop "$fake_pid"; stop "$db_pid"
+    if [ "$status" -ne 0 ] && [ -d "$work" ]; then
+        echo "make bench failed; the last lines of the logs:" >&2
+        for log in "$work"/hub.log "$work"/fcm.log "$work"/db.log "$work"/nginx/error.log; do
+            [ -s "$log" ] && { echo "== $log" >&2; tail -n 20 "$log" >&2; }
+        done
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+wait_for() {  # wait_for URL PID: until URL answers 2xx, or fail when PID has exited
+    for _ in $(seq 1 300); do
+        curl -sf -o /dev/null "$1" && return 0
+        kill -0 "$2" 2>/dev/null || { echo "the process serving $1 exited" >&2; return 1; }
+        sleep 0.1
+    done
+    echo "$1 did not answer within 30 s" >&2
+    return 1
+}
+
+# The database, with the generated cube and a communicator's token.
+db_port=$(scripts/database.sh :memory: "$work/db.log")
+db_pid=$(cat "$work/db.log.pid")
+uri="mongodb://127.0.0.1:$db_port/msi_bench"
+python3 fixtures/generate-cube.py --out "$work/cube.json"
+"$python" "$helper" load "$uri" "$work/cube.json"
+token=$("$hub_bin" token create --name bench-sender --role communicator --mongodb-uri "$uri" | tail -n 1)
+topics=$("$python" "$helper" topics "$work/cube.json" bench-sender)
+read -r alert_topic info_topic <<<"$topics"
+
+# The fake FCM.
+"$fake_bin" --port 0 --state-dir "$work/fcm" >"$work/fcm.json" 2>"$work/fcm.log" &
+fake_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/fcm.json" ] && break; sleep 0.1; done
+fake_url=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["base_url"])' "$work/fcm.json")
+credentials=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["credentials"])' "$work/fcm.json")
+
+start_hub() {  # start_hub PORT [VAR=VALUE...]: the hub in the background, its pid in hub_pid
+    local port=$1
+    shift
+    env GOOGLE_APPLICATION_CREDENTIALS="$credentials" FCM_ENDPOINT="$fake_url" "$@" \
+        "$hub_bin" serve --port "$port" --mongodb-uri "$uri" >>"$work/hub.log" 2>&1 &
+    hub_pid=$!
+    wait_for "http://127.0.0.1:$port/readyz" "$hub_pid"
+}
+hub_port=$(free_port)
+start_hub "$hub_port"
+hub="http://127.0.0.1:$hub_port"
+
+# nginx, serving the exact bytes the hub serves (plain and gzip).
+mkdir -p "$work/nginx/www" "$work/nginx/tmp"
+curl -sf -o "$work/nginx/www/channel" "$hub/channel"
+curl -sf -H "Accept-Encoding: gzip" -o "$work/nginx/www/channel.gz" "$hub/channel"
+gzip -dc "$work/nginx/www/channel.gz" | cmp -s - "$work/nginx/www/channel" \
+    || { echo "the hub's gzip body does not decompress to its plain body" >&2; exit 1; }
+touch -r "$work/nginx/www/channel" "$work/nginx/www/channel.gz"
+chmod -R a+rX "$work/nginx"
+nginx_port=$(free_port)
+sed -e "s|@PREFIX@|$work/nginx|g" -e "s|@PORT@|$nginx_port|g" scripts/bench/nginx.conf >"$work/nginx/nginx.conf"
+"$nginx" -p "$work/nginx" -c "$work/nginx/nginx.conf" -g "daemon off;" 2>>"$work/nginx/error.log" &
+nginx_pid=$!
+static="http://127.0.0.1:$nginx_port"
+wait_for "$static/channel" "$nginx_pid"
+curl -sf "$static/channel" | cmp -s - "$work/nginx/www/channel" \
+    || { echo "nginx does not serve the hub's bytes" >&2; exit 1; }
+curl -sf -H "Accept-Encoding: gzip" "$static/channel" | cmp -s - "$work/nginx/www/channel.gz" \
+    || { echo "nginx does not serve the hub's gzip bytes" >&2; exit 1; }
+
+etag() { curl -sfI "$1" | tr -d '\r' | awk 'tolower($1) == "etag:" { print $2 }'; }
+hub_etag=$(etag "$hub/channel")
+nginx_etag=$(etag "$static/channel")
+for pair in "$hub $hub_etag" "$static $nginx_etag"; do
+    set -- $pair
+    code=$(curl -s -o /dev/null -w "%{http_code}" -H "If-None-Match: $2" "$1/channel")
+    [ "$code" = 304 ] || { echo "$1/channel answered $code, not 304, to If-None-Match: $2" >&2; exit 1; }
+done
+
+# MARK: measurements
+
+mkdir -p bench-results
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+results=bench-results/bench-$stamp.jsonl
+"$python" "$helper" meta "$results" "date=$(date -u '+%Y-%m-%d %H:%M UTC')" "cpus=$(nproc)" \
+    "load=load average $(cut -d' ' -f1-3 /proc/loadavg) before the run" \
+    "nginx=$("$nginx" -v 2>&1 | sed 's|.*/||')" "cube_bytes=$(stat -c %s "$work/nginx/www/channel")" \
+    "gzip_bytes=$(stat -c %s "$work/nginx/www/channel.gz")" "relay_concurrency=${RELAY_CONCURRENCY:-16}"
+echo "cube: $(stat -c %s "$work/nginx/www/channel") bytes ($(stat -c %s "$work/nginx/www/channel.gz") gzip);" \
+    "load average $(cut -d' ' -f1-3 /proc/loadavg); ${duration} s per run"
+
+measure() {  # measure LABEL SERVER PIDS WRK-ARGS...
+    "$python" "$helper" wrk "$results" "$1" "$2" "$3" -- "${@:4}"
+}
+wrk -t1 -c16 -d2s "$hub/channel" >/dev/null    # warm-up, not measured
+wrk -t1 -c16 -d2s "$static/channel" >/dev/null
+
+for connections in 16 128; do
+    for server in hub nginx; do
+        if [ $server = hub ]; then url=$hub pids=$hub_pid; else url=$static pids=$nginx_pid; fi
+        measure "GET /channel, $connections conn" $server "$pids" \
+            -t1 -c"$connections" -d"${duration}s" --latency "$url/channel"
+    done
+done
+measure "conditional GET (304), 16 conn" hub "$hub_pid" \
+    -t1 -c16 -d"${short}s" --latency -H "If-None-Match: $hub_etag" "$hub/channel"
+measure "conditional GET (304), 16 conn" nginx "$nginx_pid" \
+    -t1 -c16 -d"${short}s" --latency -H "If-None-Match: $nginx_etag" "$static/channel"
+for server in hub nginx; do
+    if [ $server = hub ]; then url=$hub pids=$hub_pid; else url=$static pids=$nginx_pid; fi
+    measure "gzip GET, 16 conn" $server "$pids" \
+        -t1 -c16 -d"${short}s" --latency -H "Accept-Encoding: gzip" "$url/channel"
+done
+
+export BENCH_TOKEN=$token BENCH_ALERT_TOPIC=$alert_topic BENCH_INFO_TOPIC=$info_topic
+export BENCH_KEYS_FILE=$work/post-keys.txt
+measure "POST /message, 16 conn" hub "$hub_pid" \
+    -t1 -c16 -d"${duration}s" --latency -s scripts/bench/post-message.lua "$hub/message"
+"$python" "$helper" durable "$results" "$uri" "$BENCH_KEYS_FILE"
+"$python" "$helper" drain "$uri" 60
+stop "$hub_pid"; hub_pid=""
+
+# The relay: messages stored by a hub that does not relay, then sent by a fresh hub with the defaults.
+store_port=$(free_port)
+start_hub "$store_port" RELAY_CONCURRENCY=0
+"$python" "$helper" store "http://127.0.0.1:$store_port" "$token" "$alert_topic" "$info_topic" "$relay_messages"
+stop "$hub_pid"; hub_pid=""
+relay_port=$(free_port)
+relay_started=$(date +%s.%N)
+start_hub "$relay_port"
+"$python" "$helper" relay "$results" "$uri" "$fake_url" "$hub_pid" "$relay_started"
+stop "$hub_pid"; hub_pid=""
+
+# MARK: the table
+"$python" "$helper" table "$results" "bench-results/bench-$stamp.txt"
+cp "bench-results/bench-$stamp.txt" bench-results/latest.txt
+echo "written to bench-results/bench-$stamp.txt (wrk's output: $results.wrk.txt) ($(( $(date +%s) - bench_started )) s in all)"

@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""Helpers for scripts/bench.sh (run with the test database's venv, which has pymongo).
+
+    bench.py load URI CUBE                      replace the icube collection with the cube file
+    bench.py topics CUBE SENDER                 an Alert and an Information topic SENDER may send to
+    bench.py wrk RESULTS LABEL SERVER PIDS -- WRK-ARGS...
+                                                run wrk, read the servers' CPU and memory from /proc
+                                                before and after, append one JSON result to RESULTS
+    bench.py durable RESULTS URI KEYS           check every 201 of the POST run is in `message`
+    bench.py drain URI TIMEOUT                  wait until no message is pending relay
+    bench.py store URL TOKEN ALERT INFO COUNT   POST COUNT messages over 16 connections
+    bench.py relay RESULTS URI FAKE PID START   wait until the fake received every pending component
+    bench.py meta RESULTS KEY=VALUE...          record facts about the run for the table
+    bench.py table RESULTS OUT                  print the table and write it to OUT
+
+PIDS is a comma-separated list; the first is the process whose peak RSS is reported.
+"""
+import http.client
+import json
+import os
+import re
+import sys
+import threading
+import time
+import urllib.request
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+# MARK: /proc
+
+def cpu_ticks(pid):
+    """utime + stime of a process, all threads, in clock ticks."""
+    with open("/proc/%d/stat" % pid) as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5), counted after the comm
+
+
+def status_kb(pid, key):
+    with open("/proc/%d/status" % pid) as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def children(pid):
+    """The direct children of `pid` (nginx's workers)."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as listing:
+            return [int(child) for child in listing.read().split()]
+    except OSError:
+        return []
+
+
+def processes(pids):
+    """The pids and their children: nginx's master and workers."""
+    result = []
+    for pid in pids:
+        result.append(pid)
+        result.extend(children(pid))
+    return result
+
+
+# MARK: wrk
+
+UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+def milliseconds(text):
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text.strip())
+    return float(match.group(1)) * UNITS[match.group(2)]
+
+
+def parse_wrk(output):
+    result = {}
+    match = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    result["rps"] = float(match.group(1)) if match else 0.0
+    match = re.search(r"(\d+) requests in ([\d.]+)(\w+)", output)
+    result["requests"] = int(match.group(1)) if match else 0
+    for percentile in ("50", "75", "90", "99"):
+        match = re.search(r"^\s+%s%%\s+(\S+)" % percentile, output, re.MULTILINE)
+        result["p" + percentile] = milliseconds(match.group(1)) if match else None
+    match = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    result["errors"] = int(match.group(1)) if match else 0
+    match = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    result["socket_errors"] = sum(int(value) for value in match.groups()) if match else 0
+    match = re.search(r"statuses: created=(\d+) other=(\d+)", output)
+    if match:
+        result["created"], result["other"] = int(match.group(1)), int(match.group(2))
+    return result
+
+
+def run_wrk(results, label, server, pids, arguments):
+    pids = [int(pid) for pid in pids.split(",")]
+    watched = processes(pids)
+    before = sum(cpu_ticks(pid) for pid in watched)
+    started = time.time()
+    completed = __import__("subprocess").run(["wrk"] + arguments, capture_output=True, text=True)
+    elapsed = time.time() - started
+    after = sum(cpu_ticks(pid) for pid in watched)
+    if completed.returncode != 0:
+        sys.exit("wrk failed: " + completed.stderr)
+    result = parse_wrk(completed.stdout)
+    result.update({
+        "label": label, "server": server, "wall_s": round(elapsed, 2),
+        "cpu_ms": (after - before) * 1000.0 / CLOCK_TICKS,
+        "rss_peak_kb": sum(status_kb(pid, "VmHWM") for pid in watched),
+        "rss_now_kb": sum(status_kb(pid, "VmRSS") for pid in watched),
+        "processes": len(watched),
+    })
+    result["cpu_ms_per_request"] = result["cpu_ms"] / result["requests"] if result["requests"] else None
+    with open(results, "a") as out:
+        out.write(json.dumps(result) + "\n")
+    summary = "%-34s %-5s %9.0f req/s  p50 %7.2f ms  p99 %7.2f ms  cpu %.3f ms/req" % (
+        label, server, result["rps"], result["p50"] or 0, result["p99"] or 0, result["cpu_ms_per_request"] or 0)
+    if result["errors"] or result["socket_errors"]:
+        summary += "  (%d non-2xx/3xx, %d socket errors)" % (result["errors"], result["socket_errors"])
+    print(summary, flush=True)
+    with open(results + ".wrk.txt", "a") as raw:
+        raw.write("== %s %s: wrk %s\n%s\n" % (label, server, " ".join(arguments), completed.stdout))
+
+
+# MARK: the database
+
+def database(uri):
+    import pymongo
+    client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
+    return client.get_default_database()
+
+
+def load(uri, cube_path):
+    from bson import json_util
+    with open(cube_path) as cube:
+        documents = json_util.loads(cube.read())
+    db = database(uri)
+    db.icube.delete_many({})
+    db.icube.insert_many(documents)
+    print("loaded %d channels into %s" % (db.icube.count_documents({}), db.name))
+
+
+def topics(cube_path, sender):
+    """The first Alert and the first Information subject whose access lists all admit `sender`."""
+    with open(cube_path) as cube:
+        channels = json.load(cube)
+    found = {}
+    for channel in channels:
+        for area in channel["areas"]:
+            for subject in area["subjects"]:
+                lists = (channel["access"], area["access"], subject["access"])
+                if all(not names or sender in names for names in lists):
+                    found.setdefault(subject["opt"]["distribution"], subject["topic_key"])
+    print(found["Alert"], found["Information"])
+
+
+def durable(results, uri, keys_path):
+    """Every msi_key answered with 201 is stored in `message`."""
+    with open(keys_path) as keys:
+        acknowledged = [line.strip() for line in keys if line.strip()]
+    from bson import ObjectId
+    db = database(uri)
+    stored = 0
+    for start in range(0, len(acknowledged), 1000):
+        batch = [ObjectId(key) for key in acknowledged[start:start + 1000] if re.fullmatch(r"[0-9a-f]{24}", key)]
+        stored += db.message.count_documents({"msi_key": {"$in": batch}})
+    total = db.message.count_documents({})
+    result = {"label": "durable", "acknowledged": len(acknowledged), "stored": stored, "documents": total}
+    with open(results, "a") as out:
+        out.write(json.dumps(result) + "\n")
+    print("POST /message: %d answered 201, %d of them found in `message` (%d documents in all)"
+          % (len(acknowledged), stored, total), flush=True)
+
+
+def drain(uri, timeout):
+    db = database(uri)
+    deadline = time.time() + float(timeout)
+    while True:
+        pending = db.message.count_documents({"relay.state": "pending"})
+        if pending == 0 or time.time() > deadline:
+            break
+        time.sleep(0.2)
+    states = {state["_id"]: state["count"] for state in
+              db.message.aggregate([{"$group": {"_id": "$relay.state", "count": {"$sum": 1}}}])}
+    print("relay states after the POST run: %s" % json.dumps(states, sort_keys=True), flush=True)
+
+
+# MARK: the relay
+
+def store(url, token, alert, info, count, connections=16):
+    """POSTs `count` messages (alternating topics) over `connections` keep-alive connections."""
+    host, port = re.match(r"http://([^:/]+):(\d+)", url).groups()
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer " + token}
+    bodies = [json.dumps({"title": "Relay %s" % kind, "desc": "Relay benchmark message", "topic_key": topic,
+                          "message": "A message stored to measure the relay's throughput to FCM.",
+                          "distribution": kind}) for kind, topic in (("Alert", alert), ("Information", info))]
+    next_index = iter(range(count))
+    lock = threading.Lock()
+    failures = []
+
+    def worker():
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        while True:
+            with lock:
+                index = next(next_index, None)
+            if index is None:
+                return
+            connection.request("POST", "/message", bodies[index % 2], headers)
+            response = connection.getresponse()
+            response.read()
+            if response.status != 201:
+                failures.append(response.status)
+
+    started = time.time()
+    workers = [threading.Thread(target=worker) for _ in range(connections)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    if failures:
+        sys.exit("storing the relay's messages: %d answers were not 201 (%s)" % (len(failures), failures[:5]))
+    print("stored %d messages in %.1f s (relay off)" % (count, time.time() - started), flush=True)
+
+
+def received(fake):
+    with urllib.request.urlopen(fake + "/_received/count", timeout=5) as response:
+        return json.load(response)["count"]
+
+
+def relay(results, uri, fake, pid, started):
+    """Times the relay of every pending message, from the relaying hub's start until the fake has every
+    component; `started` is the Unix time the hub was started at."""
+    db = database(uri)
+    alerts = db.message.count_documents({"relay.state": "pending", "distribution": "Alert"})
+    messages = db.message.count_documents({"relay.state": "pending"})
+    components = messages + alerts
+    base = received(fake)
+    pid = int(pid)
+    first = None
+    deadline = time.time() + 120
+    while True:
+        count = received(fake) - base
+        now = time.time()
+        if count > 0 and first is None:
+            first = now
+        if count >= components or now > deadline:
+            break
+        time.sleep(0.02)
+    done = time.time()
+    # The last outcomes are written in bulk after the last send: wait for them too.
+    while db.message.count_documents({"relay.state": "pending"}) and time.time() < deadline:
+        time.sleep(0.05)
+    recorded = time.time()
+    sent = db.message.count_documents({"relay.state": "sent"})
+    result = {
+        "label": "relay", "messages": messages, "components": components, "received": received(fake) - base,
+        "first_s": (first or done) - float(started), "span_s": done - (first or done),
+        "total_s": done - float(started), "recorded_s": recorded - float(started), "sent": sent,
+        "pending": db.message.count_documents({"relay.state": "pending"}),
+        "cpu_ms": cpu_ticks(pid) * 1000.0 / CLOCK_TICKS, "rss_peak_kb": status_kb(pid, "VmHWM"),
+        "concurrency": int(os.environ.get("RELAY_CONCURRENCY", "16")),
+    }
+    with open(results, "a") as out:
+        out.write(json.dumps(result) + "\n")
+    span = result["span_s"] or 1e-9
+    print("relay: %d messages (%d FCM requests) in %.2f s from the first send: %.0f messages/s, %.0f requests/s"
+          % (messages, result["received"], span, messages / span, result["received"] / span), flush=True)
+
+
+# MARK: the table
+
+def meta(results, *pairs):
+    record = {"label": "meta"}
+    record.update(pair.split("=", 1) for pair in pairs)
+    with open(results, "a") as out:
+        out.write(json.dumps(record) + "\n")
+
+
+def table(results, out_path):
+    rows = [json.loads(line) for line in open(results) if line.strip()]
+    runs = {(row["label"], row["server"]): row for row in rows if "server" in row}
+    meta = next((row for row in rows if row.get("label") == "meta"), {})
+    lines = []
+    add = lines.append
+    add("msi-hub make bench, %s" % meta.get("date", ""))
+    add("machine: %s CPUs, %s; wrk 1 thread over loopback; nginx %s (worker_processes auto)"
+        % (meta.get("cpus", "?"), meta.get("load", ""), meta.get("nginx", "")))
+    add("cube: %s bytes as GET /channel serves it, %s bytes gzip; hub RELAY_CONCURRENCY=%s"
+        % (meta.get("cube_bytes", "?"), meta.get("gzip_bytes", "?"), meta.get("relay_concurrency", "16")))
+    add("")
+    header = "%-30s %-11s %10s %9s %9s %12s %10s" % (
+        "scenario", "server", "req/s", "p50 ms", "p99 ms", "CPU ms/req", "peak RSS")
+    add(header)
+    add("-" * len(header))
+
+    def number(value, form):
+        return form % value if value is not None else "-"
+
+    def ratio(a, b):
+        return a / b if a is not None and b else None
+
+    labels = []
+    for row in rows:
+        if "server" in row and row["label"] not in labels:
+            labels.append(row["label"])
+    for label in labels:
+        hub, nginx = runs.get((label, "hub")), runs.get((label, "nginx"))
+        for name, row in (("hub", hub), ("nginx", nginx)):
+            if not row:
+                continue
+            note = ""
+            if row.get("errors") or row.get("socket_errors"):
+                note = "  (%d non-2xx/3xx, %d socket errors)" % (row["errors"], row["socket_errors"])
+            if "created" in row:
+                note += "  (%d answered 201, %d other)" % (row["created"], row["other"])
+            add("%-30s %-11s %10.0f %9s %9s %12s %9.1fM%s" % (
+                label, name, row["rps"], number(row["p50"], "%.2f"), number(row["p99"], "%.2f"),
+                number(row["cpu_ms_per_request"], "%.4f"), row["rss_peak_kb"] / 1024.0, note))
+        if hub and nginx:
+            add("%-30s %-11s %9.2fx %8.2fx %8.2fx %11.2fx %9.2fx" % (
+                "", "hub/nginx", ratio(hub["rps"], nginx["rps"]) or 0, ratio(hub["p50"], nginx["p50"]) or 0,
+                ratio(hub["p99"], nginx["p99"]) or 0,
+                ratio(hub["cpu_ms_per_request"], nginx["cpu_ms_per_request"]) or 0,
+                ratio(hub["rss_peak_kb"], nginx["rss_peak_kb"]) or 0))
+        add("")
+
+    relay_row = next((row for row in rows if row.get("label") == "relay"), None)
+    if relay_row:
+        span = relay_row["span_s"] or 1e-9
+        add("relay, end to end to the fake FCM (RELAY_CONCURRENCY=%d): %d messages = %d FCM requests"
+            % (relay_row["concurrency"], relay_row["messages"], relay_row["received"]))
+        add("  first send %.2f s after the hub started; all %d requests received %.2f s later: "
+            "%.0f messages/s, %.0f FCM requests/s"
+            % (relay_row["first_s"], relay_row["received"], span, relay_row["messages"] / span,
+               relay_row["received"] / span))
+        add("  from the hub's start: %.0f messages/s; every outcome recorded after %.2f s (%d sent, %d pending); "
+            "hub CPU %.2f ms/message, peak RSS %.1fM"
+            % (relay_row["messages"] / relay_row["total_s"], relay_row["recorded_s"], relay_row["sent"],
+               relay_row["pending"], relay_row["cpu_ms"] / max(relay_row["messages"], 1),
+               relay_row["rss_peak_kb"] / 1024.0))
+        add("")
+
+    durable_row = next((row for row in rows if row.get("label") == "durable"), None)
+    peak = max((row["rss_peak_kb"] for row in rows if row.get("server") == "hub"), default=0)
+    add("targets (issue 8), ratios within this run")
+
+    def target(text, value, ok):
+        add("  %-64s %-22s %s" % (text, value, "PASS" if ok else "MISS"))
+
+    for connections in ("16", "128"):
+        hub, nginx = runs.get(("GET /channel, %s conn" % connections, "hub")), \
+            runs.get(("GET /channel, %s conn" % connections, "nginx"))
+        if hub and nginx:
+            share = hub["rps"] / nginx["rps"]
+            target("GET /channel (%s conn) req/s >= 50%% of nginx's" % connections, "%.0f%%" % (100 * share),
+                   share >= 0.5 and not hub["errors"])
+            p99 = ratio(hub["p99"], nginx["p99"])
+            target("GET /channel (%s conn) p99 <= 2x nginx's" % connections, "%.2fx" % p99, p99 <= 2)
+    hub, nginx = runs.get(("conditional GET (304), 16 conn", "hub")), \
+        runs.get(("conditional GET (304), 16 conn", "nginx"))
+    if hub and nginx:
+        share = hub["rps"] / nginx["rps"]
+        target("conditional GET 304/s >= 50% of nginx's", "%.0f%%" % (100 * share), share >= 0.5)
+    for label in ("GET /channel, 16 conn", "GET /channel, 128 conn", "gzip GET, 16 conn",
+                  "conditional GET (304), 16 conn"):
+        hub, nginx = runs.get((label, "hub")), runs.get((label, "nginx"))
+        if hub and nginx:
+            cpu = ratio(hub["cpu_ms_per_request"], nginx["cpu_ms_per_request"])
+            target("hub CPU per request <= 3x nginx's (%s)" % label, "%.2fx" % cpu, cpu <= 3)
+    target("hub peak RSS under load < 100 MB", "%.1f MB" % (peak / 1024.0), peak < 100 * 1024)
+    post = runs.get(("POST /message, 16 conn", "hub"))
+    if post:
+        target("POST /message p99 < 20 ms at 16 conn", "%.2f ms" % post["p99"], post["p99"] < 20)
+        if durable_row:
+            ok = (post.get("other") == 0 and durable_row["stored"] == durable_row["acknowledged"]
+                  == post.get("created") and not post["errors"] and not post["socket_errors"])
+            target("POST /message: every answer 201, every 201 durable",
+                   "%d/%d stored" % (durable_row["stored"], durable_row["acknowledged"]), ok)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(out_path, "w") as out:
+        out.write(text)
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit(__doc__)
+    command, args = argv[1], argv[2:]
+    if command == "wrk":
+        split = args.index("--")
+        run_wrk(*args[:split], args[split + 1:])
+    elif command == "store":
+        store(args[0], args[1], args[2], args[3], int(args[4]))
+    else:
+        handlers = {"load": load, "topics": topics, "durable": durable, "drain": drain, "relay": relay,
+                    "meta": meta, "table": table}
+        if command not in handlers:
+            sys.exit(__doc__)
+        handlers[command](*args)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
