@@ -56,11 +56,13 @@ stop() {  # stop PID: SIGTERM and wait for it
 }
 cleanup() {
     local status=$?
+    set +e  # clean up everything, whatever fails
+    if [ -s "$work/relay-hub.pid" ]; then kill "$(cat "$work/relay-hub.pid")" 2>/dev/null || true; fi
     stop "$hub_pid"; stop "$nginx_pid"; stop "$fake_pid"; stop "$db_pid"
     if [ "$status" -ne 0 ] && [ -d "$work" ]; then
         echo "make bench failed; the last lines of the logs:" >&2
         for log in "$work"/hub.log "$work"/fcm.log "$work"/db.log "$work"/nginx/error.log; do
-            [ -s "$log" ] && { echo "== $log" >&2; tail -n 20 "$log" >&2; }
+            if [ -s "$log" ]; then echo "== $log" >&2; tail -n 20 "$log" >&2; fi
         done
     fi
     rm -rf "$work"
@@ -120,7 +122,7 @@ touch -r "$work/nginx/www/channel" "$work/nginx/www/channel.gz"
 chmod -R a+rX "$work/nginx"
 nginx_port=$(free_port)
 sed -e "s|@PREFIX@|$work/nginx|g" -e "s|@PORT@|$nginx_port|g" scripts/bench/nginx.conf >"$work/nginx/nginx.conf"
-"$nginx" -p "$work/nginx" -c "$work/nginx/nginx.conf" -g "daemon off;" 2>>"$work/nginx/error.log" &
+"$nginx" -p "$work/nginx" -c "$work/nginx/nginx.conf" -g "daemon off;" >>"$work/nginx/error.log" 2>&1 &
 nginx_pid=$!
 static="http://127.0.0.1:$nginx_port"
 wait_for "$static/channel" "$nginx_pid"
@@ -129,7 +131,7 @@ curl -sf "$static/channel" | cmp -s - "$work/nginx/www/channel" \
 curl -sf -H "Accept-Encoding: gzip" "$static/channel" | cmp -s - "$work/nginx/www/channel.gz" \
     || { echo "nginx does not serve the hub's gzip bytes" >&2; exit 1; }
 
-etag() { curl -sfI "$1" | tr -d '\r' | awk 'tolower($1) == "etag:" { print $2 }'; }
+etag() { curl -sf -D - -o /dev/null "$1" | tr -d '\r' | awk 'tolower($1) == "etag:" { print $2 }'; }
 hub_etag=$(etag "$hub/channel")
 nginx_etag=$(etag "$static/channel")
 for pair in "$hub $hub_etag" "$static $nginx_etag"; do
@@ -151,7 +153,7 @@ echo "cube: $(stat -c %s "$work/nginx/www/channel") bytes ($(stat -c %s "$work/n
     "load average $(cut -d' ' -f1-3 /proc/loadavg); ${duration} s per run"
 
 measure() {  # measure LABEL SERVER PIDS WRK-ARGS...
-    "$python" "$helper" wrk "$results" "$1" "$2" "$3" -- "${@:4}"
+    "$python" "$helper" wrk "$results" "$1" "$2" "$3" "$db_pid" -- "${@:4}"
 }
 wrk -t1 -c16 -d2s "$hub/channel" >/dev/null    # warm-up, not measured
 wrk -t1 -c16 -d2s "$static/channel" >/dev/null
@@ -187,10 +189,9 @@ start_hub "$store_port" RELAY_CONCURRENCY=0
 "$python" "$helper" store "http://127.0.0.1:$store_port" "$token" "$alert_topic" "$info_topic" "$relay_messages"
 stop "$hub_pid"; hub_pid=""
 relay_port=$(free_port)
-relay_started=$(date +%s.%N)
-start_hub "$relay_port"
-"$python" "$helper" relay "$results" "$uri" "$fake_url" "$hub_pid" "$relay_started"
-stop "$hub_pid"; hub_pid=""
+"$python" "$helper" relay "$results" "$uri" "$fake_url" "$db_pid" "$fake_pid" "$work/relay-hub.pid" \
+    "$work/hub.log" -- env GOOGLE_APPLICATION_CREDENTIALS="$credentials" FCM_ENDPOINT="$fake_url" \
+    "$hub_bin" serve --port "$relay_port" --mongodb-uri "$uri"
 
 # MARK: the table
 "$python" "$helper" table "$results" "bench-results/bench-$stamp.txt"

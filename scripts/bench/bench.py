@@ -3,13 +3,16 @@
 
     bench.py load URI CUBE                      replace the icube collection with the cube file
     bench.py topics CUBE SENDER                 an Alert and an Information topic SENDER may send to
-    bench.py wrk RESULTS LABEL SERVER PIDS -- WRK-ARGS...
-                                                run wrk, read the servers' CPU and memory from /proc
-                                                before and after, append one JSON result to RESULTS
+    bench.py wrk RESULTS LABEL SERVER PIDS DB_PID -- WRK-ARGS...
+                                                run wrk, read the server's and the database's CPU and
+                                                the server's memory from /proc before and after,
+                                                append one JSON result to RESULTS
     bench.py durable RESULTS URI KEYS           check every 201 of the POST run is in `message`
     bench.py drain URI TIMEOUT                  wait until no message is pending relay
     bench.py store URL TOKEN ALERT INFO COUNT   POST COUNT messages over 16 connections
-    bench.py relay RESULTS URI FAKE PID START   wait until the fake received every pending component
+    bench.py relay RESULTS URI FAKE DB_PID FAKE_PID PIDFILE LOG -- HUB-COMMAND...
+                                                start a hub, time until the fake has every pending
+                                                message's components, stop the hub
     bench.py meta RESULTS KEY=VALUE...          record facts about the run for the table
     bench.py table RESULTS OUT                  print the table and write it to OUT
 
@@ -91,25 +94,29 @@ def parse_wrk(output):
     return result
 
 
-def run_wrk(results, label, server, pids, arguments):
+def run_wrk(results, label, server, pids, db_pid, arguments):
     pids = [int(pid) for pid in pids.split(",")]
     watched = processes(pids)
     before = sum(cpu_ticks(pid) for pid in watched)
+    db_before = cpu_ticks(int(db_pid))
     started = time.time()
     completed = __import__("subprocess").run(["wrk"] + arguments, capture_output=True, text=True)
     elapsed = time.time() - started
     after = sum(cpu_ticks(pid) for pid in watched)
+    db_after = cpu_ticks(int(db_pid))
     if completed.returncode != 0:
         sys.exit("wrk failed: " + completed.stderr)
     result = parse_wrk(completed.stdout)
     result.update({
         "label": label, "server": server, "wall_s": round(elapsed, 2),
         "cpu_ms": (after - before) * 1000.0 / CLOCK_TICKS,
+        "db_cpu_ms": (db_after - db_before) * 1000.0 / CLOCK_TICKS,
         "rss_peak_kb": sum(status_kb(pid, "VmHWM") for pid in watched),
         "rss_now_kb": sum(status_kb(pid, "VmRSS") for pid in watched),
         "processes": len(watched),
     })
     result["cpu_ms_per_request"] = result["cpu_ms"] / result["requests"] if result["requests"] else None
+    result["db_cpu_ms_per_request"] = result["db_cpu_ms"] / result["requests"] if result["requests"] else None
     with open(results, "a") as out:
         out.write(json.dumps(result) + "\n")
     summary = "%-34s %-5s %9.0f req/s  p50 %7.2f ms  p99 %7.2f ms  cpu %.3f ms/req" % (
@@ -226,15 +233,25 @@ def received(fake):
         return json.load(response)["count"]
 
 
-def relay(results, uri, fake, pid, started):
-    """Times the relay of every pending message, from the relaying hub's start until the fake has every
-    component; `started` is the Unix time the hub was started at."""
+def relay(results, uri, fake, db_pid, fake_pid, pidfile, log, command):
+    """Starts a hub with `command` (its pid in `pidfile` for the caller's clean-up, its output appended to
+    `log`), times the relay of every pending message from its start until the fake has every component,
+    and stops it."""
+    import signal
+    import subprocess
     db = database(uri)
+    sent_before = db.message.count_documents({"relay.state": "sent"})
     alerts = db.message.count_documents({"relay.state": "pending", "distribution": "Alert"})
     messages = db.message.count_documents({"relay.state": "pending"})
     components = messages + alerts
     base = received(fake)
-    pid = int(pid)
+    db_before, fake_before = cpu_ticks(int(db_pid)), cpu_ticks(int(fake_pid))
+    started = time.time()
+    with open(log, "a") as output:
+        hub = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    with open(pidfile, "w") as out:
+        out.write(str(hub.pid))
+    pid = hub.pid
     first = None
     deadline = time.time() + 120
     while True:
@@ -244,21 +261,27 @@ def relay(results, uri, fake, pid, started):
             first = now
         if count >= components or now > deadline:
             break
+        if hub.poll() is not None:
+            sys.exit("the relaying hub exited with status %d" % hub.returncode)
         time.sleep(0.02)
     done = time.time()
     # The last outcomes are written in bulk after the last send: wait for them too.
     while db.message.count_documents({"relay.state": "pending"}) and time.time() < deadline:
         time.sleep(0.05)
     recorded = time.time()
-    sent = db.message.count_documents({"relay.state": "sent"})
+    sent = db.message.count_documents({"relay.state": "sent"}) - sent_before
     result = {
         "label": "relay", "messages": messages, "components": components, "received": received(fake) - base,
-        "first_s": (first or done) - float(started), "span_s": done - (first or done),
-        "total_s": done - float(started), "recorded_s": recorded - float(started), "sent": sent,
+        "first_s": (first or done) - started, "span_s": done - (first or done),
+        "total_s": done - started, "recorded_s": recorded - started, "sent": sent,
         "pending": db.message.count_documents({"relay.state": "pending"}),
         "cpu_ms": cpu_ticks(pid) * 1000.0 / CLOCK_TICKS, "rss_peak_kb": status_kb(pid, "VmHWM"),
+        "db_cpu_ms": (cpu_ticks(int(db_pid)) - db_before) * 1000.0 / CLOCK_TICKS,
+        "fake_cpu_ms": (cpu_ticks(int(fake_pid)) - fake_before) * 1000.0 / CLOCK_TICKS,
         "concurrency": int(os.environ.get("RELAY_CONCURRENCY", "16")),
     }
+    hub.send_signal(signal.SIGTERM)
+    hub.wait(timeout=30)
     with open(results, "a") as out:
         out.write(json.dumps(result) + "\n")
     span = result["span_s"] or 1e-9
@@ -287,8 +310,8 @@ def table(results, out_path):
     add("cube: %s bytes as GET /channel serves it, %s bytes gzip; hub RELAY_CONCURRENCY=%s"
         % (meta.get("cube_bytes", "?"), meta.get("gzip_bytes", "?"), meta.get("relay_concurrency", "16")))
     add("")
-    header = "%-30s %-11s %10s %9s %9s %12s %10s" % (
-        "scenario", "server", "req/s", "p50 ms", "p99 ms", "CPU ms/req", "peak RSS")
+    header = "%-30s %-11s %10s %9s %9s %12s %10s %14s" % (
+        "scenario", "server", "req/s", "p50 ms", "p99 ms", "CPU ms/req", "peak RSS", "DB CPU ms/req")
     add(header)
     add("-" * len(header))
 
@@ -312,9 +335,10 @@ def table(results, out_path):
                 note = "  (%d non-2xx/3xx, %d socket errors)" % (row["errors"], row["socket_errors"])
             if "created" in row:
                 note += "  (%d answered 201, %d other)" % (row["created"], row["other"])
-            add("%-30s %-11s %10.0f %9s %9s %12s %9.1fM%s" % (
+            add("%-30s %-11s %10.0f %9s %9s %12s %9.1fM %14s%s" % (
                 label, name, row["rps"], number(row["p50"], "%.2f"), number(row["p99"], "%.2f"),
-                number(row["cpu_ms_per_request"], "%.4f"), row["rss_peak_kb"] / 1024.0, note))
+                number(row["cpu_ms_per_request"], "%.4f"), row["rss_peak_kb"] / 1024.0,
+                number(row.get("db_cpu_ms_per_request") if name == "hub" else None, "%.4f"), note))
         if hub and nginx:
             add("%-30s %-11s %9.2fx %8.2fx %8.2fx %11.2fx %9.2fx" % (
                 "", "hub/nginx", ratio(hub["rps"], nginx["rps"]) or 0, ratio(hub["p50"], nginx["p50"]) or 0,
@@ -332,11 +356,14 @@ def table(results, out_path):
             "%.0f messages/s, %.0f FCM requests/s"
             % (relay_row["first_s"], relay_row["received"], span, relay_row["messages"] / span,
                relay_row["received"] / span))
-        add("  from the hub's start: %.0f messages/s; every outcome recorded after %.2f s (%d sent, %d pending); "
-            "hub CPU %.2f ms/message, peak RSS %.1fM"
+        add("  from the hub's start: %.0f messages/s; every outcome recorded after %.2f s (%d sent, %d pending)"
             % (relay_row["messages"] / relay_row["total_s"], relay_row["recorded_s"], relay_row["sent"],
-               relay_row["pending"], relay_row["cpu_ms"] / max(relay_row["messages"], 1),
-               relay_row["rss_peak_kb"] / 1024.0))
+               relay_row["pending"]))
+        per_message = max(relay_row["messages"], 1)
+        add("  CPU per message (start-up included): hub %.2f ms, database %.2f ms, fake FCM %.2f ms; "
+            "hub peak RSS %.1fM"
+            % (relay_row["cpu_ms"] / per_message, relay_row["db_cpu_ms"] / per_message,
+               relay_row["fake_cpu_ms"] / per_message, relay_row["rss_peak_kb"] / 1024.0))
         add("")
 
     durable_row = next((row for row in rows if row.get("label") == "durable"), None)
@@ -385,9 +412,9 @@ def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
     command, args = argv[1], argv[2:]
-    if command == "wrk":
+    if command in ("wrk", "relay"):
         split = args.index("--")
-        run_wrk(*args[:split], args[split + 1:])
+        (run_wrk if command == "wrk" else relay)(*args[:split], args[split + 1:])
     elif command == "store":
         store(args[0], args[1], args[2], args[3], int(args[4]))
     else:
