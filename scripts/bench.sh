@@ -10,13 +10,15 @@
 # on exit.
 #
 # Environment: BENCH_DURATION (seconds per GET/POST run, default 15), BENCH_SHORT_DURATION (conditional
-# and gzip runs, default 10), BENCH_RELAY_MESSAGES (default 5000), SCRATCH_PATH (default .build).
+# and gzip runs, default 10), BENCH_RELAY_MESSAGES (default 2000), BENCH_RELAY_TIMEOUT (seconds the relay
+# may take before the run reports what was sent by then, default 60), SCRATCH_PATH (default .build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 duration=${BENCH_DURATION:-15}
 short=${BENCH_SHORT_DURATION:-10}
-relay_messages=${BENCH_RELAY_MESSAGES:-5000}
+relay_messages=${BENCH_RELAY_MESSAGES:-2000}
+relay_timeout=${BENCH_RELAY_TIMEOUT:-60}
 scratch=${SCRATCH_PATH:-.build}
 bench_started=$(date +%s)
 
@@ -180,7 +182,7 @@ export BENCH_KEYS_FILE=$work/post-keys.txt
 measure "POST /message, 16 conn" hub "$hub_pid" \
     -t1 -c16 -d"${duration}s" --latency -s scripts/bench/post-message.lua "$hub/message"
 "$python" "$helper" durable "$results" "$uri" "$BENCH_KEYS_FILE"
-"$python" "$helper" drain "$uri" 60
+"$python" "$helper" drain "$uri" 30
 stop "$hub_pid"; hub_pid=""
 
 # The relay: messages stored by a hub that does not relay, then sent by a fresh hub with the defaults.
@@ -190,7 +192,7 @@ start_hub "$store_port" RELAY_CONCURRENCY=0
 stop "$hub_pid"; hub_pid=""
 relay_port=$(free_port)
 "$python" "$helper" relay "$results" "$uri" "$fake_url" "$db_pid" "$fake_pid" "$work/relay-hub.pid" \
-    "$work/hub.log" -- env GOOGLE_APPLICATION_CREDENTIALS="$credentials" FCM_ENDPOINT="$fake_url" \
+    "$work/hub.log" "$relay_timeout" -- env GOOGLE_APPLICATION_CREDENTIALS="$credentials" FCM_ENDPOINT="$fake_url" \
     "$hub_bin" serve --port "$relay_port" --mongodb-uri "$uri"
 
 # MARK: the table
