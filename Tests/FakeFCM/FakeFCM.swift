@@ -77,6 +77,10 @@ public final class FakeFCM: Sendable {
             }
             return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: body))
         }
+        // Not FCM: how many messages:send requests were accepted (`{"count": N}`), cheap enough to poll.
+        router.get("/_received/count") { _, _ -> Response in
+            FakeFCMState.json(200, ["count": state.withState { $0.received.count }])
+        }
 
         var logger = Logger(label: "FakeFCM")
         logger.logLevel = .critical  // stopping by cancellation logs errors we expect
