@@ -192,7 +192,7 @@ start_hub "$store_port" RELAY_CONCURRENCY=0
 stop "$hub_pid"; hub_pid=""
 relay_port=$(free_port)
 "$python" "$helper" relay "$results" "$uri" "$fake_url" "$db_pid" "$fake_pid" "$work/relay-hub.pid" \
-    "$work/hub.log" "$relay_timeout" -- env GOOGLE_APPLICATION_CREDENTIALS="$credentials" FCM_ENDPOINT="$fake_url" \
+    "$work/hub.log" "$relay_timeout" "http://127.0.0.1:$relay_port" -- env GOOGLE_APPLICATION_CREDENTIALS="$credentials" FCM_ENDPOINT="$fake_url" \
     "$hub_bin" serve --port "$relay_port" --mongodb-uri "$uri"
 
 # MARK: the table

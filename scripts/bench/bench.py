@@ -10,7 +10,7 @@
     bench.py durable RESULTS URI KEYS           check every 201 of the POST run is in `message`
     bench.py drain URI TIMEOUT                  wait until no message is pending relay
     bench.py store URL TOKEN ALERT INFO COUNT   POST COUNT messages over 16 connections
-    bench.py relay RESULTS URI FAKE DB_PID FAKE_PID PIDFILE LOG TIMEOUT -- HUB-COMMAND...
+    bench.py relay RESULTS URI FAKE DB_PID FAKE_PID PIDFILE LOG TIMEOUT HUB_URL -- HUB-COMMAND...
                                                 start a hub, time until the fake has every pending
                                                 message's components, stop the hub
     bench.py meta RESULTS KEY=VALUE...          record facts about the run for the table
@@ -233,7 +233,22 @@ def received(fake):
         return json.load(response)["count"]
 
 
-def relay(results, uri, fake, db_pid, fake_pid, pidfile, log, timeout, command):
+def outbox_metrics(hub_url):
+    """The outbox's counters from the hub's GET /metrics (an empty dict when it has none)."""
+    try:
+        with urllib.request.urlopen(hub_url + "/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return {}
+    found = {}
+    for name in ("msi_outbox_claims_total", "msi_outbox_claimed_messages_total", "msi_outbox_outcome_writes_total"):
+        match = re.search(r"^%s(?:\{[^}]*\})? ([\d.e+]+)$" % name, text, re.MULTILINE)
+        if match:
+            found[name] = float(match.group(1))
+    return found
+
+
+def relay(results, uri, fake, db_pid, fake_pid, pidfile, log, timeout, hub_url, command):
     """Starts a hub with `command` (its pid in `pidfile` for the caller's clean-up, its output appended to
     `log`), times the relay of every pending message from its start until the fake has every component,
     and stops it. Gives up after `timeout` seconds and reports what was relayed by then."""
@@ -280,6 +295,7 @@ def relay(results, uri, fake, db_pid, fake_pid, pidfile, log, timeout, command):
         "fake_cpu_ms": (cpu_ticks(int(fake_pid)) - fake_before) * 1000.0 / CLOCK_TICKS,
         "concurrency": int(os.environ.get("RELAY_CONCURRENCY", "16")),
     }
+    result.update(outbox_metrics(hub_url))
     hub.send_signal(signal.SIGTERM)
     hub.wait(timeout=30)
     with open(results, "a") as out:
@@ -370,6 +386,11 @@ def table(results, out_path):
         add("  from the hub's start: %.0f messages/s; outcomes recorded after %.2f s (%d sent, %d pending)"
             % (relayed / relay_row["total_s"], relay_row["recorded_s"], relay_row["sent"], relay_row["pending"]))
         per_message = max(relay_row["messages"], 1)
+        if "msi_outbox_claims_total" in relay_row:
+            add("  outbox: %d claims for %d messages (%.1f per claim), %d outcome writes"
+                % (relay_row["msi_outbox_claims_total"], relay_row.get("msi_outbox_claimed_messages_total", 0),
+                   relay_row.get("msi_outbox_claimed_messages_total", 0) / max(relay_row["msi_outbox_claims_total"], 1),
+                   relay_row.get("msi_outbox_outcome_writes_total", 0)))
         add("  CPU per message (start-up included): hub %.2f ms, database %.2f ms, fake FCM %.2f ms; "
             "hub peak RSS %.1fM"
             % (relay_row["cpu_ms"] / per_message, relay_row["db_cpu_ms"] / per_message,
