@@ -98,10 +98,10 @@ struct OutboxDAOTests {
             _ = try await seed(database, count: 2)
             let outbox = OutboxDAO(database: database)
             let batch = try #require(try await outbox.claim(owner: "slow", now: Self.now, leaseMS: 1_000, limit: 8))
-            #expect(try await outbox.extend(batch.lease, until: Self.now + 5_000))
+            #expect(try await outbox.extend(batch, until: Self.now + 5_000))
             #expect(try await outbox.claim(owner: "other", now: Self.now + 2_000, leaseMS: 1_000, limit: 8) == nil)
             #expect(try await outbox.claim(owner: "other", now: Self.now + 5_001, leaseMS: 1_000, limit: 8)?.messages.count == 2)
-            #expect(try await !outbox.extend(batch.lease, until: Self.now + 9_000))
+            #expect(try await !outbox.extend(batch, until: Self.now + 9_000))
         }
     }
 

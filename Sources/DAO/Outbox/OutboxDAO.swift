@@ -44,7 +44,7 @@ public struct OutboxDAO: Sendable {
             ])
             guard leased.modifiedCount > 0 else { return nil }
             // Read back what this lease holds: another worker may have taken some candidates first.
-            let documents = try await collection.find(["relay.lease_owner": .string(lease)],
+            let documents = try await collection.find(["_id": ["$in": .array(ids)], "relay.lease_owner": .string(lease)],
                                                       options: FindOptions(sort: ["relay.due_at": 1]))
             return OutboxBatch(lease: lease, leaseUntil: now + leaseMS,
                                messages: documents.compactMap(Message.init(document:)))
@@ -54,9 +54,10 @@ public struct OutboxDAO: Sendable {
     /// Moves the lease of `batch` on to `until`, for a batch still being sent; false when the lease was lost.
     /// - Throws: `DAOError`.
     @discardableResult
-    public func extend(_ lease: String, until: Int64) async throws -> Bool {
+    public func extend(_ batch: OutboxBatch, until: Int64) async throws -> Bool {
+        let ids = batch.messages.map { BSONValue.objectID($0.id) }
         let result = try await mapErrors {
-            try await collection.updateMany(["relay.lease_owner": .string(lease)],
+            try await collection.updateMany(["_id": ["$in": .array(ids)], "relay.lease_owner": .string(batch.lease)],
                                             ["$set": ["relay.lease_until": .int64(until)]])
         }
         return result.matchedCount > 0

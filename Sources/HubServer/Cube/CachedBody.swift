@@ -48,7 +48,9 @@ struct CachedBody: Sendable {
 
     /// Whether an `If-None-Match` list names either variant of this version (weak comparison, RFC 9110).
     static func matches(_ header: String, etag: String, gzipETag: String) -> Bool {
-        header.split(separator: ",").contains { candidate in
+        // The common case, a phone sending back the one tag it was given, without parsing a list.
+        if header == etag || header == gzipETag { return true }
+        return header.split(separator: ",").contains { candidate in
             var tag = candidate.trimmingSpaces
             if tag == "*" { return true }
             if tag.hasPrefix("W/") { tag.removeFirst(2) }

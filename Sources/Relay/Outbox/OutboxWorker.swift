@@ -143,7 +143,7 @@ public final class OutboxWorker: Sendable {
 
     /// Sends a batch's messages concurrently, keeping the lease alive meanwhile, and records the outcomes.
     func send(_ batch: OutboxBatch) async {
-        let keeper = Task { await keepLease(batch.lease) }
+        let keeper = Task { await keepLease(batch) }
         let outcomes = await withTaskGroup(of: RelayOutcome.self, returning: [RelayOutcome].self) { group in
             for message in batch.messages {
                 group.addTask { await self.relay(message) }
@@ -155,12 +155,12 @@ public final class OutboxWorker: Sendable {
     }
 
     /// Extends the lease every third of its length until cancelled.
-    private func keepLease(_ lease: String) async {
+    private func keepLease(_ batch: OutboxBatch) async {
         let interval = configuration.lease / 3
         while true {
             do { try await Task.sleep(for: interval) } catch { return }
             do {
-                try await outbox.extend(lease, until: now() + configuration.lease.milliseconds)
+                try await outbox.extend(batch, until: now() + configuration.lease.milliseconds)
             } catch {
                 logger.warning("extending a relay lease failed", metadata: ["error": "\(error)"])
             }
