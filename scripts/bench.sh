@@ -24,18 +24,7 @@ bench_started=$(date +%s)
 
 # MARK: tools and builds
 
-scripts/install-deps.sh
-missing=()
-for package in nginx-light wrk; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "installing ${missing[*]}"
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+scripts/install-deps.sh nginx-light wrk
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 
 swift build -c release --scratch-path "$scratch" --product msi-hub

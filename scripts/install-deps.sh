@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building and testing msi-hub needs and the machine lacks:
 # the C libraries and the browser for the portal's tests (Debian packages), and a Python venv with the test
-# database, SecantusDB, and selenium.
+# database, SecantusDB, and selenium. Debian packages named as arguments are installed too
+# (`make bench`: nginx-light wrk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libmongoc-dev libbson-dev libcurl4-openssl-dev pkg-config chromium chromium-driver)
+packages=(libmongoc-dev libbson-dev libcurl4-openssl-dev pkg-config chromium chromium-driver "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
