@@ -33,24 +33,18 @@ struct AccountsAdminController {
     /// POST /portal/admin/users: adds a user with a new password, shown once.
     @Sendable func addUser(request: Request, context: PortalRequestContext) async throws -> Response {
         _ = try context.requireAdmin()
-        let username = context.form.trimmed("username")
-        let roleText = context.form.trimmed("role")
-        var errors: [String: String] = [:]
-        if let problem = Self.nameProblem(username) { errors["username"] = problem }
-        guard let role = Role(rawValue: roleText) else {
-            errors["role"] = "Choose a role."
-            return try await usersPage(context: context, values: ["username": username], errors: errors)
-        }
-        guard errors.isEmpty else {
-            return try await usersPage(context: context, values: ["username": username, "role": roleText], errors: errors)
+        var entry = NameAndRole(context.form, nameField: "username")
+        let username = entry.name
+        guard entry.errors.isEmpty, let role = entry.role else {
+            return try await usersPage(context: context, values: entry.values, errors: entry.errors)
         }
         let password = PasswordGenerator.make()
         do {
             _ = try await services.users.add(username: username, passwordHash: try await services.credentials.hash(password: password),
                                              role: role)
         } catch let error as DAOError where error.code == .duplicate {
-            errors["username"] = "A user called \(username) exists already."
-            return try await usersPage(context: context, values: ["username": username, "role": roleText], errors: errors)
+            entry.errors["username"] = "A user called \(username) exists already."
+            return try await usersPage(context: context, values: entry.values, errors: entry.errors)
         }
         return pages.render("secret", context.page("User added", [
             "heading": "\(username) can now log in", "label": "Password of \(username)", "secret": password,
@@ -155,21 +149,17 @@ struct AccountsAdminController {
     /// POST /portal/admin/tokens: a new token, its secret shown once.
     @Sendable func createToken(request: Request, context: PortalRequestContext) async throws -> Response {
         _ = try context.requireAdmin()
-        let name = context.form.trimmed("name")
-        let roleText = context.form.trimmed("role")
-        var errors: [String: String] = [:]
-        if let problem = Self.nameProblem(name) { errors["name"] = problem }
-        let role = Role(rawValue: roleText)
-        if role == nil { errors["role"] = "Choose a role." }
-        guard errors.isEmpty, let role else {
-            return try await tokensPage(context: context, values: ["name": name, "role": roleText], errors: errors)
+        var entry = NameAndRole(context.form, nameField: "name")
+        let name = entry.name
+        guard entry.errors.isEmpty, let role = entry.role else {
+            return try await tokensPage(context: context, values: entry.values, errors: entry.errors)
         }
         let (secret, hash) = Credentials.newToken()
         do {
             _ = try await services.tokens.add(name: name, role: role, secretHash: hash)
         } catch let error as DAOError where error.code == .duplicate {
-            errors["name"] = "A live token called \(name) exists already."
-            return try await tokensPage(context: context, values: ["name": name, "role": roleText], errors: errors)
+            entry.errors["name"] = "A live token called \(name) exists already."
+            return try await tokensPage(context: context, values: entry.values, errors: entry.errors)
         }
         return pages.render("secret", context.page("Token created", [
             "heading": "The token “\(name)”", "label": "Secret of \(name)", "secret": secret,
@@ -212,4 +202,26 @@ struct AccountsAdminController {
         return pages.render("admin-tokens", context.page("API tokens", data, notice: notice),
                             status: errors.isEmpty ? .ok : .unprocessableContent)
     }
+}
+
+/// The name and role of the add-user and create-token forms, read and checked alike.
+private struct NameAndRole {
+    let nameField: String
+    let name: String
+    let roleText: String
+    let role: Role?
+    /// Problems by field name, shown next to the field.
+    var errors: [String: String] = [:]
+
+    init(_ form: PortalForm, nameField: String) {
+        self.nameField = nameField
+        self.name = form.trimmed(nameField)
+        self.roleText = form.trimmed("role")
+        self.role = Role(rawValue: roleText)
+        if let problem = AccountsAdminController.nameProblem(name) { errors[nameField] = problem }
+        if role == nil { errors["role"] = "Choose a role." }
+    }
+
+    /// The values to show again in the form.
+    var values: [String: String] { [nameField: name, "role": roleText] }
 }
