@@ -39,9 +39,12 @@ public func buildApplication(
     if let relay = try RelayService(configuration: configuration.relay, services: services, logger: logger) {
         background.append(relay)
     }
+    let serverName = "msi-hub"
+    let cubeHandler = CubeChannelHandler.Shared(cube: services.cube, serverName: serverName, logger: logger)
     return Application(
         router: router,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "msi-hub"),
+        server: .http1(configuration: .init(additionalChannelHandlers: [CubeChannelHandler(cubeHandler)])),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         services: background,
         logger: logger
     )

@@ -8,8 +8,11 @@ struct CubeController {
     let services: HubServices
 
     func addRoutes(to router: Router<HubRequestContext>) {
+        // Usually answered before the router, on the network thread (`CubeChannelHandler`).
         router.get("/channel", use: listChannels)
+        router.head("/channel", use: listChannels)
         router.get("/channel/:channelID", use: getChannel)
+        router.head("/channel/:channelID", use: getChannel)
         router.post("/channel", use: addChannel)
         router.put("/channel/:channelID", use: updateChannel)
         router.delete("/channel/:channelID", use: deleteChannel)

@@ -26,24 +26,39 @@ struct CachedBody: Sendable {
 
     var gzipETag: String { "\"\(etag.dropFirst().dropLast())-gz\"" }
 
-    /// The answer to `request`: 304 when its `If-None-Match` names this version, gzip when accepted.
-    func response(to request: Request) -> Response {
-        let wantsGzip = Self.acceptsGzip(request.headers[.acceptEncoding])
-        let tag = wantsGzip ? gzipETag : etag
+    /// What a GET or HEAD of this body answers: status, headers, and the bytes to send (none for a
+    /// 304 or a HEAD). Computed from the request's headers alone, so the network thread's fast path
+    /// (`CubeChannelHandler`) and the router give the same answer.
+    struct Answer {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        var body: ByteBuffer?
+    }
+
+    /// The answer to a request with these headers: 304 when `If-None-Match` names this version, gzip
+    /// when accepted; `head` leaves the body out but keeps its length.
+    func answer(head: Bool, headers requestHeaders: HTTPFields) -> Answer {
+        let wantsGzip = Self.acceptsGzip(requestHeaders[.acceptEncoding])
         var headers: HTTPFields = [
-            .eTag: tag,
+            .eTag: wantsGzip ? gzipETag : etag,
             .cacheControl: "public, no-cache",
             .vary: "Accept-Encoding",
         ]
-        if let match = request.headers[.ifNoneMatch], Self.matches(match, etag: etag, gzipETag: gzipETag) {
-            return Response(status: .notModified, headers: headers)
+        if let match = requestHeaders[.ifNoneMatch], Self.matches(match, etag: etag, gzipETag: gzipETag) {
+            return Answer(status: .notModified, headers: headers, body: nil)
         }
+        let body = wantsGzip ? gzip : plain
         headers[.contentType] = "application/json; charset=utf-8"
-        if wantsGzip {
-            headers[.contentEncoding] = "gzip"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: gzip))
-        }
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: plain))
+        if wantsGzip { headers[.contentEncoding] = "gzip" }
+        headers[.contentLength] = String(body.readableBytes)
+        return Answer(status: .ok, headers: headers, body: head ? nil : body)
+    }
+
+    /// The answer to `request` as a router response.
+    func response(to request: Request) -> Response {
+        let answer = answer(head: request.method == .head, headers: request.headers)
+        return Response(status: answer.status, headers: answer.headers,
+                        body: answer.body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
     }
 
     /// Whether an `If-None-Match` list names either variant of this version (weak comparison, RFC 9110).

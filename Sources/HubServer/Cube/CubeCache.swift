@@ -18,6 +18,8 @@ public final class CubeCache: Sendable {
         let all: CachedBody
         let channels: [ObjectID: CachedBody]
         let topics: [String: SubjectLocation]
+        /// Every channel as a model, in the database's order (the portal's selects).
+        let models: [DAO.Channel]
         /// Distinct contents loaded so far: a reload that finds the same cube keeps the version.
         let version: Int
         /// Loads so far.
@@ -42,14 +44,22 @@ public final class CubeCache: Sendable {
     /// - Throws: `DAOError` when the first load fails, `.unavailable` when the snapshot went unconfirmed
     ///   for longer than `maximumAge`.
     func snapshot() async throws -> Snapshot {
-        if let snapshot = current.withLock({ $0 }) {
-            if let confirmed = confirmedAt.withLock({ $0 }), ContinuousClock.now - confirmed > maximumAge {
+        if current.withLock({ $0 }) != nil {
+            guard let snapshot = servableSnapshot() else {
                 throw DAOError(.unavailable, "the cube cannot be confirmed current: the database is unreachable")
             }
             return snapshot
         }
         try await refresh()
         guard let snapshot = current.withLock({ $0 }) else { throw DAOError(.unavailable, "the cube is not loaded") }
+        return snapshot
+    }
+
+    /// The current snapshot without waiting: nil when none is loaded yet or it went unconfirmed for
+    /// longer than `maximumAge` (callers then go the slow way, which loads or answers 503).
+    func servableSnapshot() -> Snapshot? {
+        guard let snapshot = current.withLock({ $0 }) else { return nil }
+        if let confirmed = confirmedAt.withLock({ $0 }), ContinuousClock.now - confirmed > maximumAge { return nil }
         return snapshot
     }
 
@@ -94,13 +104,15 @@ public final class CubeCache: Sendable {
         let loads = (previous?.loads ?? 0) + 1
         if let previous, previous.all.etag == CachedBody.etag(of: json) {
             return Snapshot(all: previous.all, channels: previous.channels, topics: previous.topics,
-                            version: previous.version, loads: loads)
+                            models: previous.models, version: previous.version, loads: loads)
         }
         let all = try CachedBody(json: json)
         var channels: [ObjectID: CachedBody] = [:]
         var topics: [String: SubjectLocation] = [:]
+        var models: [DAO.Channel] = []
         for document in documents {
             guard let channel = Channel(document: document) else { continue }
+            models.append(channel)
             channels[channel.id] = try CachedBody(json: writer.bytes(document))
             for area in channel.areas {
                 for subject in area.subjects where topics[subject.topicKey] == nil {
@@ -108,7 +120,7 @@ public final class CubeCache: Sendable {
                 }
             }
         }
-        return Snapshot(all: all, channels: channels, topics: topics, version: (previous?.version ?? 0) + 1, loads: loads)
+        return Snapshot(all: all, channels: channels, topics: topics, models: models, version: (previous?.version ?? 0) + 1, loads: loads)
     }
 
     /// Runs loads one at a time; a caller that arrives before the next load has started shares it.

@@ -18,7 +18,7 @@ struct SentController {
     /// GET /portal/sent[?channel=&area=&subject=&cursor=]
     @Sendable func list(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let targets = SendTargets(channels: try await services.channels.getAll(), identity: user.identity)
+        let targets = SendTargets(channels: try await services.cube.snapshot().models, identity: user.identity)
         let query = request.uri.queryParameters
         let selection = SendTargets.Selection(query: query)
         var messageQuery = MessageQuery(limit: Self.pageSize, sender: user.isAdmin ? nil : user.username)
