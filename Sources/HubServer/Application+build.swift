@@ -43,7 +43,7 @@ public func buildApplication(
     let cubeHandler = CubeChannelHandler.Shared(cube: services.cube, serverName: serverName, logger: logger)
     return Application(
         router: router,
-        server: .http1(configuration: .init(additionalChannelHandlers: [CubeChannelHandler(cubeHandler)])),
+        server: .hubHTTP1(cube: cubeHandler),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         services: background,
         logger: logger

@@ -20,9 +20,15 @@ struct CubeChannelHandlerTests {
         for other in ["/channels", "/channel/", "/channel/nothex", "/channel/5f1e2d3c4b5a697887960514/x", "/message", "/"] {
             #expect(CubeChannelHandler.target(other) == nil, "\(other)")
         }
-        #expect(CubeChannelHandler.asksToClose([.connection: "keep-alive, Close"]))
-        #expect(!CubeChannelHandler.asksToClose([.connection: "keep-alive"]))
-        #expect(!CubeChannelHandler.asksToClose([:]))
+    }
+
+    @Test func acceptEncodingIsReadAsAList() {
+        for accepting in ["gzip", "GZIP", "deflate, gzip", " gzip ;q=0.8", "x-gzip", "br;q=1, gzip; q=0.5", "gzip;q=0, gzip"] {
+            #expect(CachedBody.acceptsGzip(accepting), "\(accepting)")
+        }
+        for refusing in [nil, "", "deflate", "br, identity", "gzip;q=0", "gzip; Q = 0.000", "gzipx", "x-gzip;q=0.0", "*"] {
+            #expect(!CachedBody.acceptsGzip(refusing), "\(refusing ?? "nil")")
+        }
     }
 
     @Test func answersCarryTheHeadersEveryResponseHas() async throws {

@@ -44,12 +44,18 @@ public final class CubeCache: Sendable {
     /// - Throws: `DAOError` when the first load fails, `.unavailable` when the snapshot went unconfirmed
     ///   for longer than `maximumAge`.
     func snapshot() async throws -> Snapshot {
-        if current.withLock({ $0 }) != nil {
-            guard let snapshot = servableSnapshot() else {
-                throw DAOError(.unavailable, "the cube cannot be confirmed current: the database is unreachable")
-            }
-            return snapshot
+        let latest = try await latestSnapshot()
+        guard servableSnapshot() != nil else {
+            throw DAOError(.unavailable, "the cube cannot be confirmed current: the database is unreachable")
         }
+        return latest
+    }
+
+    /// The latest snapshot even when the database has not confirmed it lately, loading the first one
+    /// if there is none: for pages that only offer choices, which the database checks again on use.
+    /// - Throws: `DAOError` when the first load fails.
+    func latestSnapshot() async throws -> Snapshot {
+        if let snapshot = current.withLock({ $0 }) { return snapshot }
         try await refresh()
         guard let snapshot = current.withLock({ $0 }) else { throw DAOError(.unavailable, "the cube is not loaded") }
         return snapshot

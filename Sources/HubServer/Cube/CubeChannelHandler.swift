@@ -6,35 +6,35 @@ import Logging
 import Metrics
 import Mongo
 import NIOCore
-import NIOHTTPTypes
-import Synchronization
+import NIOHTTP1
 
 /// Answers GET and HEAD of `/channel` and `/channel/:id` on the connection's network thread, from
-/// the in-memory cube, the way a static file server does: no hop to a Swift task, no router, no
-/// middleware chain.
+/// the in-memory cube, the way a static file server does: no hop to a Swift task, no conversion to
+/// HTTP types, no router, no middleware chain.
 ///
 /// Every phone fetches GET /channel when it starts, so this is the hub's hottest route. The handler
-/// sits in each connection's pipeline in front of the application. A request it does not take goes
-/// on to the application unchanged, and the router serves the same routes with the same answer
-/// (`CachedBody.answer`): another route; a cube that is not loaded or not confirmed current (the
-/// router then loads it or answers 503); a channel not in memory; `Connection: close`; a connection
-/// whose peer is not reading; and any request that arrives while the application still owes an
-/// answer on this connection, so pipelined answers keep their order.
+/// sits in each connection's pipeline right after the HTTP/1 decoder (`HubHTTP1Channel`). A request
+/// it does not take goes on to the application unchanged, and the router serves the same routes with
+/// the same answer (`CachedBody.answer`): another route; a cube that is not loaded or not confirmed
+/// current (the router then loads it or answers 503); a channel not in memory; a request that asks
+/// to close the connection (the application closes it); a connection whose peer is not reading; and
+/// any request that arrives while the application still owes an answer on this connection, so
+/// pipelined answers keep their order.
 ///
 /// What the middleware gives every request it gives here too: `X-Request-ID`, the `Server` header,
 /// a debug log line with `request_id`, and the request counter and latency of `GET /metrics`.
 final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     /// What every connection's handler shares.
     struct Shared: Sendable {
         let cube: CubeCache
         let serverName: String
         let logger: Logger
-        let metrics = RouteMetrics()
+        let metrics = AnswerMetrics()
     }
 
     private let shared: Shared
@@ -50,9 +50,9 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private struct PendingAnswer {
-        let answer: CachedBody.Answer
-        let route: String
-        let method: HTTPRequest.Method
+        let head: HTTPResponseHead
+        let body: ByteBuffer?
+        let recorders: AnswerMetrics.Recorders
         let started: UInt64
     }
 
@@ -72,12 +72,13 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
         case .body:
             // A GET's body means nothing; one the application takes is passed on.
-            if case .passing = reading { context.fireChannelRead(data) }
+            if case .answering = reading { return }
+            context.fireChannelRead(data)
         case .end:
-            switch reading {
-            case .passing: context.fireChannelRead(data)
-            case .answering(let pending): write(pending, context: context)
-            case .idle: context.fireChannelRead(data)
+            if case .answering(let pending) = reading {
+                write(pending, context: context)
+            } else {
+                context.fireChannelRead(data)
             }
             reading = .idle
         }
@@ -89,41 +90,50 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// The answer to `request` from memory, or nil to pass it on.
-    private func answer(_ request: HTTPRequest) -> PendingAnswer? {
-        guard request.method == .get || request.method == .head,
-              let target = request.path.flatMap(Self.target),
-              !Self.asksToClose(request.headerFields),
+    private func answer(_ request: HTTPRequestHead) -> PendingAnswer? {
+        let isHead = request.method == .HEAD
+        guard request.method == .GET || isHead, request.isKeepAlive,
+              let target = Self.target(request.uri),
               let snapshot = shared.cube.servableSnapshot() else { return nil }
-        let body: CachedBody?
+        let cached: CachedBody?
         switch target {
-        case .all: body = snapshot.all
-        case .channel(let id): body = snapshot.channels[id]
+        case .all: cached = snapshot.all
+        case .channel(let id): cached = snapshot.channels[id]
         }
-        guard let body else { return nil }
-        var answer = body.answer(head: request.method == .head, headers: request.headerFields)
-        let id = request.headerFields[RequestIDMiddleware<HubRequestContext>.header]
+        guard let cached else { return nil }
+        let answer = cached.answer(acceptEncoding: Self.field("Accept-Encoding", of: request.headers),
+                                   ifNoneMatch: Self.field("If-None-Match", of: request.headers))
+        let id = request.headers.first(name: RequestIDMiddleware<HubRequestContext>.header.canonicalName)
             .flatMap(RequestIDMiddleware<HubRequestContext>.accepted) ?? RequestID().description
-        answer.headers[RequestIDMiddleware<HubRequestContext>.header] = id
-        answer.headers[.server] = shared.serverName
+        var headers = answer.headers
+        headers.add(name: "Server", value: shared.serverName)
+        headers.add(name: RequestIDMiddleware<HubRequestContext>.header.canonicalName, value: id)
         if shared.logger.logLevel <= .debug {
             var logger = shared.logger
             logger[metadataKey: "request_id"] = .string(id)
-            logger.debug("Request", metadata: ["hb.request.path": .string(request.path ?? ""),
+            logger.debug("Request", metadata: ["hb.request.path": .string(request.uri),
                                                "hb.request.method": .string(request.method.rawValue)])
         }
-        return PendingAnswer(answer: answer, route: target.route, method: request.method,
+        let status: HTTPResponseStatus = answer.status == .ok ? .ok : .notModified
+        return PendingAnswer(head: HTTPResponseHead(version: request.version, status: status, headers: headers),
+                             body: isHead ? nil : answer.body,
+                             recorders: shared.metrics.recorders(target: target, head: isHead, status: answer.status),
                              started: DispatchTime.now().uptimeNanoseconds)
     }
 
     private func write(_ pending: PendingAnswer, context: ChannelHandlerContext) {
-        let head = HTTPResponse(status: pending.answer.status, headerFields: pending.answer.headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if let body = pending.answer.body {
-            context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.write(wrapOutboundOut(.head(pending.head)), promise: nil)
+        if let body = pending.body {
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        shared.metrics.record(route: pending.route, method: pending.method, status: pending.answer.status,
-                              nanoseconds: DispatchTime.now().uptimeNanoseconds - pending.started)
+        pending.recorders.record(nanoseconds: DispatchTime.now().uptimeNanoseconds - pending.started)
+    }
+
+    /// A header's value, several lines of it joined as one list.
+    private static func field(_ name: String, of headers: HTTPHeaders) -> String? {
+        let values = headers[name]
+        return values.count <= 1 ? values.first : values.joined(separator: ", ")
     }
 
     /// Which cached body a path names.
@@ -141,51 +151,49 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// The target of a request path (its query ignored, as the router ignores it), or nil for any other path.
-    static func target(_ path: String) -> Target? {
-        let route = path.utf8.firstIndex(of: UInt8(ascii: "?")).map { path[..<$0] } ?? path[...]
-        if route == "/channel" { return .all }
-        guard route.hasPrefix("/channel/") else { return nil }
-        return ObjectID(hex: route.dropFirst("/channel/".count)).map(Target.channel)
-    }
-
-    /// Whether the client asks to close the connection after this answer (left to the application,
-    /// which closes it).
-    static func asksToClose(_ headers: HTTPFields) -> Bool {
-        headers[values: .connection].contains { value in
-            value.split(separator: ",").contains { $0.trimmingSpaces.lowercased() == "close" }
-        }
+    static func target(_ uri: String) -> Target? {
+        let path = uri.utf8.firstIndex(of: UInt8(ascii: "?")).map { uri[..<$0] } ?? uri[...]
+        if path == "/channel" { return .all }
+        guard path.hasPrefix("/channel/") else { return nil }
+        return ObjectID(hex: path.dropFirst("/channel/".count)).map(Target.channel)
     }
 }
 
-/// The request counter and latency timer of one route, method and status, named as Hummingbird's
-/// `MetricsMiddleware` names them, so `GET /metrics` counts requests the same whichever way they went.
-final class RouteMetrics: Sendable {
-    private struct Key: Hashable {
-        let route: String
-        let method: HTTPRequest.Method
-        let status: HTTPResponse.Status
-    }
-
-    private struct Recorders {
+/// The request counters and latency timers of the answers `CubeChannelHandler` gives, named as
+/// Hummingbird's `MetricsMiddleware` names them, so `GET /metrics` counts requests the same whichever
+/// way they went. Made once: the routes, methods and statuses the handler answers are few and fixed.
+final class AnswerMetrics: Sendable {
+    struct Recorders: Sendable {
         let requests: Counter
         let duration: Metrics.Timer
+
+        func record(nanoseconds: UInt64) {
+            requests.increment()
+            duration.recordNanoseconds(Int64(clamping: nanoseconds))
+        }
     }
 
-    private let recorders = Mutex<[Key: Recorders]>([:])
+    /// Indexed by `Self.index(target:head:notModified:)`.
+    private let all: [Recorders]
 
-    func record(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status, nanoseconds: UInt64) {
-        let key = Key(route: route, method: method, status: status)
-        let recorder = recorders.withLock { recorders in
-            if let existing = recorders[key] { return existing }
-            let dimensions = [("http.route", route), ("http.request.method", method.rawValue),
-                              ("http.response.status_code", String(status.code))]
-            let made = Recorders(requests: Counter(label: "hb.requests", dimensions: dimensions),
-                                 duration: Metrics.Timer(label: "http.server.request.duration", dimensions: dimensions,
-                                                         preferredDisplayUnit: .seconds))
-            recorders[key] = made
-            return made
+    init() {
+        var all: [Recorders] = []
+        for route in [CubeChannelHandler.Target.all.route, "/channel/{channelID}"] {
+            for method in [HTTPRequest.Method.get, .head] {
+                for status in [HTTPResponse.Status.ok, .notModified] {
+                    let dimensions = [("http.route", route), ("http.request.method", method.rawValue),
+                                      ("http.response.status_code", String(status.code))]
+                    all.append(Recorders(requests: Counter(label: "hb.requests", dimensions: dimensions),
+                                         duration: Metrics.Timer(label: "http.server.request.duration",
+                                                                 dimensions: dimensions, preferredDisplayUnit: .seconds)))
+                }
+            }
         }
-        recorder.requests.increment()
-        recorder.duration.recordNanoseconds(Int64(clamping: nanoseconds))
+        self.all = all
+    }
+
+    func recorders(target: CubeChannelHandler.Target, head: Bool, status: HTTPResponse.Status) -> Recorders {
+        let route = target == .all ? 0 : 4
+        return all[route + (head ? 2 : 0) + (status == .ok ? 0 : 1)]
     }
 }

@@ -18,7 +18,7 @@ struct SentController {
     /// GET /portal/sent[?channel=&area=&subject=&cursor=]
     @Sendable func list(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let targets = SendTargets(channels: try await services.cube.snapshot().models, identity: user.identity)
+        let targets = SendTargets(channels: try await services.cube.latestSnapshot().models, identity: user.identity)
         let query = request.uri.queryParameters
         let selection = SendTargets.Selection(query: query)
         var messageQuery = MessageQuery(limit: Self.pageSize, sender: user.isAdmin ? nil : user.username)
@@ -34,7 +34,7 @@ struct SentController {
             messages = page.messages
             next = page.next
         }
-        let snapshotTopics = (try? await services.cube.snapshot().topics) ?? [:]
+        let snapshotTopics = (try? await services.cube.latestSnapshot().topics) ?? [:]
         var data = targets.selectData(selection)
         data["rows"] = messages.map { MessageRow.make($0, location: snapshotTopics[$0.topicKey]) }
         data["isEmpty"] = messages.isEmpty
