@@ -8,15 +8,19 @@ import Mongo
 /// Messages: the archive in `message`, one document per message sent.
 public struct MessageDAO: Sendable {
     let collection: MongoCollection
+    /// New messages from concurrent requests share insert commands.
+    let inserts: InsertBatcher
     /// The clock that stamps new messages, in Unix milliseconds (tests may pin it).
     let now: @Sendable () -> Int64
 
     public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.message)
+        self.inserts = InsertBatcher(collection: collection)
         self.now = now
     }
 
-    /// Archives a message with a new `msi_key` and the current time, and returns it as stored.
+    /// Archives a message with a new `msi_key` and the current time, and returns it as stored once the
+    /// database has acknowledged it (concurrent calls share insert commands).
     /// - Throws: `DAOError`.
     public func add(_ draft: MessageDraft) async throws -> Message {
         var elements: [(key: String, value: BSONValue)] = [
@@ -32,7 +36,7 @@ public struct MessageDAO: Sendable {
         ]
         elements.append(contentsOf: draft.extra.elements)
         let document = BSONDocument(elements)
-        try await mapErrors { _ = try await collection.insertOne(document) }
+        try await mapErrors { try await inserts.insert(document) }
         guard let message = Message(document: document) else { preconditionFailure("a message made here has ObjectIds") }
         return message
     }
