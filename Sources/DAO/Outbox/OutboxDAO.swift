@@ -17,12 +17,16 @@ public struct OutboxDAO: Sendable {
     static let index = IndexModel(keys: ["relay.state": 1, "relay.due_at": 1], name: "relay.state.due_at",
                                   partialFilter: ["relay.state": "pending"])
 
-    /// Messages due at `now` whose lease, if any, has run out.
+    /// Messages due at `now` whose lease, if any, has run out. A lease sets and ends `lease_owner` and
+    /// `lease_until` together, so "no lease or one that ran out" is one condition on `lease_until`
+    /// (`$not` also matches a missing field). Kept free of top-level operators such as `$or`, so that
+    /// every server (the embedded one too) plans it on the outbox index rather than a collection scan,
+    /// which would grow with the message archive.
     private static func claimable(now: Int64) -> BSONDocument {
         [
             "relay.state": "pending",
             "relay.due_at": ["$lte": .int64(now)],
-            "$or": [["relay.lease_owner": ["$exists": false]], ["relay.lease_until": ["$lt": .int64(now)]]],
+            "relay.lease_until": ["$not": ["$gte": .int64(now)]],
         ]
     }
 
