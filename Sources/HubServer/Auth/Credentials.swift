@@ -1,4 +1,5 @@
 import Crypto
+import Mongo
 import Foundation
 import DAO
 import HummingbirdBcrypt
@@ -58,7 +59,7 @@ public struct Credentials: Sendable {
 
     /// The stored form of a token: SHA-256 in hex (the secret is random, so a fast hash suffices).
     static func hash(token: String) -> String {
-        SHA256.hash(data: Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Array(token.utf8)))
     }
 
     /// Every token starts with this, so leaked ones are easy to recognise.

@@ -1,6 +1,7 @@
 import Foundation
 import CompressNIO
 import Crypto
+import Mongo
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -35,7 +36,7 @@ struct CachedBody: Sendable {
 
     /// The strong ETag of `json`: a hash of the content, so every replica gives the same version the same tag.
     static func etag(of json: [UInt8]) -> String {
-        let digest = SHA256.hash(data: json).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let digest = Hex.encode(SHA256.hash(data: json).prefix(16))
         return "\"\(digest)\""
     }
 
@@ -167,6 +168,8 @@ extension Substring.UTF8View {
 extension StringProtocol {
     /// The string without leading and trailing spaces and tabs.
     var trimmingSpaces: String {
-        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+        let isSpace = { (character: Character) in character == " " || character == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
     }
 }

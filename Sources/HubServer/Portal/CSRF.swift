@@ -1,4 +1,5 @@
 import Crypto
+import Mongo
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -26,7 +27,7 @@ enum PortalSecret {
 
     /// The key a session is stored under: SHA-256 of its secret, so a leaked `sessions` collection opens no session.
     static func storageKey(_ secret: String) -> String {
-        SHA256.hash(data: Array(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Array(secret.utf8)))
     }
 
     /// Compares in time independent of where the strings differ.

@@ -1,4 +1,5 @@
 import Crypto
+import Mongo
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -27,7 +28,7 @@ struct PortalStaticFiles: Sendable {
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
             guard let type = types[(name as NSString).pathExtension] else { continue }
             let data = try Data(contentsOf: directory.appendingPathComponent(name))
-            let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
+            let digest = Hex.encode(SHA256.hash(data: data).prefix(12))
             files[name] = File(bytes: ByteBuffer(bytes: data), contentType: type, etag: "\"\(digest)\"")
         }
         return PortalStaticFiles(files: files)

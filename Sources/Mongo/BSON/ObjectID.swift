@@ -38,15 +38,7 @@ public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible 
     }
 
     /// The 24 lowercase hex digits.
-    public var hex: String {
-        var digits = [UInt8]()
-        digits.reserveCapacity(24)
-        for byte in bytes {
-            digits.append(Self.hexDigits[Int(byte >> 4)])
-            digits.append(Self.hexDigits[Int(byte & 0xF)])
-        }
-        return String(decoding: digits, as: UTF8.self)
-    }
+    public var hex: String { Hex.encode(bytes) }
 
     /// When the ObjectId was made, in seconds since the Unix epoch (its first four bytes).
     public var timestampSeconds: UInt32 {
@@ -62,8 +54,6 @@ public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible 
         withUnsafeMutableBytes(of: &oid.bytes) { raw in raw.copyBytes(from: bytes) }
         return oid
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func nibble(_ char: UInt8) -> UInt8? {
         switch char {
