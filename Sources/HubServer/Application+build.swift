@@ -31,11 +31,20 @@ public func buildApplication(
             """.utf8))
     }
     try await services.cube.refresh()
+    try await services.tokenDirectory.refresh()
     let router = buildRouter(services: services, portal: configuration.portal)
-    let follower = CubeFollower(cache: services.cube, icube: services.database.collection(CollectionName.icube),
-                                logger: logger)
+    // The in-memory copies follow the database, so other replicas' writes reach them within a second.
+    let cubeFollower = CollectionFollower(collection: services.database.collection(CollectionName.icube),
+                                          reload: services.cube.refresh, freshness: services.cube.freshness, logger: logger)
+    let tokenFollower = CollectionFollower(collection: services.database.collection(CollectionName.tokens),
+                                           reload: services.tokenDirectory.refresh,
+                                           freshness: services.tokenDirectory.freshness, logger: logger)
     // Services stop in reverse order: the relay finishes its batches before the pool closes.
-    var background: [any Service] = [PoolService(pool: pool), TaskService(name: "cube-follower") { await follower.run() }]
+    var background: [any Service] = [
+        PoolService(pool: pool),
+        TaskService(name: "cube-follower") { await cubeFollower.run() },
+        TaskService(name: "token-follower") { await tokenFollower.run() },
+    ]
     if let relay = try RelayService(configuration: configuration.relay, services: services, logger: logger) {
         background.append(relay)
     }

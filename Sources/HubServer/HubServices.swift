@@ -12,6 +12,8 @@ public struct HubServices: Sendable {
     public let users: UserDAO
     public let tokens: TokenDAO
     public let credentials: Credentials
+    /// The live API tokens in memory (bearer tokens checked without a query).
+    public let tokenDirectory: TokenDirectory
     public let outbox: OutboxDAO
     /// The information cube in memory (GET /channel and topic lookups).
     public let cube: CubeCache
@@ -33,7 +35,8 @@ public struct HubServices: Sendable {
         self.messages = MessageDAO(database: database)
         self.users = UserDAO(database: database)
         self.tokens = TokenDAO(database: database)
-        self.credentials = Credentials(users: users, tokens: tokens)
+        self.tokenDirectory = TokenDirectory(tokens: tokens)
+        self.credentials = Credentials(users: users, tokens: tokens, directory: tokenDirectory)
         self.outbox = OutboxDAO(database: database)
         self.cube = CubeCache(channels: channels)
         self.outboxSignal = OutboxSignal()

@@ -12,6 +12,8 @@ public struct APIToken: Sendable {
     public var lastUsedAt: Int64?
     /// When it was revoked, if it was.
     public var revokedAt: Int64?
+    /// The hash of its secret, under which it is found.
+    public var secretHash: String
 
     /// Reads a stored token; nil when the document is not one.
     public init?(document: BSONDocument) {
@@ -22,6 +24,7 @@ public struct APIToken: Sendable {
         self.createdAt = document["created_at"]?.int64Value ?? 0
         self.lastUsedAt = document["last_used_at"]?.int64Value
         self.revokedAt = document["revoked_at"]?.int64Value
+        self.secretHash = document.string("hash")
     }
 }
 
@@ -58,14 +61,27 @@ public struct TokenDAO: Sendable {
             try await collection.findOne(["hash": .string(secretHash), "revoked_at": ["$exists": false]])
         }
         guard let document, let token = APIToken(document: document) else { return nil }
-        let time = now()
-        if (token.lastUsedAt ?? 0) < time - 60_000 {
-            // One write a minute at most per token, conditional so concurrent requests do not pile up.
-            _ = try? await collection.updateOne(
-                ["_id": .objectID(token.id), "$or": [["last_used_at": ["$exists": false]], ["last_used_at": ["$lt": .int64(time - 60_000)]]]],
-                ["$set": ["last_used_at": .int64(time)]])
-        }
+        await noteUse(of: token)
         return token
+    }
+
+    /// Every live (not revoked) token.
+    /// - Throws: `DAOError`.
+    public func live() async throws -> [APIToken] {
+        try await mapErrors {
+            try await collection.find(["revoked_at": ["$exists": false]]).compactMap(APIToken.init(document:))
+        }
+    }
+
+    /// Records that `token` was used now, when its last noted use is over a minute old: one write a
+    /// minute at most per token, conditional so concurrent requests and replicas do not pile up.
+    /// Best effort: a failure leaves the old time.
+    public func noteUse(of token: APIToken) async {
+        let time = now()
+        guard (token.lastUsedAt ?? 0) < time - 60_000 else { return }
+        _ = try? await collection.updateOne(
+            ["_id": .objectID(token.id), "$or": [["last_used_at": ["$exists": false]], ["last_used_at": ["$lt": .int64(time - 60_000)]]]],
+            ["$set": ["last_used_at": .int64(time)]])
     }
 
     /// Every token, revoked ones included, by name.

@@ -11,11 +11,14 @@ public struct Credentials: Sendable {
     let tokens: TokenDAO
     /// bcrypt's work factor for new password hashes.
     let bcryptCost: UInt8
+    /// Live tokens in memory, when the hub follows them; nil: every lookup asks the database.
+    let directory: TokenDirectory?
 
-    public init(users: UserDAO, tokens: TokenDAO, bcryptCost: UInt8 = 11) {
+    public init(users: UserDAO, tokens: TokenDAO, bcryptCost: UInt8 = 11, directory: TokenDirectory? = nil) {
         self.users = users
         self.tokens = tokens
         self.bcryptCost = bcryptCost
+        self.directory = directory
     }
 
     /// The identity of a username and password, or nil when they do not match an enabled user.
@@ -37,7 +40,13 @@ public struct Credentials: Sendable {
     /// - Throws: `DAOError` when the database fails.
     public func identity(token secret: String) async throws -> Identity? {
         guard secret.hasPrefix(Self.tokenPrefix), secret.utf8.count < 200 else { return nil }
-        guard let token = try await tokens.find(secretHash: Self.hash(token: secret)) else { return nil }
+        let hash = Self.hash(token: secret)
+        if let token = directory?.token(secretHash: hash) {
+            await tokens.noteUse(of: token)
+            return Identity(name: token.name, role: token.role, kind: .token)
+        }
+        // Not in memory, or the memory is not confirmed current: the database decides.
+        guard let token = try await tokens.find(secretHash: hash) else { return nil }
         return Identity(name: token.name, role: token.role, kind: .token)
     }
 

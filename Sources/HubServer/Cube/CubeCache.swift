@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Readers take the current snapshot and never wait for a reload. A write through this process
 /// reloads before it answers (so its next read sees it); writes by other replicas arrive through
-/// `CubeFollower` within a second. While a follower runs, a snapshot it has not confirmed current
+/// a `CollectionFollower` of `icube` within a second. While a follower runs, a snapshot it has not confirmed current
 /// for `maximumAge` (the database is unreachable) is not served: GET /channel answers 503 then,
 /// rather than a cube that may be out of date.
 public final class CubeCache: Sendable {
@@ -26,18 +26,15 @@ public final class CubeCache: Sendable {
         let loads: Int
     }
 
-    /// How long a followed snapshot may go unconfirmed before it is no longer served.
-    let maximumAge: Duration
+    /// How recently the database confirmed the snapshot (set by the `CollectionFollower` of `icube`).
+    let freshness: Freshness
     private let channels: ChannelDAO
     private let current = Mutex<Snapshot?>(nil)
-    /// When the database last showed the snapshot current; nil while no follower runs.
-    private let confirmedAt = Mutex<ContinuousClock.Instant?>(nil)
-    private let loader: Loader
+    private let loader = SharedLoader()
 
     public init(channels: ChannelDAO, maximumAge: Duration = .milliseconds(1_500)) {
         self.channels = channels
-        self.maximumAge = maximumAge
-        self.loader = Loader()
+        self.freshness = Freshness(maximumAge: maximumAge)
     }
 
     /// The current snapshot, loading the first one if there is none yet.
@@ -64,16 +61,8 @@ public final class CubeCache: Sendable {
     /// The current snapshot without waiting: nil when none is loaded yet or it went unconfirmed for
     /// longer than `maximumAge` (callers then go the slow way, which loads or answers 503).
     func servableSnapshot() -> Snapshot? {
-        guard let snapshot = current.withLock({ $0 }) else { return nil }
-        if let confirmed = confirmedAt.withLock({ $0 }), ContinuousClock.now - confirmed > maximumAge { return nil }
+        guard let snapshot = current.withLock({ $0 }), freshness.isCurrent else { return nil }
         return snapshot
-    }
-
-    /// Records that the database showed no change to the cube up to `instant` (the follower's heartbeat).
-    func confirmCurrent(asOf instant: ContinuousClock.Instant) {
-        confirmedAt.withLock { confirmed in
-            if confirmed.map({ $0 < instant }) ?? true { confirmed = instant }
-        }
     }
 
     /// The cube's version (distinct contents loaded), loads and serialised size, for metrics.
@@ -91,7 +80,7 @@ public final class CubeCache: Sendable {
             let previous = current.withLock { $0 }
             let snapshot = try Self.build(documents, previous: previous)
             current.withLock { $0 = snapshot }
-            if confirmedAt.withLock({ $0 }) != nil { confirmCurrent(asOf: started) }
+            if freshness.isFollowed { freshness.confirm(asOf: started) }
         }
     }
 
@@ -127,90 +116,5 @@ public final class CubeCache: Sendable {
             }
         }
         return Snapshot(all: all, channels: channels, topics: topics, models: models, version: (previous?.version ?? 0) + 1, loads: loads)
-    }
-
-    /// Runs loads one at a time; a caller that arrives before the next load has started shares it.
-    private actor Loader {
-        /// The most recently scheduled load.
-        private var latest: Task<Void, any Error>?
-        private var latestNumber = 0
-        private var latestStarted = true
-
-        func load(_ work: @escaping @Sendable () async throws -> Void) async throws {
-            // A load that has not started yet reads the database after this call was made: share it.
-            if let latest, !latestStarted { return try await latest.value }
-            let previous = latest
-            latestNumber += 1
-            let number = latestNumber
-            latestStarted = false
-            let task = Task {
-                _ = await previous?.result
-                self.started(number)
-                try await work()
-            }
-            latest = task
-            try await task.value
-        }
-
-        private func started(_ number: Int) {
-            if number == latestNumber { latestStarted = true }
-        }
-    }
-}
-
-/// Follows the database's `icube` so writes by other replicas (or by hand) reach the cache:
-/// a change stream where the server offers one, polling otherwise.
-struct CubeFollower: Sendable {
-    let cache: CubeCache
-    let icube: MongoCollection
-    let logger: Logger
-    /// How often to reload when the server has no change streams.
-    var pollInterval: Duration = .milliseconds(500)
-
-    func run() async {
-        // From now on the snapshot is served only while confirmed; the clock starts at the load
-        // the hub made at start-up.
-        cache.confirmCurrent(asOf: .now)
-        var backoff = Duration.milliseconds(200)
-        while !Task.isCancelled {
-            do {
-                let stream = try await icube.watch(maxAwaitTimeMS: 500)
-                defer { Task { await stream.close() } }
-                // Changes made before the stream opened would otherwise be missed.
-                try await cache.refresh()
-                backoff = .milliseconds(200)
-                cache.confirmCurrent(asOf: .now)
-                while !Task.isCancelled {
-                    let asked = ContinuousClock.now
-                    if try await stream.next() != nil {
-                        try await cache.refresh()
-                    } else {
-                        cache.confirmCurrent(asOf: asked)
-                    }
-                }
-            } catch let error as MongoError where error.code == .commandFailed {
-                logger.notice("the database offers no change streams; polling the cube", metadata: ["error": "\(error)"])
-                await poll()
-                return
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("following the cube failed; retrying", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: backoff)
-                backoff = min(backoff * 2, .seconds(5))
-            }
-        }
-    }
-
-    private func poll() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: pollInterval)
-            do {
-                let asked = ContinuousClock.now
-                try await cache.refresh()
-                cache.confirmCurrent(asOf: asked)
-            } catch {
-                logger.warning("reloading the cube failed", metadata: ["error": "\(error)"])
-            }
-        }
     }
 }

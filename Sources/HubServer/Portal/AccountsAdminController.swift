@@ -1,6 +1,7 @@
 import DAO
 import HTTPTypes
 import Hummingbird
+import Logging
 import Mongo
 
 /// The admin pages of accounts: users (add, disable and enable, reset the password, change the role) and API
@@ -179,6 +180,10 @@ struct AccountsAdminController {
             try await services.tokens.revoke(nameOrID: id.hex)
         } catch let error as DAOError where error.code == .tokenNotFound {
             throw PortalError.notFound("This token")
+        }
+        // This process stops accepting it now; the others within a second, through their followers.
+        do { try await services.tokenDirectory.refresh() } catch {
+            context.logger.warning("reloading the tokens after a revoke failed", metadata: ["error": "\(error)"])
         }
         return .redirect(to: "/portal/admin/tokens?done=revoked")
     }

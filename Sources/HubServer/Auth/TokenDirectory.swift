@@ -1,0 +1,39 @@
+import DAO
+import Synchronization
+
+/// The live API tokens held in memory, so a bearer token is checked without a database query on
+/// every request.
+///
+/// Followed like the cube (a `CollectionFollower` on `tokens`): a token revoked anywhere stops
+/// working everywhere within a second, and at once in the process that revoked it (`refresh`). A
+/// secret the memory does not know is looked up in the database (a token created a moment ago
+/// elsewhere), and while no follower has confirmed the memory current every lookup goes to the database.
+public final class TokenDirectory: Sendable {
+    /// How recently the database confirmed the memory.
+    let freshness = Freshness()
+    private let tokens: TokenDAO
+    private let byHash = Mutex<[String: APIToken]>([:])
+    private let loader = SharedLoader()
+
+    public init(tokens: TokenDAO) {
+        self.tokens = tokens
+    }
+
+    /// Reloads the live tokens; returns after a load that started after the call.
+    /// - Throws: `DAOError` when the load fails (the previous memory stays).
+    public func refresh() async throws {
+        try await loader.load { [self] in
+            let started = ContinuousClock.now
+            let live = try await tokens.live()
+            byHash.withLock { $0 = Dictionary(live.map { ($0.secretHash, $0) }, uniquingKeysWith: { first, _ in first }) }
+            if freshness.isFollowed { freshness.confirm(asOf: started) }
+        }
+    }
+
+    /// The live token with this hash when the memory holds it and is confirmed current; nil means
+    /// "ask the database".
+    func token(secretHash: String) -> APIToken? {
+        guard freshness.isFollowed, freshness.isCurrent else { return nil }
+        return byHash.withLock { $0[secretHash] }
+    }
+}

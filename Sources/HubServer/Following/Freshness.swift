@@ -1,0 +1,31 @@
+import Synchronization
+
+/// How recently the database showed an in-memory copy to be current. A copy nobody follows is
+/// trusted as it is; once a `CollectionFollower` runs, a copy it has not confirmed for `maximumAge`
+/// (the database is unreachable, or the follower stalled) is no longer trusted.
+final class Freshness: Sendable {
+    /// How long a followed copy may go unconfirmed.
+    let maximumAge: Duration
+    /// When the database last showed the copy current; nil while no follower runs.
+    private let confirmedAt = Mutex<ContinuousClock.Instant?>(nil)
+
+    init(maximumAge: Duration = .milliseconds(1_500)) {
+        self.maximumAge = maximumAge
+    }
+
+    /// Records that the database showed no change up to `instant`.
+    func confirm(asOf instant: ContinuousClock.Instant) {
+        confirmedAt.withLock { confirmed in
+            if confirmed.map({ $0 < instant }) ?? true { confirmed = instant }
+        }
+    }
+
+    /// Whether a follower runs (it made the first confirmation).
+    var isFollowed: Bool { confirmedAt.withLock { $0 != nil } }
+
+    /// Whether the copy may be used now.
+    var isCurrent: Bool {
+        guard let confirmed = confirmedAt.withLock({ $0 }) else { return true }
+        return ContinuousClock.now - confirmed <= maximumAge
+    }
+}
