@@ -34,17 +34,13 @@ public func buildApplication(
     try await services.tokenDirectory.refresh()
     let router = buildRouter(services: services, portal: configuration.portal)
     // The in-memory copies follow the database, so other replicas' writes reach them within a second.
-    let cubeFollower = CollectionFollower(collection: services.database.collection(CollectionName.icube),
-                                          reload: services.cube.refresh, freshness: services.cube.freshness, logger: logger)
-    let tokenFollower = CollectionFollower(collection: services.database.collection(CollectionName.tokens),
-                                           reload: services.tokenDirectory.refresh,
-                                           freshness: services.tokenDirectory.freshness, logger: logger)
+    let follower = DatabaseFollower(database: services.database, copies: [
+        FollowedCopy(collection: CollectionName.icube, reload: services.cube.refresh, freshness: services.cube.freshness),
+        FollowedCopy(collection: CollectionName.tokens, reload: services.tokenDirectory.refresh,
+                     freshness: services.tokenDirectory.freshness),
+    ], logger: logger)
     // Services stop in reverse order: the relay finishes its batches before the pool closes.
-    var background: [any Service] = [
-        PoolService(pool: pool),
-        TaskService(name: "cube-follower") { await cubeFollower.run() },
-        TaskService(name: "token-follower") { await tokenFollower.run() },
-    ]
+    var background: [any Service] = [PoolService(pool: pool), TaskService(name: "database-follower") { await follower.run() }]
     if let relay = try RelayService(configuration: configuration.relay, services: services, logger: logger) {
         background.append(relay)
     }

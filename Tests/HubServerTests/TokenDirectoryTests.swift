@@ -19,8 +19,9 @@ struct TokenDirectoryTests {
             // Not followed yet: the memory is not trusted, the database decides.
             #expect(directory.token(secretHash: hash) == nil)
 
-            let follower = CollectionFollower(collection: database.collection(CollectionName.tokens), reload: directory.refresh,
-                                              freshness: directory.freshness, logger: Logger(label: "test"))
+            let follower = DatabaseFollower(database: database, copies: [
+                FollowedCopy(collection: CollectionName.tokens, reload: directory.refresh, freshness: directory.freshness),
+            ], logger: Logger(label: "test"))
             let following = Task { await follower.run() }
             defer { following.cancel() }
             try await Self.within(.seconds(1)) { directory.token(secretHash: hash)?.name == "notice-board" }
@@ -56,7 +57,8 @@ struct TokenDirectoryTests {
                 if status != .unauthorized { try await Task.sleep(for: .milliseconds(20)) }
             }
             #expect(status == .unauthorized)
-            #expect(clock.now - revoked < .seconds(1))
+            // A second on an idle database; every suite running in parallel shares this one, so allow twice that.
+            #expect(clock.now - revoked < .seconds(2))
         }
     }
 

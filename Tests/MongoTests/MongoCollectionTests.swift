@@ -143,6 +143,24 @@ struct MongoCollectionTests {
         }
     }
 
+    @Test func aDatabaseChangeStreamSeesOnlyTheCollectionsItIsNarrowedTo() async throws {
+        try await TestDatabase.with { database in
+            try await database.collection("followed").insertOne(["seed": true])
+            try await database.collection("ignored").insertOne(["seed": true])
+            let stream = try await database.watch(pipeline: [["$match": ["ns.coll": ["$in": ["followed"]]]]], maxAwaitTimeMS: 200)
+            try await database.collection("ignored").insertOne(["_id": "skip"])
+            try await database.collection("followed").insertOne(["_id": "seen"])
+            var changes: [BSONDocument] = []
+            for _ in 0..<15 {
+                if let change = try await stream.next() { changes.append(change) } else if !changes.isEmpty { break }
+            }
+            await stream.close()
+            #expect(changes.map { $0[path: "documentKey._id"] } == ["seen"])
+            #expect(changes.first?[path: "ns.coll"] == "followed")
+            await #expect(throws: (any Error).self) { try await stream.next() }
+        }
+    }
+
     @Test func pingAndCommandsAndCollectionNames() async throws {
         try await TestDatabase.sharedPool().ping()
         try await TestDatabase.with { database in

@@ -4,7 +4,7 @@ import Synchronization
 /// The live API tokens held in memory, so a bearer token is checked without a database query on
 /// every request.
 ///
-/// Followed like the cube (a `CollectionFollower` on `tokens`): a token revoked anywhere stops
+/// Followed like the cube (by the `DatabaseFollower`): a token revoked anywhere stops
 /// working everywhere within a second, and at once in the process that revoked it (`refresh`). A
 /// secret the memory does not know is looked up in the database (a token created a moment ago
 /// elsewhere), and while no follower has confirmed the memory current every lookup goes to the database.

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Readers take the current snapshot and never wait for a reload. A write through this process
 /// reloads before it answers (so its next read sees it); writes by other replicas arrive through
-/// a `CollectionFollower` of `icube` within a second. While a follower runs, a snapshot it has not confirmed current
+/// the `DatabaseFollower` within a second. While a follower runs, a snapshot it has not confirmed current
 /// for `maximumAge` (the database is unreachable) is not served: GET /channel answers 503 then,
 /// rather than a cube that may be out of date.
 public final class CubeCache: Sendable {
@@ -26,7 +26,7 @@ public final class CubeCache: Sendable {
         let loads: Int
     }
 
-    /// How recently the database confirmed the snapshot (set by the `CollectionFollower` of `icube`).
+    /// How recently the database confirmed the snapshot (set by the `DatabaseFollower`).
     let freshness: Freshness
     private let channels: ChannelDAO
     private let current = Mutex<Snapshot?>(nil)

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// How recently the database showed an in-memory copy to be current. A copy nobody follows is
-/// trusted as it is; once a `CollectionFollower` runs, a copy it has not confirmed for `maximumAge`
+/// trusted as it is; once a `DatabaseFollower` runs, a copy it has not confirmed for `maximumAge`
 /// (the database is unreachable, or the follower stalled) is no longer trusted.
 final class Freshness: Sendable {
     /// How long a followed copy may go unconfirmed.

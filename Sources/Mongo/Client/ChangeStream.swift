@@ -2,7 +2,7 @@ import CMongo
 import NIOConcurrencyHelpers
 import NIOPosix
 
-/// A change stream on a collection: the changes other processes make, as they happen.
+/// A change stream on a collection or a database: the changes other processes make, as they happen.
 ///
 /// A change stream blocks for up to `maxAwaitTimeMS` in every `next()`, so it keeps a client and
 /// a thread of its own rather than holding one of the pool's (which would starve the pool).
@@ -16,33 +16,57 @@ public final class ChangeStream: AsyncSequence, @unchecked Sendable {
     private var client: OpaquePointer?
     private var stream: OpaquePointer?
 
-    init(collection: MongoCollection, pipeline: [BSONDocument], maxAwaitTimeMS: Int32) async throws {
+    /// What a stream watches.
+    enum Scope: Sendable {
+        case collection(database: String, name: String)
+        case database(String)
+    }
+
+    init(pool: MongoClientPool, scope: Scope, pipeline: [BSONDocument], maxAwaitTimeMS: Int32) async throws {
         self.thread = NIOThreadPool(numberOfThreads: 1)
         self.thread.start()
-        let pool = collection.pool
-        let databaseName = collection.databaseName
-        let name = collection.name
         let pipelineDocument: BSONDocument = ["pipeline": .array(pipeline.map(BSONValue.document))]
-        let options: BSONDocument = ["maxAwaitTimeMS": .int64(Int64(maxAwaitTimeMS)), "fullDocument": "updateLookup"]
+        let options: BSONDocument = ["maxAwaitTimeMS": .int64(Int64(maxAwaitTimeMS))]
         let opened = OpenResult()
-        try await thread.runIfActive {
-            let client = try pool.makeDedicatedClient()
-            opened.client = client
-            guard let handle = mongoc_client_get_collection(client, databaseName, name) else {
-                throw MongoError(.invalidArgument, "cannot open collection \(name)")
+        do {
+            try await thread.runIfActive {
+                let client = try pool.makeDedicatedClient()
+                opened.client = client
+                let stream = try BSONPointers.with(pipelineDocument, options) { pipeline, options in
+                    try Self.watch(scope, client: client, pipeline: pipeline, options: options)
+                }
+                opened.stream = stream
+                var error = bson_error_t()
+                if let stream, mongoc_change_stream_error_document(stream, &error, nil) {
+                    throw MongoError(error)
+                }
             }
-            defer { mongoc_collection_destroy(handle) }
-            let stream = BSONPointers.with(pipelineDocument, options) { pipeline, options in
-                mongoc_collection_watch(handle, pipeline, options)
-            }
-            opened.stream = stream
-            var error = bson_error_t()
-            if let stream, mongoc_change_stream_error_document(stream, &error, nil) {
-                throw MongoError(error)
-            }
+        } catch {
+            self.client = opened.client
+            self.stream = opened.stream
+            throw error
         }
         self.client = opened.client
         self.stream = opened.stream
+    }
+
+    /// Opens the libmongoc stream of `scope` on `client`.
+    private static func watch(_ scope: Scope, client: OpaquePointer, pipeline: OpaquePointer?,
+                              options: OpaquePointer?) throws -> OpaquePointer? {
+        switch scope {
+        case .collection(let database, let name):
+            guard let handle = mongoc_client_get_collection(client, database, name) else {
+                throw MongoError(.invalidArgument, "cannot open collection \(name)")
+            }
+            defer { mongoc_collection_destroy(handle) }
+            return mongoc_collection_watch(handle, pipeline, options)
+        case .database(let database):
+            guard let handle = mongoc_client_get_database(client, database) else {
+                throw MongoError(.invalidArgument, "cannot open database \(database)")
+            }
+            defer { mongoc_database_destroy(handle) }
+            return mongoc_database_watch(handle, pipeline, options)
+        }
     }
 
     deinit {
@@ -107,6 +131,16 @@ extension MongoCollection {
     /// Watches the collection's changes (inserts, updates, replaces, deletes) from now on.
     /// - Throws: the mapped `MongoError`, for instance when the server offers no change streams.
     public func watch(pipeline: [BSONDocument] = [], maxAwaitTimeMS: Int32 = 1_000) async throws -> ChangeStream {
-        try await ChangeStream(collection: self, pipeline: pipeline, maxAwaitTimeMS: maxAwaitTimeMS)
+        try await ChangeStream(pool: pool, scope: .collection(database: databaseName, name: name), pipeline: pipeline,
+                               maxAwaitTimeMS: maxAwaitTimeMS)
+    }
+}
+
+extension MongoDatabase {
+    /// Watches the changes to every collection of the database from now on (`pipeline` can narrow them,
+    /// for instance to some collections with `$match` on `ns.coll`).
+    /// - Throws: the mapped `MongoError`, for instance when the server offers no change streams.
+    public func watch(pipeline: [BSONDocument] = [], maxAwaitTimeMS: Int32 = 1_000) async throws -> ChangeStream {
+        try await ChangeStream(pool: pool, scope: .database(name), pipeline: pipeline, maxAwaitTimeMS: maxAwaitTimeMS)
     }
 }
