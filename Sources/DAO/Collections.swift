@@ -14,6 +14,9 @@ public enum CollectionName {
     public static let sessions = "sessions"
     /// Failed portal logins, counted to throttle guessing; expired by a TTL index.
     public static let loginFailures = "login_failures"
+    /// One document per hub process: the fence it writes to know its change stream has caught up
+    /// (`FenceDAO`); removed an hour after the process stops writing it.
+    public static let fences = "fences"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -40,6 +43,7 @@ public enum DatabaseIndexes {
             ])
             try await database.collection(CollectionName.sessions).createIndexes(SessionDAO.indexes)
             try await database.collection(CollectionName.loginFailures).createIndexes(LoginFailureDAO.indexes)
+            try await database.collection(CollectionName.fences).createIndexes(FenceDAO.indexes)
         }
     }
 }

@@ -32,7 +32,9 @@ struct MetricsTests {
                 #expect(Self.sample(before, name) != nil, "\(name)")
             }
             #expect((Self.sample(before, "msi_cube_bytes") ?? 0) > 1_000)
-            let route: [String: String] = ["http_route": "/channel", "http_response_status_code": "200"]
+            let route: [String: String] = [
+                "http_route": "/channel", "http_request_method": "GET", "http_response_status_code": "200",
+            ]
             let requestsBefore = try #require(Self.sample(before, "hb_requests", route))
             #expect(Self.sample(before, "http_server_request_duration_count", route) != nil)
 

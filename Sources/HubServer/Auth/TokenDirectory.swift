@@ -1,4 +1,5 @@
 import DAO
+import Mongo
 import Synchronization
 
 /// The live API tokens held in memory, so a bearer token is checked without a database query on
@@ -14,6 +15,9 @@ public final class TokenDirectory: Sendable {
     private let tokens: TokenDAO
     private let byHash = Mutex<[String: APIToken]>([:])
     private let loader = SharedLoader()
+    /// When this process last noted each token's use (Unix ms), so a busy token costs one write a
+    /// minute however late the memory learns of it.
+    private let notedUse = Mutex<[ObjectID: Int64]>([:])
 
     public init(tokens: TokenDAO) {
         self.tokens = tokens
@@ -27,6 +31,17 @@ public final class TokenDirectory: Sendable {
             let live = try await tokens.live()
             byHash.withLock { $0 = Dictionary(live.map { ($0.secretHash, $0) }, uniquingKeysWith: { first, _ in first }) }
             if freshness.isFollowed { freshness.confirm(asOf: started) }
+        }
+    }
+
+    /// Whether this process should note a use of `token` at `now`: not when it noted one within the
+    /// last minute, or the database shows one.
+    func shouldNoteUse(of token: APIToken, now: Int64) -> Bool {
+        notedUse.withLock { noted in
+            let last = max(noted[token.id] ?? 0, token.lastUsedAt ?? 0)
+            guard last < now - 60_000 else { return false }
+            noted[token.id] = now
+            return true
         }
     }
 

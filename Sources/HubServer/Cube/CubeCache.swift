@@ -7,11 +7,11 @@ import Synchronization
 /// The information cube held in memory, serialised once per version, so GET /channel is served like
 /// a static file and POST /message finds its topic without a query.
 ///
-/// Readers take the current snapshot and never wait for a reload. A write through this process
+/// Readers take the current snapshot and do not wait for reloads. A write through this process
 /// reloads before it answers (so its next read sees it); writes by other replicas arrive through
-/// the `DatabaseFollower` within a second. While a follower runs, a snapshot it has not confirmed current
-/// for `maximumAge` (the database is unreachable) is not served: GET /channel answers 503 then,
-/// rather than a cube that may be out of date.
+/// the `DatabaseFollower` within a second. While a follower runs, a snapshot it has not confirmed
+/// current within `maximumAge` (a busy or unreachable database) is not served as it is: the request
+/// reads the database first, and answers 503 when that fails, rather than a cube that may be out of date.
 public final class CubeCache: Sendable {
     /// One version of the cube, ready to serve.
     struct Snapshot: Sendable {
@@ -32,20 +32,22 @@ public final class CubeCache: Sendable {
     private let current = Mutex<Snapshot?>(nil)
     private let loader = SharedLoader()
 
-    public init(channels: ChannelDAO, maximumAge: Duration = .milliseconds(1_500)) {
+    public init(channels: ChannelDAO, maximumAge: Duration = .seconds(1)) {
         self.channels = channels
         self.freshness = Freshness(maximumAge: maximumAge)
     }
 
-    /// The current snapshot, loading the first one if there is none yet.
-    /// - Throws: `DAOError` when the first load fails, `.unavailable` when the snapshot went unconfirmed
-    ///   for longer than `maximumAge`.
+    /// The current snapshot. When there is none yet, or the database has not confirmed it lately (a
+    /// busy or unreachable database), it is read from the database first; requests arriving meanwhile
+    /// share that load.
+    /// - Throws: `DAOError` (`.unavailable` when the database cannot be read).
     func snapshot() async throws -> Snapshot {
-        let latest = try await latestSnapshot()
-        guard servableSnapshot() != nil else {
+        if let snapshot = servableSnapshot() { return snapshot }
+        try await refresh()
+        guard let snapshot = servableSnapshot() else {
             throw DAOError(.unavailable, "the cube cannot be confirmed current: the database is unreachable")
         }
-        return latest
+        return snapshot
     }
 
     /// The latest snapshot even when the database has not confirmed it lately, loading the first one

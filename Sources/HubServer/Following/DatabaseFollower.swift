@@ -1,3 +1,4 @@
+import DAO
 import Logging
 import Mongo
 
@@ -13,40 +14,57 @@ struct FollowedCopy: Sendable {
 
 /// Follows the database so that in-memory copies of collections (the cube, the API tokens) see writes
 /// by other replicas, or by hand, within a second: one change stream on the database, narrowed to
-/// those collections, where the server offers change streams; polling otherwise. A change reloads the
-/// copy of its collection; a quiet wait confirms every copy current (`Freshness`).
+/// those collections and this process's fence, where the server offers change streams; polling
+/// otherwise. A change reloads the copy of its collection. Copies are confirmed current by fences
+/// (`FenceDAO`): every `fenceInterval` the follower writes a numbered fence, and when the stream
+/// delivers it, every change made before it has been delivered (and its copy reloaded), so every copy
+/// is current as of the moment the fence was written. An empty wait proves nothing: a busy server's
+/// stream may still be behind.
 struct DatabaseFollower: Sendable {
     let database: MongoDatabase
     let copies: [FollowedCopy]
     let logger: Logger
-    /// How often to reload when the server has no change streams.
-    var pollInterval: Duration = .milliseconds(500)
+    /// How often to write a fence, and to reload when the server has no change streams.
+    var fenceInterval: Duration = .milliseconds(250)
 
     func run() async {
-        // From now on the copies are used only while confirmed; the clock starts at the loads made at start-up.
-        confirmAll(asOf: .now)
+        let fences = FenceDAO(database: database)
+        var fenceNumber: Int64 = 0
         var backoff = Duration.milliseconds(200)
-        let watched: BSONValue = .array(copies.map { .string($0.collection) })
         while !Task.isCancelled {
             do {
-                let stream = try await database.watch(pipeline: [["$match": ["ns.coll": ["$in": watched]]]],
-                                                      maxAwaitTimeMS: 500)
+                let stream = try await database.watch(pipeline: [fences.changeFilter(collections: copies.map(\.collection))],
+                                                      maxAwaitTimeMS: Int32((fenceInterval / .milliseconds(1)).rounded()))
                 defer { Task { await stream.close() } }
-                // Changes made before the stream opened would otherwise be missed.
+                // Changes made before the stream opened would otherwise be missed; each reload confirms
+                // its copy as of its own start.
+                for copy in copies { copy.freshness.startFollowing() }
                 try await reloadAll()
                 backoff = .milliseconds(200)
-                confirmAll(asOf: .now)
+                // The fence written and not yet seen, with the moment before it was written.
+                var outstanding: (number: Int64, writtenAt: ContinuousClock.Instant)?
+                var lastFence = ContinuousClock.now - fenceInterval
                 while !Task.isCancelled {
-                    let asked = ContinuousClock.now
-                    if let change = try await stream.next() {
-                        // A reload confirms its copy as of its own start.
+                    // A fence that never arrived (its write's answer was lost) is replaced.
+                    if let fence = outstanding, ContinuousClock.now - fence.writtenAt > .seconds(5) { outstanding = nil }
+                    if outstanding == nil, ContinuousClock.now - lastFence >= fenceInterval {
+                        fenceNumber += 1
+                        let writtenAt = ContinuousClock.now
+                        try await fences.write(fenceNumber)
+                        outstanding = (fenceNumber, writtenAt)
+                        lastFence = writtenAt
+                    }
+                    guard let change = try await stream.next() else { continue }
+                    if let number = fences.fenceNumber(in: change) {
+                        if let fence = outstanding, fence.number == number {
+                            confirmAll(asOf: fence.writtenAt)
+                            outstanding = nil
+                        }
+                    } else {
                         let collection = change[path: "ns.coll"]?.stringValue
                         for copy in copies where copy.collection == collection || collection == nil {
                             try await copy.reload()
                         }
-                    } else {
-                        // Nothing changed in any followed collection up to `asked`.
-                        confirmAll(asOf: asked)
                     }
                 }
             } catch let error as MongoError where error.code == .commandFailed {
@@ -71,8 +89,8 @@ struct DatabaseFollower: Sendable {
     }
 
     private func poll() async {
+        for copy in copies { copy.freshness.startFollowing() }
         while !Task.isCancelled {
-            try? await Task.sleep(for: pollInterval)
             let asked = ContinuousClock.now
             for copy in copies {
                 do {
@@ -82,6 +100,7 @@ struct DatabaseFollower: Sendable {
                     logger.warning("reloading a followed collection failed", metadata: ["collection": "\(copy.collection)", "error": "\(error)"])
                 }
             }
+            try? await Task.sleep(for: fenceInterval)
         }
     }
 }

@@ -9,8 +9,17 @@ final class Freshness: Sendable {
     /// When the database last showed the copy current; nil while no follower runs.
     private let confirmedAt = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(maximumAge: Duration = .milliseconds(1_500)) {
+    init(maximumAge: Duration = .seconds(1)) {
         self.maximumAge = maximumAge
+    }
+
+    /// Marks the copy as followed from now on, trusted as of now if it never was confirmed (it was
+    /// just loaded); a copy confirmed before keeps its confirmation, so a follower that reconnects
+    /// after an outage does not vouch for a copy it has not checked.
+    func startFollowing() {
+        confirmedAt.withLock { confirmed in
+            if confirmed == nil { confirmed = .now }
+        }
     }
 
     /// Records that the database showed no change up to `instant`.
