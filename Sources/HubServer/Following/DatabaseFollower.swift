@@ -15,11 +15,11 @@ struct FollowedCopy: Sendable {
 /// Follows the database so that in-memory copies of collections (the cube, the API tokens) see writes
 /// by other replicas, or by hand, within a second: one change stream on the database, narrowed to
 /// those collections and this process's fence, where the server offers change streams; polling
-/// otherwise. A change reloads the copy of its collection. Copies are confirmed current by fences
-/// (`FenceDAO`): every `fenceInterval` the follower writes a numbered fence, and when the stream
-/// delivers it, every change made before it has been delivered (and its copy reloaded), so every copy
-/// is current as of the moment the fence was written. An empty wait proves nothing: a busy server's
-/// stream may still be behind.
+/// otherwise. Copies are confirmed current by fences (`FenceDAO`): every `fenceInterval`, and at once
+/// after a change, the follower writes a numbered fence; when the stream delivers it, every change
+/// made before it has been delivered too, so the follower reloads the copies whose collections
+/// changed and confirms every copy current as of the moment the fence was written. An empty wait
+/// proves nothing: a busy server's stream may still be behind.
 struct DatabaseFollower: Sendable {
     let database: MongoDatabase
     let copies: [FollowedCopy]
@@ -28,6 +28,8 @@ struct DatabaseFollower: Sendable {
     var fenceInterval: Duration = .milliseconds(250)
 
     func run() async {
+        // From now on the copies are trusted only while confirmed; the clock starts at the loads made at start-up.
+        for copy in copies { copy.freshness.startFollowing() }
         let fences = FenceDAO(database: database)
         var fenceNumber: Int64 = 0
         var backoff = Duration.milliseconds(200)
@@ -38,16 +40,17 @@ struct DatabaseFollower: Sendable {
                 defer { Task { await stream.close() } }
                 // Changes made before the stream opened would otherwise be missed; each reload confirms
                 // its copy as of its own start.
-                for copy in copies { copy.freshness.startFollowing() }
                 try await reloadAll()
                 backoff = .milliseconds(200)
                 // The fence written and not yet seen, with the moment before it was written.
                 var outstanding: (number: Int64, writtenAt: ContinuousClock.Instant)?
                 var lastFence = ContinuousClock.now - fenceInterval
+                // Collections changed since the last fence arrived.
+                var changed: Set<String> = []
                 while !Task.isCancelled {
                     // A fence that never arrived (its write's answer was lost) is replaced.
                     if let fence = outstanding, ContinuousClock.now - fence.writtenAt > .seconds(5) { outstanding = nil }
-                    if outstanding == nil, ContinuousClock.now - lastFence >= fenceInterval {
+                    if outstanding == nil, !changed.isEmpty || ContinuousClock.now - lastFence >= fenceInterval {
                         fenceNumber += 1
                         let writtenAt = ContinuousClock.now
                         try await fences.write(fenceNumber)
@@ -56,15 +59,20 @@ struct DatabaseFollower: Sendable {
                     }
                     guard let change = try await stream.next() else { continue }
                     if let number = fences.fenceNumber(in: change) {
-                        if let fence = outstanding, fence.number == number {
-                            confirmAll(asOf: fence.writtenAt)
-                            outstanding = nil
-                        }
-                    } else {
-                        let collection = change[path: "ns.coll"]?.stringValue
-                        for copy in copies where copy.collection == collection || collection == nil {
+                        guard let fence = outstanding, fence.number == number else { continue }
+                        // Reloaded only now, after a later write arrived, so the loads surely see the
+                        // changes announced before it; a burst of changes costs one load.
+                        for copy in copies where changed.contains(copy.collection) {
                             try await copy.reload()
                         }
+                        changed.removeAll()
+                        confirmAll(asOf: fence.writtenAt)
+                        outstanding = nil
+                    } else if let collection = change[path: "ns.coll"]?.stringValue {
+                        changed.insert(collection)
+                    } else {
+                        // Not about one collection (a dropped database, say): reload everything.
+                        changed.formUnion(copies.map(\.collection))
                     }
                 }
             } catch let error as MongoError where error.code == .commandFailed {
@@ -89,7 +97,6 @@ struct DatabaseFollower: Sendable {
     }
 
     private func poll() async {
-        for copy in copies { copy.freshness.startFollowing() }
         while !Task.isCancelled {
             let asked = ContinuousClock.now
             for copy in copies {
