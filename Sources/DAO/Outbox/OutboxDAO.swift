@@ -40,8 +40,9 @@ public struct OutboxDAO: Sendable {
             let ids = candidates.compactMap { $0["_id"] }
             guard !ids.isEmpty else { return nil }
             let lease = "\(owner)/\(ObjectID().hex)"
-            var filter = Self.claimable(now: now)
-            filter["_id"] = ["$in": .array(ids)]
+            // `_id` first: a server that plans by the first indexed field it meets (the embedded one)
+            // then visits only these documents, not every pending one.
+            let filter = BSONDocument([(key: "_id", value: ["$in": .array(ids)])] + Self.claimable(now: now).elements)
             let leased = try await collection.updateMany(filter, [
                 "$set": ["relay.lease_owner": .string(lease), "relay.lease_until": .int64(now + leaseMS)],
                 "$inc": ["relay.attempts": 1],
