@@ -19,7 +19,7 @@ struct SendController {
     /// GET /portal/send[?channel=&area=&subject=]: the empty form, a subject chosen when given.
     @Sendable func form(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let targets = SendTargets(channels: try await services.cube.latestSnapshot().models, identity: user.identity)
+        let targets = try await services.sendTargets(for: user.identity)
         let query = request.uri.queryParameters
         var selection = SendTargets.Selection(query: query)
         if selection.subject.isEmpty, targets.targets.count == 1, let only = targets.targets.first {
@@ -31,7 +31,7 @@ struct SendController {
     /// POST /portal/send: sends, then shows the confirmation; or the form again, as filled, with the errors.
     @Sendable func send(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let targets = SendTargets(channels: try await services.cube.latestSnapshot().models, identity: user.identity)
+        let targets = try await services.sendTargets(for: user.identity)
         let form = context.form
         let selection = SendTargets.Selection(channel: form.trimmed("channel"), area: form.trimmed("area"),
                                               subject: form.trimmed("subject"))

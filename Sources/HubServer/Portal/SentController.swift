@@ -18,7 +18,7 @@ struct SentController {
     /// GET /portal/sent[?channel=&area=&subject=&cursor=]
     @Sendable func list(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let targets = SendTargets(channels: try await services.cube.latestSnapshot().models, identity: user.identity)
+        let targets = try await services.sendTargets(for: user.identity)
         let query = request.uri.queryParameters
         let selection = SendTargets.Selection(query: query)
         var messageQuery = MessageQuery(limit: Self.pageSize, sender: user.isAdmin ? nil : user.username)
