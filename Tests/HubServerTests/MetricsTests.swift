@@ -32,6 +32,16 @@ struct MetricsTests {
                 #expect(Self.sample(before, name) != nil, "\(name)")
             }
             #expect((Self.sample(before, "msi_cube_bytes") ?? 0) > 1_000)
+            // Once the follower runs, it confirms the copies several times a second.
+            for name in ["msi_cube_confirmed_age_seconds", "msi_tokens_confirmed_age_seconds"] {
+                var age: Double?
+                for _ in 0..<30 where age == nil {
+                    age = Self.sample(try await hub.request(.get, "/metrics").text, name)
+                    if age == nil { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                let seconds = try #require(age, "\(name)")
+                #expect(seconds >= 0 && seconds < 3, "\(name)")
+            }
             let route: [String: String] = [
                 "http_route": "/channel", "http_request_method": "GET", "http_response_status_code": "200",
             ]

@@ -31,6 +31,13 @@ struct MetricsController {
         metrics.set("msi_cube_version", Double(cube.version), help: "Distinct cube contents this process has served")
         metrics.set("msi_cube_loads", Double(cube.loads), help: "Cube loads from the database by this process")
         metrics.set("msi_cube_bytes", Double(cube.bytes), help: "Size of GET /channel in bytes")
+        // How far behind the database the in-memory copies may be (over a second: read again before use).
+        for (name, freshness) in [("cube", services.cube.freshness), ("tokens", services.tokenDirectory.freshness)] {
+            if let age = freshness.ageSeconds {
+                metrics.set("msi_\(name)_confirmed_age_seconds", age,
+                            help: "Seconds since the database last confirmed this process's copy of the \(name)")
+            }
+        }
         return Response(
             status: .ok,
             headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],

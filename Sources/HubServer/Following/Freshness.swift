@@ -32,6 +32,11 @@ final class Freshness: Sendable {
     /// Whether a follower runs (it made the first confirmation).
     var isFollowed: Bool { confirmedAt.withLock { $0 != nil } }
 
+    /// Seconds since the database last confirmed the copy; nil while no follower runs.
+    var ageSeconds: Double? {
+        confirmedAt.withLock { $0 }.map { (ContinuousClock.now - $0) / .seconds(1) }
+    }
+
     /// Whether the copy may be used now.
     var isCurrent: Bool {
         guard let confirmed = confirmedAt.withLock({ $0 }) else { return true }
