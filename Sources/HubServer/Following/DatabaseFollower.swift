@@ -24,8 +24,11 @@ struct DatabaseFollower: Sendable {
     let database: MongoDatabase
     let copies: [FollowedCopy]
     let logger: Logger
-    /// How often to write a fence, and to reload when the server has no change streams.
+    /// How often to write a fence (a small write, cheap to repeat).
     var fenceInterval: Duration = .milliseconds(250)
+    /// How often to reload every copy when the server has no change streams (a whole reload each
+    /// time, so not as often as fences; still well inside the second a copy may go unconfirmed).
+    var pollInterval: Duration = .milliseconds(500)
 
     func run() async {
         // From now on the copies are trusted only while confirmed; the clock starts at the loads made at start-up.
@@ -107,7 +110,7 @@ struct DatabaseFollower: Sendable {
                     logger.warning("reloading a followed collection failed", metadata: ["collection": "\(copy.collection)", "error": "\(error)"])
                 }
             }
-            try? await Task.sleep(for: fenceInterval)
+            try? await Task.sleep(for: pollInterval)
         }
     }
 }

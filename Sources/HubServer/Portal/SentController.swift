@@ -18,7 +18,8 @@ struct SentController {
     /// GET /portal/sent[?channel=&area=&subject=&cursor=]
     @Sendable func list(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let targets = try await services.sendTargets(for: user.identity)
+        let cube = try await services.cube.latestSnapshot()
+        let targets = SendTargets(channels: cube.models, identity: user.identity)
         let query = request.uri.queryParameters
         let selection = SendTargets.Selection(query: query)
         var messageQuery = MessageQuery(limit: Self.pageSize, sender: user.isAdmin ? nil : user.username)
@@ -34,9 +35,8 @@ struct SentController {
             messages = page.messages
             next = page.next
         }
-        let snapshotTopics = (try? await services.cube.latestSnapshot().topics) ?? [:]
         var data = targets.selectData(selection)
-        data["rows"] = messages.map { MessageRow.make($0, location: snapshotTopics[$0.topicKey]) }
+        data["rows"] = messages.map { MessageRow.make($0, location: cube.topics[$0.topicKey]) }
         data["isEmpty"] = messages.isEmpty
         data["showSender"] = user.isAdmin
         data["filtered"] = topicKeys != nil
