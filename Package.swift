@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Mongo", targets: ["Mongo"]),
         .library(name: "DAO", targets: ["DAO"]),
         .library(name: "HubServer", targets: ["HubServer"]),
+        .library(name: "FCM", targets: ["FCM"]),
         .library(name: "Relay", targets: ["Relay"]),
         .executable(name: "msi-hub", targets: ["msi-hub"]),
     ],
@@ -59,6 +60,7 @@ let package = Package(
                 "Migration",
                 "Mongo",
                 "Relay",
+                "FCM",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -98,7 +100,7 @@ let package = Package(
         .testTarget(
             name: "HubServerTests",
             dependencies: [
-                "HubServer", "DAO", "Mongo", "MongoTestSupport", "FakeFCM", "Relay",
+                "HubServer", "DAO", "Mongo", "MongoTestSupport", "FakeFCM", "Relay", "FCM",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -110,20 +112,30 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // FCM HTTP v1: the libcurl HTTP client, service-account tokens, the message mapping, the FCM client,
-        // and the outbox worker that relays stored messages through it.
+        // FCM HTTP v1 transport: the libcurl client, service-account tokens, the message mapping, the FCM client.
+        // Knows no database.
         .target(
-            name: "Relay",
+            name: "FCM",
             dependencies: [
                 "CCurl",
-                "DAO",
-                "Mongo",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The durable workers on FCM and the database: the message outbox.
+        .target(
+            name: "Relay",
+            dependencies: [
+                "FCM",
+                "DAO",
+                "Mongo",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -149,9 +161,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "RelayTests",
+            name: "FCMTests",
             dependencies: [
-                "Relay", "FakeFCM",
+                "FCM", "FakeFCM",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -159,5 +171,6 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "FCM"], swiftSettings: swiftSettings),
     ]
 )

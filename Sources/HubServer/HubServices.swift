@@ -1,5 +1,6 @@
 import DAO
 import Mongo
+import Relay
 
 /// The hub's shared services: the database pool and the data access objects over it.
 public struct HubServices: Sendable {

@@ -1,5 +1,6 @@
 import DAO
 import FakeFCM
+import FCM
 import Foundation
 import HTTPTypes
 import HubServer

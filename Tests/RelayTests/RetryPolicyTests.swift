@@ -1,3 +1,4 @@
+import FCM
 import Relay
 import Testing
 

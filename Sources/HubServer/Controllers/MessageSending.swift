@@ -1,6 +1,7 @@
 import DAO
 import HTTPTypes
 import Mongo
+import Relay
 
 /// Sending a message: what POST /message and the portal's send form share once each has read its request.
 ///

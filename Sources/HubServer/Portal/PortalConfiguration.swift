@@ -1,3 +1,5 @@
+import FCM
+
 /// How the portal's sessions behave.
 public struct PortalConfiguration: Sendable {
     /// Marks the session cookie `Secure` (and names it `__Host-msi_session`): set it when the hub is reached
@@ -34,9 +36,4 @@ public struct PortalConfiguration: Sendable {
     /// The session cookie's name: the `__Host-` prefix makes browsers refuse it unless it is Secure, host-only
     /// and for the whole site.
     var sessionCookieName: String { secureCookies ? "__Host-msi_session" : "msi_session" }
-}
-
-extension Duration {
-    /// The duration in whole milliseconds.
-    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }

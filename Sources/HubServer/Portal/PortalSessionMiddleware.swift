@@ -1,4 +1,5 @@
 import DAO
+import FCM
 import HTTPTypes
 import Hummingbird
 

@@ -1,4 +1,5 @@
 import DAO
+import FCM
 import Logging
 import Relay
 import ServiceLifecycle
@@ -9,7 +10,7 @@ import ServiceLifecycle
 /// outcomes; then the HTTP client's threads stop.
 struct RelayService: Service {
     let worker: OutboxWorker
-    let httpClient: HTTPClient
+    let httpClient: CurlClient
 
     /// The relay `configuration` describes, or nil when this process does not relay (`RELAY_CONCURRENCY=0`).
     /// - Throws: `CredentialsError` or `RelayConfigurationError` for unusable FCM settings, so a
@@ -19,7 +20,7 @@ struct RelayService: Service {
             logger.notice("RELAY_CONCURRENCY=0: this process stores messages but does not relay them")
             return nil
         }
-        let httpClient = HTTPClient(configuration: HTTPClient.Configuration(threads: configuration.concurrency))
+        let httpClient = CurlClient(configuration: CurlClient.Configuration(threads: configuration.concurrency))
         let fcm: FCMClient
         do {
             fcm = try FCMClient.fromEnvironment(configuration.fcmEnvironment, httpClient: httpClient,

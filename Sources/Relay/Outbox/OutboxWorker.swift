@@ -1,4 +1,5 @@
 import DAO
+import FCM
 import Foundation
 import Logging
 import Mongo

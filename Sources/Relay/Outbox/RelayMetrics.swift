@@ -1,4 +1,5 @@
 import DAO
+import FCM
 import Metrics
 
 /// The relay's counters, through swift-metrics: the hub bootstraps a Prometheus backend behind them

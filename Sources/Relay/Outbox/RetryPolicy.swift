@@ -1,3 +1,5 @@
+import FCM
+
 /// When a message FCM could not take yet is tried again: exponential backoff with jitter, never sooner
 /// than FCM's `Retry-After`, and not before a minute after a 429 `QUOTA_EXCEEDED`, as Google asks.
 public struct RetryPolicy: Sendable, Hashable {
@@ -20,13 +22,5 @@ public struct RetryPolicy: Sendable, Hashable {
         if let retryAfter = error.retryAfter { delay = max(delay, retryAfter) }
         if error.code == .quotaExceeded { delay = max(delay, FCMError.defaultQuotaRetryAfter) }
         return delay
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, rounded up.
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
     }
 }

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
 import _CryptoExtras
+import Foundation
 
 /// The signed assertion (RFC 7523) a service account exchanges for an access token.
 enum ServiceAccountJWT {

@@ -1,6 +1,6 @@
 import FakeFCM
+import FCM
 import Foundation
-import Relay
 import Testing
 
 @Suite("The fake FCM refuses what FCM refuses")
@@ -22,7 +22,7 @@ struct FakeFCMTests {
 
     @Test(arguments: invalidBodies)
     func aBodyFCMWouldRefuseIsA400InvalidArgument(body: String, expected: String) async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let token = try await harness.tokenProvider().accessToken()
             let response = try await post(body, token: token, harness)
             #expect(response.status == 400)
@@ -34,7 +34,7 @@ struct FakeFCMTests {
     }
 
     @Test func aMinimalTopicMessageIsAccepted() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let token = try await harness.tokenProvider().accessToken()
             let response = try await post(#"{"message": {"topic": "a-Z_0.9~%"}}"#, token: token, harness)
             #expect(response.status == 200)
@@ -44,7 +44,7 @@ struct FakeFCMTests {
 
     @Test(arguments: [nil, "Bearer not-a-token", "Basic abc"])
     func messagesSendWithoutAValidBearerTokenIs401WithAnFCMErrorBody(authorization: String?) async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let response = try await harness.http.post(
                 url: harness.fake.baseURL + "/v1/projects/msi-test/messages:send",
                 headers: authorization.map { [HTTPHeader("Authorization", $0)] } ?? [],
@@ -60,7 +60,7 @@ struct FakeFCMTests {
     }
 
     @Test func theTokenEndpointAnswersLikeGoogle() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let wrongGrant = try await harness.http.post(
                 url: harness.fake.tokenURI,
                 headers: [HTTPHeader("Content-Type", "application/x-www-form-urlencoded")],
@@ -75,7 +75,7 @@ struct FakeFCMTests {
         }
     }
 
-    private func post(_ body: String, token: String, _ harness: RelayHarness) async throws -> HTTPResponse {
+    private func post(_ body: String, token: String, _ harness: FCMHarness) async throws -> CurlResponse {
         try await harness.http.post(
             url: harness.fake.baseURL + "/v1/projects/msi-test/messages:send",
             headers: [HTTPHeader("Authorization", "Bearer \(token)"), HTTPHeader("Content-Type", "application/json")],

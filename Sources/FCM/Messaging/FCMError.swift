@@ -99,7 +99,7 @@ public struct FCMError: Error, Sendable, Hashable, CustomStringConvertible {
 extension FCMError {
     /// The one place where an FCM error answer becomes an `FCMError`: by the `FcmError` detail's errorCode,
     /// else by the HTTP status.
-    init(response: HTTPResponse, now: Date = Date()) {
+    init(response: CurlResponse, now: Date = Date()) {
         let body = GoogleErrorBody(response.body)
         let code = Self.code(fcmErrorCode: body.fcmErrorCode, httpStatus: response.status)
         var retryAfter = response.header("Retry-After").flatMap { Self.parseRetryAfter($0, now: now) }
@@ -120,7 +120,7 @@ extension FCMError {
     }
 
     /// A request that got no answer from FCM.
-    init(transport error: HTTPClientError) {
+    init(transport error: CurlError) {
         switch error.code {
         case .timeout:
             self.init(code: .timeout, message: error.message, isRetryable: true)

@@ -50,13 +50,13 @@ public struct FCMClient: FCMSending {
     /// The Firebase project, from the service account; nil for a log-only client without credentials.
     public let projectID: String?
     private let tokens: (any AccessTokenSource)?
-    private let httpClient: HTTPClient?
+    private let httpClient: CurlClient?
     private let logger: Logger
 
     /// A client sending for `account` through `httpClient`; `tokens` defaults to an `AccessTokenProvider`.
     public init(
         account: ServiceAccount,
-        httpClient: HTTPClient,
+        httpClient: CurlClient,
         configuration: Configuration = Configuration(),
         tokens: (any AccessTokenSource)? = nil,
         logger: Logger = Logger(label: "msi-hub.relay.fcm")
@@ -122,7 +122,7 @@ public struct FCMClient: FCMSending {
                 throw FCMError(token: error)
             }
             lastToken = token
-            let response: HTTPResponse
+            let response: CurlResponse
             do {
                 response = try await httpClient.post(
                     url: sendURL,
@@ -132,7 +132,7 @@ public struct FCMClient: FCMSending {
                     ],
                     body: body
                 )
-            } catch let error as HTTPClientError {
+            } catch let error as CurlError {
                 throw FCMError(transport: error)
             }
             if response.status == 200 {
@@ -155,7 +155,7 @@ public struct FCMClient: FCMSending {
     }
 
     /// `{"name": "projects/.../messages/..."}` from a 200 answer.
-    private static func messageName(_ response: HTTPResponse) throws -> String {
+    private static func messageName(_ response: CurlResponse) throws -> String {
         let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
         guard let name = object?["name"] as? String, !name.isEmpty else {
             throw FCMError(code: .other, httpStatus: 200, message: "FCM's answer has no message name",

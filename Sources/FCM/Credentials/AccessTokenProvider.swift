@@ -19,7 +19,7 @@ public actor AccessTokenProvider: AccessTokenSource {
     public static let renewalMargin: Int64 = 60
 
     private let account: ServiceAccount
-    private let httpClient: HTTPClient
+    private let httpClient: CurlClient
     private let now: @Sendable () -> Date
     private let logger: Logger
     private var cached: CachedToken?
@@ -34,7 +34,7 @@ public actor AccessTokenProvider: AccessTokenSource {
     /// A provider for `account`, exchanging through `httpClient`; `now` is the clock tests may replace.
     public init(
         account: ServiceAccount,
-        httpClient: HTTPClient,
+        httpClient: CurlClient,
         logger: Logger = Logger(label: "msi-hub.relay.token"),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -92,7 +92,7 @@ public actor AccessTokenProvider: AccessTokenSource {
     /// One exchange: a fresh assertion POSTed as a form to the token endpoint.
     private static func exchange(
         account: ServiceAccount,
-        httpClient: HTTPClient,
+        httpClient: CurlClient,
         logger: Logger,
         now: Date
     ) async throws -> CachedToken {
@@ -104,14 +104,14 @@ public actor AccessTokenProvider: AccessTokenSource {
         }
         let form = "grant_type=" + formEncode("urn:ietf:params:oauth:grant-type:jwt-bearer")
             + "&assertion=" + formEncode(assertion)
-        let response: HTTPResponse
+        let response: CurlResponse
         do {
             response = try await httpClient.post(
                 url: account.tokenURI,
                 headers: [HTTPHeader("Content-Type", "application/x-www-form-urlencoded")],
                 body: Array(form.utf8)
             )
-        } catch let error as HTTPClientError {
+        } catch let error as CurlError {
             throw AccessTokenError(code: .transport, message: "token endpoint unreachable: \(error)")
         }
         guard response.status == 200 else {

@@ -5,7 +5,7 @@ import NIOPosix
 /// event loop or a Swift concurrency thread, and reuse a small pool of curl handles so connections stay alive.
 ///
 /// Call `shutdown()` when done (or use `withHTTPClient`).
-public final class HTTPClient: Sendable {
+public final class CurlClient: Sendable {
     /// How the client connects and how long it waits.
     public struct Configuration: Sendable {
         /// Threads, and so at most as many curl handles and requests in flight at once.
@@ -41,7 +41,7 @@ public final class HTTPClient: Sendable {
 
     /// Starts a client and its threads.
     public init(configuration: Configuration = Configuration()) {
-        precondition(configuration.threads > 0, "an HTTPClient needs at least one thread")
+        precondition(configuration.threads > 0, "an CurlClient needs at least one thread")
         self.configuration = configuration
         self.threadPool = NIOThreadPool(numberOfThreads: configuration.threads)
         self.threadPool.start()
@@ -57,9 +57,9 @@ public final class HTTPClient: Sendable {
     }
 
     /// Sends a POST request and returns the response, whatever its status.
-    /// - Throws: `HTTPClientError` (`.timeout`, `.connectFailed`, `.tls`, `.invalidRequest`, `.shutDown`,
+    /// - Throws: `CurlError` (`.timeout`, `.connectFailed`, `.tls`, `.invalidRequest`, `.shutDown`,
     ///   `.other`) when no response arrived.
-    public func post(url: String, headers: [HTTPHeader] = [], body: [UInt8]) async throws -> HTTPResponse {
+    public func post(url: String, headers: [HTTPHeader] = [], body: [UInt8]) async throws -> CurlResponse {
         try await perform(CurlRequest(
             method: .post,
             url: url,
@@ -72,8 +72,8 @@ public final class HTTPClient: Sendable {
     }
 
     /// Sends a GET request and returns the response, whatever its status.
-    /// - Throws: `HTTPClientError`, as `post(url:headers:body:)`.
-    public func get(url: String, headers: [HTTPHeader] = []) async throws -> HTTPResponse {
+    /// - Throws: `CurlError`, as `post(url:headers:body:)`.
+    public func get(url: String, headers: [HTTPHeader] = []) async throws -> CurlResponse {
         try await perform(CurlRequest(
             method: .get,
             url: url,
@@ -98,17 +98,17 @@ public final class HTTPClient: Sendable {
     }
 
     /// The one path from async code to a blocking libcurl call: a job on the client's thread pool.
-    private func perform(_ request: CurlRequest) async throws -> HTTPResponse {
+    private func perform(_ request: CurlRequest) async throws -> CurlResponse {
         do {
             return try await threadPool.runIfActive { [idleHandles] in
                 let pooled = try idleHandles.withLockedValue { $0.popLast() } ?? PooledHandle(CurlHandle())
                 defer { idleHandles.withLockedValue { $0.append(pooled) } }
                 return try pooled.handle.perform(request)
             }
-        } catch let error as HTTPClientError {
+        } catch let error as CurlError {
             throw error
         } catch {
-            throw HTTPClientError(code: .shutDown, message: "the HTTP client is shut down")
+            throw CurlError(code: .shutDown, message: "the HTTP client is shut down")
         }
     }
 }
@@ -116,10 +116,10 @@ public final class HTTPClient: Sendable {
 /// Runs `body` with a new client and shuts the client down afterwards, whether `body` returns or throws.
 /// - Throws: what `body` throws.
 public func withHTTPClient<Result: Sendable>(
-    configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
-    _ body: (HTTPClient) async throws -> Result
+    configuration: CurlClient.Configuration = CurlClient.Configuration(),
+    _ body: (CurlClient) async throws -> Result
 ) async throws -> Result {
-    let client = HTTPClient(configuration: configuration)
+    let client = CurlClient(configuration: configuration)
     do {
         let result = try await body(client)
         try await client.shutdown()

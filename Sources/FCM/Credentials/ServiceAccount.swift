@@ -1,5 +1,5 @@
-import Foundation
 import _CryptoExtras
+import Foundation
 
 /// A Google service account, as in the JSON key file that `GOOGLE_APPLICATION_CREDENTIALS` names.
 public struct ServiceAccount: Sendable {

@@ -1,8 +1,8 @@
-import FakeFCM
-import Foundation
-import Relay
-import Testing
 import _CryptoExtras
+import FakeFCM
+import FCM
+import Foundation
+import Testing
 
 @Suite("Service-account credentials")
 struct ServiceAccountTests {

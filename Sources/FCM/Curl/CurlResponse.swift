@@ -20,7 +20,7 @@ public struct HTTPHeader: Sendable, Hashable {
 }
 
 /// A complete HTTP response as the client received it.
-public struct HTTPResponse: Sendable, Hashable {
+public struct CurlResponse: Sendable, Hashable {
     /// The status code, for example 200.
     public var status: Int
     /// The header fields of the final response, in order (interim 1xx responses are dropped).

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Relay
+@testable import FCM
 
 @Suite("FCM mapping")
 struct MappingTests {

@@ -1,7 +1,7 @@
 import CCurl
 
 /// Why an HTTP request got no response: the transport failed, before any status code.
-public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure; new codes may be added, so switch with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
@@ -50,7 +50,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         self.message = message
     }
 
-    /// The one place where a libcurl result becomes an `HTTPClientError`.
+    /// The one place where a libcurl result becomes an `CurlError`.
     init(curlCode: CURLcode, message: String) {
         self.init(code: Self.code(for: curlCode), curlCode: Int(curlCode.rawValue), message: message)
     }
@@ -58,8 +58,8 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
     /// A line for the log: the code, libcurl's number and its message.
     public var description: String {
         curlCode == 0
-            ? "HTTPClientError(\(code)): \(message)"
-            : "HTTPClientError(\(code), curl \(curlCode)): \(message)"
+            ? "CurlError(\(code)): \(message)"
+            : "CurlError(\(code), curl \(curlCode)): \(message)"
     }
 
     private static func code(for curlCode: CURLcode) -> Code {

@@ -1,10 +1,10 @@
 import Crypto
+import _CryptoExtras
 import FakeFCM
 import Foundation
 import Testing
-import _CryptoExtras
 
-@testable import Relay
+@testable import FCM
 
 @Suite("Access tokens from the service account")
 struct AccessTokenTests {
@@ -33,7 +33,7 @@ struct AccessTokenTests {
     }
 
     @Test func aHundredSendsCostOneTokenExchange() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let tokens = harness.tokenProvider()
             let client = harness.fcmClient(tokens: tokens)
             let request = try #require(client.requests(for: .sample(.information)).first)
@@ -47,7 +47,7 @@ struct AccessTokenTests {
     }
 
     @Test func aHundredConcurrentSendsCostOneTokenExchange() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let tokens = harness.tokenProvider()
             let client = harness.fcmClient(tokens: tokens)
             let request = try #require(client.requests(for: .sample(.information)).first)
@@ -65,7 +65,7 @@ struct AccessTokenTests {
     }
 
     @Test func aTokenNearItsExpiryIsRefreshedOnceForAllWaitingSenders() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             // The provider's clock starts an hour minus a minute ago, and so ends near the fake's real time.
             let clock = TestClock(Date().addingTimeInterval(-3540))
             let tokens = harness.tokenProvider(clock: clock)
@@ -90,7 +90,7 @@ struct AccessTokenTests {
     }
 
     @Test func aShortLivedTokenIsRenewedAfterItExpires() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             // Two seconds of life: used for one (half, as it is shorter than two minutes), then renewed. The
             // provider's clock stands still until moved, so a slow machine cannot age the token early.
             harness.fake.setTokenLifetime(seconds: 2)
@@ -117,7 +117,7 @@ struct AccessTokenTests {
     }
 
     @Test func aForgedKeyIsRefusedByTheTokenEndpointAndReportedAsAnAuthError() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let forged = try harness.testAccount.forged()
             defer { forged.remove() }
             let account = try ServiceAccount(contentsOfFile: forged.path)
@@ -139,7 +139,7 @@ struct AccessTokenTests {
     }
 
     @Test func aTokenEndpointOutageIsRetryable() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             harness.fake.failNextTokenExchanges(1, status: 503)
             let client = harness.fcmClient()
             let request = try #require(client.requests(for: .sample(.information)).first)
@@ -154,7 +154,7 @@ struct AccessTokenTests {
     }
 
     @Test func invalidatingAStaleTokenKeepsTheNewerOne() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let tokens = harness.tokenProvider()
             let first = try await tokens.accessToken()
             await tokens.invalidate(token: first)

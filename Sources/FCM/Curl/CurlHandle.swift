@@ -34,13 +34,13 @@ final class CurlHandle {
     private let errorBufferSize: Int
 
     /// Makes a handle.
-    /// - Throws: `HTTPClientError` `.other` when libcurl cannot initialise or allocate a handle.
-    init() throws(HTTPClientError) {
+    /// - Throws: `CurlError` `.other` when libcurl cannot initialise or allocate a handle.
+    init() throws(CurlError) {
         guard curlGlobalInit == CURLE_OK else {
-            throw HTTPClientError(curlCode: curlGlobalInit, message: "libcurl could not be initialised")
+            throw CurlError(curlCode: curlGlobalInit, message: "libcurl could not be initialised")
         }
         guard let handle = curl_easy_init() else {
-            throw HTTPClientError(code: .other, message: "curl_easy_init failed")
+            throw CurlError(code: .other, message: "curl_easy_init failed")
         }
         self.handle = handle
         self.errorBufferSize = ccurl_error_size()
@@ -54,8 +54,8 @@ final class CurlHandle {
     }
 
     /// Performs one request, blocking the calling thread until the response is complete or fails.
-    /// - Throws: `HTTPClientError` (`.timeout`, `.connectFailed`, `.tls`, `.invalidRequest`, `.other`).
-    func perform(_ request: CurlRequest) throws(HTTPClientError) -> HTTPResponse {
+    /// - Throws: `CurlError` (`.timeout`, `.connectFailed`, `.tls`, `.invalidRequest`, `.other`).
+    func perform(_ request: CurlRequest) throws(CurlError) -> CurlResponse {
         // Forget the previous request's options; live connections and caches stay (curl_easy_reset).
         curl_easy_reset(handle)
         errorBuffer[0] = 0
@@ -64,12 +64,12 @@ final class CurlHandle {
         defer { curl_slist_free_all(headerList) }
         for header in request.headers + [HTTPHeader("Expect", "")] {
             guard header.isValid else {
-                throw HTTPClientError(code: .invalidRequest, message: "header \(header.name) is not a valid header")
+                throw CurlError(code: .invalidRequest, message: "header \(header.name) is not a valid header")
             }
             // "Name:" with an empty value tells libcurl to send no such header (here: no Expect: 100-continue).
             let line = header.value.isEmpty ? "\(header.name):" : "\(header.name): \(header.value)"
             guard let extended = curl_slist_append(headerList, line) else {
-                throw HTTPClientError(code: .other, message: "out of memory building the header list")
+                throw CurlError(code: .other, message: "out of memory building the header list")
             }
             headerList = extended
         }
@@ -83,9 +83,9 @@ final class CurlHandle {
         }
         guard code == CURLE_OK else {
             if collector.bodyTooLarge {
-                throw HTTPClientError(code: .other, message: "response body over \(request.maxResponseBytes) bytes")
+                throw CurlError(code: .other, message: "response body over \(request.maxResponseBytes) bytes")
             }
-            throw HTTPClientError(curlCode: code, message: lastErrorMessage(code))
+            throw CurlError(curlCode: code, message: lastErrorMessage(code))
         }
 
         var status = 0
@@ -94,7 +94,7 @@ final class CurlHandle {
         _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         _ = ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects)
         _ = ccurl_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
-        return HTTPResponse(
+        return CurlResponse(
             status: status,
             headers: collector.headers,
             body: collector.body,
@@ -119,8 +119,8 @@ final class CurlHandle {
             // TLS verification is always on, whatever libcurl's build defaults are.
             { ccurl_setopt_long(self.handle, CURLOPT_SSL_VERIFYPEER, 1) },
             { ccurl_setopt_long(self.handle, CURLOPT_SSL_VERIFYHOST, 2) },
-            { ccurl_setopt_long(self.handle, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)) },
-            { ccurl_setopt_long(self.handle, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)) },
+            { ccurl_setopt_long(self.handle, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, request.connectTimeout.milliseconds))) },
+            { ccurl_setopt_long(self.handle, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout.milliseconds))) },
             { ccurl_setopt_long(self.handle, CURLOPT_TCP_KEEPALIVE, 1) },
             { ccurl_setopt_long(self.handle, CURLOPT_FOLLOWLOCATION, 0) },
             { ccurl_setopt_pointer(self.handle, CURLOPT_HTTPHEADER, headerList) },
@@ -163,10 +163,6 @@ final class CurlHandle {
         return curl_easy_strerror(code).map { String(cString: $0) } ?? "curl error \(code.rawValue)"
     }
 
-    private static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        return max(1, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
-    }
 
     private static func versionName(_ version: Int) -> String {
         switch version {

@@ -2,12 +2,12 @@ import FakeFCM
 import Foundation
 import Testing
 
-@testable import Relay
+@testable import FCM
 
 @Suite("FCM HTTP v1 client against the fake FCM")
 struct FCMClientTests {
     @Test func anAlertReachesFCMAsItsTwoComponentsWithABearerToken() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let client = harness.fcmClient()
             let requests = client.requests(for: .sample(.alert, ttlSeconds: 600))
             var names: [String] = []
@@ -42,7 +42,7 @@ struct FCMClientTests {
     }
 
     @Test func a401RenewsTheTokenOnceAndRetriesOnce() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let client = harness.fcmClient()
             let request = try #require(client.requests(for: .sample(.information)).first)
             _ = try await client.send(request)
@@ -56,7 +56,7 @@ struct FCMClientTests {
     }
 
     @Test func a401AfterTheRetryIsAnAuthErrorWithoutAThirdTry() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let client = harness.fcmClient()
             let request = try #require(client.requests(for: .sample(.information)).first)
             harness.fake.failNext(2, status: 401)
@@ -70,7 +70,7 @@ struct FCMClientTests {
     }
 
     @Test func a503WithRetryAfterIsRetryableAfterThatDelay() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let client = harness.fcmClient()
             let request = try #require(client.requests(for: .sample(.information)).first)
             harness.fake.failNext(1, status: 503, retryAfter: "1")
@@ -88,7 +88,7 @@ struct FCMClientTests {
     }
 
     @Test func a429WithoutRetryAfterWaitsAMinute() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let client = harness.fcmClient()
             let request = try #require(client.requests(for: .sample(.information)).first)
             harness.fake.failNext(1, status: 429)
@@ -112,7 +112,7 @@ struct FCMClientTests {
         (503, FCMError.Code.unavailable, true),
     ])
     func fcmErrorsMapToCodesAndRetryability(status: Int, code: FCMError.Code, retryable: Bool) async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let client = harness.fcmClient()
             let request = try #require(client.requests(for: .sample(.information)).first)
             harness.fake.failNext(1, status: status)
@@ -125,7 +125,7 @@ struct FCMClientTests {
     }
 
     @Test func aBodyFCMRefusesIsA400ThatIsNotRetried() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let client = harness.fcmClient()
             let bad = FCMRequest(
                 component: .data,
@@ -143,7 +143,7 @@ struct FCMClientTests {
     }
 
     @Test func aProjectTheAccountDoesNotServeIsNotFound() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             var account = harness.account
             account.projectID = "another-project"
             let client = FCMClient(
@@ -156,7 +156,7 @@ struct FCMClientTests {
     }
 
     @Test func aSlowFCMIsARetryableTimeout() async throws {
-        try await RelayHarness.with(http: .init(requestTimeout: .seconds(3))) { harness in
+        try await FCMHarness.with(http: .init(requestTimeout: .seconds(3))) { harness in
             let tokens = harness.tokenProvider()
             let client = harness.fcmClient(tokens: tokens)
             let request = try #require(client.requests(for: .sample(.information)).first)
@@ -185,7 +185,7 @@ struct FCMClientTests {
     }
 
     @Test func validateModeSendsValidateOnlyAndFCMDeliversNothing() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let client = harness.fcmClient(mode: .validate)
             let requests = client.requests(for: .sample(.alert))
             #expect(requests.allSatisfy { JSON.object($0.body)["validate_only"] as? Bool == true })
@@ -201,7 +201,7 @@ struct FCMClientTests {
     }
 
     @Test func logModeSendsNothingAndLogsEachBody() async throws {
-        try await RelayHarness.with { harness in
+        try await FCMHarness.with { harness in
             let recorder = LogRecorder()
             let client = harness.fcmClient(mode: .log, logger: recorder.logger())
             let requests = client.requests(for: .sample(.alert))

@@ -1,15 +1,15 @@
 import FakeFCM
+import FCM
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-import Relay
 
 /// A fake FCM, a service account it trusts (in a temp file) and an HTTP client: what most relay tests need.
-struct RelayHarness {
+struct FCMHarness {
     let fake: FakeFCM
     let testAccount: TestServiceAccount
     let account: ServiceAccount
-    let http: HTTPClient
+    let http: CurlClient
 
     /// An FCM client for the harness's account, pointed at the fake.
     func fcmClient(
@@ -36,15 +36,15 @@ struct RelayHarness {
 
     /// Runs `body` with a started fake, a trusted account and a client; stops and removes them afterwards.
     static func with<Result: Sendable>(
-        http configuration: HTTPClient.Configuration = .init(),
-        _ body: (RelayHarness) async throws -> Result
+        http configuration: CurlClient.Configuration = .init(),
+        _ body: (FCMHarness) async throws -> Result
     ) async throws -> Result {
         try await FakeFCM.with { fake in
             let testAccount = try fake.makeServiceAccount()
             defer { testAccount.remove() }
             let account = try ServiceAccount(contentsOfFile: testAccount.path)
             return try await withHTTPClient(configuration: configuration) { http in
-                try await body(RelayHarness(fake: fake, testAccount: testAccount, account: account, http: http))
+                try await body(FCMHarness(fake: fake, testAccount: testAccount, account: account, http: http))
             }
         }
     }

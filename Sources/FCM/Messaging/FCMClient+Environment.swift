@@ -7,7 +7,7 @@ extension FCMClient {
     ///   `FCM_MODE`, or `send`/`validate` without credentials.
     public static func fromEnvironment(
         _ environment: [String: String],
-        httpClient: HTTPClient,
+        httpClient: CurlClient,
         payloadLimit: Int = FCMMappingOptions.defaultPayloadLimit,
         logger: Logger = Logger(label: "msi-hub.relay.fcm")
     ) throws -> FCMClient {

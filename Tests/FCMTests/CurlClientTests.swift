@@ -1,6 +1,6 @@
 import FakeFCM
+import FCM
 import Foundation
-import Relay
 import Testing
 
 @Suite("HTTP client on libcurl")
@@ -79,7 +79,7 @@ struct HTTPClientTests {
     @Test func aSlowServerIsATimeout() async throws {
         try await FakeFCM.with { fake in
             try await withHTTPClient(configuration: .init(requestTimeout: .milliseconds(300))) { http in
-                let error = await #expect(throws: HTTPClientError.self) {
+                let error = await #expect(throws: CurlError.self) {
                     try await http.post(url: fake.baseURL + "/echo?delay_ms=3000", body: [])
                 }
                 #expect(error?.code == .timeout)
@@ -93,7 +93,7 @@ struct HTTPClientTests {
         let closedURL = fake.baseURL + "/echo"
         await fake.stop()
         try await withHTTPClient { http in
-            let error = await #expect(throws: HTTPClientError.self) {
+            let error = await #expect(throws: CurlError.self) {
                 try await http.post(url: closedURL, body: [])
             }
             #expect(error?.code == .connectFailed)
@@ -103,7 +103,7 @@ struct HTTPClientTests {
 
     @Test func aHeaderWithALineBreakIsRefusedBeforeSending() async throws {
         try await withHTTPClient { http in
-            let error = await #expect(throws: HTTPClientError.self) {
+            let error = await #expect(throws: CurlError.self) {
                 try await http.post(
                     url: "http://127.0.0.1:9/echo",
                     headers: [HTTPHeader("X-Evil", "a\r\nInjected: yes")],
@@ -115,10 +115,10 @@ struct HTTPClientTests {
     }
 
     @Test func aClientThatWasShutDownRefusesRequests() async throws {
-        let http = HTTPClient()
+        let http = CurlClient()
         try await http.shutdown()
         try await http.shutdown()  // a second shutdown is harmless
-        let error = await #expect(throws: HTTPClientError.self) {
+        let error = await #expect(throws: CurlError.self) {
             try await http.post(url: "http://127.0.0.1:9/", body: [])
         }
         #expect(error?.code == .shutDown)
