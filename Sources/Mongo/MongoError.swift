@@ -9,7 +9,7 @@ public struct MongoError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case duplicateKey, network, serverSelection, timeout, writeConflict, documentValidation
-            case commandFailed, invalidArgument, invalidBSON, invalidJSON, forbiddenKey, tooDeep
+            case commandFailed, unsupported, invalidArgument, invalidBSON, invalidJSON, forbiddenKey, tooDeep
             case invalidURI, poolClosed, cursor, unknown
         }
         private let base: Base
@@ -27,6 +27,9 @@ public struct MongoError: Error, Sendable, CustomStringConvertible {
         public static let writeConflict = Code(.writeConflict)
         /// The collection's validator refused the document (server code 121).
         public static let documentValidation = Code(.documentValidation)
+        /// The server does not offer the command or stage, e.g. change streams on a standalone server
+        /// (server codes 40573, 40324, 115, 59).
+        public static let unsupported = Code(.unsupported)
         /// The server answered a command with an error not named above.
         public static let commandFailed = Code(.commandFailed)
         /// libmongoc refused an argument or option before sending anything.
@@ -91,7 +94,8 @@ extension MongoError {
         self.code = Self.code(domain: error.domain, code: error.code)
     }
 
-    private static func code(domain: UInt32, code: UInt32) -> Code {
+    /// The code of libmongoc's error `domain` and `code` (visible to the package's tests).
+    package static func code(domain: UInt32, code: UInt32) -> Code {
         switch domain {
         case MONGOC_ERROR_SERVER.rawValue, MONGOC_ERROR_WRITE_CONCERN.rawValue, MONGOC_ERROR_QUERY.rawValue:
             switch code {
@@ -99,6 +103,7 @@ extension MongoError {
             case 112: return .writeConflict
             case 121: return .documentValidation
             case 50, 262: return .timeout
+            case 40573, 40324, 115, 59: return .unsupported
             case 6, 7, 89, 91, 189, 9001, 10107, 11600, 11602, 13435, 13436: return .network
             default: return .commandFailed
             }

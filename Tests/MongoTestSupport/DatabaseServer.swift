@@ -40,10 +40,24 @@ public final class DatabaseServer: @unchecked Sendable {
         throw CocoaError(.executableLoad)
     }
 
+    /// Stops the server's process (SIGSTOP): it keeps its connections open and answers nothing, as a hung
+    /// database does, until `resume()`.
+    public func pause() {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// Lets a paused server run again (SIGCONT).
+    public func resume() {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, SIGCONT)
+    }
+
     /// Kills the server at once, as a crash or a network cut would.
     public func kill() async {
         guard let process else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
+        Foundation.kill(process.processIdentifier, SIGCONT)
         process.waitUntilExit()
         self.process = nil
     }

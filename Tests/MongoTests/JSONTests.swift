@@ -60,7 +60,7 @@ struct JSONParserTests {
         #"{"a\u0000b": 1}"#,
     ])
     func refusesOperatorAndPathKeys(json: String) {
-        let error = #expect(throws: MongoError.self) { try parser.document(from: Array(json.utf8)) }
+        let error = #expect(throws: JSONParseError.self) { try parser.document(from: Array(json.utf8)) }
         #expect(error?.code == .forbiddenKey)
     }
 
@@ -69,30 +69,33 @@ struct JSONParserTests {
         #"{"a":"\x"}"#, "{\"a\":\"\u{01}\"}", #"{"a":"\ud800"}"#, #"{"a":1} x"#, "1e999", #"{'a':1}"#,
     ])
     func refusesMalformedJSON(json: String) {
-        let error = #expect(throws: MongoError.self) { try parser.value(from: Array(json.utf8)) }
-        #expect(error?.code == .invalidJSON)
+        let error = #expect(throws: JSONParseError.self) { try parser.value(from: Array(json.utf8)) }
+        #expect(error?.code == .malformed)
     }
 
     @Test func refusesInvalidUTF8AndNonObjects() {
-        #expect(throws: MongoError.self) { try parser.document(from: [0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D]) }
-        let error = #expect(throws: MongoError.self) { try parser.document(from: Array("[1, 2]".utf8)) }
-        #expect(error?.code == .invalidJSON)
+        #expect(throws: JSONParseError.self) { try parser.document(from: [0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D]) }
+        let error = #expect(throws: JSONParseError.self) { try parser.document(from: Array("[1, 2]".utf8)) }
+        #expect(error?.code == .notAnObject)
     }
 
     @Test func refusesNestingDeeperThanTheLimit() throws {
         let shallow = String(repeating: "[", count: 32) + String(repeating: "]", count: 32)
         _ = try parser.value(from: Array(shallow.utf8))
         let deep = String(repeating: "[", count: 33) + String(repeating: "]", count: 33)
-        let error = #expect(throws: MongoError.self) { try parser.value(from: Array(deep.utf8)) }
+        let error = #expect(throws: JSONParseError.self) { try parser.value(from: Array(deep.utf8)) }
         #expect(error?.code == .tooDeep)
         let hostile = String(repeating: "{\"a\":", count: 100_000)
-        #expect(throws: MongoError.self) { try parser.value(from: Array(hostile.utf8)) }
+        #expect(throws: JSONParseError.self) { try parser.value(from: Array(hostile.utf8)) }
     }
 
-    @Test func repeatedKeysKeepTheLastValue() throws {
-        let document = try parser.document(from: Array(#"{"a": 1, "b": 2, "a": 3}"#.utf8))
+    @Test func refusesAKeyGivenTwiceInOneObject() throws {
+        let error = #expect(throws: JSONParseError.self) { try parser.document(from: Array(#"{"a": 1, "b": {"c": 2}, "a": 3}"#.utf8)) }
+        #expect(error?.code == .duplicateKey)
+        #expect(error?.key == "a")
+        // The same key in two objects is no repetition.
+        let document = try parser.document(from: Array(#"{"a": {"x": 1}, "b": {"x": 2}}"#.utf8))
         #expect(document.keys == ["a", "b"])
-        #expect(document["a"] == 3)
     }
 }
 

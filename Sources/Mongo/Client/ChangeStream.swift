@@ -1,5 +1,4 @@
 import CMongo
-import NIOConcurrencyHelpers
 import NIOPosix
 
 /// A change stream on a collection or a database: the changes other processes make, as they happen.
@@ -7,12 +6,12 @@ import NIOPosix
 /// A change stream blocks for up to `maxAwaitTimeMS` in every `next()`, so it keeps a client and
 /// a thread of its own rather than holding one of the pool's (which would starve the pool).
 public final class ChangeStream: AsyncSequence, @unchecked Sendable {
-    // @unchecked: `client` and `stream` are touched only on `thread`, one call at a time (each
-    // `next()` awaits the previous one), and destroyed once, by `close()` or `deinit`, under `lock`.
+    // @unchecked: `client` and `stream` are touched only on `thread`, whose one thread runs one call at a
+    // time (so `close()` waits behind a `next()` blocked in libmongoc without holding any lock), or in
+    // `deinit`, when no call can be running (each holds a reference).
     public typealias Element = BSONDocument
 
     private let thread: NIOThreadPool
-    private let lock = NIOLock()
     private var client: OpaquePointer?
     private var stream: OpaquePointer?
 
@@ -77,8 +76,8 @@ public final class ChangeStream: AsyncSequence, @unchecked Sendable {
     /// The next change, or nil when none arrived within `maxAwaitTimeMS` (call again to keep waiting).
     /// - Throws: the mapped `MongoError` when the stream failed (it cannot be resumed then).
     public func next() async throws -> BSONDocument? {
-        try await thread.runIfActive { [self] in
-            try lock.withLock {
+        do {
+            return try await thread.runIfActive { [self] in
                 guard let stream else { throw MongoError(.cursor, "the change stream is closed") }
                 var document: OpaquePointer?
                 if mongoc_change_stream_next(stream, &document), let document {
@@ -88,22 +87,24 @@ public final class ChangeStream: AsyncSequence, @unchecked Sendable {
                 if mongoc_change_stream_error_document(stream, &error, nil) { throw MongoError(error) }
                 return nil
             }
+        } catch is NIOThreadPoolError.ThreadPoolInactive {
+            throw MongoError(.cursor, "the change stream is closed")
         }
     }
 
-    /// Ends the stream and frees its client; later `next()` calls throw.
+    /// Ends the stream and frees its client on the stream's own thread (after a `next()` in progress
+    /// returns, without blocking the caller's thread); later `next()` calls throw.
     public func close() async {
-        closeHandles()
+        try? await thread.runIfActive { [self] in closeHandles() }
         try? await thread.shutdownGracefully()
     }
 
+    /// Destroys the handles once; runs on `thread`, or in `deinit`.
     private func closeHandles() {
-        lock.withLock {
-            if let stream { mongoc_change_stream_destroy(stream) }
-            if let client { mongoc_client_destroy(client) }
-            stream = nil
-            client = nil
-        }
+        if let stream { mongoc_change_stream_destroy(stream) }
+        if let client { mongoc_client_destroy(client) }
+        stream = nil
+        client = nil
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

@@ -78,15 +78,27 @@ public final class MongoClientPool: @unchecked Sendable {
     }
 
     /// Runs `body` with a leased client on one of the pool's threads, and always gives it back.
-    /// - Throws: `poolClosed` after `close()`, or what `body` throws.
-    public func withClient<T: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws -> T) async throws -> T {
+    ///
+    /// The counts stay right whatever the exit: a caller cancelled while queued never runs `body` and
+    /// stops counting as waiting; a pool shutting down (NIO answers `CancellationError` then too) is `poolClosed`.
+    /// - Throws: `poolClosed` after `close()`, `CancellationError` when the caller was cancelled before its
+    ///   turn, or what `body` throws.
+    package func withClient<T: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws -> T) async throws -> T {
         try state.withLockedValue { state in
             guard state.lifecycle == .open else { throw MongoError(.poolClosed, "the database pool is closed") }
             state.waiting += 1
         }
+        // Set on the pool's thread, under `state`'s lock, when `body`'s turn comes.
+        let started = NIOLockedValueBox(false)
+        defer {
+            state.withLockedValue { state in
+                if !started.withLockedValue({ $0 }) { state.waiting -= 1 }
+            }
+        }
         do {
             return try await threads.runIfActive { [self] in
                 state.withLockedValue {
+                    started.withLockedValue { $0 = true }
                     $0.waiting -= 1
                     $0.inUse += 1
                 }
@@ -97,8 +109,7 @@ public final class MongoClientPool: @unchecked Sendable {
                 defer { mongoc_client_pool_push(pool, client) }
                 return try body(client)
             }
-        } catch is NIOThreadPoolError.ThreadPoolInactive {
-            state.withLockedValue { $0.waiting -= 1 }
+        } catch is CancellationError where state.withLockedValue({ $0.lifecycle != .open }) {
             throw MongoError(.poolClosed, "the database pool is closed")
         }
     }

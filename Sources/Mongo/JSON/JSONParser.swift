@@ -1,7 +1,7 @@
 /// Parses JSON from a client into BSON, refusing what must never reach the database.
 ///
 /// Keys that start with `$` or contain `.` or NUL are refused (they would be operators or paths
-/// to MongoDB); nesting deeper than `maximumDepth` is refused. Integers become int32 when they
+/// to MongoDB); so are a key given twice in one object and nesting deeper than `maximumDepth`. Integers become int32 when they
 /// fit, int64 when they do not, doubles otherwise, as the Node.js driver stored them.
 public struct JSONParser: Sendable {
     /// How deep objects and arrays may nest.
@@ -12,11 +12,11 @@ public struct JSONParser: Sendable {
     }
 
     /// The document a JSON object spells.
-    /// - Throws: `invalidJSON` (with the byte offset) for malformed text or a non-object,
-    ///   `forbiddenKey` naming the key, `tooDeep`.
+    /// - Throws: `JSONParseError`: `malformed` (with the byte offset), `notAnObject`, `forbiddenKey` and
+    ///   `duplicateKey` naming the key, `tooDeep`.
     public func document(from bytes: some Collection<UInt8>) throws -> BSONDocument {
         guard case .document(let document) = try value(from: bytes) else {
-            throw MongoError(.invalidJSON, "the JSON text is not an object")
+            throw JSONParseError(.notAnObject, "the JSON text is not an object")
         }
         return document
     }
@@ -26,7 +26,7 @@ public struct JSONParser: Sendable {
     public func value(from bytes: some Collection<UInt8>) throws -> BSONValue {
         let input = Array(bytes)
         guard String(validating: input, as: UTF8.self) != nil else {
-            throw MongoError(.invalidJSON, "the JSON text is not valid UTF-8")
+            throw JSONParseError(.malformed, "the JSON text is not valid UTF-8")
         }
         var scanner = Scanner(input: input, maximumDepth: maximumDepth)
         scanner.skipWhitespace()
@@ -49,8 +49,8 @@ private struct Scanner {
 
     var atEnd: Bool { position >= input.count }
 
-    func error(_ message: String) -> MongoError {
-        MongoError(.invalidJSON, "\(message) at byte \(position)")
+    func error(_ message: String) -> JSONParseError {
+        JSONParseError(.malformed, "\(message) at byte \(position)")
     }
 
     mutating func skipWhitespace() {
@@ -79,10 +79,10 @@ private struct Scanner {
     }
 
     private mutating func parseObject(depth: Int) throws -> BSONDocument {
-        guard depth <= maximumDepth else { throw MongoError(.tooDeep, "JSON nests deeper than \(maximumDepth) levels") }
+        guard depth <= maximumDepth else { throw JSONParseError(.tooDeep, "JSON nests deeper than \(maximumDepth) levels") }
         position += 1
         var elements: [(key: String, value: BSONValue)] = []
-        var seen: [String: Int] = [:]
+        var seen: Set<String> = []
         skipWhitespace()
         if position < input.count, input[position] == UInt8(ascii: "}") {
             position += 1
@@ -98,13 +98,11 @@ private struct Scanner {
             position += 1
             skipWhitespace()
             let value = try parseValue(depth: depth)
-            // A repeated key keeps its first place and its last value, as JSON.parse does.
-            if let index = seen[key] {
-                elements[index].value = value
-            } else {
-                seen[key] = elements.count
-                elements.append((key: key, value: value))
+            // A repeated key is refused: JSON.parse would keep the last value, other parsers the first.
+            guard seen.insert(key).inserted else {
+                throw JSONParseError(.duplicateKey, "the key \"\(key)\" appears twice in one object", key: key)
             }
+            elements.append((key: key, value: value))
             skipWhitespace()
             guard position < input.count else { throw error("unexpected end of JSON") }
             if input[position] == UInt8(ascii: ",") { position += 1; continue }
@@ -115,13 +113,13 @@ private struct Scanner {
     }
 
     private static func checkKey(_ key: String) throws {
-        if key.hasPrefix("$") { throw MongoError(.forbiddenKey, "the key \"\(key)\" starts with '$'") }
-        if key.contains(".") { throw MongoError(.forbiddenKey, "the key \"\(key)\" contains '.'") }
-        if key.utf8.contains(0) { throw MongoError(.forbiddenKey, "a key contains NUL") }
+        if key.hasPrefix("$") { throw JSONParseError(.forbiddenKey, "the key \"\(key)\" starts with '$'", key: key) }
+        if key.contains(".") { throw JSONParseError(.forbiddenKey, "the key \"\(key)\" contains '.'", key: key) }
+        if key.utf8.contains(0) { throw JSONParseError(.forbiddenKey, "a key contains NUL") }
     }
 
     private mutating func parseArray(depth: Int) throws -> [BSONValue] {
-        guard depth <= maximumDepth else { throw MongoError(.tooDeep, "JSON nests deeper than \(maximumDepth) levels") }
+        guard depth <= maximumDepth else { throw JSONParseError(.tooDeep, "JSON nests deeper than \(maximumDepth) levels") }
         position += 1
         var values: [BSONValue] = []
         skipWhitespace()
