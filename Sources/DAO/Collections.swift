@@ -37,9 +37,11 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.users).createIndexes([
                 IndexModel(keys: ["username": 1], name: "username", unique: true),
             ])
+            try await TokenDAO.backfillLiveNames(in: database)
             try await database.collection(CollectionName.tokens).createIndexes([
                 IndexModel(keys: ["hash": 1], name: "hash", unique: true),
                 IndexModel(keys: ["name": 1], name: "name"),
+                TokenDAO.liveNameIndex,
             ])
             try await database.collection(CollectionName.sessions).createIndexes(SessionDAO.indexes)
             try await database.collection(CollectionName.loginFailures).createIndexes(LoginFailureDAO.indexes)

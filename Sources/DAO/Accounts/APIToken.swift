@@ -38,20 +38,35 @@ public struct TokenDAO: Sendable {
         self.now = now
     }
 
-    /// Stores a new token under the hash of its secret.
+    /// Stores a new token under the hash of its secret. The database refuses a second live token of one
+    /// name (a unique index over `live_name`, which only live tokens carry), so concurrent creates cannot both win.
     /// - Throws: `DAOError` `.duplicate` when a live token has the name already.
     public func add(name: String, role: Role, secretHash: String) async throws -> APIToken {
-        let existing = try await mapErrors {
-            try await collection.countDocuments(["name": .string(name), "revoked_at": ["$exists": false]])
-        }
-        guard existing == 0 else { throw DAOError(.duplicate, "a token called \(name) exists already") }
         let document: BSONDocument = [
-            "_id": .objectID(ObjectID()), "name": .string(name), "role": .string(role.rawValue),
+            "_id": .objectID(ObjectID()), "name": .string(name), "live_name": .string(name), "role": .string(role.rawValue),
             "hash": .string(secretHash), "created_at": .int64(now()),
         ]
-        try await mapErrors { _ = try await collection.insertOne(document) }
+        do {
+            try await mapErrors { _ = try await collection.insertOne(document) }
+        } catch let error as DAOError where error.code == .duplicate {
+            throw DAOError(.duplicate, "a token called \(name) exists already")
+        }
         guard let token = APIToken(document: document) else { preconditionFailure("a token made here reads back") }
         return token
+    }
+
+    /// The index that keeps live token names unique: only live tokens carry `live_name`.
+    static let liveNameIndex = IndexModel(keys: ["live_name": 1], name: "live_name", unique: true,
+                                          partialFilter: ["live_name": ["$exists": true]])
+
+    /// Gives live tokens stored before `live_name` existed their `live_name`, so the unique index covers them.
+    static func backfillLiveNames(in database: MongoDatabase) async throws {
+        let collection = database.collection(CollectionName.tokens)
+        let filter: BSONDocument = ["revoked_at": ["$exists": false], "live_name": ["$exists": false]]
+        for document in try await collection.find(filter) {
+            guard let id = document.objectID("_id") else { continue }
+            _ = try await collection.updateOne(["_id": .objectID(id)], ["$set": ["live_name": .string(document.string("name"))]])
+        }
     }
 
     /// The live (not revoked) token whose secret has this hash, or nil; notes when it was used.
@@ -99,7 +114,7 @@ public struct TokenDAO: Sendable {
         if let id = ObjectID(hex: nameOrID) { filter = ["$or": [["name": .string(nameOrID)], ["_id": .objectID(id)]]] }
         filter["revoked_at"] = ["$exists": false]
         let result = try await mapErrors {
-            try await collection.updateMany(filter, ["$set": ["revoked_at": .int64(now())]])
+            try await collection.updateMany(filter, ["$set": ["revoked_at": .int64(now())], "$unset": ["live_name": ""]])
         }
         guard result.matchedCount > 0 else { throw DAOError(.tokenNotFound, "no live token is called \(nameOrID)") }
     }
