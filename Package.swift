@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "Mongo", targets: ["Mongo"]),
         .library(name: "DAO", targets: ["DAO"]),
+        .library(name: "HubCore", targets: ["HubCore"]),
         .library(name: "HubServer", targets: ["HubServer"]),
         .library(name: "FCM", targets: ["FCM"]),
         .library(name: "Relay", targets: ["Relay"]),
@@ -30,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // C interop: libmongoc and libbson (Debian libmongoc-dev, libbson-dev).
@@ -52,18 +55,32 @@ let package = Package(
         .target(name: "DAO", dependencies: ["Mongo"], swiftSettings: swiftSettings),
         // Migration from the legacy Node hub: normalisation rules, copy, import, verification.
         .target(name: "Migration", dependencies: ["Mongo", "DAO"], swiftSettings: swiftSettings),
-        // The HTTP server: REST API, auth, configuration, the command line.
+        // The services every entry point calls (cube, messages, accounts) and the in-memory copies that
+        // follow the database. No HTTP.
+        .target(
+            name: "HubCore",
+            dependencies: [
+                "DAO",
+                "Mongo",
+                "Relay",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The HTTP server: REST API, auth, the portal, configuration, the composition root.
         .target(
             name: "HubServer",
             dependencies: [
+                "HubCore",
                 "DAO",
-                "Migration",
                 "Mongo",
                 "Relay",
                 "FCM",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -74,33 +91,48 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("Resources/openapi.json"), .copy("Resources/portal")],
             swiftSettings: swiftSettings
         ),
+        // The executable: `msi-hub serve` and the administration commands (users, tokens, migration).
         .executableTarget(
             name: "msi-hub",
-            dependencies: ["HubServer"],
+            dependencies: [
+                "HubServer",
+                "HubCore",
+                "Migration",
+                "DAO",
+                "Mongo",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the test targets: the per-test database.
         .target(name: "MongoTestSupport", dependencies: ["Mongo"], path: "Tests/MongoTestSupport",
                 swiftSettings: swiftSettings),
-        .testTarget(name: "MongoTests", dependencies: ["Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "MongoTests", dependencies: ["Mongo", "CMongo", "MongoTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "DAOTests", dependencies: ["DAO", "Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MigrationTests",
             dependencies: [
-                "Migration", "HubServer", "DAO", "Mongo", "MongoTestSupport",
+                "Migration", "HubServer", "HubCore", "DAO", "Mongo", "MongoTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "HubCoreTests",
+            dependencies: ["HubCore", "DAO", "Mongo", "MongoTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HubServerTests",
             dependencies: [
-                "HubServer", "DAO", "Mongo", "MongoTestSupport", "FakeFCM", "Relay", "FCM",
+                "HubServer", "HubCore", "DAO", "Mongo", "MongoTestSupport", "FakeFCM", "Relay", "FCM",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

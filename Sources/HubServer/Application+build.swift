@@ -1,51 +1,43 @@
 import DAO
 import Foundation
+import HubCore
 import Hummingbird
 import Logging
 import Mongo
 import ServiceLifecycle
 
-/// Builds the hub: the database pool, indexes, services and routes, ready to run.
+/// Builds the hub (the composition root): metrics, the database pool, indexes, services, in-memory copies and
+/// routes, ready to run.
 ///
-/// Start-up work (indexes) is done before the server accepts a request. The pool closes after
-/// the server has finished its in-flight requests on shutdown.
+/// Start-up work (indexes, the first admin, the first loads) is done before the server accepts a request.
+/// The pool closes after the server has finished its in-flight requests on shutdown.
 public func buildApplication(
     configuration: HubConfiguration,
     logger: Logger? = nil,
     databaseName: String? = nil
 ) async throws -> some ApplicationProtocol {
     let logger = logger ?? Logger(label: "msi-hub")
+    // Metrics made by the services below need the backend in place first.
+    HubMetrics.bootstrap()
     let pool = try MongoClientPool(configuration: configuration.mongoConfiguration)
+    let answers = CubeAnswers()
     let services = HubServices(pool: pool, database: databaseName.map { pool.database($0) },
-                               relayDeadlineMS: configuration.relay.deadline.components.seconds * 1000)
+                               relayDeadlineMS: configuration.relay.deadline.components.seconds * 1000,
+                               logger: logger, cubeDidLoad: answers.prepare)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
-    if let admin = try await StartupTasks.bootstrapAdmin(services: services) {
-        logger.notice("created the first user", metadata: ["username": "\(admin.username)"])
-        FileHandle.standardOutput.write(Data("""
-
-            msi-hub: no user existed, so one was created. Log in with
-                username: \(admin.username)
-                password: \(admin.password)
-            This password is shown only once; change it with `msi-hub user passwd \(admin.username)`.
-
-            """.utf8))
-    }
-    try await services.cube.refresh()
-    try await services.tokenDirectory.refresh()
-    let router = buildRouter(services: services, portal: configuration.portal)
+    try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
+    try await services.loadCopies()
+    let router = buildRouter(services: services, portal: configuration.portal, answers: answers)
     // The in-memory copies follow the database, so other replicas' writes reach them within a second.
-    let follower = DatabaseFollower(database: services.database, copies: [
-        FollowedCopy(collection: CollectionName.icube, reload: services.cube.refresh, freshness: services.cube.freshness),
-        FollowedCopy(collection: CollectionName.tokens, reload: services.tokenDirectory.refresh,
-                     freshness: services.tokenDirectory.freshness),
-    ], logger: logger)
+    let follower = services.follower(logger: logger)
     // Services stop in reverse order: the relay finishes its batches before the pool closes.
     var background: [any Service] = [PoolService(pool: pool), TaskService(name: "database-follower") { await follower.run() }]
     if let relay = try RelayService(configuration: configuration.relay, services: services, logger: logger) {
         background.append(relay)
     }
     let serverName = "msi-hub"
-    let cubeHandler = CubeChannelHandler.Shared(cube: services.cube, serverName: serverName, logger: logger)
+    let cubeHandler = CubeChannelHandler.Shared(cube: services.cube.cache, answers: answers, serverName: serverName,
+                                                logger: logger)
     return Application(
         router: router,
         server: .hubHTTP1(cube: cubeHandler),
@@ -57,13 +49,17 @@ public func buildApplication(
 
 /// The routes and middleware of the hub over `services`, the web portal's included.
 public func buildRouter(services: HubServices, portal: PortalConfiguration = PortalConfiguration()) -> Router<HubRequestContext> {
+    buildRouter(services: services, portal: portal, answers: CubeAnswers())
+}
+
+func buildRouter(services: HubServices, portal: PortalConfiguration, answers: CubeAnswers) -> Router<HubRequestContext> {
     let router = Router(context: HubRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
-    router.add(middleware: AuthMiddleware(credentials: services.credentials))
-    CubeController(services: services).addRoutes(to: router)
+    router.add(middleware: AuthMiddleware(credentials: services.accounts.credentials))
+    CubeController(services: services, answers: answers).addRoutes(to: router)
     MessageController(services: services).addRoutes(to: router)
     HealthController(services: services).addRoutes(to: router)
     MetricsController(services: services).addRoutes(to: router)
@@ -71,66 +67,7 @@ public func buildRouter(services: HubServices, portal: PortalConfiguration = Por
     return router
 }
 
-/// Closes the database pool once the server has stopped (services stop in reverse order).
-struct PoolService: Service {
-    let pool: MongoClientPool
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        await pool.close()
-    }
-}
-
-/// A background task that runs for the application's life and is cancelled at graceful shutdown.
-struct TaskService: Service {
-    let name: String
-    let body: @Sendable () async -> Void
-
-    init(name: String, _ body: @escaping @Sendable () async -> Void) {
-        self.name = name
-        self.body = body
-    }
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown { await body() }
-    }
-}
-
-/// Work done once before the hub takes requests.
-enum StartupTasks {
-    /// Creates the indexes, waiting up to a minute for a database that is still starting.
-    static func ensureIndexes(services: HubServices, logger: Logger) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(60)
-        while true {
-            do {
-                try await DatabaseIndexes.ensure(in: services.database)
-                return
-            } catch let error as DAOError where error.code == .unavailable && clock.now < deadline {
-                logger.warning("the database is not reachable yet; retrying", metadata: ["uri_database": "\(services.database.name)"])
-                try await Task.sleep(for: .seconds(1))
-            }
-        }
-    }
-
-    /// Creates `admin` with a random password when no user exists; returns it to print once.
-    static func bootstrapAdmin(services: HubServices) async throws -> (username: String, password: String)? {
-        guard try await services.users.list().isEmpty else { return nil }
-        let password = PasswordGenerator.make()
-        let hash = try await services.credentials.hash(password: password)
-        guard try await services.users.addFirst(username: "admin", passwordHash: hash, role: .admin) != nil else {
-            return nil
-        }
-        return ("admin", password)
-    }
-}
-
-/// Random passwords people can type: 20 characters without look-alikes (about 110 bits).
-enum PasswordGenerator {
-    private static let alphabet = Array("abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
-
-    static func make(length: Int = 20) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
-    }
+/// Builds the hub and runs it until SIGTERM or SIGINT (`msi-hub serve`).
+public func runApplication(configuration: HubConfiguration) async throws {
+    try await buildApplication(configuration: configuration).runService()
 }

@@ -1,4 +1,5 @@
 import DAO
+import HubCore
 import Hummingbird
 
 /// The per-request context: Hummingbird's core, plus who is calling.
@@ -20,7 +21,7 @@ public struct HubRequestContext: RequestContext {
     func require(_ roles: Role...) throws -> Identity {
         guard let identity else { throw HubError.unauthenticated }
         guard roles.contains(identity.role) else {
-            throw HubError(.forbidden, "forbidden", "this needs the role \(roles.map(\.rawValue).joined(separator: " or "))")
+            throw HubError(.forbidden, .forbidden, "this needs the role \(roles.map(\.rawValue).joined(separator: " or "))")
         }
         return identity
     }

@@ -1,7 +1,8 @@
 import DAO
+@testable import HubCore
+@testable import HubServer
 import Hummingbird
 import HummingbirdTesting
-@testable import HubServer
 import Mongo
 import MongoTestSupport
 import Testing

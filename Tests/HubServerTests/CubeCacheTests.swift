@@ -1,9 +1,10 @@
 import CompressNIO
 import DAO
 import Foundation
+@testable import HubCore
+@testable import HubServer
 import Hummingbird
 import HummingbirdTesting
-@testable import HubServer
 import Mongo
 import MongoTestSupport
 import Testing

@@ -1,8 +1,8 @@
 import DAO
 import Foundation
+@testable import HubServer
 import Hummingbird
 import HummingbirdTesting
-@testable import HubServer
 import Mongo
 import MongoTestSupport
 import NIOCore

@@ -1,5 +1,5 @@
-import Foundation
 import DAO
+import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Mongo

@@ -1,8 +1,9 @@
-import Foundation
 import DAO
+import Foundation
+@testable import HubCore
+@testable import HubServer
 import Hummingbird
 import HummingbirdTesting
-@testable import HubServer
 import Mongo
 import MongoTestSupport
 import Testing
@@ -47,5 +48,18 @@ struct HealthAndOpenAPITests {
             #expect(response.status == .ok)
             #expect(response.text.contains("\"/subject/{channelID}/{areaID}/{subjectID}\""))
         }
+    }
+}
+
+@Suite struct ErrorCodeTests {
+    @Test func everyErrorCodeIsListedInTheOpenAPIDocument() throws {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let error = try #require(((schemas["Error"] as? [String: Any])?["properties"] as? [String: Any])?["error"] as? [String: Any])
+        let code = try #require((error["properties"] as? [String: Any])?["code"] as? [String: Any])
+        let listed = Set(try #require(code["enum"] as? [String]))
+        let answered = Set(HubError.Code.allCases.map(\.description))
+        #expect(answered.subtracting(listed).isEmpty, "not in openapi.json: \(answered.subtracting(listed))")
+        #expect(listed.subtracting(answered).isEmpty, "listed but never answered: \(listed.subtracting(answered))")
     }
 }

@@ -1,8 +1,9 @@
 import DAO
 import Foundation
+@testable import HubCore
+@testable import HubServer
 import Hummingbird
 import HummingbirdTesting
-@testable import HubServer
 import Mongo
 import MongoTestSupport
 import Testing
@@ -26,13 +27,12 @@ struct HubHarness: Sendable {
     ) async throws {
         try await TestDatabase.with(test) { database in
             try await DatabaseIndexes.ensure(in: database)
-            let services = HubServices(pool: try TestDatabase.sharedPool(), database: database)
-            _ = try await services.tokens.add(name: "admin-script", role: .admin, secretHash: Credentials.hash(token: adminToken))
-            _ = try await services.tokens.add(name: "bulletin-bot", role: .communicator,
-                                              secretHash: Credentials.hash(token: communicatorToken))
-            let hash = try await Credentials(users: services.users, tokens: services.tokens, bcryptCost: 4)
-                .hash(password: annPassword)
-            _ = try await services.users.add(username: "ann", passwordHash: hash, role: .communicator)
+            // Tokens with known secrets, stored as `msi-hub token create` stores them.
+            let tokens = TokenDAO(database: database)
+            _ = try await tokens.add(name: "admin-script", role: .admin, secretHash: Credentials.hash(token: adminToken))
+            _ = try await tokens.add(name: "bulletin-bot", role: .communicator, secretHash: Credentials.hash(token: communicatorToken))
+            let services = HubServices(pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4)
+            try await services.accounts.addUser("ann", role: .communicator, password: annPassword)
             try await seed(database)
             let configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 4,
                                                  relay: relay)

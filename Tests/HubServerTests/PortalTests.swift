@@ -1,8 +1,9 @@
 import DAO
 import Foundation
+@testable import HubCore
+@testable import HubServer
 import Hummingbird
 import HummingbirdTesting
-@testable import HubServer
 import Mongo
 import MongoTestSupport
 import Testing

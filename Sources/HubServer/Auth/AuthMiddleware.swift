@@ -1,6 +1,7 @@
 import Foundation
-import Hummingbird
 import HTTPTypes
+import HubCore
+import Hummingbird
 
 /// Reads `Authorization` (Bearer API token, or Basic username:password) into the context's identity.
 ///

@@ -1,11 +1,21 @@
 import DAO
+import HubCore
 import Hummingbird
-import Logging
+import Metrics
 import Mongo
 
-/// The information cube: channels, areas and subjects (the spec's legacy routes plus channel CRUD).
+/// The information cube: channels, areas and subjects (the spec's legacy routes plus channel CRUD); reads from
+/// the copy in memory, writes through `CubeService`.
 struct CubeController {
     let services: HubServices
+    let answers: CubeAnswers
+    /// Answers served from a copy the database had not confirmed lately.
+    private let staleAnswers = Counter(label: "msi_cube_stale_answers_total")
+
+    init(services: HubServices, answers: CubeAnswers) {
+        self.services = services
+        self.answers = answers
+    }
 
     func addRoutes(to router: Router<HubRequestContext>) {
         // Usually answered before the router, on the network thread (`CubeChannelHandler`).
@@ -24,36 +34,40 @@ struct CubeController {
         router.delete("/subject/:channelID/:areaID/:subjectID", use: deleteSubject)
     }
 
-    /// Makes a write visible to this process's next read at once; a failed reload leaves the write
-    /// done and the follower catches up.
-    private func refreshCube(_ context: HubRequestContext) async {
-        do { try await services.cube.refresh() } catch {
-            context.logger.warning("reloading the cube after a write failed", metadata: ["error": "\(error)"])
-        }
-    }
-
     // MARK: Channels
 
     /// GET /channel: every icube document as stored, as the legacy hub served it.
     @Sendable func listChannels(request: Request, context: HubRequestContext) async throws -> Response {
-        try await services.cube.snapshot().all.response(to: request)
+        try await answer(request) { $0.all } ?? JSONResponse.make(.array([]))
     }
 
+    /// GET /channel/:channelID: one channel, from memory; from the database when another replica added it a
+    /// moment ago.
     @Sendable func getChannel(request: Request, context: HubRequestContext) async throws -> Response {
         let channelID = try context.parameters.objectID("channelID")
-        if let body = try await services.cube.snapshot().channels[channelID] {
-            return body.response(to: request)
+        if let response = try await answer(request, { $0.channels[channelID] }) { return response }
+        return JSONResponse.make(.document(try await services.cube.channel(channelID).document))
+    }
+
+    /// The answer from the copy in memory, which never waits for the database once loaded: a copy the
+    /// database has not confirmed lately is served with its age in `Age` (whole seconds) while it reloads.
+    private func answer(_ request: Request, _ body: (CubeAnswers.Bodies) -> CachedBody?) async throws -> Response? {
+        let cache = services.cube.cache
+        let snapshot = try await cache.snapshot()
+        guard let bodies = answers.bodies(for: snapshot), let cached = body(bodies) else { return nil }
+        var response = cached.response(to: request)
+        if !cache.freshness.isCurrent, let age = cache.freshness.ageSeconds {
+            response.headers[.age] = String(Int(age))
+            staleAnswers.increment()
         }
-        // Not in memory: a channel another replica added a moment ago is still found.
-        return JSONResponse.make(.document(try await services.channels.get(channelID).document))
+        return response
     }
 
     @Sendable func addChannel(request: Request, context: HubRequestContext) async throws -> Response {
         _ = try context.require(.admin)
         var request = request
         let draft = try ChannelDraft(FieldReader(document: try await request.jsonObject(context: context)))
-        let channel = try await services.channels.add(draft)
-        await refreshCube(context)
+        let channel = try await services.cube.addChannel(draft)
         return JSONResponse.make(.document(channel.document), status: .created)
     }
 
@@ -62,15 +76,12 @@ struct CubeController {
         let channelID = try context.parameters.objectID("channelID")
         var request = request
         let draft = try ChannelDraft(FieldReader(document: try await request.jsonObject(context: context)))
-        let channel = try await services.channels.update(channelID, draft)
-        await refreshCube(context)
-        return JSONResponse.make(.document(channel.document))
+        return JSONResponse.make(.document(try await services.cube.updateChannel(channelID, draft).document))
     }
 
     @Sendable func deleteChannel(request: Request, context: HubRequestContext) async throws -> Response {
         _ = try context.require(.admin)
-        try await services.channels.delete(try context.parameters.objectID("channelID"))
-        await refreshCube(context)
+        try await services.cube.deleteChannel(try context.parameters.objectID("channelID"))
         return Response(status: .noContent)
     }
 
@@ -81,8 +92,7 @@ struct CubeController {
         let channelID = try context.parameters.objectID("channelID")
         var request = request
         let draft = try AreaDraft(FieldReader(document: try await request.jsonObject(context: context)))
-        let area = try await services.areas.add(channelID: channelID, draft)
-        await refreshCube(context)
+        let area = try await services.cube.addArea(channelID: channelID, draft)
         return JSONResponse.make(.document(area.document), status: .created)
     }
 
@@ -92,8 +102,7 @@ struct CubeController {
         let areaID = try context.parameters.objectID("areaID")
         var request = request
         let draft = try AreaDraft(FieldReader(document: try await request.jsonObject(context: context)))
-        let area = try await services.areas.update(channelID: channelID, areaID: areaID, draft)
-        await refreshCube(context)
+        let area = try await services.cube.updateArea(channelID: channelID, areaID: areaID, draft)
         return JSONResponse.make(.document(area.document))
     }
 
@@ -101,8 +110,7 @@ struct CubeController {
         _ = try context.require(.admin)
         let channelID = try context.parameters.objectID("channelID")
         let areaID = try context.parameters.objectID("areaID")
-        try await services.areas.delete(channelID: channelID, areaID: areaID)
-        await refreshCube(context)
+        try await services.cube.deleteArea(channelID: channelID, areaID: areaID)
         return Response(status: .noContent)
     }
 
@@ -114,8 +122,7 @@ struct CubeController {
         let areaID = try context.parameters.objectID("areaID")
         var request = request
         let draft = try SubjectDraft(FieldReader(document: try await request.jsonObject(context: context)))
-        let subject = try await services.subjects.add(channelID: channelID, areaID: areaID, draft)
-        await refreshCube(context)
+        let subject = try await services.cube.addSubject(channelID: channelID, areaID: areaID, draft)
         return JSONResponse.make(.document(subject.document), status: .created)
     }
 
@@ -126,8 +133,7 @@ struct CubeController {
         let subjectID = try context.parameters.objectID("subjectID")
         var request = request
         let draft = try SubjectDraft(FieldReader(document: try await request.jsonObject(context: context)))
-        let subject = try await services.subjects.update(channelID: channelID, areaID: areaID, subjectID: subjectID, draft)
-        await refreshCube(context)
+        let subject = try await services.cube.updateSubject(channelID: channelID, areaID: areaID, subjectID: subjectID, draft)
         return JSONResponse.make(.document(subject.document))
     }
 
@@ -136,8 +142,7 @@ struct CubeController {
         let channelID = try context.parameters.objectID("channelID")
         let areaID = try context.parameters.objectID("areaID")
         let subjectID = try context.parameters.objectID("subjectID")
-        try await services.subjects.delete(channelID: channelID, areaID: areaID, subjectID: subjectID)
-        await refreshCube(context)
+        try await services.cube.deleteSubject(channelID: channelID, areaID: areaID, subjectID: subjectID)
         return Response(status: .noContent)
     }
 }

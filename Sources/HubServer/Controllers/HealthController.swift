@@ -1,4 +1,5 @@
 import Foundation
+import HubCore
 import Hummingbird
 import Mongo
 
@@ -40,7 +41,7 @@ enum OpenAPIDocument {
 
     private static let cached: Result<[UInt8], any Error> = Result {
         guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json") else {
-            throw HubError(.internalServerError, "internal_error", "the OpenAPI document is missing")
+            throw HubError(.internalServerError, .internalError, "the OpenAPI document is missing")
         }
         return Array(try Data(contentsOf: url))
     }

@@ -1,4 +1,5 @@
 import DAO
+import HubCore
 import Hummingbird
 import Mongo
 
@@ -19,7 +20,7 @@ struct MessageController {
         router.get("/message/:msiKey", use: get)
     }
 
-    /// POST /message: reads the body, sends it as the portal does (`MessageSending`), answers 201 with the stored message.
+    /// POST /message: reads the body, sends it as the portal does (`MessageService`), answers 201 with the stored message.
     @Sendable func send(request: Request, context: HubRequestContext) async throws -> Response {
         let identity = try context.require(.admin, .communicator)
         var request = request
@@ -33,7 +34,7 @@ struct MessageController {
         let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)
         let sendAt = try fields.optionalInteger("send_at", in: 0...(now + Self.maximumScheduleMS))
 
-        let message = try await MessageSending(services: services).send(
+        let message = try await services.messages.send(
             .init(title: title, desc: desc, message: text, topicKey: topicKey, distribution: distribution,
                   ttl: ttl, sendAt: sendAt),
             as: identity)
@@ -42,7 +43,7 @@ struct MessageController {
 
     /// GET /message/:msiKey: one archived message.
     @Sendable func get(request: Request, context: HubRequestContext) async throws -> Response {
-        let message = try await services.messages.get(msiKey: try context.parameters.objectID("msiKey"))
+        let message = try await services.messages.message(msiKey: try context.parameters.objectID("msiKey"))
         return JSONResponse.make(.document(message.document))
     }
 
@@ -51,24 +52,24 @@ struct MessageController {
         let query = request.uri.queryParameters
         let topicKeys = query.getAll("topic_key").flatMap { $0.split(separator: ",").map(String.init) }
         guard topicKeys.count <= 100, topicKeys.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 200 }) else {
-            throw HubError.badRequest("invalid_query", "topic_key must name at most 100 topics")
+            throw HubError.badRequest(.invalidQuery, "topic_key must name at most 100 topics")
         }
         var messageQuery = MessageQuery(topicKeys: topicKeys, limit: 50)
         if let since = query.get("since") {
             guard let value = Int64(since), value >= 0 else {
-                throw HubError.badRequest("invalid_query", "since must be a Unix time in milliseconds")
+                throw HubError.badRequest(.invalidQuery, "since must be a Unix time in milliseconds")
             }
             messageQuery.since = value
         }
         if let limit = query.get("limit") {
             guard let value = Int(limit), (1...Self.maximumPageSize).contains(value) else {
-                throw HubError.badRequest("invalid_query", "limit must be an integer from 1 to \(Self.maximumPageSize)")
+                throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(Self.maximumPageSize)")
             }
             messageQuery.limit = value
         }
         if let cursor = query.get("cursor") {
             guard let value = MessageCursor(token: cursor) else {
-                throw HubError.badRequest("invalid_query", "cursor is not one this server gave")
+                throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")
             }
             messageQuery.after = value
         }

@@ -1,4 +1,5 @@
 import DAO
+import HubCore
 import Hummingbird
 import Mongo
 
@@ -27,12 +28,12 @@ struct MetricsController {
                         backlog.oldestDueAt.map { Double(max(now - $0, 0)) / 1000 } ?? 0,
                         help: "How long the oldest due message has waited")
         }
-        let cube = services.cube.statistics
+        let cube = services.cube.cache.statistics
         metrics.set("msi_cube_version", Double(cube.version), help: "Distinct cube contents this process has served")
         metrics.set("msi_cube_loads", Double(cube.loads), help: "Cube loads from the database by this process")
         metrics.set("msi_cube_bytes", Double(cube.bytes), help: "Size of GET /channel in bytes")
         // How far behind the database the in-memory copies may be (over a second: read again before use).
-        for (name, freshness) in [("cube", services.cube.freshness), ("tokens", services.tokenDirectory.freshness)] {
+        for (name, freshness) in [("cube", services.cube.cache.freshness), ("tokens", services.accounts.tokenDirectory.freshness)] {
             if let age = freshness.ageSeconds {
                 metrics.set("msi_\(name)_confirmed_age_seconds", age,
                             help: "Seconds since the database last confirmed this process's copy of the \(name)")

@@ -1,6 +1,7 @@
 import DAO
 import Dispatch
 import HTTPTypes
+import HubCore
 import Hummingbird
 import Logging
 import Metrics
@@ -16,7 +17,7 @@ import NIOHTTP1
 /// sits in each connection's pipeline right after the HTTP/1 decoder (`HubHTTP1Channel`). A request
 /// it does not take goes on to the application unchanged, and the router serves the same routes with
 /// the same answer (`CachedBody.answer`): another route; a cube that is not loaded or not confirmed
-/// current (the router then loads it or answers 503); a channel not in memory; a request that asks
+/// current (the router then loads it, or serves it with its age); a channel not in memory; a request that asks
 /// to close the connection (the application closes it); a connection whose peer is not reading; and
 /// any request that arrives while the application still owes an answer on this connection, so
 /// pipelined answers keep their order.
@@ -32,6 +33,7 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// What every connection's handler shares.
     struct Shared: Sendable {
         let cube: CubeCache
+        let answers: CubeAnswers
         let serverName: String
         let logger: Logger
         let metrics = AnswerMetrics()
@@ -94,11 +96,12 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let isHead = request.method == .HEAD
         guard request.method == .GET || isHead, request.isKeepAlive,
               let target = Self.target(request.uri),
-              let snapshot = shared.cube.servableSnapshot() else { return nil }
+              shared.cube.freshness.isCurrent, let snapshot = shared.cube.latest(),
+              let bodies = shared.answers.bodies(for: snapshot) else { return nil }
         let cached: CachedBody?
         switch target {
-        case .all: cached = snapshot.all
-        case .channel(let id): cached = snapshot.channels[id]
+        case .all: cached = bodies.all
+        case .channel(let id): cached = bodies.channels[id]
         }
         guard let cached else { return nil }
         let answer = cached.answer(acceptEncoding: Self.field("Accept-Encoding", of: request.headers),

@@ -1,18 +1,100 @@
 import DAO
+import HubCore
 import Hummingbird
 import Mongo
 
 /// An error answered to a client: a status and `{"error": {"code": ..., "message": ...}}`.
 public struct HubError: HTTPResponseError, Sendable {
+    /// The snake_case code a client switches on; every code the hub answers is a static member here (and is
+    /// listed in `openapi.json`).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Value: String, CaseIterable {
+            case malformedJSON = "malformed_json", invalidBody = "invalid_body", duplicateKey = "duplicate_key"
+            case missingField = "missing_field", invalidField = "invalid_field", fieldTooLong = "field_too_long"
+            case emptyField = "empty_field", invalidID = "invalid_id", invalidQuery = "invalid_query"
+            case badRequest = "bad_request", incompleteBody = "incomplete_body"
+            case unsupportedMediaType = "unsupported_media_type", bodyTooLarge = "body_too_large"
+            case unauthenticated, forbidden, subjectAccessDenied = "subject_access_denied"
+            case notFound = "not_found", channelNotFound = "channel_not_found", areaNotFound = "area_not_found"
+            case subjectNotFound = "subject_not_found", topicNotFound = "topic_not_found"
+            case messageNotFound = "message_not_found", userNotFound = "user_not_found", tokenNotFound = "token_not_found"
+            case methodNotAllowed = "method_not_allowed", conflict, distributionMismatch = "distribution_mismatch"
+            case tooManyRequests = "too_many_requests", databaseUnavailable = "database_unavailable"
+            case internalError = "internal_error"
+        }
+        fileprivate let value: Value
+        fileprivate init(_ value: Value) { self.value = value }
+
+        /// 400: the body is not valid JSON.
+        public static let malformedJSON = Code(.malformedJSON)
+        /// 422: valid JSON that is not an object, or holds a `$`/`.` key, or nests too deep.
+        public static let invalidBody = Code(.invalidBody)
+        /// 422: a key given twice in one JSON object.
+        public static let duplicateKey = Code(.duplicateKey)
+        /// 422: a required field is absent.
+        public static let missingField = Code(.missingField)
+        /// 422: a field of the wrong type or outside its values.
+        public static let invalidField = Code(.invalidField)
+        /// 422: a string longer than its limit.
+        public static let fieldTooLong = Code(.fieldTooLong)
+        /// 422: a string that must not be empty is.
+        public static let emptyField = Code(.emptyField)
+        /// 400: a path parameter that is not a 24-hex ObjectId.
+        public static let invalidID = Code(.invalidID)
+        /// 400: a query parameter out of its range or form.
+        public static let invalidQuery = Code(.invalidQuery)
+        /// 400: a request HTTP itself refuses.
+        public static let badRequest = Code(.badRequest)
+        /// 400: the body ended before its `Content-Length`.
+        public static let incompleteBody = Code(.incompleteBody)
+        /// 415: the body is not JSON.
+        public static let unsupportedMediaType = Code(.unsupportedMediaType)
+        /// 413: the body is larger than the limit.
+        public static let bodyTooLarge = Code(.bodyTooLarge)
+        /// 401: no credentials, or credentials that do not check out.
+        public static let unauthenticated = Code(.unauthenticated)
+        /// 403: the caller's role may not do this.
+        public static let forbidden = Code(.forbidden)
+        /// 403: the caller is not on an access list on the way to the subject.
+        public static let subjectAccessDenied = Code(.subjectAccessDenied)
+        /// 404: no such route.
+        public static let notFound = Code(.notFound)
+        /// 404s naming what was not found.
+        public static let channelNotFound = Code(.channelNotFound)
+        public static let areaNotFound = Code(.areaNotFound)
+        public static let subjectNotFound = Code(.subjectNotFound)
+        public static let topicNotFound = Code(.topicNotFound)
+        public static let messageNotFound = Code(.messageNotFound)
+        public static let userNotFound = Code(.userNotFound)
+        public static let tokenNotFound = Code(.tokenNotFound)
+        /// 405: the path exists, the method does not (`Allow` lists those that do).
+        public static let methodNotAllowed = Code(.methodNotAllowed)
+        /// 409: the element exists already.
+        public static let conflict = Code(.conflict)
+        /// 422: the message's distribution is not its subject's.
+        public static let distributionMismatch = Code(.distributionMismatch)
+        /// 429: throttled; `Retry-After` says when to try again.
+        public static let tooManyRequests = Code(.tooManyRequests)
+        /// 503: the database is unavailable; `Retry-After` says when to try again.
+        public static let databaseUnavailable = Code(.databaseUnavailable)
+        /// 500: a bug.
+        public static let internalError = Code(.internalError)
+
+        /// Every code, for the check that `openapi.json` lists them all.
+        public static var allCases: [Code] { Value.allCases.map(Code.init) }
+
+        /// The code on the wire.
+        public var description: String { value.rawValue }
+    }
+
     public var status: HTTPResponse.Status
-    /// A snake_case code a client can switch on.
-    public var code: String
+    public var code: Code
     /// A sentence for a person.
     public var message: String
     /// Extra headers, such as `Retry-After` on a 503.
     public var headers: HTTPFields
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) {
+    public init(_ status: HTTPResponse.Status, _ code: Code, _ message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
         self.message = message
@@ -20,41 +102,55 @@ public struct HubError: HTTPResponseError, Sendable {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body: BSONDocument = ["error": ["code": .string(code), "message": .string(message)]]
+        let body: BSONDocument = ["error": ["code": .string(code.description), "message": .string(message)]]
         return JSONResponse.make(.document(body), status: status, headers: headers)
     }
 }
 
 extension HubError {
     /// 400: a path or query value that is not what it must be.
-    static func badRequest(_ code: String, _ message: String) -> HubError { HubError(.badRequest, code, message) }
+    static func badRequest(_ code: Code, _ message: String) -> HubError { HubError(.badRequest, code, message) }
 
     /// 422: valid JSON whose content fails validation.
-    static func invalid(_ code: String, _ message: String) -> HubError { HubError(.unprocessableContent, code, message) }
+    static func invalid(_ code: Code, _ message: String) -> HubError { HubError(.unprocessableContent, code, message) }
 
     /// 401: no credentials, or credentials that do not check out.
     static let unauthenticated = HubError(
-        .unauthorized, "unauthenticated", "this request needs a user or an API token",
+        .unauthorized, .unauthenticated, "this request needs a user or an API token",
         headers: [.wwwAuthenticate: "Bearer realm=\"msi-hub\", Basic realm=\"msi-hub\""])
 
     /// 503: the database is out of reach; the client should retry shortly.
     static let databaseUnavailable = HubError(
-        .serviceUnavailable, "database_unavailable", "the database is unavailable; try again shortly",
+        .serviceUnavailable, .databaseUnavailable, "the database is unavailable; try again shortly",
         headers: [.retryAfter: "2"])
+
+    /// 500: a bug; the details go to the log, never to the client.
+    static let internalError = HubError(.internalServerError, .internalError, "the server failed to handle the request")
 
     /// The answer a DAO failure becomes.
     init(_ error: DAOError) {
         switch error.code {
-        case .channelNotFound: self.init(.notFound, "channel_not_found", error.message)
-        case .areaNotFound: self.init(.notFound, "area_not_found", error.message)
-        case .subjectNotFound: self.init(.notFound, "subject_not_found", error.message)
-        case .topicNotFound: self.init(.notFound, "topic_not_found", error.message)
-        case .messageNotFound: self.init(.notFound, "message_not_found", error.message)
-        case .userNotFound: self.init(.notFound, "user_not_found", error.message)
-        case .tokenNotFound: self.init(.notFound, "token_not_found", error.message)
-        case .duplicate: self.init(.conflict, "conflict", error.message)
+        case .channelNotFound: self.init(.notFound, .channelNotFound, error.message)
+        case .areaNotFound: self.init(.notFound, .areaNotFound, error.message)
+        case .subjectNotFound: self.init(.notFound, .subjectNotFound, error.message)
+        case .topicNotFound: self.init(.notFound, .topicNotFound, error.message)
+        case .messageNotFound: self.init(.notFound, .messageNotFound, error.message)
+        case .userNotFound: self.init(.notFound, .userNotFound, error.message)
+        case .tokenNotFound: self.init(.notFound, .tokenNotFound, error.message)
+        case .duplicate: self.init(.conflict, .conflict, error.message)
         case .unavailable: self = .databaseUnavailable
-        default: self.init(.internalServerError, "internal_error", "the server failed to handle the request")
+        default: self = .internalError
+        }
+    }
+
+    /// The answer a refused send becomes.
+    init(_ refusal: SendRefusal) {
+        switch refusal.code {
+        case .topicNotFound: self.init(.notFound, .topicNotFound, refusal.message)
+        case .distributionMismatch: self.init(.unprocessableContent, .distributionMismatch, refusal.message)
+        case .alertNeedsDesc: self.init(.unprocessableContent, .emptyField, refusal.message)
+        case .accessDenied: self.init(.forbidden, .subjectAccessDenied, refusal.message)
+        default: self = .internalError
         }
     }
 }

@@ -1,4 +1,5 @@
 import DAO
+import HubCore
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -39,11 +40,10 @@ struct AccountsAdminController {
         guard entry.errors.isEmpty, let role = entry.role else {
             return try await usersPage(context: context, values: entry.values, errors: entry.errors)
         }
-        let password = PasswordGenerator.make()
+        let password: String
         do {
-            _ = try await services.users.add(username: username, passwordHash: try await services.credentials.hash(password: password),
-                                             role: role)
-        } catch let error as DAOError where error.code == .duplicate {
+            password = try await services.accounts.addUser(username, role: role)
+        } catch let refusal as AccountRefusal where refusal.code == .nameTaken {
             entry.errors["username"] = "A user called \(username) exists already."
             return try await usersPage(context: context, values: entry.values, errors: entry.errors)
         }
@@ -58,11 +58,11 @@ struct AccountsAdminController {
     func setDisabled(_ disabled: Bool, _ request: Request, _ context: PortalRequestContext) async throws -> Response {
         let admin = try context.requireAdmin()
         let username = try await existingUser(context).username
-        if disabled, username == admin.username {
+        do {
+            try await services.accounts.setDisabled(username, disabled, by: admin.username)
+        } catch let refusal as AccountRefusal where refusal.code == .selfLockout {
             return try await usersPage(context: context, problem: "You cannot disable yourself.")
         }
-        try await services.users.setDisabled(username: username, disabled)
-        if disabled { try await services.sessions.deleteAll(username: username) }
         return .redirect(to: "/portal/admin/users?done=" + (disabled ? "disabled" : "enabled"))
     }
 
@@ -70,9 +70,7 @@ struct AccountsAdminController {
     @Sendable func resetPassword(request: Request, context: PortalRequestContext) async throws -> Response {
         let admin = try context.requireAdmin()
         let username = try await existingUser(context).username
-        let password = PasswordGenerator.make()
-        try await services.users.setPasswordHash(username: username, try await services.credentials.hash(password: password))
-        if username != admin.username { try await services.sessions.deleteAll(username: username) }
+        let password = try await services.accounts.resetPassword(of: username, by: admin.username)
         return pages.render("secret", context.page("Password reset", [
             "heading": "New password for \(username)", "label": "Password of \(username)", "secret": password,
             "advice": "The old password no longer works. This one is shown only now.",
@@ -87,17 +85,17 @@ struct AccountsAdminController {
         guard let role = Role(rawValue: context.form.trimmed("role")) else {
             return try await usersPage(context: context, problem: "Choose admin or communicator.")
         }
-        if username == admin.username, role != .admin {
+        do {
+            try await services.accounts.setRole(of: username, to: role, by: admin.username)
+        } catch let refusal as AccountRefusal where refusal.code == .selfLockout {
             return try await usersPage(context: context, problem: "You cannot take the admin role from yourself.")
         }
-        try await services.users.setRole(username: username, role)
-        if username != admin.username { try await services.sessions.deleteAll(username: username) }
         return .redirect(to: "/portal/admin/users?done=role")
     }
 
     private func existingUser(_ context: PortalRequestContext) async throws -> User {
         let id = context.parameters.get("userID").flatMap(ObjectID.init(hex:))
-        guard let id, let user = try await services.users.list().first(where: { $0.id == id }) else {
+        guard let id, let user = try await services.accounts.users().first(where: { $0.id == id }) else {
             throw PortalError.notFound("This user")
         }
         return user
@@ -106,7 +104,7 @@ struct AccountsAdminController {
     private func usersPage(context: PortalRequestContext, values: [String: String] = [:], errors: [String: String] = [:],
                            problem: String? = nil, notice: String? = nil) async throws -> Response {
         let me = context.user?.username
-        let rows: [[String: Any]] = try await services.users.list().map { user in
+        let rows: [[String: Any]] = try await services.accounts.users().map { user in
             [
                 "username": user.username, "role": user.role.rawValue, "disabled": user.disabled,
                 "isMe": user.username == me, "created": PortalTime.text(milliseconds: user.createdAt),
@@ -122,15 +120,6 @@ struct AccountsAdminController {
         if let problem { data["problem"] = problem }
         let status: HTTPResponse.Status = errors.isEmpty && problem == nil ? .ok : .unprocessableContent
         return pages.render("admin-users", context.page("Users", data, notice: notice), status: status)
-    }
-
-    /// Why `name` cannot be a username or token name, or nil when it can (the CLI's rule).
-    static func nameProblem(_ name: String) -> String? {
-        guard (1...64).contains(name.count),
-              name.allSatisfy({ $0.isLetter || $0.isNumber || "._-@".contains($0) }) else {
-            return "Use 1 to 64 letters, digits, “.”, “_”, “-” or “@”."
-        }
-        return nil
     }
 
     private static let userNotices = [
@@ -155,10 +144,10 @@ struct AccountsAdminController {
         guard entry.errors.isEmpty, let role = entry.role else {
             return try await tokensPage(context: context, values: entry.values, errors: entry.errors)
         }
-        let (secret, hash) = Credentials.newToken()
+        let secret: String
         do {
-            _ = try await services.tokens.add(name: name, role: role, secretHash: hash)
-        } catch let error as DAOError where error.code == .duplicate {
+            secret = try await services.accounts.createToken(name: name, role: role)
+        } catch let refusal as AccountRefusal where refusal.code == .nameTaken {
             entry.errors["name"] = "A live token called \(name) exists already."
             return try await tokensPage(context: context, values: entry.values, errors: entry.errors)
         }
@@ -177,20 +166,16 @@ struct AccountsAdminController {
             throw PortalError.notFound("This token")
         }
         do {
-            try await services.tokens.revoke(nameOrID: id.hex)
-        } catch let error as DAOError where error.code == .tokenNotFound {
+            try await services.accounts.revokeToken(id.hex)
+        } catch let refusal as AccountRefusal where refusal.code == .tokenNotFound {
             throw PortalError.notFound("This token")
-        }
-        // This process stops accepting it now; the others within a second, through their followers.
-        do { try await services.tokenDirectory.refresh() } catch {
-            context.logger.warning("reloading the tokens after a revoke failed", metadata: ["error": "\(error)"])
         }
         return .redirect(to: "/portal/admin/tokens?done=revoked")
     }
 
     private func tokensPage(context: PortalRequestContext, values: [String: String] = [:], errors: [String: String] = [:],
                             notice: String? = nil) async throws -> Response {
-        let rows: [[String: Any]] = try await services.tokens.list().map { token in
+        let rows: [[String: Any]] = try await services.accounts.tokens().map { token in
             var row: [String: Any] = [
                 "id": token.id.hex, "name": token.name, "role": token.role.rawValue,
                 "created": PortalTime.text(milliseconds: token.createdAt),
@@ -223,7 +208,7 @@ private struct NameAndRole {
         self.name = form.trimmed(nameField)
         self.roleText = form.trimmed("role")
         self.role = Role(rawValue: roleText)
-        if let problem = AccountsAdminController.nameProblem(name) { errors[nameField] = problem }
+        if let problem = AccountService.nameProblem(name) { errors[nameField] = problem }
         if role == nil { errors["role"] = "Choose a role." }
     }
 

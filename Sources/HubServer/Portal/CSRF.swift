@@ -1,6 +1,5 @@
-import Crypto
-import Mongo
 import Foundation
+import HubCore
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -10,11 +9,7 @@ import NIOCore
 enum PortalSecret {
     /// 256 random bits from the system's generator, base64url without padding (43 characters, cookie-safe).
     static func make() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Secret.make()
     }
 
     /// Whether `secret` could be one `make()` made (so junk never reaches the database).
@@ -27,7 +22,7 @@ enum PortalSecret {
 
     /// The key a session is stored under: SHA-256 of its secret, so a leaked `sessions` collection opens no session.
     static func storageKey(_ secret: String) -> String {
-        Hex.encode(SHA256.hash(data: Array(secret.utf8)))
+        Secret.hash(secret)
     }
 
     /// Compares in time independent of where the strings differ.

@@ -1,4 +1,5 @@
 import DAO
+import HubCore
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -49,7 +50,7 @@ struct CubeAdminController {
         let items: [[String: Any]]
         switch level {
         case .channel:
-            items = try await services.channels.getAll().map { channel in
+            items = try await services.cube.allChannels().map { channel in
                 item(name: channel.name, desc: channel.desc, access: channel.access, base: base, id: channel.id,
                      facts: [("Areas", "\(channel.areas.count)")],
                      child: ("Areas of \(channel.name)", "\(base)/\(channel.id.hex)/areas"))
@@ -100,20 +101,20 @@ struct CubeAdminController {
         }
         let draft = CubeElementDraft(name: form.values.name, desc: form.values.desc, access: form.access)
         switch (level, place.channel, place.area, place.subject) {
-        case (.channel, nil, _, _): _ = try await services.channels.add(draft)
-        case (.channel, let channel?, _, _): _ = try await services.channels.update(channel.id, draft)
-        case (.area, let channel?, nil, _): _ = try await services.areas.add(channelID: channel.id, draft)
-        case (.area, let channel?, let area?, _): _ = try await services.areas.update(channelID: channel.id, areaID: area.id, draft)
+        case (.channel, nil, _, _): _ = try await services.cube.addChannel(draft)
+        case (.channel, let channel?, _, _): _ = try await services.cube.updateChannel(channel.id, draft)
+        case (.area, let channel?, nil, _): _ = try await services.cube.addArea(channelID: channel.id, draft)
+        case (.area, let channel?, let area?, _): _ = try await services.cube.updateArea(channelID: channel.id, areaID: area.id, draft)
         case (.subject, let channel?, let area?, let subject):
             guard let subjectDraft = form.subjectDraft else { preconditionFailure("a subject form without errors has a draft") }
             if let subject {
-                _ = try await services.subjects.update(channelID: channel.id, areaID: area.id, subjectID: subject.id, subjectDraft)
+                _ = try await services.cube.updateSubject(channelID: channel.id, areaID: area.id, subjectID: subject.id,
+                                                          subjectDraft)
             } else {
-                _ = try await services.subjects.add(channelID: channel.id, areaID: area.id, subjectDraft)
+                _ = try await services.cube.addSubject(channelID: channel.id, areaID: area.id, subjectDraft)
             }
         default: throw PortalError.notFound("This page")
         }
-        await refreshCube(context)
         return .redirect(to: Self.listPath(level, place) + "?done=" + (editing ? "saved" : "added"))
     }
 
@@ -141,13 +142,12 @@ struct CubeAdminController {
         _ = try context.requireAdmin()
         let place = try await resolve(level, context, element: true)
         switch (level, place.channel, place.area, place.subject) {
-        case (.channel, let channel?, _, _): try await services.channels.delete(channel.id)
-        case (.area, let channel?, let area?, _): try await services.areas.delete(channelID: channel.id, areaID: area.id)
+        case (.channel, let channel?, _, _): try await services.cube.deleteChannel(channel.id)
+        case (.area, let channel?, let area?, _): try await services.cube.deleteArea(channelID: channel.id, areaID: area.id)
         case (.subject, let channel?, let area?, let subject?):
-            try await services.subjects.delete(channelID: channel.id, areaID: area.id, subjectID: subject.id)
+            try await services.cube.deleteSubject(channelID: channel.id, areaID: area.id, subjectID: subject.id)
         default: throw PortalError.notFound("This page")
         }
-        await refreshCube(context)
         return .redirect(to: Self.listPath(level, place) + "?done=deleted")
     }
 
@@ -165,7 +165,7 @@ struct CubeAdminController {
         let needsChannel = level != .channel || element
         guard needsChannel else { return place }
         do {
-            place.channel = try await services.channels.get(try id("channelID", "This channel"))
+            place.channel = try await services.cube.channel(try id("channelID", "This channel"))
         } catch let error as DAOError where error.code == .channelNotFound {
             throw PortalError.notFound("This channel")
         }
@@ -259,13 +259,6 @@ struct CubeAdminController {
         .subject: "A subject is what phones subscribe to. Alert subjects send a push notification; "
             + "Information subjects put the message in the app without one.",
     ]
-
-    /// Makes a write visible to this process's next read at once (the follower catches up if this fails).
-    private func refreshCube(_ context: PortalRequestContext) async {
-        do { try await services.cube.refresh() } catch {
-            context.logger.warning("reloading the cube after a write failed", metadata: ["error": "\(error)"])
-        }
-    }
 }
 
 extension CubeAdminController.Place {

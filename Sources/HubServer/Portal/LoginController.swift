@@ -1,5 +1,6 @@
 import DAO
 import FCM
+import HubCore
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -36,23 +37,23 @@ struct LoginController {
                              error: "Enter your username and password.", status: .unprocessableContent)
         }
         let window = configuration.loginWindow.milliseconds
-        if try await services.loginFailures.count(username: username, windowMS: window) >= configuration.loginAttempts {
+        if try await services.accounts.loginFailures.count(username: username, windowMS: window) >= configuration.loginAttempts {
             context.logger.notice("portal login throttled", metadata: ["username": "\(username)"])
             return loginPage(context: context, next: next, username: username,
                              error: "Too many failed logins for this username. Wait a minute, then try again.",
                              status: .tooManyRequests, headers: [.retryAfter: String(window / 1000)])
         }
-        guard let identity = try await services.credentials.identity(username: username, password: password),
+        guard let identity = try await services.accounts.credentials.identity(username: username, password: password),
               identity.kind == .user else {
-            try await services.loginFailures.record(username: username)
+            try await services.accounts.loginFailures.record(username: username)
             return loginPage(context: context, next: next, username: username,
                              error: "The username or password is not right.", status: .unauthorized)
         }
-        try await services.loginFailures.clear(username: username)
+        try await services.accounts.loginFailures.clear(username: username)
         // A fresh session (and id) at every login; one the browser still had ends now.
-        if let old = context.user { try await services.sessions.delete(key: old.sessionKey) }
+        if let old = context.user { try await services.accounts.sessions.delete(key: old.sessionKey) }
         let secret = PortalSecret.make()
-        _ = try await services.sessions.create(key: PortalSecret.storageKey(secret), username: identity.name,
+        _ = try await services.accounts.sessions.create(key: PortalSecret.storageKey(secret), username: identity.name,
                                                csrfToken: PortalSecret.make(),
                                                lifetimeMS: configuration.sessionLifetime.milliseconds)
         context.logger.info("portal login", metadata: ["username": "\(identity.name)"])
@@ -66,7 +67,7 @@ struct LoginController {
     /// POST /portal/logout: ends the session on the server and in the browser.
     @Sendable func logout(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        try await services.sessions.delete(key: user.sessionKey)
+        try await services.accounts.sessions.delete(key: user.sessionKey)
         var response = Response.redirect(to: Self.loginPath + "?logged_out=1")
         response.setCookie(configuration.expiredSessionCookie)
         return response

@@ -1,4 +1,5 @@
 import HTTPTypes
+import HubCore
 import Hummingbird
 
 /// The web portal for communicators and admins, under `/portal` (and `/`, which leads there).
@@ -23,8 +24,7 @@ struct Portal {
         }
         // The session first, so that error pages too show who is logged in; then pages, then the CSRF check.
         let pagesGroup = portal.group()
-            .add(middleware: PortalSessionMiddleware(sessions: services.sessions, users: services.users,
-                                                     configuration: configuration))
+            .add(middleware: PortalSessionMiddleware(accounts: services.accounts, configuration: configuration))
             .add(middleware: PortalPageMiddleware(pages: pages))
             .add(middleware: CSRFMiddleware())
         LoginController(services: services, configuration: configuration, pages: pages).addRoutes(to: pagesGroup)

@@ -49,35 +49,27 @@ struct PortalPageMiddleware: RouterMiddleware {
         return "?next=" + encoded
     }
 
-    /// What an error from below the portal means for a person.
+    /// What an error from below the portal means for a person (through the same mapping as the REST routes).
     private static func portalError(_ error: any Error, context: Context) -> PortalError {
-        var hubError: HubError?
-        switch error {
-        case let error as HubError: hubError = error
-        case let error as DAOError: hubError = HubError(error)
-        case let error as MongoError: hubError = HubError(DAOError(error))
-        default: break
-        }
-        if let hubError {
-            switch hubError.status {
-            case .serviceUnavailable:
-                return PortalError(status: .serviceUnavailable, title: "The database is unavailable",
-                                   message: "Nothing was changed. Try again in a moment.", headers: hubError.headers)
-            case .notFound:
-                return PortalError(status: .notFound, title: "Not found", message: hubError.message)
-            case .conflict:
-                return PortalError(status: .conflict, title: "Already exists", message: hubError.message)
-            case .internalServerError: break
-            default:
-                return PortalError(status: hubError.status, title: "This cannot be done", message: hubError.message)
-            }
-        }
-        if let error = error as? any HTTPResponseError, error.status == .notFound {
+        if let error = error as? any HTTPResponseError, !(error is HubError), error.status == .notFound {
             return PortalError.notFound("This page")
         }
-        context.logger.error("portal page failed", metadata: ["error": "\(String(reflecting: error))"])
-        return PortalError(status: .internalServerError, title: "Something went wrong",
-                           message: "The hub could not show this page. Try again; if it keeps happening, tell your administrator.")
+        let hubError = HubError.mapping(error, logger: context.logger)
+        switch hubError.status {
+        case .serviceUnavailable:
+            return PortalError(status: .serviceUnavailable, title: "The database is unavailable",
+                               message: "Nothing was changed. Try again in a moment.", headers: hubError.headers)
+        case .notFound:
+            return PortalError(status: .notFound, title: "Not found", message: hubError.message)
+        case .conflict:
+            return PortalError(status: .conflict, title: "Already exists", message: hubError.message)
+        case .internalServerError:
+            return PortalError(status: .internalServerError, title: "Something went wrong",
+                               message: "The hub could not show this page. Try again; if it keeps happening, "
+                                   + "tell your administrator.")
+        default:
+            return PortalError(status: hubError.status, title: "This cannot be done", message: hubError.message)
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import DAO
 import HTTPTypes
+import HubCore
 import Hummingbird
 
 /// The context of a portal request: Hummingbird's core, the logged-in user and the submitted form.

@@ -1,5 +1,6 @@
 import DAO
 import FCM
+import HubCore
 import HTTPTypes
 import Hummingbird
 
@@ -8,8 +9,7 @@ import Hummingbird
 /// reach the request goes on without a user and pages that need one show the outage.
 struct PortalSessionMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
-    let sessions: SessionDAO
-    let users: UserDAO
+    let accounts: AccountService
     let configuration: PortalConfiguration
 
     func handle(_ request: Request, context: Context,
@@ -25,20 +25,20 @@ struct PortalSessionMiddleware: RouterMiddleware {
 
     private func withSession(_ request: Request, _ context: Context) async throws -> Context {
         guard let secret = request.cookies[configuration.sessionCookieName]?.value, PortalSecret.isWellFormed(secret),
-              let session = try await sessions.find(key: PortalSecret.storageKey(secret)) else {
+              let session = try await accounts.sessions.find(key: PortalSecret.storageKey(secret)) else {
             return context
         }
         let user: User
         do {
-            user = try await users.get(username: session.username)
-        } catch let error as DAOError where error.code == .userNotFound {
+            user = try await accounts.user(session.username)
+        } catch let refusal as AccountRefusal where refusal.code == .userNotFound {
             return context
         }
         guard !user.disabled else { return context }
         let lifetime = configuration.sessionLifetime.milliseconds
         let slack = min(lifetime / 10, 300_000)
         if session.expiresAt - UnixTime.nowMilliseconds() < lifetime - slack {
-            try await sessions.extend(key: session.key, lifetimeMS: lifetime, slackMS: slack)
+            try await accounts.sessions.extend(key: session.key, lifetimeMS: lifetime, slackMS: slack)
         }
         var context = context
         context.user = PortalUser(username: user.username, role: user.role, csrfToken: session.csrfToken,

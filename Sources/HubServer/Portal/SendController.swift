@@ -1,10 +1,11 @@
 import DAO
+import HubCore
 import HTTPTypes
 import Hummingbird
 import Logging
 import Mongo
 
-/// The send form and the confirmation of a message sent: the form stores and relays through `MessageSending`,
+/// The send form and the confirmation of a message sent: the form stores and relays through `MessageService`,
 /// the code behind POST /message.
 struct SendController {
     let services: HubServices
@@ -48,15 +49,14 @@ struct SendController {
                           status: .unprocessableContent)
         }
         do {
-            let message = try await MessageSending(services: services).send(
+            let message = try await services.messages.send(
                 .init(title: values["title"] ?? "", desc: isAlert ? values["desc"] ?? "" : "",
                       message: values["message"] ?? "", topicKey: target.subject.topicKey, distribution: distribution),
                 as: user.identity)
             return .redirect(to: "/portal/messages/\(message.msiKey.hex)")
-        } catch let error as HubError where error.status == .unprocessableContent || error.status == .forbidden
-            || error.status == .notFound {
+        } catch let refusal as SendRefusal {
             // The subject changed or its access list did since the form was shown.
-            errors[error.code == "empty_field" ? "desc" : "subject"] = error.message
+            errors[refusal.code == .alertNeedsDesc ? "desc" : "subject"] = refusal.message
             return render(context: context, targets: targets, selection: selection, values: values, errors: errors,
                           status: .unprocessableContent)
         }
@@ -70,12 +70,12 @@ struct SendController {
         }
         let message: Message
         do {
-            message = try await services.messages.get(msiKey: msiKey)
+            message = try await services.messages.message(msiKey: msiKey)
         } catch let error as DAOError where error.code == .messageNotFound {
             throw PortalError.notFound("This message")
         }
         guard user.isAdmin || message.sender == user.username else { throw PortalError.notFound("This message") }
-        let location = try? await services.cube.location(topicKey: message.topicKey, subjects: services.subjects)
+        let location = try? await services.cube.location(topicKey: message.topicKey)
         var data = MessageRow.make(message, location: location)
         if let location {
             data["again"] = "/portal/send?channel=\(location.channel.id.hex)&area=\(location.area.id.hex)"

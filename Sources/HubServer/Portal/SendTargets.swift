@@ -1,4 +1,5 @@
 import DAO
+import HubCore
 import Hummingbird
 import HummingbirdCore
 import Mongo

@@ -1,4 +1,5 @@
 import DAO
+import HubCore
 import HTTPTypes
 import Hummingbird
 import Mongo
@@ -18,8 +19,8 @@ struct SentController {
     /// GET /portal/sent[?channel=&area=&subject=&cursor=]
     @Sendable func list(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let cube = try await services.cube.latestSnapshot()
-        let targets = SendTargets(channels: cube.models, identity: user.identity)
+        let cube = try await services.cube.cache.snapshot()
+        let targets = SendTargets(channels: cube.channels, identity: user.identity)
         let query = request.uri.queryParameters
         let selection = SendTargets.Selection(query: query)
         var messageQuery = MessageQuery(limit: Self.pageSize, sender: user.isAdmin ? nil : user.username)

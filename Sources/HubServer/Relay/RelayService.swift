@@ -1,5 +1,6 @@
 import DAO
 import FCM
+import HubCore
 import Logging
 import Relay
 import ServiceLifecycle

@@ -6,26 +6,27 @@ import NIOCore
 extension Request {
     /// The body as a JSON object, refusing what must not reach the database.
     /// - Throws: `HubError` 415 (not JSON), 413 (too large), 400 (malformed JSON), 422 (not an
-    ///   object, `$`/`.` keys, nesting too deep).
+    ///   object, `$`/`.` keys, a key twice, nesting too deep).
     mutating func jsonObject(context: HubRequestContext) async throws -> BSONDocument {
         let contentType = headers[.contentType]?.lowercased() ?? ""
         guard contentType.hasPrefix("application/json") || contentType.hasPrefix("application/") && contentType.contains("+json") else {
-            throw HubError(.unsupportedMediaType, "unsupported_media_type", "the body must be JSON (Content-Type: application/json)")
+            throw HubError(.unsupportedMediaType, .unsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
         }
         let buffer: ByteBuffer
         do {
             buffer = try await collectBody(upTo: context.maxUploadSize)
         } catch is NIOTooManyBytesError {
-            throw HubError(.contentTooLarge, "body_too_large", "the body is larger than \(context.maxUploadSize / 1024) KiB")
+            throw HubError(.contentTooLarge, .bodyTooLarge, "the body is larger than \(context.maxUploadSize / 1024) KiB")
         }
         do {
             return try JSONParser().document(from: buffer.readableBytesView)
-        } catch let error as MongoError where error.code == .invalidJSON && error.message.contains("not an object") {
-            throw HubError.invalid("invalid_body", "the body must be a JSON object")
-        } catch let error as MongoError where error.code == .invalidJSON {
-            throw HubError.badRequest("malformed_json", "the body is not valid JSON: \(error.message)")
-        } catch let error as MongoError where error.code == .forbiddenKey || error.code == .tooDeep {
-            throw HubError.invalid("invalid_body", error.message)
+        } catch let error as JSONParseError {
+            switch error.code {
+            case .malformed: throw HubError.badRequest(.malformedJSON, "the body is not valid JSON: \(error.message)")
+            case .notAnObject: throw HubError.invalid(.invalidBody, "the body must be a JSON object")
+            case .duplicateKey: throw HubError.invalid(.duplicateKey, error.message)
+            default: throw HubError.invalid(.invalidBody, error.message)
+            }
         }
     }
 }
@@ -36,7 +37,7 @@ struct FieldReader {
 
     /// A required string of at most `maxLength` characters.
     func string(_ key: String, maxLength: Int, allowEmpty: Bool = true) throws -> String {
-        guard let value = document[key] else { throw HubError.invalid("missing_field", "the field \"\(key)\" is required") }
+        guard let value = document[key] else { throw HubError.invalid(.missingField, "the field \"\(key)\" is required") }
         return try Self.string(value, name: key, maxLength: maxLength, allowEmpty: allowEmpty)
     }
 
@@ -51,19 +52,19 @@ struct FieldReader {
                                                   path: String? = nil) throws -> T where T.RawValue == String {
         let source = document ?? self.document
         let name = path ?? key
-        guard let value = source[key] else { throw HubError.invalid("missing_field", "the field \"\(name)\" is required") }
+        guard let value = source[key] else { throw HubError.invalid(.missingField, "the field \"\(name)\" is required") }
         let allowed = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
         guard let string = value.stringValue, let result = T(rawValue: string) else {
-            throw HubError.invalid("invalid_field", "the field \"\(name)\" must be one of \(allowed)")
+            throw HubError.invalid(.invalidField, "the field \"\(name)\" must be one of \(allowed)")
         }
         return result
     }
 
     /// A required JSON object.
     func object(_ key: String) throws -> BSONDocument {
-        guard let value = document[key] else { throw HubError.invalid("missing_field", "the field \"\(key)\" is required") }
+        guard let value = document[key] else { throw HubError.invalid(.missingField, "the field \"\(key)\" is required") }
         guard let object = value.documentValue else {
-            throw HubError.invalid("invalid_field", "the field \"\(key)\" must be an object")
+            throw HubError.invalid(.invalidField, "the field \"\(key)\" must be an object")
         }
         return object
     }
@@ -72,7 +73,7 @@ struct FieldReader {
     func optionalUsernames(_ key: String) throws -> [String]? {
         guard let value = document[key], !value.isNull else { return nil }
         guard let array = value.arrayValue, array.count <= 1_000 else {
-            throw HubError.invalid("invalid_field", "the field \"\(key)\" must be an array of at most 1000 usernames")
+            throw HubError.invalid(.invalidField, "the field \"\(key)\" must be an array of at most 1000 usernames")
         }
         return try array.enumerated().map { index, element in
             try Self.string(element, name: "\(key)[\(index)]", maxLength: 200, allowEmpty: false)
@@ -83,20 +84,20 @@ struct FieldReader {
     func optionalInteger(_ key: String, in range: ClosedRange<Int64>) throws -> Int64? {
         guard let value = document[key], !value.isNull else { return nil }
         guard let integer = value.int64Value, range.contains(integer) else {
-            throw HubError.invalid("invalid_field", "the field \"\(key)\" must be an integer from \(range.lowerBound) to \(range.upperBound)")
+            throw HubError.invalid(.invalidField, "the field \"\(key)\" must be an integer from \(range.lowerBound) to \(range.upperBound)")
         }
         return integer
     }
 
     private static func string(_ value: BSONValue, name: String, maxLength: Int, allowEmpty: Bool) throws -> String {
         guard let string = value.stringValue else {
-            throw HubError.invalid("invalid_field", "the field \"\(name)\" must be a string")
+            throw HubError.invalid(.invalidField, "the field \"\(name)\" must be a string")
         }
         guard string.count <= maxLength else {
-            throw HubError.invalid("field_too_long", "the field \"\(name)\" is longer than \(maxLength) characters")
+            throw HubError.invalid(.fieldTooLong, "the field \"\(name)\" is longer than \(maxLength) characters")
         }
         guard allowEmpty || !string.isEmpty else {
-            throw HubError.invalid("empty_field", "the field \"\(name)\" must not be empty")
+            throw HubError.invalid(.emptyField, "the field \"\(name)\" must not be empty")
         }
         return string
     }
@@ -115,7 +116,7 @@ extension Parameters {
     /// - Throws: `HubError` 400 when it is not 24 hex digits.
     func objectID(_ name: String) throws -> ObjectID {
         guard let text = get(name), let id = ObjectID(hex: text) else {
-            throw HubError.badRequest("invalid_id", "\(name) must be a 24-character hex ObjectId")
+            throw HubError.badRequest(.invalidID, "\(name) must be a 24-character hex ObjectId")
         }
         return id
     }

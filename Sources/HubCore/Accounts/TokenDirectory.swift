@@ -11,7 +11,7 @@ import Synchronization
 /// elsewhere), and while no follower has confirmed the memory current every lookup goes to the database.
 public final class TokenDirectory: Sendable {
     /// How recently the database confirmed the memory.
-    let freshness = Freshness()
+    public let freshness = Freshness()
     private let tokens: TokenDAO
     private let byHash = Mutex<[String: APIToken]>([:])
     private let loader = SharedLoader()

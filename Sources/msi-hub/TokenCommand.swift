@@ -1,6 +1,7 @@
 import ArgumentParser
 import DAO
 import Foundation
+import HubCore
 import Mongo
 
 /// `msi-hub token create|list|revoke`: API tokens for scripts.
@@ -13,13 +14,11 @@ struct TokenCommand: AsyncParsableCommand {
             abstract: "Create a token and print it alone on standard output (it is shown only this once).")
         @OptionGroup var database: DatabaseOptions
         @Option(help: "The token's name: messages sent with it carry it as their sender.") var name: String
-        @Option(help: "admin or communicator.") var role: String = Role.communicator.rawValue
+        @Option(help: "admin or communicator.") var role: Role = .communicator
 
         func run() async throws {
-            guard let role = Role(rawValue: role) else { throw ValidationError("role must be admin or communicator") }
-            try UserCommand.validate(username: name)
-            let (secret, hash) = Credentials.newToken()
-            try await database.withServices { _ = try await $0.tokens.add(name: name, role: role, secretHash: hash) }
+            if let problem = AccountService.nameProblem(name) { throw ValidationError(problem) }
+            let secret = try await database.withServices { try await $0.accounts.createToken(name: name, role: role) }
             print(secret)
         }
     }
@@ -29,7 +28,7 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let tokens = try await database.withServices { try await $0.tokens.list() }
+            let tokens = try await database.withServices { try await $0.accounts.tokens() }
             for token in tokens {
                 let state = token.revokedAt == nil ? "live" : "revoked"
                 let used = token.lastUsedAt.map { "last used \(Date(timeIntervalSince1970: Double($0) / 1000))" } ?? "never used"
@@ -44,7 +43,7 @@ struct TokenCommand: AsyncParsableCommand {
         @Argument var nameOrID: String
 
         func run() async throws {
-            try await database.withServices { try await $0.tokens.revoke(nameOrID: nameOrID) }
+            try await database.withServices { try await $0.accounts.revokeToken(nameOrID) }
             print("revoked \(nameOrID)")
         }
     }

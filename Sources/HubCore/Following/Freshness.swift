@@ -3,13 +3,13 @@ import Synchronization
 /// How recently the database showed an in-memory copy to be current. A copy nobody follows is
 /// trusted as it is; once a `DatabaseFollower` runs, a copy it has not confirmed for `maximumAge`
 /// (the database is unreachable, or the follower stalled) is no longer trusted.
-final class Freshness: Sendable {
+public final class Freshness: Sendable {
     /// How long a followed copy may go unconfirmed.
-    let maximumAge: Duration
+    public let maximumAge: Duration
     /// When the database last showed the copy current; nil while no follower runs.
     private let confirmedAt = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(maximumAge: Duration = .seconds(1)) {
+    public init(maximumAge: Duration = .seconds(1)) {
         self.maximumAge = maximumAge
     }
 
@@ -30,15 +30,15 @@ final class Freshness: Sendable {
     }
 
     /// Whether a follower runs (it made the first confirmation).
-    var isFollowed: Bool { confirmedAt.withLock { $0 != nil } }
+    public var isFollowed: Bool { confirmedAt.withLock { $0 != nil } }
 
     /// Seconds since the database last confirmed the copy; nil while no follower runs.
-    var ageSeconds: Double? {
+    public var ageSeconds: Double? {
         confirmedAt.withLock { $0 }.map { (ContinuousClock.now - $0) / .seconds(1) }
     }
 
     /// Whether the copy may be used now.
-    var isCurrent: Bool {
+    public var isCurrent: Bool {
         guard let confirmed = confirmedAt.withLock({ $0 }) else { return true }
         return ContinuousClock.now - confirmed <= maximumAge
     }

@@ -1,6 +1,4 @@
-import Crypto
 import Mongo
-import Foundation
 import DAO
 import HummingbirdBcrypt
 import NIOPosix
@@ -29,7 +27,7 @@ public struct Credentials: Sendable {
             user = try await users.get(username: username)
         } catch let error as DAOError where error.code == .userNotFound {
             // Spend the same time as a real check, so timing does not tell which usernames exist.
-            _ = try await Self.verify(password, hash: Self.dummyHash)
+            _ = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: Self.dummyHash) }
             return nil
         }
         guard try await Self.verify(password, hash: user.passwordHash), !user.disabled else { return nil }
@@ -58,17 +56,13 @@ public struct Credentials: Sendable {
 
     /// A new token secret (256 random bits) and the hash stored for it.
     public static func newToken() -> (secret: String, hash: String) {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let base64 = Data(bytes).base64EncodedString()
-        let urlSafe = base64.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }.filter { $0 != "=" }
-        let secret = tokenPrefix + String(urlSafe)
+        let secret = tokenPrefix + Secret.make()
         return (secret, hash(token: secret))
     }
 
-    /// The stored form of a token: SHA-256 in hex (the secret is random, so a fast hash suffices).
-    static func hash(token: String) -> String {
-        Hex.encode(SHA256.hash(data: Array(token.utf8)))
+    /// The stored form of a token (`Secret.hash`).
+    public static func hash(token: String) -> String {
+        Secret.hash(token)
     }
 
     /// Every token starts with this, so leaked ones are easy to recognise.
@@ -79,5 +73,7 @@ public struct Credentials: Sendable {
         try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
     }
 
+    /// A hash no password matches, checked when the username is unknown. Made on first use, which is inside
+    /// `runIfActive`: bcrypt never runs on a cooperative thread.
     private static let dummyHash = Bcrypt.hash("no user has this password", cost: 11)
 }

@@ -1,27 +1,25 @@
 import ArgumentParser
 import DAO
 import Foundation
+import HubCore
 
-/// `msi-hub user add|list|disable|enable|passwd|role`: portal and API users.
+/// `msi-hub user add|list|disable|enable|passwd|role`: portal and API users, through `AccountService` (the
+/// portal's own rules and consequences: a new password, role or a disable ends the user's portal sessions).
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Manage users (passwords are read from standard input, never from arguments).",
-        subcommands: [Add.self, List.self, Disable.self, Enable.self, Passwd.self])
+        subcommands: [Add.self, List.self, Disable.self, Enable.self, Passwd.self, SetRole.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "The username.") var username: String
-        @Option(help: "admin or communicator.") var role: String = Role.communicator.rawValue
+        @Option(help: "admin or communicator.") var role: Role = .communicator
 
         func run() async throws {
-            guard let role = Role(rawValue: role) else { throw ValidationError("role must be admin or communicator") }
-            try UserCommand.validate(username: username)
+            if let problem = AccountService.nameProblem(username) { throw ValidationError(problem) }
             let password = try PasswordInput.read(prompt: "Password for \(username): ")
-            try await database.withServices { services in
-                let hash = try await services.credentials.hash(password: password)
-                _ = try await services.users.add(username: username, passwordHash: hash, role: role)
-            }
+            try await database.withServices { try await $0.accounts.addUser(username, role: role, password: password) }
             print("added \(role.rawValue) \(username)")
         }
     }
@@ -31,7 +29,7 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let users = try await database.withServices { try await $0.users.list() }
+            let users = try await database.withServices { try await $0.accounts.users() }
             for user in users {
                 print("\(user.username)\t\(user.role.rawValue)\t\(user.disabled ? "disabled" : "active")")
             }
@@ -39,12 +37,12 @@ struct UserCommand: AsyncParsableCommand {
     }
 
     struct Disable: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Disable a user: they can no longer log in.")
+        static let configuration = CommandConfiguration(abstract: "Disable a user: they can no longer log in, and are logged out.")
         @OptionGroup var database: DatabaseOptions
         @Argument var username: String
 
         func run() async throws {
-            try await database.withServices { try await $0.users.setDisabled(username: username, true) }
+            try await database.withServices { try await $0.accounts.setDisabled(username, true) }
             print("disabled \(username)")
         }
     }
@@ -55,33 +53,39 @@ struct UserCommand: AsyncParsableCommand {
         @Argument var username: String
 
         func run() async throws {
-            try await database.withServices { try await $0.users.setDisabled(username: username, false) }
+            try await database.withServices { try await $0.accounts.setDisabled(username, false) }
             print("enabled \(username)")
         }
     }
 
     struct Passwd: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set a user's password, read from standard input.")
+        static let configuration = CommandConfiguration(
+            abstract: "Set a user's password, read from standard input; their portal sessions end.")
         @OptionGroup var database: DatabaseOptions
         @Argument var username: String
 
         func run() async throws {
             let password = try PasswordInput.read(prompt: "New password for \(username): ")
-            try await database.withServices { services in
-                let hash = try await services.credentials.hash(password: password)
-                try await services.users.setPasswordHash(username: username, hash)
-            }
+            try await database.withServices { try await $0.accounts.resetPassword(of: username, to: password) }
             print("changed the password of \(username)")
         }
     }
 
-    /// Usernames are what `access` lists and message senders hold: short and printable.
-    static func validate(username: String) throws {
-        guard (1...64).contains(username.count), username.allSatisfy({ $0.isLetter || $0.isNumber || "._-@".contains($0) }) else {
-            throw ValidationError("a username is 1 to 64 letters, digits, '.', '_', '-' or '@'")
+    struct SetRole: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "role", abstract: "Change a user's role (admin or communicator); their portal sessions end.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument var username: String
+        @Argument(help: "admin or communicator.") var role: Role
+
+        func run() async throws {
+            try await database.withServices { try await $0.accounts.setRole(of: username, to: role) }
+            print("\(username) is now \(role.rawValue)")
         }
     }
 }
+
+extension Role: ExpressibleByArgument {}
 
 /// Reading a password from standard input: one line, without echo on a terminal.
 enum PasswordInput {
@@ -92,8 +96,8 @@ enum PasswordInput {
         } else {
             password = readLine(strippingNewline: true)
         }
-        guard let password, password.count >= 8 else {
-            throw ValidationError("a password of at least 8 characters is needed on standard input")
+        guard let password, password.count >= AccountService.minimumPasswordLength else {
+            throw ValidationError("a password of at least \(AccountService.minimumPasswordLength) characters is needed on standard input")
         }
         return password
     }

@@ -3,7 +3,7 @@ import Logging
 import Mongo
 
 /// An in-memory copy of a collection that a `DatabaseFollower` keeps current.
-struct FollowedCopy: Sendable {
+public struct FollowedCopy: Sendable {
     /// The collection copied.
     let collection: String
     /// Reloads the copy from the database.
@@ -20,7 +20,7 @@ struct FollowedCopy: Sendable {
 /// made before it has been delivered too, so the follower reloads the copies whose collections
 /// changed and confirms every copy current as of the moment the fence was written. An empty wait
 /// proves nothing: a busy server's stream may still be behind.
-struct DatabaseFollower: Sendable {
+public struct DatabaseFollower: Sendable {
     let database: MongoDatabase
     let copies: [FollowedCopy]
     let logger: Logger
@@ -30,9 +30,32 @@ struct DatabaseFollower: Sendable {
     /// time, so not as often as fences; still well inside the second a copy may go unconfirmed).
     var pollInterval: Duration = .milliseconds(500)
 
-    func run() async {
+    /// Follows until cancelled.
+    public func run() async {
         // From now on the copies are trusted only while confirmed; the clock starts at the loads made at start-up.
         for copy in copies { copy.freshness.startFollowing() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await follow() }
+            group.addTask { await keepConfirmed() }
+        }
+    }
+
+    /// Reloads a copy the stream has not confirmed for half its allowed age (a busy server's stream runs
+    /// behind): a reload confirms the copy as of its own start, so while the database answers reads, what it
+    /// holds reaches the copies within a second however far behind the stream is.
+    private func keepConfirmed() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: fenceInterval)
+            for copy in copies {
+                guard let age = copy.freshness.ageSeconds,
+                      age > copy.freshness.maximumAge / .seconds(1) / 2 else { continue }
+                try? await copy.reload()
+            }
+        }
+    }
+
+    /// The change stream (or polling) loop.
+    private func follow() async {
         let fences = FenceDAO(database: database)
         var fenceNumber: Int64 = 0
         var backoff = Duration.milliseconds(200)
@@ -78,7 +101,7 @@ struct DatabaseFollower: Sendable {
                         changed.formUnion(copies.map(\.collection))
                     }
                 }
-            } catch let error as MongoError where error.code == .commandFailed {
+            } catch where Self.fallsBackToPolling(after: error) {
                 logger.notice("the database offers no change streams; polling", metadata: ["error": "\(error)"])
                 await poll()
                 return
@@ -89,6 +112,13 @@ struct DatabaseFollower: Sendable {
                 backoff = min(backoff * 2, .seconds(5))
             }
         }
+    }
+
+    /// Whether `error` means the server offers no change streams, so polling is the only way. Only that does:
+    /// any other failure (a lost connection, a cursor the server dropped, an interrupted command) opens the
+    /// stream again after a backoff.
+    static func fallsBackToPolling(after error: any Error) -> Bool {
+        (error as? MongoError)?.code == .unsupported
     }
 
     private func reloadAll() async throws {

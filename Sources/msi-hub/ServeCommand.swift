@@ -1,52 +1,6 @@
 import ArgumentParser
-import DAO
-import Foundation
-import Hummingbird
+import HubServer
 import Logging
-import Mongo
-
-/// `msi-hub`: the server and its administration commands.
-public struct HubCommand: AsyncParsableCommand {
-    /// Parses the command line and runs the command it names (the executable's entry point).
-    public static func runMain() async { await main() }
-
-    public static let configuration = CommandConfiguration(
-        commandName: "msi-hub",
-        abstract: "The Mobile Student Intranet hub: the information cube, the message archive and the FCM relay.",
-        subcommands: [ServeCommand.self, UserCommand.self, TokenCommand.self, MigrateCommand.self, ImportCommand.self],
-        defaultSubcommand: ServeCommand.self
-    )
-
-    public init() {}
-}
-
-/// Options every command shares: where the database is.
-struct DatabaseOptions: ParsableArguments {
-    @Option(name: .customLong("mongodb-uri"), help: "The database (MONGODB_URI).")
-    var mongoURI: String?
-
-    /// The configuration from the environment, with this command's flags on top.
-    func configuration() throws -> HubConfiguration {
-        var configuration = try HubConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
-        if let mongoURI { configuration.mongoURI = mongoURI }
-        return configuration
-    }
-
-    /// The services over the configured database, for one command's work.
-    func withServices<T>(_ body: (HubServices) async throws -> T) async throws -> T {
-        let pool = try MongoClientPool(configuration: try configuration().mongoConfiguration)
-        let services = HubServices(pool: pool)
-        do {
-            try await DatabaseIndexes.ensure(in: services.database)
-            let result = try await body(services)
-            await pool.close()
-            return result
-        } catch {
-            await pool.close()
-            throw error
-        }
-    }
-}
 
 /// `msi-hub serve`: runs the HTTP server until SIGTERM or SIGINT.
 struct ServeCommand: AsyncParsableCommand {
@@ -89,7 +43,6 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.relay.concurrency = relayConcurrency
         }
         HubLogging.bootstrap(configuration)
-        let app = try await buildApplication(configuration: configuration)
-        try await app.runService()
+        try await runApplication(configuration: configuration)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HubServer
 import Migration
 import Mongo
 
@@ -26,16 +27,11 @@ struct MigrateCommand: AsyncParsableCommand {
         guard !source.isSameDatabase(as: DatabaseAddress(uri: targetURI)) else {
             throw ValidationError("--from names the target database: migrate into another database")
         }
-        let sourcePool = try MongoClientPool(configuration: MongoConfiguration(uri: from))
-        do {
+        try await withPool(uri: from) { sourcePool in
             try await runOptions.withTarget(uri: targetURI) { target in
                 try await Migrator(target: target, options: runOptions.options)
                     .migrate(from: sourcePool.database(), label: source.redacted)
             }
-            await sourcePool.close()
-        } catch {
-            await sourcePool.close()
-            throw error
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HubServer
 import Migration
 
 /// `msi-hub import --icube FILE --messages FILE`: loads a legacy hub's `mongoexport` files into msi-hub's database.

@@ -39,16 +39,10 @@ struct MigrationRunOptions: ParsableArguments {
     /// Runs `body` against the target database, its indexes first unless this is a dry run
     /// (a dry run writes nothing, not even an index).
     func withTarget(uri: String, _ body: (MongoDatabase) async throws -> MigrationReport) async throws {
-        let pool = try MongoClientPool(configuration: MongoConfiguration(uri: uri))
-        let report: MigrationReport
-        do {
+        let report = try await withPool(uri: uri) { pool in
             let database = pool.database()
             if !dryRun { try await DatabaseIndexes.ensure(in: database) }
-            report = try await body(database)
-            await pool.close()
-        } catch {
-            await pool.close()
-            throw error
+            return try await body(database)
         }
         print(json ? LegacyJSONWriter().string(report.document) : report.text)
         if !report.completed { throw ExitCode(3) }

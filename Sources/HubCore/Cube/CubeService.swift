@@ -1,0 +1,100 @@
+import DAO
+import Logging
+import Mongo
+
+/// The information cube's one home: every add, update and delete of a channel, area or subject (the REST
+/// routes, the portal and the command line all call these), each followed by the refresh of this process's
+/// copy in memory so that its next read sees the write; and the reads, from that copy.
+public struct CubeService: Sendable {
+    /// The copy in memory (GET /channel, topic lookups, the portal's selects).
+    public let cache: CubeCache
+    let channels: ChannelDAO
+    let areas: AreaDAO
+    let subjects: SubjectDAO
+    let logger: Logger
+
+    init(database: MongoDatabase, logger: Logger, didLoad: @escaping @Sendable (CubeSnapshot) -> Void) {
+        self.channels = ChannelDAO(database: database)
+        self.areas = AreaDAO(database: database)
+        self.subjects = SubjectDAO(database: database)
+        self.cache = CubeCache(channels: channels, subjects: subjects, didLoad: didLoad)
+        self.logger = logger
+    }
+
+    // MARK: Reads
+
+    /// One channel as stored, from the database (the portal's pages and a channel not yet in memory).
+    /// - Throws: `DAOError` (`.channelNotFound`, `.unavailable`).
+    public func channel(_ id: ObjectID) async throws -> Channel {
+        try await channels.get(id)
+    }
+
+    /// Every channel, from the database.
+    public func allChannels() async throws -> [Channel] {
+        try await channels.getAll()
+    }
+
+    /// The subject a topic key names (memory first).
+    /// - Throws: `DAOError` (`.topicNotFound`, `.unavailable`).
+    public func location(topicKey: String) async throws -> SubjectLocation {
+        try await cache.location(topicKey: topicKey)
+    }
+
+    // MARK: Writes
+
+    /// Adds a channel.
+    public func addChannel(_ draft: ChannelDraft) async throws -> Channel {
+        try await refreshing { try await channels.add(draft) }
+    }
+
+    /// Replaces a channel's name, description and access list.
+    public func updateChannel(_ id: ObjectID, _ draft: ChannelDraft) async throws -> Channel {
+        try await refreshing { try await channels.update(id, draft) }
+    }
+
+    /// Deletes a channel with its areas and subjects.
+    public func deleteChannel(_ id: ObjectID) async throws {
+        try await refreshing { try await channels.delete(id) }
+    }
+
+    /// Adds an area to a channel.
+    public func addArea(channelID: ObjectID, _ draft: AreaDraft) async throws -> Area {
+        try await refreshing { try await areas.add(channelID: channelID, draft) }
+    }
+
+    /// Replaces an area's name, description and access list.
+    public func updateArea(channelID: ObjectID, areaID: ObjectID, _ draft: AreaDraft) async throws -> Area {
+        try await refreshing { try await areas.update(channelID: channelID, areaID: areaID, draft) }
+    }
+
+    /// Deletes an area with its subjects.
+    public func deleteArea(channelID: ObjectID, areaID: ObjectID) async throws {
+        try await refreshing { try await areas.delete(channelID: channelID, areaID: areaID) }
+    }
+
+    /// Adds a subject (and so an FCM topic) to an area.
+    public func addSubject(channelID: ObjectID, areaID: ObjectID, _ draft: SubjectDraft) async throws -> Subject {
+        try await refreshing { try await subjects.add(channelID: channelID, areaID: areaID, draft) }
+    }
+
+    /// Replaces a subject's fields (its id and topic key stay).
+    public func updateSubject(channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID,
+                              _ draft: SubjectDraft) async throws -> Subject {
+        try await refreshing { try await subjects.update(channelID: channelID, areaID: areaID, subjectID: subjectID, draft) }
+    }
+
+    /// Deletes a subject.
+    public func deleteSubject(channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID) async throws {
+        try await refreshing { try await subjects.delete(channelID: channelID, areaID: areaID, subjectID: subjectID) }
+    }
+
+    /// Runs a write, then reloads the copy in memory so this process's next read sees it. A failed reload
+    /// leaves the write done; the follower catches up.
+    private func refreshing<T>(_ write: () async throws -> T) async throws -> T {
+        let result = try await write()
+        do { try await cache.refresh() } catch {
+            logger.warning("reloading the cube after a write failed", metadata: ["error": "\(error)"])
+        }
+        return result
+    }
+}

@@ -1,0 +1,56 @@
+import DAO
+import Logging
+import Mongo
+import Relay
+
+/// The hub's services over one database: what every entry point (REST routes, portal, command line) calls.
+/// Each policy a user can observe lives in one of them.
+public struct HubServices: Sendable {
+    /// The database pool (health checks and metrics read it).
+    public let pool: MongoClientPool
+    public let database: MongoDatabase
+    /// The information cube: writes with their refresh, reads from memory.
+    public let cube: CubeService
+    /// Sending and reading messages.
+    public let messages: MessageService
+    /// Users, API tokens and portal sessions.
+    public let accounts: AccountService
+    /// The message outbox the relay works through.
+    public let outbox: OutboxDAO
+    /// Wakes this process's relay workers when a message is stored, so they need not wait for a poll.
+    public let outboxSignal: OutboxSignal
+
+    /// The services over `database` (the pool's default database unless tests pick another).
+    /// - Parameters:
+    ///   - relayDeadlineMS: how long the relay retries a message before marking it failed.
+    ///   - bcryptCost: bcrypt's work factor for new password hashes.
+    ///   - cubeDidLoad: called with each new version of the cube (the HTTP layer prepares its answers).
+    public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadlineMS: Int64 = 6 * 3600 * 1000,
+                bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
+                cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in }) {
+        let database = database ?? pool.database()
+        self.pool = pool
+        self.database = database
+        self.cube = CubeService(database: database, logger: logger, didLoad: cubeDidLoad)
+        self.accounts = AccountService(database: database, bcryptCost: bcryptCost)
+        self.outbox = OutboxDAO(database: database)
+        self.outboxSignal = OutboxSignal()
+        self.messages = MessageService(messages: MessageDAO(database: database), cube: cube.cache,
+                                       outboxSignal: outboxSignal, relayDeadlineMS: relayDeadlineMS)
+    }
+
+    /// The follower that keeps the in-memory copies (cube, tokens) current with the database.
+    public func follower(logger: Logger) -> DatabaseFollower {
+        DatabaseFollower(database: database, copies: [
+            FollowedCopy(collection: CollectionName.icube, reload: cube.cache.refresh, freshness: cube.cache.freshness),
+            FollowedCopy(collection: CollectionName.tokens, reload: accounts.tokenDirectory.refresh,
+                         freshness: accounts.tokenDirectory.freshness),
+        ], logger: logger)
+    }
+
+    /// Loads the in-memory copies before the first request.
+    public func loadCopies() async throws {
+        try await cube.cache.refresh()
+        try await accounts.tokenDirectory.refresh()
+    }
+}

@@ -1,0 +1,84 @@
+import DAO
+import Mongo
+import Relay
+
+/// Sending and reading messages: what POST /message, the portal's send form and the history routes share
+/// once each has read its request.
+///
+/// Sending finds the subject, checks the distribution, the Alert's body and the sender's access, stores the
+/// message with its relay plan and wakes the relay.
+public struct MessageService: Sendable {
+    let messages: MessageDAO
+    let cube: CubeCache
+    let outboxSignal: OutboxSignal
+    /// How long the relay retries a message before marking it failed, in milliseconds.
+    let relayDeadlineMS: Int64
+
+    /// A message as a client asked for it, its fields already read and within their length limits.
+    public struct Submission: Sendable {
+        public var title: String
+        public var desc: String
+        public var message: String
+        public var topicKey: String
+        public var distribution: Distribution
+        /// Seconds FCM keeps it for phones that are offline; nil: FCM's default.
+        public var ttl: Int64?
+        /// When to send it (Unix ms); nil: now.
+        public var sendAt: Int64?
+
+        public init(title: String, desc: String, message: String, topicKey: String, distribution: Distribution,
+                    ttl: Int64? = nil, sendAt: Int64? = nil) {
+            self.title = title
+            self.desc = desc
+            self.message = message
+            self.topicKey = topicKey
+            self.distribution = distribution
+            self.ttl = ttl
+            self.sendAt = sendAt
+        }
+    }
+
+    /// Stores `submission` as sent by `identity` and hands it to the relay.
+    /// - Throws: `SendRefusal` (`.topicNotFound`, `.distributionMismatch`, `.alertNeedsDesc`, `.accessDenied`);
+    ///   `DAOError` when the database fails.
+    public func send(_ submission: Submission, as identity: Identity) async throws -> Message {
+        let location: SubjectLocation
+        do {
+            location = try await cube.location(topicKey: submission.topicKey)
+        } catch let error as DAOError where error.code == .topicNotFound {
+            throw SendRefusal(.topicNotFound, error.message)
+        }
+        guard let subjectDistribution = location.subject.distribution, subjectDistribution == submission.distribution else {
+            let expected = location.subject.distribution?.rawValue ?? "a valid distribution"
+            throw SendRefusal(.distributionMismatch, "the field \"distribution\" must be \(expected), the subject's distribution")
+        }
+        if submission.distribution == .alert, submission.desc.isEmpty {
+            throw SendRefusal(.alertNeedsDesc,
+                              "the field \"desc\" must not be empty for an Alert: it is the push notification's body")
+        }
+        guard identity.maySend(through: location.accessLists) else {
+            throw SendRefusal(.accessDenied, "\(identity.name) may not send to this subject")
+        }
+        let now = UnixTime.nowMilliseconds()
+        let dueAt = max(submission.sendAt ?? now, now)
+        let plan = RelayPlan(dueAt: dueAt, expiresAt: submission.ttl.map { dueAt + $0 * 1000 }, ttlSeconds: submission.ttl,
+                             deadlineAt: dueAt + relayDeadlineMS)
+        let message = try await messages.add(MessageDraft(
+            title: submission.title, desc: submission.desc, message: submission.message, topicKey: submission.topicKey,
+            distribution: submission.distribution, sender: identity.name,
+            extra: ["relay": .document(plan.document(for: submission.distribution))]))
+        outboxSignal.notify()
+        return message
+    }
+
+    /// One archived message.
+    /// - Throws: `DAOError` (`.messageNotFound`, `.unavailable`).
+    public func message(msiKey: ObjectID) async throws -> Message {
+        try await messages.get(msiKey: msiKey)
+    }
+
+    /// A page of history, newest first.
+    public func page(_ query: MessageQuery) async throws -> MessagePage {
+        try await messages.page(query)
+    }
+}

@@ -1,0 +1,72 @@
+import DAO
+import HubCore
+import Hummingbird
+import Logging
+import Mongo
+
+extension HubError {
+    /// The one mapping of any failure below HTTP to the answer a client gets; the REST error middleware and the
+    /// portal's page middleware both call it.
+    ///
+    /// A cancelled request or a closing pool is 503 (the hub is stopping; try again). A raw `MongoError` here is
+    /// a missed mapping in the layers below: a bug, so it stops a debug build and is a 500 in release.
+    static func mapping(_ error: any Error, logger: Logger) -> HubError {
+        switch error {
+        case let error as HubError:
+            return error
+        case let error as DAOError:
+            if error.code == .unavailable || error.code == .database {
+                logger.warning("database error", metadata: ["error": "\(error)"])
+            }
+            return HubError(error)
+        case let error as SendRefusal:
+            return HubError(error)
+        case let error as AccountRefusal:
+            return HubError(error)
+        case is CancellationError:
+            return .databaseUnavailable
+        case let error as MongoError:
+            logger.error("a database error reached HTTP unmapped", metadata: ["error": "\(error)"])
+            assertionFailure("unmapped MongoError: \(error)")
+            return error.isUnavailable ? .databaseUnavailable : .internalError
+        case let error as any HTTPResponseError:
+            return HubError(error.status, code(for: error.status), message(for: error.status))
+        default:
+            logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
+            return .internalError
+        }
+    }
+
+    /// The answer a refused account change becomes.
+    init(_ refusal: AccountRefusal) {
+        switch refusal.code {
+        case .userNotFound: self.init(.notFound, .userNotFound, refusal.message)
+        case .tokenNotFound: self.init(.notFound, .tokenNotFound, refusal.message)
+        case .nameTaken: self.init(.conflict, .conflict, refusal.message)
+        case .selfLockout: self.init(.conflict, .conflict, refusal.message)
+        default: self.init(.unprocessableContent, .invalidField, refusal.message)
+        }
+    }
+
+    private static func code(for status: HTTPResponse.Status) -> Code {
+        switch status {
+        case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .contentTooLarge: .bodyTooLarge
+        case .unauthorized: .unauthenticated
+        case .forbidden: .forbidden
+        case .tooManyRequests: .tooManyRequests
+        case .serviceUnavailable: .databaseUnavailable
+        case .internalServerError: .internalError
+        default: .badRequest
+        }
+    }
+
+    private static func message(for status: HTTPResponse.Status) -> String {
+        switch status {
+        case .notFound: "no such route"
+        case .contentTooLarge: "the request body is too large"
+        default: status.reasonPhrase
+        }
+    }
+}

@@ -1,0 +1,27 @@
+import ArgumentParser
+import DAO
+import Foundation
+import HubCore
+import HubServer
+
+/// Options every command shares: where the database is.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("mongodb-uri"), help: "The database (MONGODB_URI).")
+    var mongoURI: String?
+
+    /// The configuration from the environment, with this command's flags on top.
+    func configuration() throws -> HubConfiguration {
+        var configuration = try HubConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
+        if let mongoURI { configuration.mongoURI = mongoURI }
+        return configuration
+    }
+
+    /// The services over the configured database, for one command's work.
+    func withServices<T>(_ body: (HubServices) async throws -> T) async throws -> T {
+        try await withPool(uri: try configuration().mongoURI) { pool in
+            let services = HubServices(pool: pool)
+            try await DatabaseIndexes.ensure(in: services.database)
+            return try await body(services)
+        }
+    }
+}
