@@ -1,0 +1,25 @@
+/// The kind of device the hub registers: it decides how the hub shapes pushes for it.
+public struct Platform: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The value the hub expects: "ios", "android" or "web".
+    public var rawValue: String
+    /// Wraps a value the hub knows.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// An iPhone or iPad (APNs through FCM).
+    public static let ios = Platform(rawValue: "ios")
+    /// An Android device.
+    public static let android = Platform(rawValue: "android")
+    /// A web push client.
+    public static let web = Platform(rawValue: "web")
+
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public var description: String { rawValue }
+}
