@@ -69,7 +69,9 @@ public final class MSIClient: Sendable {
         onMessage: @escaping @Sendable (ReceivedMessage) async -> Void,
         onError: @escaping @Sendable (MSIKitError) async -> Void = { _ in }
     ) async {
-        await withTaskGroup(of: Void.self) { group in
+        // Each child says whether it was the payloads' loop: that one ends the run; the token stream may go on for
+        // ever, or end at once.
+        await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await payload in self.push.payloads {
                     do throws(MSIKitError) {
@@ -78,6 +80,7 @@ public final class MSIClient: Sendable {
                         await onError(error)
                     }
                 }
+                return true
             }
             group.addTask {
                 for await token in self.push.tokenChanges {
@@ -87,10 +90,11 @@ public final class MSIClient: Sendable {
                         await onError(error)
                     }
                 }
+                return false
             }
-            // The payloads end the run; the token stream may go on for ever.
-            await group.next()
-            group.cancelAll()
+            while let payloadsEnded = await group.next() {
+                if payloadsEnded { group.cancelAll() }
+            }
         }
     }
 
