@@ -31,7 +31,11 @@ struct Register: AsyncParsableCommand {
         let client = try await reporting { try settings.client(state: state.url) }
         let caughtUp = try await reporting { try await client.start() }
         let registrationState = try await reporting { try await client.registrationState() }
-        Output.line("registered \(registrationState.deviceID ?? "?") \(token) (\(registrationState))")
+        switch registrationState {
+        case .initialised(let deviceID): Output.line("registered \(deviceID) \(token) initialised")
+        case .registered(let deviceID): Output.line("registered \(deviceID) \(token) (initial subscriptions unfinished)")
+        case .notRegistered: throw CommandFailure("The hub did not register the device.")
+        }
         caughtUp.forEach(Output.arrival)
     }
 }
