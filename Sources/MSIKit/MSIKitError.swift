@@ -42,6 +42,7 @@ public struct MSIKitError: Error, Sendable, CustomStringConvertible {
             if case .hub(let status, _) = base { status } else { nil }
         }
 
+        /// The code's name, with the status and code of a hub refusal.
         public var description: String {
             switch base {
             case .network: "network"
@@ -71,5 +72,6 @@ public struct MSIKitError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The code only: safe to log.
     public var description: String { "MSIKitError(\(code))" }
 }

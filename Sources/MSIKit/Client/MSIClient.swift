@@ -52,14 +52,22 @@ public final class MSIClient: Sendable {
     @discardableResult
     public func start() async throws(MSIKitError) -> [ReceivedMessage] {
         try await store.clearOldMessages()
+        try await register()
+        return try await catchUp()
+    }
+
+    /// Registers the device with the push provider's current token, or resumes an interrupted registration, and
+    /// subscribes it to the Forced and Recommended subjects once (init, initSubs); `start()` does this too.
+    /// - Throws: `.pushProvider`, `.network`, the hub's refusals, `.database`.
+    @discardableResult
+    public func register() async throws(MSIKitError) -> RegistrationState {
         let token: String
         do {
             token = try await push.currentToken()
         } catch {
             throw MSIKitError(.pushProvider, "The push provider gave no token: \(error)", underlying: error)
         }
-        _ = try await registration.start(token: token, cube: cubeCache)
-        return try await catchUp()
+        return try await registration.start(token: token, cube: cubeCache)
     }
 
     /// Handles pushes and token changes until the push provider's payload stream ends or the task is cancelled

@@ -21,6 +21,7 @@ public struct Area: Sendable, Hashable, Identifiable, Decodable {
         case id, name, desc, subjects
     }
 
+    /// Decodes an area of the legacy JSON, ignoring unknown fields.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)

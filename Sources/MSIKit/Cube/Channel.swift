@@ -23,6 +23,7 @@ public struct Channel: Sendable, Hashable, Identifiable, Decodable {
         case id = "_id", name, desc, areas
     }
 
+    /// Decodes a channel of the legacy JSON, ignoring unknown fields.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)

@@ -12,14 +12,6 @@ public struct Distribution: RawRepresentable, Hashable, Sendable, Codable, Custo
     /// The message in the app only, delivered silently.
     public static let information = Distribution(rawValue: "Information")
 
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
+    /// The raw value.
     public var description: String { rawValue }
 }

@@ -17,14 +17,6 @@ public struct Level: RawRepresentable, Hashable, Sendable, Codable, CustomString
     /// Whether initialisation subscribes a device to subjects of this level (Forced and Recommended).
     public var isAutomatic: Bool { self == .forced || self == .recommended }
 
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
+    /// The raw value.
     public var description: String { rawValue }
 }

@@ -34,6 +34,7 @@ public struct Subject: Sendable, Hashable, Identifiable, Decodable {
         case level, distribution
     }
 
+    /// Decodes a subject of the legacy JSON, ignoring unknown fields.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)

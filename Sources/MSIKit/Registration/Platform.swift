@@ -12,14 +12,6 @@ public struct Platform: RawRepresentable, Hashable, Sendable, Codable, CustomStr
     /// A web push client.
     public static let web = Platform(rawValue: "web")
 
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
+    /// The raw value.
     public var description: String { rawValue }
 }
