@@ -9,7 +9,7 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "msi-hub",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "Mongo", targets: ["Mongo"]),
         .library(name: "DAO", targets: ["DAO"]),
@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "FCM", targets: ["FCM"]),
         .library(name: "Relay", targets: ["Relay"]),
         .executable(name: "msi-hub", targets: ["msi-hub"]),
+        .library(name: "MSIKit", targets: ["MSIKit"]),
+        .executable(name: "msi-device", targets: ["msi-device"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -33,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // C interop: libmongoc and libbson (Debian libmongoc-dev, libbson-dev).
@@ -204,5 +207,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "FCM"], swiftSettings: swiftSettings),
+        // The mobile app's library: local message store, cube, registration, listener, catch-up over the hub's HTTP
+        // API. Depends on no other module of this package, and on nothing that does not build for iOS.
+        .target(
+            name: "MSIKit",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        // A simulated phone on MSIKit that takes its pushes from the fake FCM's inbox.
+        .executableTarget(
+            name: "msi-device",
+            dependencies: ["MSIKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MSIKitTests",
+            dependencies: ["MSIKit"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

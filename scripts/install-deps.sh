@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libmongoc-dev libbson-dev libcurl4-openssl-dev pkg-config chromium chromium-driver "$@")
+packages=(libmongoc-dev libbson-dev libcurl4-openssl-dev libsqlite3-dev pkg-config chromium chromium-driver "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

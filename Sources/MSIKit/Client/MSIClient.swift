@@ -1,0 +1,184 @@
+import Foundation
+
+/// The mobile app's entry point to MSI: one per app, created at launch.
+///
+/// ```swift
+/// let client = try MSIClient(configuration: .init(hub: hubURL, directory: supportFolder), push: firebase)
+/// try await client.start()                    // register or resume, clear old messages, catch up
+/// await client.run { received in              // until cancelled: pushes and token changes
+///     if case .alert(let title, let body, _) = received { showNotification(title, body) }
+/// }
+/// ```
+///
+/// Everything the library keeps lives in the configuration's folder: the messages and the device's registration
+/// in `msikit.sqlite`, the cube's last copy in `cube.json`. Calls are safe from any task.
+public final class MSIClient: Sendable {
+    /// The messages received so far (the design's Message module).
+    public let store: MessageStore
+    private let push: any PushProvider
+    private let hub: HubConnection
+    private let cubeCache: CubeCache
+    private let registration: DeviceRegistration
+
+    /// Opens the library's files in `configuration.directory` (creating the folder) and prepares the hub's client;
+    /// sends nothing yet.
+    /// - Throws: `MSIKitError` `.database` when the folder or the database cannot be opened.
+    public init(configuration: Configuration, push: any PushProvider) throws(MSIKitError) {
+        var path: String?
+        if let directory = configuration.directory {
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw MSIKitError(.database, "The folder \(directory.path) could not be created.", underlying: error)
+            }
+            path = directory.appendingPathComponent("msikit.sqlite").path
+        }
+        store = try MessageStore(path: path, clock: configuration.clock, timeZone: configuration.timeZone)
+        self.push = push
+        hub = HubConnection(hub: configuration.hub, appKey: configuration.appKey)
+        cubeCache = CubeCache(hub: hub, directory: configuration.directory)
+        registration = DeviceRegistration(
+            hub: hub, database: store.database, platform: configuration.platform, locale: configuration.locale,
+            appVersion: configuration.appVersion)
+    }
+
+    // MARK: - Start and run
+
+    /// Starts the app's session (init): clears old messages, registers the device or resumes an interrupted
+    /// registration, tells the hub a changed token, then catches up; returns the messages caught up, oldest first.
+    ///
+    /// Old messages are cleared first so that the stored list is right even when the hub cannot be reached.
+    /// - Throws: `.pushProvider`, `.network`, the hub's refusals, `.database`.
+    @discardableResult
+    public func start() async throws(MSIKitError) -> [ReceivedMessage] {
+        try await store.clearOldMessages()
+        try await register()
+        return try await catchUp()
+    }
+
+    /// Registers the device with the push provider's current token, or resumes an interrupted registration, and
+    /// subscribes it to the Forced and Recommended subjects once (init, initSubs); `start()` does this too.
+    /// - Throws: `.pushProvider`, `.network`, the hub's refusals, `.database`.
+    @discardableResult
+    public func register() async throws(MSIKitError) -> RegistrationState {
+        let token: String
+        do {
+            token = try await push.currentToken()
+        } catch {
+            throw MSIKitError(.pushProvider, "The push provider gave no token: \(error)", underlying: error)
+        }
+        return try await registration.start(token: token, cube: cubeCache)
+    }
+
+    /// Handles pushes and token changes until the push provider's payload stream ends or the task is cancelled
+    /// (listen): each new message is passed to `onMessage`, each failure to `onError` (a payload whose message
+    /// could not be read is caught up at the next `start()`).
+    public func run(
+        onMessage: @escaping @Sendable (ReceivedMessage) async -> Void,
+        onError: @escaping @Sendable (MSIKitError) async -> Void = { _ in }
+    ) async {
+        // Each child says whether it was the payloads' loop: that one ends the run; the token stream may go on for
+        // ever, or end at once.
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await payload in self.push.payloads {
+                    do throws(MSIKitError) {
+                        if let received = try await self.receive(payload: payload) { await onMessage(received) }
+                    } catch {
+                        await onError(error)
+                    }
+                }
+                return true
+            }
+            group.addTask {
+                for await token in self.push.tokenChanges {
+                    do throws(MSIKitError) {
+                        try await self.updateRegistration(token: token)
+                    } catch {
+                        await onError(error)
+                    }
+                }
+                return false
+            }
+            while let payloadsEnded = await group.next() {
+                if payloadsEnded { group.cancelAll() }
+            }
+        }
+    }
+
+    // MARK: - Listener and catch-up
+
+    /// Stores the message of one FCM data payload once and says what to show; nil when it was stored already
+    /// (for example an Alert's second component). A payload with only `msi_key`, or with `truncated` "true", is
+    /// completed from `GET /message/:msiKey`.
+    /// - Throws: `.invalidPayload`, `.network`, the hub's refusals, `.database`.
+    public func receive(payload: [String: String]) async throws(MSIKitError) -> ReceivedMessage? {
+        try await Listener(store: store, hub: hub).receive(payload: payload)
+    }
+
+    /// Stores every message the hub has for this device since the newest one stored, page by page; returns the
+    /// new ones, oldest first.
+    /// - Throws: `.notRegistered`, `.network`, the hub's refusals, `.database`.
+    @discardableResult
+    public func catchUp() async throws(MSIKitError) -> [ReceivedMessage] {
+        try await CatchUp(store: store, hub: hub, registration: registration).run()
+    }
+
+    // MARK: - Registration
+
+    /// How far the device's set-up with the hub has got.
+    /// - Throws: `.database`.
+    public func registrationState() async throws(MSIKitError) -> RegistrationState {
+        try await registration.state()
+    }
+
+    /// Tells the hub the device's new FCM token (`PUT /device/:id`); registers the device if it is not yet.
+    /// - Throws: `.network`, the hub's refusals, `.database`.
+    public func updateRegistration(token: String) async throws(MSIKitError) {
+        try await registration.updateRegistration(token: token)
+    }
+
+    // MARK: - Subscriptions
+
+    /// The device's subscriptions as the hub has them (getSubscribed).
+    /// - Throws: `.notRegistered`, `.network`, the hub's refusals.
+    public func subscriptions() async throws(MSIKitError) -> [Subscription] {
+        try await registration.subscriptions()
+    }
+
+    /// Subscribes the device to a topic (subscribe).
+    /// - Throws: `.topicNotFound`, `.notRegistered`, `.network`, the hub's other refusals.
+    @discardableResult
+    public func subscribe(_ topicKey: String) async throws(MSIKitError) -> Subscription {
+        try await registration.subscribe(topicKey)
+    }
+
+    /// Unsubscribes the device from a topic (unsubscribe).
+    /// - Throws: `.forcedSubscription` for a Forced topic, `.topicNotFound`, `.notRegistered`, `.network`.
+    public func unsubscribe(_ topicKey: String) async throws(MSIKitError) {
+        try await registration.unsubscribe(topicKey)
+    }
+
+    // MARK: - Cube
+
+    /// The information cube (get_iCube): the copy loaded in this process unless `refresh`; else the hub's
+    /// (downloaded only if it changed), else, offline, the last copy kept on disk.
+    /// - Throws: `.network` or the hub's refusals when there is no copy at all.
+    public func cube(refresh: Bool = false) async throws(MSIKitError) -> Cube {
+        try await cubeCache.cube(refresh: refresh)
+    }
+
+    /// Whether the device is subscribed to the topic (checkIfSubscribed), from the subscriptions last read.
+    /// - Throws: `.notRegistered`, `.network`, the hub's refusals.
+    public func checkIfSubscribed(_ topicKey: String) async throws(MSIKitError) -> Bool {
+        try await registration.subscribedTopics().contains(topicKey)
+    }
+
+    /// The names and level of a topic's channel, area and subject and whether the device is subscribed
+    /// (getSubscriptionInfo); `SubscriptionInfo`'s placeholders when the cube does not know the topic.
+    /// - Throws: as `cube()` and `checkIfSubscribed(_:)`.
+    public func subscriptionInfo(_ topicKey: String) async throws(MSIKitError) -> SubscriptionInfo {
+        let cube = try await cube()
+        return cube.subscriptionInfo(topicKey: topicKey, subscribed: try await registration.subscribedTopics())
+    }
+}

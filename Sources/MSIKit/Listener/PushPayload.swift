@@ -1,0 +1,47 @@
+/// An FCM data payload as the hub sends it, read: either a complete message (the data component) or only its key
+/// (an Alert's notification component, or a data component the hub truncated to fit FCM's size limit).
+enum PushPayload: Sendable, Hashable {
+    /// The data component with every field; the message can be stored as it is.
+    case complete(Message)
+    /// Only the key is to be trusted: the message must be read from `GET /message/:msiKey`.
+    case reference(msiKey: String)
+
+    /// Reads a payload (every value a string).
+    /// - Throws: `.invalidPayload` when `msi_key` is missing or not 24 hex digits, or a complete payload's
+    ///   `timestamp` is not an integer.
+    init(_ data: [String: String]) throws(MSIKitError) {
+        guard let msiKey = data["msi_key"], Self.isObjectID(msiKey) else {
+            throw MSIKitError(.invalidPayload, "The payload has no valid msi_key.")
+        }
+        let fields = ["topic_key", "dist", "title", "desc", "message", "timestamp"]
+        // The notification component carries only msi_key; a truncated data component's text is cut short.
+        if data["truncated"] == "true" || fields.contains(where: { data[$0] == nil }) {
+            self = .reference(msiKey: msiKey)
+            return
+        }
+        guard let timestampText = data["timestamp"], let timestamp = Int64(timestampText) else {
+            throw MSIKitError(.invalidPayload, "The payload's timestamp is not an integer.")
+        }
+        self = .complete(
+            Message(
+                msiKey: msiKey, topicKey: data["topic_key"] ?? "", distribution: Distribution(rawValue: data["dist"] ?? ""),
+                title: data["title"] ?? "", desc: data["desc"] ?? "", text: data["message"] ?? "",
+                timestamp: timestamp))
+    }
+
+    /// The message's key.
+    var msiKey: String {
+        switch self {
+        case .complete(let message): message.msiKey
+        case .reference(let msiKey): msiKey
+        }
+    }
+
+    /// Whether `text` is an ObjectId's hex form (24 hex digits), as every msi_key is; it goes into a URL path.
+    static func isObjectID(_ text: String) -> Bool {
+        text.utf8.count == 24 && text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+        }
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+
+/// The device's registration with the hub (the design's Initialization module and FCM subscribe, unsubscribe,
+/// getSubscribed, now through the hub's device API).
+///
+/// Every step is saved before the next one starts, so set-up interrupted at any point resumes on the next
+/// `start(token:cube:)`: a registration whose answer was lost is made again (the hub answers a known FCM token
+/// with the same device and a fresh secret), and unfinished initial subscriptions are completed.
+actor DeviceRegistration {
+    private let hub: HubConnection
+    private let database: LocalDatabase
+    private let platform: Platform
+    private let locale: String?
+    private let appVersion: String?
+    private var record: DeviceRecord?
+    private var recordLoaded = false
+    /// The re-registration under way after a 401, shared by every call that met the 401.
+    private var renewal: Task<Result<DeviceRecord, MSIKitError>, Never>?
+    /// The topics the hub last said the device is subscribed to, kept up to date by subscribe and unsubscribe, so
+    /// that showing a message's topic does not cost a request each time.
+    private var knownTopics: Set<String>?
+
+    init(hub: HubConnection, database: LocalDatabase, platform: Platform, locale: String?, appVersion: String?) {
+        self.hub = hub
+        self.database = database
+        self.platform = platform
+        self.locale = locale
+        self.appVersion = appVersion
+    }
+
+    /// The saved state.
+    func state() async throws(MSIKitError) -> RegistrationState {
+        try await current()?.state ?? .notRegistered
+    }
+
+    /// Registers with `token` unless registered with this hub, tells the hub a new token, and finishes the
+    /// initial subscriptions if they are not done.
+    func start(token: String, cube: CubeCache) async throws(MSIKitError) -> RegistrationState {
+        var device: DeviceRecord
+        if let saved = try await current(), saved.hub == hub.base {
+            device = saved
+            if device.registration != token { device = try await updateRegistration(token: token) }
+        } else {
+            device = try await register(token: token, keeping: nil)
+        }
+        if device.phase == .registered { device = try await initialise(cube: cube) }
+        return device.state
+    }
+
+    /// Tells the hub the device's new FCM token (`PUT /device/:id`), registering it if it is not registered yet.
+    @discardableResult
+    func updateRegistration(token: String) async throws(MSIKitError) -> DeviceRecord {
+        guard let saved = try await current(), saved.hub == hub.base else {
+            return try await register(token: token, keeping: nil)
+        }
+        if saved.registration == token { return saved }
+        do {
+            let body = DeviceUpdate(registration: token, locale: locale, appVersion: appVersion)
+            let _: DeviceInfo = try await hub.json(
+                "PUT", ["device", saved.deviceID], headers: HubConnection.bearer(saved.deviceSecret), body: body)
+        } catch where error.code == .unauthenticated || error.code.hubStatus == 404 {
+            // The hub no longer takes this secret or knows this device: registering the new token mends both.
+            return try await register(token: token, keeping: saved)
+        }
+        var updated = try await current() ?? saved
+        updated.registration = token
+        try await save(updated)
+        return updated
+    }
+
+    /// Runs a device route with the device's credentials; when the hub answers 401, registers again with the saved
+    /// token (which yields a fresh secret) and runs it once more.
+    /// - Throws: `.notRegistered` before the first registration, or what `body` throws.
+    func authorized<T: Sendable>(
+        _ body: @Sendable (_ deviceID: String, _ secret: String) async throws(MSIKitError) -> T
+    ) async throws(MSIKitError) -> T {
+        guard let device = try await current(), device.hub == hub.base else {
+            throw MSIKitError(.notRegistered, "The device has not registered with the hub yet.")
+        }
+        do {
+            return try await body(device.deviceID, device.deviceSecret)
+        } catch where error.code == .unauthenticated {
+            let renewed = try await renew(after: device)
+            return try await body(renewed.deviceID, renewed.deviceSecret)
+        }
+    }
+
+    /// The device's subscriptions (`GET /device/:id/subscriptions`).
+    func subscriptions() async throws(MSIKitError) -> [Subscription] {
+        struct Answer: Decodable { var subscriptions: [Subscription] }
+        let hub = hub
+        let list = try await authorized { (id, secret) throws(MSIKitError) in
+            let answer: Answer = try await hub.json(
+                "GET", ["device", id, "subscriptions"], headers: HubConnection.bearer(secret))
+            return answer.subscriptions
+        }
+        knownTopics = Set(list.map(\.topicKey))
+        return list
+    }
+
+    /// The topics the device is subscribed to: as last read from the hub, or read now if never read.
+    func subscribedTopics() async throws(MSIKitError) -> Set<String> {
+        if let knownTopics { return knownTopics }
+        return Set(try await subscriptions().map(\.topicKey))
+    }
+
+    /// Subscribes the device to a topic (`PUT /device/:id/subscriptions/:topicKey`).
+    func subscribe(_ topicKey: String) async throws(MSIKitError) -> Subscription {
+        let hub = hub
+        let subscription: Subscription = try await authorized { (id, secret) throws(MSIKitError) in
+            try await hub.json(
+                "PUT", ["device", id, "subscriptions", topicKey], headers: HubConnection.bearer(secret))
+        }
+        knownTopics?.insert(subscription.topicKey)
+        return subscription
+    }
+
+    /// Unsubscribes the device from a topic (`DELETE /device/:id/subscriptions/:topicKey`).
+    func unsubscribe(_ topicKey: String) async throws(MSIKitError) {
+        let hub = hub
+        try await authorized { (id, secret) throws(MSIKitError) in
+            _ = try await hub.send(
+                "DELETE", ["device", id, "subscriptions", topicKey], headers: HubConnection.bearer(secret))
+        }
+        knownTopics?.remove(topicKey)
+    }
+
+    // MARK: - Steps
+
+    /// `POST /device`; saves the id and secret. `previous` is the record a 401 or 404 invalidated: its phase is
+    /// kept if the hub gives the same device back (its subscriptions are still there).
+    private func register(token: String, keeping previous: DeviceRecord?) async throws(MSIKitError) -> DeviceRecord {
+        let body = NewDevice(registration: token, platform: platform, locale: locale, appVersion: appVersion)
+        var headers: [String: String] = [:]
+        if let appKey = hub.appKey { headers["X-App-Key"] = appKey }
+        let answer: NewDeviceAnswer = try await hub.json("POST", ["device"], headers: headers, body: body)
+        let phase = previous?.deviceID == answer.deviceID ? previous?.phase ?? .registered : .registered
+        let device = DeviceRecord(
+            hub: hub.base, deviceID: answer.deviceID, deviceSecret: answer.deviceSecret, registration: token,
+            phase: phase)
+        try await save(device)
+        return device
+    }
+
+    /// initSubs: subscribes the device to every Forced and Recommended subject it is not subscribed to yet, then
+    /// marks it initialised. A subject removed since the cube was read (404 `topic_not_found`) is skipped.
+    private func initialise(cube: CubeCache) async throws(MSIKitError) -> DeviceRecord {
+        let subjects = try await cube.cube(refresh: false).subjects.filter(\.level.isAutomatic)
+        let subscribed = Set(try await subscriptions().map(\.topicKey))
+        for subject in subjects where !subscribed.contains(subject.topicKey) {
+            do {
+                _ = try await subscribe(subject.topicKey)
+            } catch where error.code == .topicNotFound {
+                continue
+            }
+        }
+        guard var device = try await current() else {
+            throw MSIKitError(.notRegistered, "The device has not registered with the hub yet.")
+        }
+        device.phase = .initialised
+        try await save(device)
+        return device
+    }
+
+    /// Registers again with the token of a record whose secret the hub refused, once for all concurrent callers.
+    private func renew(after refused: DeviceRecord) async throws(MSIKitError) -> DeviceRecord {
+        if let saved = try await current(), saved.deviceSecret != refused.deviceSecret { return saved }
+        if let renewal { return try await renewal.value.get() }
+        let task = Task { () -> Result<DeviceRecord, MSIKitError> in
+            do throws(MSIKitError) {
+                return .success(try await self.register(token: refused.registration, keeping: refused))
+            } catch {
+                return .failure(error)
+            }
+        }
+        renewal = task
+        defer { renewal = nil }
+        return try await task.value.get()
+    }
+
+    private func current() async throws(MSIKitError) -> DeviceRecord? {
+        if !recordLoaded {
+            record = try await DeviceRecord.load(from: database)
+            recordLoaded = true
+        }
+        return record
+    }
+
+    private func save(_ device: DeviceRecord) async throws(MSIKitError) {
+        try await device.save(to: database)
+        record = device
+        recordLoaded = true
+    }
+}
+
+// MARK: - The device API's bodies
+
+/// `POST /device`'s body.
+private struct NewDevice: Encodable, Sendable {
+    var registration: String
+    var platform: Platform
+    var locale: String?
+    var appVersion: String?
+
+    enum CodingKeys: String, CodingKey {
+        case registration, platform, locale, appVersion = "app_version"
+    }
+}
+
+/// `POST /device`'s answer (its `subscriptions` are read again at initialisation, so they are not decoded).
+private struct NewDeviceAnswer: Decodable, Sendable {
+    var deviceID: String
+    var deviceSecret: String
+
+    enum CodingKeys: String, CodingKey {
+        case deviceID = "device_id", deviceSecret = "device_secret"
+    }
+}
+
+/// `PUT /device/:id`'s body.
+private struct DeviceUpdate: Encodable, Sendable {
+    var registration: String?
+    var locale: String?
+    var appVersion: String?
+
+    enum CodingKeys: String, CodingKey {
+        case registration, locale, appVersion = "app_version"
+    }
+}
+
+/// `GET` and `PUT /device/:id`'s answer.
+private struct DeviceInfo: Decodable, Sendable {
+    var deviceID: String
+    var state: String
+
+    enum CodingKeys: String, CodingKey {
+        case deviceID = "device_id", state
+    }
+}

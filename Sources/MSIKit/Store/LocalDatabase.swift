@@ -1,0 +1,79 @@
+import Foundation
+internal import GRDB
+
+/// The library's SQLite file: the design's `Message` table and the device's registration state.
+///
+/// GRDB stays internal: no GRDB type appears in MSIKit's public API.
+struct LocalDatabase: Sendable {
+    let queue: DatabaseQueue
+
+    /// Opens (creating if needed) the database at `path`, or an in-memory one when `path` is nil, and migrates it.
+    init(path: String?) throws(MSIKitError) {
+        do {
+            var configuration = Configuration()
+            configuration.label = "MSIKit"
+            queue = try path.map { try DatabaseQueue(path: $0, configuration: configuration) }
+                ?? DatabaseQueue(configuration: configuration)
+            try Self.migrator.migrate(queue)
+        } catch {
+            throw MSIKitError(.database, "The local database could not be opened: \(error)", underlying: error)
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        // The design's table, verbatim but for the quoted `desc` (an SQL keyword), so that a database the legacy
+        // app created is adopted as it is. msi_key becomes unique so that adding a message is idempotent; copies
+        // a legacy database may hold are dropped first, keeping the first stored.
+        migrator.registerMigration("message") { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS Message (
+                ID INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, msi_key VARCHAR(100), topic_key VARCHAR (100),
+                dist VARCHAR (50), title VARCHAR(500), "desc" VARCHAR(500), message VARCHAR(1500), timestamp INTEGER
+                );
+                DELETE FROM Message WHERE ID NOT IN (SELECT MIN(ID) FROM Message GROUP BY msi_key);
+                CREATE UNIQUE INDEX IF NOT EXISTS Message_msi_key ON Message(msi_key);
+                CREATE INDEX IF NOT EXISTS Message_timestamp ON Message(timestamp);
+                """)
+        }
+        // One row: who this device is to the hub and how far its initialisation got.
+        migrator.registerMigration("device") { db in
+            try db.execute(sql: """
+                CREATE TABLE msikit_device (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    hub TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    device_secret TEXT NOT NULL,
+                    registration TEXT NOT NULL,
+                    phase TEXT NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+
+    /// Reads in a transaction, mapping any failure to `.database` (or `.cancelled`).
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(MSIKitError) -> T {
+        do {
+            return try await queue.read(body)
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    /// Writes in a transaction, mapping any failure to `.database` (or `.cancelled`).
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(MSIKitError) -> T {
+        do {
+            return try await queue.write(body)
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    private static func map(_ error: any Error) -> MSIKitError {
+        if error is CancellationError {
+            return MSIKitError(.cancelled, "The task was cancelled.", underlying: error)
+        }
+        return MSIKitError(.database, "The local database failed: \(error)", underlying: error)
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+internal import GRDB
+
+/// The messages the app has received, kept in its SQLite file (the design's Database and Message modules).
+///
+/// Adding is idempotent by `msiKey`, so a message that arrives twice (an Alert's two FCM components, a push and
+/// a catch-up) is stored once. Every method is safe to call from any task.
+public final class MessageStore: Sendable {
+    let database: LocalDatabase
+    private let clock: @Sendable () -> Date
+    private let timeZone: TimeZone
+
+    /// Opens the store in the SQLite file at `path` (created if missing), or in memory when `path` is nil.
+    ///
+    /// `clock` and `timeZone` decide what "today" is for `clearOldMessages()`.
+    /// - Throws: `MSIKitError` `.database` when the file cannot be opened or migrated.
+    public init(
+        path: String?, clock: @escaping @Sendable () -> Date = { Date() }, timeZone: TimeZone = .current
+    ) throws(MSIKitError) {
+        self.database = try LocalDatabase(path: path)
+        self.clock = clock
+        self.timeZone = timeZone
+    }
+
+    /// Stores `message` unless one with its `msiKey` is already stored; returns whether it was new (addMessage).
+    /// - Throws: `MSIKitError` `.database`.
+    @discardableResult
+    public func add(_ message: Message) async throws(MSIKitError) -> Bool {
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO Message (msi_key, topic_key, dist, title, "desc", message, timestamp)
+                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(msi_key) DO NOTHING
+                    """,
+                arguments: [
+                    message.msiKey, message.topicKey, message.distribution.rawValue, message.title, message.desc,
+                    message.text, message.timestamp,
+                ])
+            return db.changesCount == 1
+        }
+    }
+
+    /// Every stored message, newest first (getMessages).
+    /// - Throws: `MSIKitError` `.database`.
+    public func messages() async throws(MSIKitError) -> [Message] {
+        try await database.read { db in
+            try Row.fetchAll(db, sql: "\(Self.select) ORDER BY timestamp DESC, ID DESC").map(Message.init(row:))
+        }
+    }
+
+    /// The stored messages of one channel (topic keys that start with its id and "-"), newest first.
+    /// - Throws: `MSIKitError` `.database`.
+    public func messages(channelID: String) async throws(MSIKitError) -> [Message] {
+        let prefix = channelID.lowercased() + "-"
+        return try await database.read { db in
+            // substr rather than LIKE: an exact, case-sensitive prefix, whatever the id contains.
+            try Row.fetchAll(
+                db,
+                sql: "\(Self.select) WHERE substr(topic_key, 1, ?) = ? ORDER BY timestamp DESC, ID DESC",
+                arguments: [prefix.count, prefix]
+            ).map(Message.init(row:))
+        }
+    }
+
+    /// Whether a message with this `msiKey` is stored (exists).
+    /// - Throws: `MSIKitError` `.database`.
+    public func exists(msiKey: String) async throws(MSIKitError) -> Bool {
+        try await database.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM Message WHERE msi_key = ?)", arguments: [msiKey])
+                ?? false
+        }
+    }
+
+    /// Deletes the message with this `msiKey`; returns whether there was one (removeMessage).
+    /// - Throws: `MSIKitError` `.database`.
+    @discardableResult
+    public func remove(msiKey: String) async throws(MSIKitError) -> Bool {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM Message WHERE msi_key = ?", arguments: [msiKey])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Deletes the messages older than a week from the end of the current day; returns how many (clearOldMessages).
+    ///
+    /// The end of the current day is the next midnight in the store's time zone; the cut is seven calendar days
+    /// before it, so the messages of today and the six days before are kept and a message from the seventh day
+    /// back is deleted even if it is less than 168 hours old. Calendar days, not 168 hours: a daylight-saving
+    /// change within the week does not move the cut away from midnight.
+    /// - Throws: `MSIKitError` `.database`.
+    @discardableResult
+    public func clearOldMessages() async throws(MSIKitError) -> Int {
+        let cut = Self.milliseconds(oldMessagesCutoff)
+        return try await database.write { db in
+            try db.execute(sql: "DELETE FROM Message WHERE timestamp < ?", arguments: [cut])
+            return db.changesCount
+        }
+    }
+
+    /// The instant before which `clearOldMessages()` deletes: midnight at the start of the sixth day before today.
+    public var oldMessagesCutoff: Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let startOfToday = calendar.startOfDay(for: clock())
+        let endOfToday = calendar.date(byAdding: .day, value: 1, to: startOfToday) ?? startOfToday + 86_400
+        return calendar.date(byAdding: .day, value: -7, to: endOfToday) ?? endOfToday - 7 * 86_400
+    }
+
+    /// The newest stored message's timestamp (Unix milliseconds), or nil when none is stored.
+    /// - Throws: `MSIKitError` `.database`.
+    public func newestTimestamp() async throws(MSIKitError) -> Int64? {
+        try await database.read { db in
+            try Int64.fetchOne(db, sql: "SELECT MAX(timestamp) FROM Message")
+        }
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    private static let select = #"SELECT msi_key, topic_key, dist, title, "desc", message, timestamp FROM Message"#
+}
+
+extension Message {
+    /// Reads a row of the `Message` table; a NULL the legacy app may have left reads as "" (or 0).
+    fileprivate init(row: Row) {
+        self.init(
+            msiKey: row["msi_key"] ?? "",
+            topicKey: row["topic_key"] ?? "",
+            distribution: Distribution(rawValue: row["dist"] ?? ""),
+            title: row["title"] ?? "",
+            desc: row["desc"] ?? "",
+            text: row["message"] ?? "",
+            timestamp: row["timestamp"] ?? 0
+        )
+    }
+}

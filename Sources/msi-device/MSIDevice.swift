@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// A simulated phone: MSIKit with pushes taken from the fake FCM's inbox instead of Firebase.
+@main
+struct MSIDevice: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "msi-device",
+        abstract: "A simulated phone on MSIKit that receives its pushes from the fake FCM.",
+        subcommands: [Register.self, Subscriptions.self, Subscribe.self, Unsubscribe.self, Messages.self, Run.self]
+    )
+}
