@@ -1,8 +1,8 @@
 /// Parses JSON from a client into BSON, refusing what must never reach the database.
 ///
 /// Keys that start with `$` or contain `.` are refused (they would be operators or paths to MongoDB)
-/// unless `refusesOperatorKeys` is off; keys with NUL always are; so are a key given twice in one object and nesting deeper than `maximumDepth`
-/// is refused. Integers become int32 when they fit, int64 when they do not, doubles otherwise, as the
+/// unless `refusesOperatorKeys` is off; keys with NUL, a key given twice in one object, and nesting deeper
+/// than `maximumDepth` always are. Integers become int32 when they fit, int64 when they do not, doubles otherwise, as the
 /// Node.js driver stored them.
 public struct JSONParser: Sendable {
     /// How deep objects and arrays may nest.
