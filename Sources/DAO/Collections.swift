@@ -23,6 +23,9 @@ public enum CollectionName {
     public static let subscriptions = "device_subscriptions"
     /// Counters per key and time window, shared by every replica (`RateWindowDAO`); expired by a TTL index.
     public static let rateWindows = "rate_windows"
+    /// The `Idempotency-Key`s of POST /message, with the message each one stands for; expired after 24 hours
+    /// by a TTL index (`IdempotencyKeyDAO`).
+    public static let idempotencyKeys = "idempotency_keys"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -55,6 +58,7 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.devices).createIndexes(DeviceDAO.indexes)
             try await database.collection(CollectionName.subscriptions).createIndexes(SubscriptionDAO.indexes)
             try await database.collection(CollectionName.rateWindows).createIndexes(RateWindowDAO.indexes)
+            try await database.collection(CollectionName.idempotencyKeys).createIndexes(IdempotencyKeyDAO.indexes)
         }
     }
 }

@@ -6,7 +6,7 @@ public struct DAOError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Sendable {
             case channelNotFound, areaNotFound, subjectNotFound, topicNotFound, messageNotFound
-            case userNotFound, tokenNotFound, deviceNotFound, duplicate, unavailable, database
+            case userNotFound, tokenNotFound, deviceNotFound, duplicate, unavailable, outcomeUnknown, database
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -31,6 +31,9 @@ public struct DAOError: Error, Sendable, CustomStringConvertible {
         public static let duplicate = Code(.duplicate)
         /// The database could not be reached; retrying later may succeed.
         public static let unavailable = Code(.unavailable)
+        /// A write was sent but not acknowledged, and could not be confirmed before its deadline: it may or may
+        /// not have happened (a retry with the same ids settles it).
+        public static let outcomeUnknown = Code(.outcomeUnknown)
         /// The database refused the operation for another reason.
         public static let database = Code(.database)
 
@@ -54,6 +57,8 @@ public struct DAOError: Error, Sendable, CustomStringConvertible {
     public init(_ error: MongoError) {
         if error.code == .duplicateKey {
             self.init(.duplicate, "an element with the same key exists already", underlying: error)
+        } else if error.code == .outcomeUnknown {
+            self.init(.outcomeUnknown, "the database did not confirm the write in time", underlying: error)
         } else if error.isUnavailable {
             self.init(.unavailable, "the database is unavailable", underlying: error)
         } else {

@@ -26,9 +26,10 @@ public struct HubServices: Sendable {
     /// - Parameters:
     ///   - relayDeadlineMS: how long the relay retries a message before marking it failed.
     ///   - bcryptCost: bcrypt's work factor for new password hashes.
+    ///   - writeDeadline: how long a message's insert may go unacknowledged before its outcome is settled.
     ///   - cubeDidLoad: called with each new version of the cube (the HTTP layer prepares its answers).
     public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadlineMS: Int64 = 6 * 3600 * 1000,
-                bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
+                writeDeadline: Duration = .seconds(5), bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
                 cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in }) {
         let database = database ?? pool.database()
         self.pool = pool
@@ -40,7 +41,8 @@ public struct HubServices: Sendable {
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost)
         self.outbox = OutboxDAO(database: database)
         self.outboxSignal = OutboxSignal()
-        self.messages = MessageService(messages: MessageDAO(database: database), cube: cube.cache,
+        self.messages = MessageService(messages: MessageDAO(database: database, writeDeadline: writeDeadline),
+                                       idempotencyKeys: IdempotencyKeyDAO(database: database), cube: cube.cache,
                                        outboxSignal: outboxSignal, relayDeadlineMS: relayDeadlineMS)
     }
 

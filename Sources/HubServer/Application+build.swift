@@ -23,6 +23,7 @@ public func buildApplication(
     let answers = CubeAnswers()
     let services = HubServices(pool: pool, database: databaseName.map { pool.database($0) },
                                relayDeadlineMS: configuration.relay.deadline.components.seconds * 1000,
+                               writeDeadline: configuration.writeDeadline,
                                logger: logger, cubeDidLoad: answers.prepare)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
@@ -58,11 +59,15 @@ public func buildRouter(services: HubServices, portal: PortalConfiguration = Por
 
 func buildRouter(services: HubServices, portal: PortalConfiguration, devices: DeviceConfiguration,
                  answers: CubeAnswers) -> Router<HubRequestContext> {
-    let router = Router(context: HubRequestContext.self)
+    // Every GET route answers HEAD too (RFC 9110 §9.3.2): GET's status and headers, no body.
+    let router = Router(context: HubRequestContext.self, options: .autoGenerateHeadEndpoints)
+    let allowed = AllowedMethods()
+    router.add(middleware: ResponseHeadersMiddleware())
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: MethodNotAllowedMiddleware(allowed: allowed))
     router.add(middleware: AuthMiddleware(credentials: services.accounts.credentials))
     CubeController(services: services, answers: answers).addRoutes(to: router)
     MessageController(services: services).addRoutes(to: router)
@@ -71,6 +76,7 @@ func buildRouter(services: HubServices, portal: PortalConfiguration, devices: De
     HealthController(services: services).addRoutes(to: router)
     MetricsController(services: services).addRoutes(to: router)
     Portal(services: services, configuration: portal).addRoutes(to: router)
+    allowed.fill(from: router)
     return router
 }
 

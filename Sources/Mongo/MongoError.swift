@@ -10,7 +10,7 @@ public struct MongoError: Error, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case duplicateKey, network, serverSelection, timeout, writeConflict, documentValidation
             case commandFailed, unsupported, invalidArgument, invalidBSON, invalidJSON, forbiddenKey, tooDeep
-            case invalidURI, poolClosed, cursor, unknown
+            case invalidURI, poolClosed, cursor, deadlineExceeded, outcomeUnknown, notAttempted, unknown
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -48,6 +48,13 @@ public struct MongoError: Error, Sendable, CustomStringConvertible {
         public static let poolClosed = Code(.poolClosed)
         /// A cursor or change stream failed while iterating.
         public static let cursor = Code(.cursor)
+        /// The caller's deadline passed while the operation was under way (it may still finish on its thread).
+        public static let deadlineExceeded = Code(.deadlineExceeded)
+        /// A write was sent but never acknowledged, and could not be confirmed before the caller's deadline:
+        /// it may or may not have happened.
+        public static let outcomeUnknown = Code(.outcomeUnknown)
+        /// The operation was given up before anything of it was sent (its deadline passed while it waited).
+        public static let notAttempted = Code(.notAttempted)
         /// Anything libmongoc reports that maps to none of the above.
         public static let unknown = Code(.unknown)
 
@@ -74,6 +81,14 @@ public struct MongoError: Error, Sendable, CustomStringConvertible {
     /// True when the database could not be reached: worth a 503 and a retry, not a bug.
     public var isUnavailable: Bool {
         code == .network || code == .serverSelection || code == .timeout || code == .poolClosed
+            || code == .deadlineExceeded || code == .outcomeUnknown || code == .notAttempted
+    }
+
+    /// True when a write that failed this way may still have happened: it may have reached the server before
+    /// the connection broke or the wait ended. A server that could not be selected, or a closed pool, was never
+    /// sent anything.
+    public var mayHaveWritten: Bool {
+        code == .network || code == .timeout || code == .deadlineExceeded || code == .outcomeUnknown
     }
 
     public var description: String {

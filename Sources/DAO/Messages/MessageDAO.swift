@@ -12,17 +12,27 @@ public struct MessageDAO: Sendable {
     let inserts: InsertBatcher
     /// The clock that stamps new messages, in Unix milliseconds (tests may pin it).
     let now: @Sendable () -> Int64
+    /// How long an insert may go unacknowledged before its outcome is settled (`add(_:deadline:)`).
+    public let writeDeadline: Duration
 
-    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, writeDeadline: Duration = .seconds(5),
+                now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.message)
         self.inserts = InsertBatcher(collection: collection)
+        self.writeDeadline = writeDeadline
         self.now = now
     }
 
     /// Archives a message with a new `msi_key` and the current time, and returns it as stored once the
     /// database has acknowledged it (concurrent calls share insert commands).
-    /// - Throws: `DAOError`.
-    public func add(_ draft: MessageDraft) async throws -> Message {
+    /// - Throws: `DAOError`: `.outcomeUnknown` when the insert could not be confirmed by `deadline` (default:
+    ///   `writeDeadline` from now), `.unavailable` when it is known not to have happened.
+    public func add(_ draft: MessageDraft, deadline: ContinuousClock.Instant? = nil) async throws -> Message {
+        try await add(document: document(for: draft), deadline: deadline)
+    }
+
+    /// The document `add` would store for `draft`: its ids and time chosen now.
+    public func document(for draft: MessageDraft) -> BSONDocument {
         var elements: [(key: String, value: BSONValue)] = [
             ("_id", .objectID(ObjectID())),
             ("msi_key", .objectID(ObjectID())),
@@ -35,11 +45,20 @@ public struct MessageDAO: Sendable {
             ("timestamp", .int64(now())),
         ]
         elements.append(contentsOf: draft.extra.elements)
-        let document = BSONDocument(elements)
-        try await mapErrors { try await inserts.insert(document) }
+        return BSONDocument(elements)
+    }
+
+    /// Stores a message document made by `document(for:)` (again, for a retry: its `_id` makes that idempotent).
+    /// - Throws: `DAOError`, as `add`.
+    public func add(document: BSONDocument, deadline: ContinuousClock.Instant? = nil) async throws -> Message {
+        let deadline = deadline ?? ContinuousClock.now.advanced(by: writeDeadline)
+        try await mapErrors { try await inserts.insert(document, deadline: deadline) }
         guard let message = Message(document: document) else { preconditionFailure("a message made here has ObjectIds") }
         return message
     }
+
+    /// When an insert last reached its deadline unacknowledged, unless one has been acknowledged since.
+    public var lastDeadlineMiss: ContinuousClock.Instant? { inserts.lastDeadlineMiss }
 
     /// The message whose `msi_key` is `msiKey`.
     /// - Throws: `DAOError` `.messageNotFound`.

@@ -9,6 +9,7 @@ import Relay
 /// message with its relay plan and wakes the relay.
 public struct MessageService: Sendable {
     let messages: MessageDAO
+    let idempotencyKeys: IdempotencyKeyDAO
     let cube: CubeCache
     let outboxSignal: OutboxSignal
     /// How long the relay retries a message before marking it failed, in milliseconds.
@@ -38,10 +39,13 @@ public struct MessageService: Sendable {
         }
     }
 
-    /// Stores `submission` as sent by `identity` and hands it to the relay.
-    /// - Throws: `SendRefusal` (`.topicNotFound`, `.distributionMismatch`, `.alertNeedsDesc`, `.accessDenied`);
-    ///   `DAOError` when the database fails.
-    public func send(_ submission: Submission, as identity: Identity) async throws -> Message {
+    /// Stores `submission` as sent by `identity` and hands it to the relay. With an `idempotencyKey`, a request
+    /// that repeats an earlier one of the sender (same key, same submission) stores nothing new and returns the
+    /// earlier request's message (`store(_:idempotencyKey:fingerprint:sender:)`).
+    /// - Throws: `SendRefusal` (`.topicNotFound`, `.distributionMismatch`, `.alertNeedsDesc`, `.accessDenied`,
+    ///   `.idempotencyKeyReused`); `DAOError` when the database fails: `.unavailable` when the message is known
+    ///   not to be stored, `.outcomeUnknown` when that could not be settled before the write deadline.
+    public func send(_ submission: Submission, as identity: Identity, idempotencyKey: String? = nil) async throws -> Message {
         let location: SubjectLocation
         do {
             location = try await cube.location(topicKey: submission.topicKey)
@@ -63,10 +67,11 @@ public struct MessageService: Sendable {
         let dueAt = max(submission.sendAt ?? now, now)
         let plan = RelayPlan(dueAt: dueAt, expiresAt: submission.ttl.map { dueAt + $0 * 1000 }, ttlSeconds: submission.ttl,
                              deadlineAt: dueAt + relayDeadlineMS)
-        let message = try await messages.add(MessageDraft(
+        let message = try await store(MessageDraft(
             title: submission.title, desc: submission.desc, message: submission.message, topicKey: submission.topicKey,
             distribution: submission.distribution, sender: identity.name,
-            extra: ["relay": .document(plan.document(for: submission.distribution))]))
+            extra: ["relay": .document(plan.document(for: submission.distribution))]),
+            idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         outboxSignal.notify()
         return message
     }

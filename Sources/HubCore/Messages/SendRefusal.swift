@@ -2,7 +2,7 @@
 public struct SendRefusal: Error, Sendable, CustomStringConvertible {
     /// What kind of refusal it is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: String { case topicNotFound, distributionMismatch, alertNeedsDesc, accessDenied }
+        private enum Value: String { case topicNotFound, distributionMismatch, alertNeedsDesc, accessDenied, idempotencyKeyReused }
         private let value: Value
         private init(_ value: Value) { self.value = value }
 
@@ -14,6 +14,8 @@ public struct SendRefusal: Error, Sendable, CustomStringConvertible {
         public static let alertNeedsDesc = Code(.alertNeedsDesc)
         /// The sender is not on an access list on the way down to the subject.
         public static let accessDenied = Code(.accessDenied)
+        /// The sender used the `Idempotency-Key` for another submission within its lifetime.
+        public static let idempotencyKeyReused = Code(.idempotencyKeyReused)
 
         public var description: String { value.rawValue }
     }

@@ -15,6 +15,9 @@ public struct HubConfiguration: Sendable {
     public var databasePoolSize: Int
     /// How long a request waits for the database before the hub answers 503.
     public var serverSelectionTimeoutMS: Int32
+    /// How long a message's insert may go unacknowledged before the hub stops waiting and settles its outcome
+    /// (`DATABASE_WRITE_DEADLINE_MS`); also how long `/readyz` waits for the database.
+    public var writeDeadline: Duration
     /// The largest request body accepted (bigger ones get 413).
     public var maxBodySize: Int
     /// The relay to FCM.
@@ -35,6 +38,7 @@ public struct HubConfiguration: Sendable {
         logFormat: LogFormat = .text,
         databasePoolSize: Int = 8,
         serverSelectionTimeoutMS: Int32 = 2_000,
+        writeDeadline: Duration = .seconds(5),
         maxBodySize: Int = 64 * 1024,
         relay: RelayConfiguration = RelayConfiguration(),
         portal: PortalConfiguration = PortalConfiguration(),
@@ -47,6 +51,7 @@ public struct HubConfiguration: Sendable {
         self.logFormat = logFormat
         self.databasePoolSize = databasePoolSize
         self.serverSelectionTimeoutMS = serverSelectionTimeoutMS
+        self.writeDeadline = writeDeadline
         self.maxBodySize = maxBodySize
         self.relay = relay
         self.portal = portal
@@ -76,6 +81,12 @@ public struct HubConfiguration: Sendable {
                 throw ConfigurationError("LOG_FORMAT must be text or json, not \"\(format)\"")
             }
             configuration.logFormat = value
+        }
+        if let text = environment["DATABASE_WRITE_DEADLINE_MS"], !text.isEmpty {
+            guard let value = Int(text), (100...120_000).contains(value) else {
+                throw ConfigurationError("DATABASE_WRITE_DEADLINE_MS must be a whole number from 100 to 120000, not \"\(text)\"")
+            }
+            configuration.writeDeadline = .milliseconds(value)
         }
         configuration.relay = try RelayConfiguration.fromEnvironment(environment)
         configuration.portal = try PortalConfiguration.fromEnvironment(environment)

@@ -1,6 +1,8 @@
 import DAO
+import HTTPTypes
 import HubCore
 import Hummingbird
+import Foundation
 import Mongo
 
 /// Messages: POST /message (the spec's route) and the history a phone catches up with.
@@ -37,8 +39,21 @@ struct MessageController {
         let message = try await services.messages.send(
             .init(title: title, desc: desc, message: text, topicKey: topicKey, distribution: distribution,
                   ttl: ttl, sendAt: sendAt),
-            as: identity)
+            as: identity, idempotencyKey: try Self.idempotencyKey(of: request))
         return JSONResponse.make(.document(message.document), status: .created)
+    }
+
+    /// The request's `Idempotency-Key` (the IETF httpapi draft's header, a structured-field string: quoted; a bare
+    /// token is taken too), or nil.
+    /// - Throws: `HubError` 400 when it is given but not 1 to 255 visible ASCII characters.
+    static func idempotencyKey(of request: Request) throws -> String? {
+        guard let field = request.headers[.idempotencyKey] else { return nil }
+        var key = Substring(field.trimmingCharacters(in: .whitespaces))
+        if key.count >= 2, key.first == "\"", key.last == "\"" { key = key.dropFirst().dropLast() }
+        guard MessageService.isValidIdempotencyKey(String(key)), !key.contains("\"") else {
+            throw HubError.badRequest(.badRequest, "Idempotency-Key must be 1 to 255 visible ASCII characters")
+        }
+        return String(key)
     }
 
     /// GET /message/:msiKey: one archived message.
@@ -79,4 +94,9 @@ struct MessageController {
             "next_cursor": page.next.map { .string($0.token) } ?? .null,
         ])
     }
+}
+
+extension HTTPField.Name {
+    /// The IETF httpapi draft's request header that makes a POST safe to retry.
+    static let idempotencyKey = Self("Idempotency-Key")!
 }

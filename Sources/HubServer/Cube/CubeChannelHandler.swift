@@ -23,7 +23,8 @@ import NIOHTTP1
 /// pipelined answers keep their order.
 ///
 /// What the middleware gives every request it gives here too: `X-Request-ID`, the `Server` header,
-/// a debug log line with `request_id`, and the request counter and latency of `GET /metrics`.
+/// `X-Content-Type-Options: nosniff`, a debug log line with `request_id`, and the request counter and
+/// latency of `GET /metrics`.
 final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -110,6 +111,7 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             .flatMap(RequestIDMiddleware<HubRequestContext>.accepted) ?? RequestID().description
         var headers = answer.headers
         headers.add(name: "Server", value: shared.serverName)
+        headers.add(name: "X-Content-Type-Options", value: "nosniff")
         headers.add(name: RequestIDMiddleware<HubRequestContext>.header.canonicalName, value: id)
         if shared.logger.logLevel <= .debug {
             var logger = shared.logger

@@ -3,6 +3,7 @@ import HubCore
 import Hummingbird
 import Logging
 import Mongo
+import NIOHTTP1
 
 extension HubError {
     /// The one mapping of any failure below HTTP to the answer a client gets; the REST error middleware and the
@@ -15,7 +16,7 @@ extension HubError {
         case let error as HubError:
             return error
         case let error as DAOError:
-            if error.code == .unavailable || error.code == .database {
+            if error.code == .unavailable || error.code == .database || error.code == .outcomeUnknown {
                 logger.warning("database error", metadata: ["error": "\(error)"])
             }
             return HubError(error)
@@ -25,6 +26,9 @@ extension HubError {
             return HubError(error)
         case let error as DeviceRefusal:
             return HubError(error)
+        case let error as HTTPParserError:
+            // The HTTP/1 decoder's verdict on what the client sent: never the hub's fault.
+            return error == .invalidEOFState ? .incompleteBody : HubError(.badRequest, .badRequest, "\(error)")
         case is CancellationError:
             return .databaseUnavailable
         case let error as MongoError:

@@ -21,6 +21,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case methodNotAllowed = "method_not_allowed", conflict, distributionMismatch = "distribution_mismatch"
             case tooManyRequests = "too_many_requests", databaseUnavailable = "database_unavailable"
             case forcedSubscription = "forced_subscription"
+            case idempotencyKeyReused = "idempotency_key_reused", writeOutcomeUnknown = "write_outcome_unknown"
             case internalError = "internal_error"
         }
         fileprivate let value: Value
@@ -80,6 +81,11 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let tooManyRequests = Code(.tooManyRequests)
         /// 503: the database is unavailable; `Retry-After` says when to try again.
         public static let databaseUnavailable = Code(.databaseUnavailable)
+        /// 422: the `Idempotency-Key` was used within 24 hours for another body.
+        public static let idempotencyKeyReused = Code(.idempotencyKeyReused)
+        /// 503: the database did not confirm the write before the deadline: it may or may not be stored (retry with
+        /// the same `Idempotency-Key` to settle it); `Retry-After` says when.
+        public static let writeOutcomeUnknown = Code(.writeOutcomeUnknown)
         /// 500: a bug.
         public static let internalError = Code(.internalError)
 
@@ -127,6 +133,16 @@ extension HubError {
         .serviceUnavailable, .databaseUnavailable, "the database is unavailable; try again shortly",
         headers: [.retryAfter: "2"])
 
+    /// 503: a write sent to the database that it did not confirm in time: it may or may not have happened.
+    static let writeOutcomeUnknown = HubError(
+        .serviceUnavailable, .writeOutcomeUnknown,
+        "the database did not confirm the write in time: it may or may not be stored; "
+            + "retry with the same Idempotency-Key to send it once",
+        headers: [.retryAfter: "2"])
+
+    /// 400: the connection delivered less than `Content-Length` announced (the client stopped sending).
+    static let incompleteBody = HubError(.badRequest, .incompleteBody, "the body ended before its Content-Length")
+
     /// 500: a bug; the details go to the log, never to the client.
     static let internalError = HubError(.internalServerError, .internalError, "the server failed to handle the request")
 
@@ -142,6 +158,7 @@ extension HubError {
         case .tokenNotFound: self.init(.notFound, .tokenNotFound, error.message)
         case .duplicate: self.init(.conflict, .conflict, error.message)
         case .unavailable: self = .databaseUnavailable
+        case .outcomeUnknown: self = .writeOutcomeUnknown
         default: self = .internalError
         }
     }
@@ -153,6 +170,7 @@ extension HubError {
         case .distributionMismatch: self.init(.unprocessableContent, .distributionMismatch, refusal.message)
         case .alertNeedsDesc: self.init(.unprocessableContent, .emptyField, refusal.message)
         case .accessDenied: self.init(.forbidden, .subjectAccessDenied, refusal.message)
+        case .idempotencyKeyReused: self.init(.unprocessableContent, .idempotencyKeyReused, refusal.message)
         default: self = .internalError
         }
     }

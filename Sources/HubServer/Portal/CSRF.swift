@@ -57,6 +57,9 @@ struct CSRFMiddleware: RouterMiddleware {
         } catch is NIOTooManyBytesError {
             throw PortalError(status: .contentTooLarge, title: "Too much text",
                               message: "The form is larger than \(context.maxUploadSize / 1024) KiB.")
+        } catch {
+            throw PortalError(status: .badRequest, title: "Incomplete form",
+                              message: "The form arrived incomplete. Send it again.")
         }
         var context = context
         let form = PortalForm(urlencoded: String(buffer: body))

@@ -40,9 +40,9 @@ struct PortalPageMiddleware: RouterMiddleware {
                      status: error.status, headers: error.headers)
     }
 
-    /// `?next=` with the page a GET asked for, so login returns there.
+    /// `?next=` with the page a GET (or HEAD) asked for, so login returns there.
     private static func nextQuery(for request: Request) -> String {
-        guard request.method == .get, request.uri.path != "/portal", request.uri.path != LoginController.loginPath,
+        guard request.method == .get || request.method == .head, request.uri.path != "/portal", request.uri.path != LoginController.loginPath,
               let encoded = request.uri.description.addingPercentEncoding(withAllowedCharacters: .alphanumerics) else {
             return ""
         }
@@ -56,6 +56,10 @@ struct PortalPageMiddleware: RouterMiddleware {
         }
         let hubError = HubError.mapping(error, logger: context.logger)
         switch hubError.status {
+        case .serviceUnavailable where hubError.code == .writeOutcomeUnknown:
+            return PortalError(status: .serviceUnavailable, title: "The database did not confirm in time",
+                               message: "This may or may not have been saved. Go back and send the same form "
+                                   + "again: a message is never sent twice from one form.", headers: hubError.headers)
         case .serviceUnavailable:
             return PortalError(status: .serviceUnavailable, title: "The database is unavailable",
                                message: "Nothing was changed. Try again in a moment.", headers: hubError.headers)

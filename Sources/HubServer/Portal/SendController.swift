@@ -30,6 +30,7 @@ struct SendController {
     }
 
     /// POST /portal/send: sends, then shows the confirmation; or the form again, as filled, with the errors.
+    /// The form's idempotency key (made when it was rendered) makes a second submit of it send nothing new.
     @Sendable func send(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let targets = try await services.sendTargets(for: user.identity)
@@ -52,7 +53,7 @@ struct SendController {
             let message = try await services.messages.send(
                 .init(title: values["title"] ?? "", desc: isAlert ? values["desc"] ?? "" : "",
                       message: values["message"] ?? "", topicKey: target.subject.topicKey, distribution: distribution),
-                as: user.identity)
+                as: user.identity, idempotencyKey: Self.idempotencyKey(form.trimmed("idempotency_key")))
             return .redirect(to: "/portal/messages/\(message.msiKey.hex)")
         } catch let refusal as SendRefusal {
             // The subject changed or its access list did since the form was shown.
@@ -84,6 +85,11 @@ struct SendController {
         return pages.render("sent-one", context.page("Message sent", ["message": data]))
     }
 
+    /// The form's key, if it is one a form could carry (else the message is sent without one).
+    private static func idempotencyKey(_ value: String) -> String? {
+        MessageService.isValidIdempotencyKey(value) ? value : nil
+    }
+
     private func check(_ value: String, _ field: String, _ name: String, _ limit: Int, _ errors: inout [String: String]) {
         if value.isEmpty {
             errors[field] = "Enter \(name)."
@@ -101,6 +107,8 @@ struct SendController {
         data["hasErrors"] = !errors.isEmpty
         data["hasTargets"] = !targets.targets.isEmpty
         data["limits"] = ["title": FieldLimits.title, "desc": FieldLimits.desc, "message": FieldLimits.message]
+        // A new key per rendering: the form shown again after an error is a new request.
+        data["idempotencyKey"] = Secret.make()
         return pages.render("send", context.page("Send a message", data), status: status)
     }
 }

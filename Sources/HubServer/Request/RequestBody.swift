@@ -5,7 +5,8 @@ import NIOCore
 /// Reading a request's JSON body into a BSON document, with the errors ARCHITECTURE.md names.
 extension Request {
     /// The body as a JSON object, refusing what must not reach the database.
-    /// - Throws: `HubError` 415 (not JSON), 413 (too large), 400 (malformed JSON), 422 (not an
+    /// - Throws: `HubError` 415 (not JSON), 413 (too large), 400 (malformed JSON, or a body that ended before its
+    ///   `Content-Length`), 422 (not an
     ///   object, `$`/`.` keys, a key twice, nesting too deep).
     mutating func jsonObject(context: HubRequestContext) async throws -> BSONDocument {
         let contentType = headers[.contentType]?.lowercased() ?? ""
@@ -17,6 +18,8 @@ extension Request {
             buffer = try await collectBody(upTo: context.maxUploadSize)
         } catch is NIOTooManyBytesError {
             throw HubError(.contentTooLarge, .bodyTooLarge, "the body is larger than \(context.maxUploadSize / 1024) KiB")
+        } catch {
+            throw HubError.incompleteBody
         }
         do {
             return try JSONParser().document(from: buffer.readableBytesView)

@@ -8,7 +8,11 @@ import Synchronization
 ///
 /// Every document needs an `_id` (one is added when missing): when a shared command fails, each of
 /// its documents is inserted again on its own, and one the failed command had already stored is
-/// recognised by its `_id` and content, so every caller learns its own document's fate.
+/// recognised by its `_id`, so every caller learns its own document's fate. The `_id`s must be new ones
+/// (fresh ObjectIds): a document already under an `_id` counts as this one, stored.
+///
+/// With a deadline (`insert(_:deadline:)`), a caller learns within it whether its document is stored,
+/// is known not to be (nothing reached the server), or has an unknown outcome.
 public final class InsertBatcher: Sendable {
     public let collection: MongoCollection
     /// Documents per command at most.
@@ -17,6 +21,8 @@ public final class InsertBatcher: Sendable {
     public let maximumInFlight: Int
 
     private struct Waiter {
+        /// Names the caller's document while it waits, so it can be withdrawn at its deadline.
+        let ticket: Int
         let document: BSONDocument
         let continuation: CheckedContinuation<Turn, Never>
     }
@@ -36,6 +42,13 @@ public final class InsertBatcher: Sendable {
 
     private let state = Mutex(State())
     private let commands = Atomic<Int>(0)
+    private let tickets = Atomic<Int>(0)
+    /// When an insert last ended at its deadline unsettled (or withdrawn); nil once one succeeds again.
+    private let deadlineMiss = Mutex<ContinuousClock.Instant?>(nil)
+
+    /// When an insert last reached its deadline unacknowledged, unless one has been acknowledged since: the
+    /// database is hung or too slow (readiness reports it).
+    public var lastDeadlineMiss: ContinuousClock.Instant? { deadlineMiss.withLock { $0 } }
 
     /// Commands sent so far (inserts, shared or alone), to see how well documents gather.
     public var commandsSent: Int { commands.load(ordering: .relaxed) }
@@ -49,6 +62,10 @@ public final class InsertBatcher: Sendable {
     /// Inserts `document`, returning once the database has acknowledged it.
     /// - Throws: the `MongoError` of this document's insert.
     public func insert(_ document: BSONDocument) async throws {
+        try await insert(document, ticket: tickets.add(1, ordering: .relaxed).newValue)
+    }
+
+    private func insert(_ document: BSONDocument, ticket: Int) async throws {
         let document = document.contains("_id") ? document : document.prepending("_id", .objectID(ObjectID()))
         let sendsNow = state.withLock { state in
             guard state.inFlight < maximumInFlight else { return false }
@@ -60,7 +77,7 @@ public final class InsertBatcher: Sendable {
             let sendsAfterAll = state.withLock { state in
                 // A slot may have come free between the two locks.
                 guard state.inFlight < maximumInFlight else {
-                    state.waiting.append(Waiter(document: document, continuation: continuation))
+                    state.waiting.append(Waiter(ticket: ticket, document: document, continuation: continuation))
                     return false
                 }
                 state.inFlight += 1
@@ -85,6 +102,16 @@ public final class InsertBatcher: Sendable {
         }
         passTurn()
         if let error = outcomes[0] { throw error }
+    }
+
+    /// Takes the document of `ticket` out of the queue if it still waits there (nothing of it was sent), and
+    /// tells its caller `error`.
+    private func withdraw(_ ticket: Int, error: MongoError) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiting.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+            return state.waiting.remove(at: index)
+        }
+        waiter?.continuation.resume(returning: .done(error))
     }
 
     /// Gives this command slot to the longest-waiting caller with a batch of those behind it, or frees it.
@@ -117,23 +144,82 @@ public final class InsertBatcher: Sendable {
             guard documents.count > 1 else { return [error] }
             var outcomes: [(any Error)?] = []
             for document in documents {
-                outcomes.append(await storeAlone(document))
+                outcomes.append(await storeAlone(document, after: error))
             }
             return outcomes
         }
     }
 
-    /// Inserts `document` after a shared command failed; stored already (by that command) counts as stored.
-    private func storeAlone(_ document: BSONDocument) async -> (any Error)? {
+    /// Inserts `document` after a shared command failed with `shared`; stored already (by that command) counts
+    /// as stored. When the shared command may have written it and this attempt reached nothing, its outcome
+    /// stays the shared command's: unknown, not "not stored".
+    private func storeAlone(_ document: BSONDocument, after shared: any Error) async -> (any Error)? {
         commands.add(1, ordering: .relaxed)
         do {
             try await collection.insertOne(document)
             return nil
         } catch let error as MongoError where error.code == .duplicateKey {
             let stored = try? await collection.findOne(["_id": document["_id"] ?? .null])
-            return stored == document ? nil : error
+            return stored != nil ? nil : error
+        } catch let error as MongoError where !error.mayHaveWritten && (shared as? MongoError)?.mayHaveWritten == true {
+            return shared
         } catch {
             return error
         }
+    }
+
+    /// Inserts `document` and returns once it is stored, at the latest at `deadline`.
+    ///
+    /// When the first attempt's outcome is unknown (the connection broke, or the database did not answer before
+    /// the deadline), the same document (same `_id`) is inserted again until the deadline: a success, or a
+    /// duplicate `_id`, means it is stored now, exactly once.
+    /// - Throws: `outcomeUnknown` when that could not be settled before `deadline`; the `MongoError` of a write
+    ///   known not to have happened (e.g. `serverSelection`: nothing was sent); or another refusal.
+    public func insert(_ document: BSONDocument, deadline: ContinuousClock.Instant) async throws {
+        do {
+            try await settle(document, deadline: deadline)
+            deadlineMiss.withLock { $0 = nil }
+        } catch let error as MongoError where error.code == .outcomeUnknown || error.code == .notAttempted {
+            deadlineMiss.withLock { $0 = .now }
+            throw error
+        }
+    }
+
+    private func settle(_ document: BSONDocument, deadline: ContinuousClock.Instant) async throws {
+        let document = document.contains("_id") ? document : document.prepending("_id", .objectID(ObjectID()))
+        var unknown: MongoError
+        // A document still queued behind a hung command at the deadline was never sent: it is withdrawn, and
+        // known not stored. One already sent is waited for a moment longer than that, then is unknown.
+        let ticket = tickets.add(1, ordering: .relaxed).newValue
+        let withdrawal = Task {
+            try await Task.sleep(until: deadline, clock: .continuous)
+            self.withdraw(ticket, error: MongoError(.notAttempted, "the insert waited its turn until its deadline"))
+        }
+        defer { withdrawal.cancel() }
+        do {
+            try await withDeadline(deadline.advanced(by: .milliseconds(50))) {
+                try await self.insert(document, ticket: ticket)
+            }
+            return
+        } catch let error as MongoError where error.code == .duplicateKey {
+            // Inserted again (a retry of an earlier request): only this document has this `_id`.
+            return
+        } catch let error as MongoError where error.mayHaveWritten {
+            unknown = error
+        }
+        while ContinuousClock.now < deadline {
+            do {
+                commands.add(1, ordering: .relaxed)
+                try await withDeadline(deadline) { try await self.collection.insertOne(document) }
+                return
+            } catch let error as MongoError where error.code == .duplicateKey {
+                // Only this document has this `_id`: the earlier attempt stored it.
+                return
+            } catch let error as MongoError where error.isUnavailable {
+                if error.mayHaveWritten { unknown = error }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        throw MongoError(.outcomeUnknown, "the insert was not acknowledged before its deadline (\(unknown.code))")
     }
 }

@@ -1,0 +1,59 @@
+import Crypto
+import DAO
+import Mongo
+
+extension MessageService {
+    /// The longest `Idempotency-Key` accepted.
+    public static let maximumIdempotencyKeyLength = 255
+
+    /// Stores the message of `draft` within the write deadline; with `idempotencyKey`, at most once per key.
+    ///
+    /// The message's ids are chosen before anything is written. With a key, the key's record holds the whole
+    /// message document: a request that finds the key recorded with the same fingerprint stores that document
+    /// (or finds it stored: its `_id` makes the insert idempotent) and returns it, exactly as the first answer
+    /// had it; one with another fingerprint is refused. Two requests with one key at once both end with the
+    /// same message, stored once.
+    /// - Throws: `SendRefusal.idempotencyKeyReused`; `DAOError` as `send`.
+    func store(_ draft: MessageDraft, idempotencyKey: String?, fingerprint: String, sender: String) async throws -> Message {
+        let deadline = ContinuousClock.now.advanced(by: messages.writeDeadline)
+        let document = messages.document(for: draft)
+        guard let idempotencyKey else { return try await messages.add(document: document, deadline: deadline) }
+        switch try await idempotencyKeys.claim(sender: sender, key: idempotencyKey, fingerprint: fingerprint,
+                                               message: document, deadline: deadline) {
+        case .claimed:
+            return try await messages.add(document: document, deadline: deadline)
+        case .earlier(let first):
+            return try await messages.add(document: first, deadline: deadline)
+        case .otherRequest:
+            throw SendRefusal(.idempotencyKeyReused,
+                              "this Idempotency-Key was used within the last 24 hours for another message")
+        }
+    }
+
+    /// Whether messages are not being stored in time now: an insert reached the write deadline unacknowledged
+    /// within the last `window`, and none has been acknowledged since (readiness reports it).
+    public func writesStalled(within window: Duration = .seconds(10)) -> Bool {
+        guard let miss = messages.lastDeadlineMiss else { return false }
+        return ContinuousClock.now - miss < window
+    }
+
+    /// How long a message's insert may go unacknowledged before the hub stops waiting for it.
+    public var writeDeadline: Duration { messages.writeDeadline }
+
+    /// Whether `key` can be an `Idempotency-Key`: 1 to 255 visible ASCII characters.
+    public static func isValidIdempotencyKey(_ key: String) -> Bool {
+        (1...maximumIdempotencyKeyLength).contains(key.utf8.count) && key.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+}
+
+extension MessageService.Submission {
+    /// What makes two submissions the same request: SHA-256 over every field, in hex.
+    var fingerprint: String {
+        let fields: BSONDocument = [
+            "title": .string(title), "desc": .string(desc), "message": .string(message), "topic_key": .string(topicKey),
+            "distribution": .string(distribution.rawValue), "ttl": ttl.map(BSONValue.int64) ?? .null,
+            "send_at": sendAt.map(BSONValue.int64) ?? .null,
+        ]
+        return Hex.encode(SHA256.hash(data: fields.bytes))
+    }
+}
