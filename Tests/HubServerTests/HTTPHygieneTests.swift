@@ -1,0 +1,162 @@
+import DAO
+import Foundation
+@testable import HubServer
+import Hummingbird
+import HummingbirdTesting
+import Mongo
+import MongoTestSupport
+import Testing
+
+@Suite("HTTP as RFC 9110 has it: HEAD, 405, short bodies, nosniff")
+struct HTTPHygieneTests {
+    /// Headers that differ from one answer to the next whatever the method.
+    static let perRequest: Set<String> = ["date", "x-request-id", "set-cookie"]
+
+    @Test func headOnEveryGETRouteOfTheAPIAndThePortalGivesGETsStatusAndHeadersWithoutABody() async throws {
+        try await HubHarness.with(seed: PortalTests.seed) { hub in
+            let posted = try await hub.request(.post, "/message", as: .communicator, json: MessageRoutesTests.body())
+            let msiKey = try #require(try posted.json()["msi_key"]?.stringValue)
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
+            let paths = try #require(document["paths"] as? [String: [String: Any]])
+            let values = ["{channelID}": Legacy.channelID.hex, "{msiKey}": msiKey, "{deviceID}": ObjectID().hex]
+            var uris: [String] = []
+            for (path, item) in paths where item["get"] != nil {
+                #expect(item["head"] != nil, "HEAD \(path) is not in openapi.json")
+                uris.append(values.reduce(path) { $0.replacingOccurrences(of: $1.key, with: $1.value) })
+            }
+            #expect(uris.count >= 10)
+            for uri in uris + ["/message?topic_key=\(Legacy.hoursTopic)", "/audience?topic_key=\(Legacy.hoursTopic)"] {
+                try await Self.expectHeadMatchesGet(uri, headers: HubHarness.Caller.admin.headers, client: hub.client)
+            }
+            // The portal: pages before and after login, its static files, and `/`.
+            var browser = PortalBrowser(hub: hub)
+            for uri in ["/", "/portal", "/portal/login", "/portal/send", "/portal/static/portal.css"] {
+                try await Self.expectHeadMatchesGet(uri, headers: [:], client: hub.client)
+            }
+            _ = try await browser.login("root", PortalTests.adminPassword)
+            let cookie: HTTPFields = [.cookie: browser.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")]
+            for uri in ["/portal", "/portal/send", "/portal/sent", "/portal/messages/\(msiKey)", "/portal/admin/channels",
+                        "/portal/admin/users", "/portal/admin/tokens", "/portal/no-such-page"] {
+                try await Self.expectHeadMatchesGet(uri, headers: cookie, client: hub.client)
+            }
+        }
+    }
+
+    /// GET and HEAD of `uri` answer the same status and headers (values too, but those that differ per request;
+    /// `/metrics` grows between the two, so only its length's presence is compared), and HEAD has no body.
+    static func expectHeadMatchesGet(_ uri: String, headers: HTTPFields, client: some TestClientProtocol) async throws {
+        let get = try await client.execute(uri: uri, method: .get, headers: headers)
+        let head = try await client.execute(uri: uri, method: .head, headers: headers)
+        #expect(head.status == get.status, "HEAD \(uri)")
+        #expect(head.body.readableBytes == 0, "HEAD \(uri) has a body")
+        let varying = uri == "/metrics" ? perRequest.union(["content-length"]) : perRequest
+        func fields(_ response: TestResponse) -> [String: String] {
+            var fields: [String: String] = [:]
+            for field in response.headers {
+                let name = field.name.canonicalName.lowercased()
+                fields[name] = varying.contains(name) ? "*" : field.value
+            }
+            return fields
+        }
+        #expect(fields(head) == fields(get), "HEAD \(uri)")
+        #expect(head.headers[.contentLength] != nil, "HEAD \(uri) has no Content-Length")
+        if get.status == .ok, uri != "/metrics" {
+            #expect(head.headers[.contentLength] == String(get.body.readableBytes), "HEAD \(uri)")
+        }
+    }
+
+    @Test func aMethodAKnownPathDoesNotHaveIs405WithAllowAndAnUnknownPathStays404() async throws {
+        try await HubHarness.with(seed: HubHarness.legacy) { hub in
+            let cases: [(HTTPRequest.Method, String, String)] = [
+                (.options, "/message", "GET, HEAD, POST"),
+                (.patch, "/message", "GET, HEAD, POST"),
+                (.delete, "/message/\(ObjectID().hex)", "GET, HEAD"),
+                (.patch, "/channel/\(Legacy.channelID.hex)", "GET, HEAD, PUT, DELETE"),
+                (.get, "/area/\(Legacy.channelID.hex)", "POST"),
+                (.post, "/healthz", "GET, HEAD"),
+                (.put, "/portal/login", "GET, HEAD, POST"),
+                (HTTPRequest.Method("PROPFIND")!, "/openapi.json", "GET, HEAD"),
+            ]
+            for (method, uri, allow) in cases {
+                let response = try await hub.request(method, uri, as: .admin)
+                #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
+                #expect(response.headers[.allow] == allow, "\(method) \(uri)")
+                #expect(response.errorCode == "method_not_allowed", "\(method) \(uri)")
+            }
+            for uri in ["/nothing", "/message/a/b", "/portal/nothing/here"] {
+                let response = try await hub.request(.options, uri)
+                #expect(response.status == .notFound, "\(uri)")
+                #expect(response.headers[.allow] == nil)
+            }
+        }
+    }
+
+    @Test func everyResponseSaysNosniffTheNetworkThreadsCubeAnswersToo() async throws {
+        try await HubHarness.with(seed: HubHarness.legacy) { hub in
+            let requests: [(HTTPRequest.Method, String, HubHarness.Caller)] = [
+                (.get, "/channel", .anonymous), (.head, "/channel", .anonymous), (.get, "/channel/\(Legacy.channelID.hex)", .anonymous),
+                (.get, "/healthz", .anonymous), (.get, "/readyz", .anonymous), (.get, "/openapi.json", .anonymous),
+                (.get, "/metrics", .anonymous), (.get, "/nothing", .anonymous), (.post, "/message", .anonymous),
+                (.post, "/message", .admin), (.options, "/message", .admin), (.get, "/portal/login", .anonymous),
+                (.get, "/portal/static/portal.js", .anonymous), (.get, "/message/\(ObjectID().hex)", .anonymous),
+            ]
+            for (method, uri, caller) in requests {
+                let response = try await hub.request(method, uri, as: caller)
+                #expect(response.headers[.xContentTypeOptions] == "nosniff", "\(method) \(uri): \(response.status)")
+            }
+        }
+    }
+
+    @Test func aBodyShorterThanItsContentLengthIs400IncompleteBodyNot500() async throws {
+        try await HubHarness.with(seed: HubHarness.legacy) { hub in
+            let port = try #require(hub.client.port)
+            let partial = #"{"title": "Library", "desc": "Clo"#
+            for (path, type, auth) in [("/message", "application/json", "Authorization: Bearer \(HubHarness.adminToken)\r\n"),
+                                       ("/channel", "application/json", "Authorization: Bearer \(HubHarness.adminToken)\r\n"),
+                                       ("/portal/login", "application/x-www-form-urlencoded", "")] {
+                let request = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)Content-Type: \(type)\r\n"
+                    + "Content-Length: 200\r\nConnection: close\r\n\r\n\(partial)"
+                let answer = try RawHTTP.exchange(port: port, request, halfClose: true)
+                #expect(answer.hasPrefix("HTTP/1.1 400"), "\(path): \(answer.prefix(200))")
+                if path != "/portal/login" { #expect(answer.contains("incomplete_body"), "\(path)") }
+            }
+            // Nothing was stored, and the hub is fine.
+            #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 0)
+            #expect(try await hub.request(.get, "/healthz").status == .ok)
+        }
+    }
+}
+
+/// One HTTP/1.1 exchange over a plain socket, for what an HTTP client library will not send.
+enum RawHTTP {
+    /// Sends `request` to 127.0.0.1:`port` (then half-closes the connection when `halfClose`) and returns all that
+    /// the server sends until it closes or 5 seconds pass.
+    static func exchange(port: Int, _ request: String, halfClose: Bool) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else { throw POSIXError(.ECONNREFUSED) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array(request.utf8)
+        guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { throw POSIXError(.EIO) }
+        if halfClose { shutdown(fd, Int32(SHUT_WR)) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+}
