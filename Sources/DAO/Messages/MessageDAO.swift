@@ -57,8 +57,8 @@ public struct MessageDAO: Sendable {
         return message
     }
 
-    /// When an insert last reached its deadline unacknowledged, unless one has been acknowledged since.
-    public var lastDeadlineMiss: ContinuousClock.Instant? { inserts.lastDeadlineMiss }
+    /// Whether an insert has waited for the database longer than `writeDeadline` and is still waiting.
+    public var insertsStalled: Bool { inserts.hasCommandRunning(longerThan: writeDeadline) }
 
     /// The message whose `msi_key` is `msiKey`.
     /// - Throws: `DAOError` `.messageNotFound`.

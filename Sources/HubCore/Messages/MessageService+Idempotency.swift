@@ -30,12 +30,9 @@ extension MessageService {
         }
     }
 
-    /// Whether messages are not being stored in time now: an insert reached the write deadline unacknowledged
-    /// within the last `window`, and none has been acknowledged since (readiness reports it).
-    public func writesStalled(within window: Duration = .seconds(10)) -> Bool {
-        guard let miss = messages.lastDeadlineMiss else { return false }
-        return ContinuousClock.now - miss < window
-    }
+    /// Whether messages are not being stored in time now: an insert has waited for the database longer than the
+    /// write deadline and still waits (readiness reports it).
+    public var writesStalled: Bool { messages.insertsStalled }
 
     /// How long a message's insert may go unacknowledged before the hub stops waiting for it.
     public var writeDeadline: Duration { messages.writeDeadline }

@@ -21,7 +21,7 @@ struct HealthController {
     /// The database answers within the write deadline, and messages are being stored in time; 503 otherwise, so
     /// a load balancer sends traffic elsewhere (a hung database fails this within the deadline).
     @Sendable func readyz(request: Request, context: HubRequestContext) async throws -> Response {
-        guard !services.messages.writesStalled() else { throw HubError.databaseUnavailable }
+        guard !services.messages.writesStalled else { throw HubError.databaseUnavailable }
         do {
             let pool = services.pool
             try await withDeadline(.now.advanced(by: services.messages.writeDeadline)) { try await pool.ping() }

@@ -43,12 +43,28 @@ public final class InsertBatcher: Sendable {
     private let state = Mutex(State())
     private let commands = Atomic<Int>(0)
     private let tickets = Atomic<Int>(0)
-    /// When an insert last ended at its deadline unsettled (or withdrawn); nil once one succeeds again.
-    private let deadlineMiss = Mutex<ContinuousClock.Instant?>(nil)
+    /// When each command under way was sent, by a number of its own.
+    private let running = Mutex<(next: Int, started: [Int: ContinuousClock.Instant])>((0, [:]))
 
-    /// When an insert last reached its deadline unacknowledged, unless one has been acknowledged since: the
-    /// database is hung or too slow (readiness reports it).
-    public var lastDeadlineMiss: ContinuousClock.Instant? { deadlineMiss.withLock { $0 } }
+    /// Whether a command has been waiting for the database longer than `duration`: the database is hung or
+    /// far too slow (readiness reports it). Such a command ends, and this with it, when the database answers
+    /// again or the socket time-out gives up on it.
+    public func hasCommandRunning(longerThan duration: Duration) -> Bool {
+        let now = ContinuousClock.now
+        return running.withLock { $0.started.values.contains { now - $0 > duration } }
+    }
+
+    /// Runs one insert command, counted and timed.
+    private func command(_ body: () async throws -> Void) async throws {
+        commands.add(1, ordering: .relaxed)
+        let id = running.withLock { running in
+            running.next += 1
+            running.started[running.next] = .now
+            return running.next
+        }
+        defer { _ = running.withLock { $0.started.removeValue(forKey: id) } }
+        try await body()
+    }
 
     /// Commands sent so far (inserts, shared or alone), to see how well documents gather.
     public var commandsSent: Int { commands.load(ordering: .relaxed) }
@@ -132,16 +148,19 @@ public final class InsertBatcher: Sendable {
 
     /// Inserts `documents` in one command; when it fails, each one on its own. Returns each one's error, or nil.
     private func store(_ documents: [BSONDocument]) async -> [(any Error)?] {
-        commands.add(1, ordering: .relaxed)
         do {
-            if documents.count == 1 {
-                try await collection.insertOne(documents[0])
-            } else {
-                try await collection.insertMany(documents, ordered: false)
+            try await command {
+                if documents.count == 1 {
+                    try await collection.insertOne(documents[0])
+                } else {
+                    try await collection.insertMany(documents, ordered: false)
+                }
             }
             return documents.map { _ in nil }
         } catch {
-            guard documents.count > 1 else { return [error] }
+            // A command that reached no server stored none of its documents.
+            let reachedNothing = (error as? MongoError).map { $0.isUnavailable && !$0.mayHaveWritten } ?? false
+            guard documents.count > 1, !reachedNothing else { return documents.map { _ in error } }
             var outcomes: [(any Error)?] = []
             for document in documents {
                 outcomes.append(await storeAlone(document, after: error))
@@ -154,9 +173,8 @@ public final class InsertBatcher: Sendable {
     /// as stored. When the shared command may have written it and this attempt reached nothing, its outcome
     /// stays the shared command's: unknown, not "not stored".
     private func storeAlone(_ document: BSONDocument, after shared: any Error) async -> (any Error)? {
-        commands.add(1, ordering: .relaxed)
         do {
-            try await collection.insertOne(document)
+            try await command { try await collection.insertOne(document) }
             return nil
         } catch let error as MongoError where error.code == .duplicateKey {
             let stored = try? await collection.findOne(["_id": document["_id"] ?? .null])
@@ -176,16 +194,6 @@ public final class InsertBatcher: Sendable {
     /// - Throws: `outcomeUnknown` when that could not be settled before `deadline`; the `MongoError` of a write
     ///   known not to have happened (e.g. `serverSelection`: nothing was sent); or another refusal.
     public func insert(_ document: BSONDocument, deadline: ContinuousClock.Instant) async throws {
-        do {
-            try await settle(document, deadline: deadline)
-            deadlineMiss.withLock { $0 = nil }
-        } catch let error as MongoError where error.code == .outcomeUnknown || error.code == .notAttempted {
-            deadlineMiss.withLock { $0 = .now }
-            throw error
-        }
-    }
-
-    private func settle(_ document: BSONDocument, deadline: ContinuousClock.Instant) async throws {
         let document = document.contains("_id") ? document : document.prepending("_id", .objectID(ObjectID()))
         var unknown: MongoError
         // A document still queued behind a hung command at the deadline was never sent: it is withdrawn, and
@@ -209,8 +217,7 @@ public final class InsertBatcher: Sendable {
         }
         while ContinuousClock.now < deadline {
             do {
-                commands.add(1, ordering: .relaxed)
-                try await withDeadline(deadline) { try await self.collection.insertOne(document) }
+                try await withDeadline(deadline) { try await self.command { try await self.collection.insertOne(document) } }
                 return
             } catch let error as MongoError where error.code == .duplicateKey {
                 // Only this document has this `_id`: the earlier attempt stored it.
