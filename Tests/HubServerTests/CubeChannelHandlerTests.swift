@@ -40,6 +40,7 @@ struct CubeChannelHandlerTests {
             #expect(get.headers[.server] == "msi-hub")
             #expect(get.headers[.contentLength] == String(get.body.readableBytes))
             #expect(get.headers[.contentType] == "application/json; charset=utf-8")
+            #expect(get.headers[.xContentTypeOptions] == "nosniff")
 
             // An id the hub will not echo (spaces) is replaced by its own.
             let own = try await hub.client.execute(uri: "/channel", method: .get,

@@ -43,6 +43,8 @@ struct ValidationTests {
                 let response = try await hub.request(method, path, as: .admin, json: method == .post ? #"{"name":"n","desc":"d"}"# : nil)
                 if response.status == .notFound {
                     #expect(response.errorCode == "not_found", "\(path)")  // no route of that shape
+                } else if response.status == .methodNotAllowed {
+                    #expect(response.errorCode == "method_not_allowed", "\(path)")  // that shape, other methods
                 } else {
                     #expect(response.status == .badRequest, "\(path)")
                     #expect(response.errorCode == "invalid_id", "\(path)")
