@@ -8,11 +8,12 @@ import Synchronization
 ///
 /// Every document needs an `_id` (one is added when missing): when a shared command fails, each of
 /// its documents is inserted again on its own, and one the failed command had already stored is
-/// recognised by its `_id`, so every caller learns its own document's fate. The `_id`s must be new ones
-/// (fresh ObjectIds): a document already under an `_id` counts as this one, stored.
+/// recognised by its `_id` and content, so every caller learns its own document's fate.
 ///
 /// With a deadline (`insert(_:deadline:)`), a caller learns within it whether its document is stored,
-/// is known not to be (nothing reached the server), or has an unknown outcome.
+/// is known not to be (nothing reached the server), or has an unknown outcome. That form is for documents
+/// with new `_id`s (fresh ObjectIds): a document already stored under its `_id` counts as this one, even if
+/// it has changed since (another process may have updated it).
 public final class InsertBatcher: Sendable {
     public let collection: MongoCollection
     /// Documents per command at most.
@@ -178,7 +179,7 @@ public final class InsertBatcher: Sendable {
             return nil
         } catch let error as MongoError where error.code == .duplicateKey {
             let stored = try? await collection.findOne(["_id": document["_id"] ?? .null])
-            return stored != nil ? nil : error
+            return stored == document ? nil : error
         } catch let error as MongoError where !error.mayHaveWritten && (shared as? MongoError)?.mayHaveWritten == true {
             return shared
         } catch {
