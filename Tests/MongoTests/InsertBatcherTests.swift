@@ -1,4 +1,5 @@
 import Mongo
+import Synchronization
 import MongoTestSupport
 import Testing
 
@@ -67,5 +68,40 @@ struct InsertBatcherTests {
             #expect(try await collection.countDocuments() == 40)
             #expect(try await collection.findOne(["_id": .objectID(taken)])?["owner"] == "earlier")
         }
+    }
+
+    @Test func withADeadlineAStoredDocumentUnderTheSameIDIsThisOneStoredOnce() async throws {
+        try await TestDatabase.with { database in
+            let collection = database.collection("settled")
+            let batcher = InsertBatcher(collection: collection)
+            let document: BSONDocument = ["_id": .objectID(ObjectID()), "v": 1]
+            try await batcher.insert(document, deadline: .now.advanced(by: .seconds(5)))
+            // Changed since by someone else, then inserted again (a retry): stored, once, as it is now.
+            try await collection.updateOne(["_id": document["_id"]!], ["$set": ["v": 2]])
+            try await batcher.insert(document, deadline: .now.advanced(by: .seconds(5)))
+            #expect(try await collection.countDocuments() == 1)
+            #expect(try await collection.findOne([:])?["v"] == 2)
+        }
+    }
+
+    @Test func aDeadlineEndsTheWaitNotTheOperation() async throws {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let finished = Atomic<Bool>(false)
+        await #expect {
+            try await withDeadline(.now.advanced(by: .milliseconds(200))) {
+                try await Task.sleep(for: .seconds(1))
+                finished.store(true, ordering: .relaxed)
+            }
+        } throws: { ($0 as? MongoError)?.code == .deadlineExceeded }
+        #expect(clock.now - started < .milliseconds(800))
+        #expect(!finished.load(ordering: .relaxed))
+        try await Task.sleep(for: .seconds(1.2))
+        #expect(finished.load(ordering: .relaxed))
+        // A deadline already past starts nothing.
+        await #expect {
+            try await withDeadline(.now.advanced(by: .milliseconds(-1))) { finished.store(false, ordering: .relaxed) }
+        } throws: { ($0 as? MongoError)?.code == .notAttempted }
+        #expect(finished.load(ordering: .relaxed))
     }
 }
