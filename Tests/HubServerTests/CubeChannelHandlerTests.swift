@@ -87,17 +87,20 @@ struct CubeChannelHandlerTests {
     }
 }
 
-/// One raw HTTP/1.1 exchange over a TCP connection: writes bytes as given, reads until the server closes.
+/// One raw HTTP/1.1 exchange over a TCP connection: writes bytes as given (then, with `halfClose`, closes its
+/// sending side, as a client that gives up on a body does), reads until the server closes.
 enum RawHTTP {
-    static func exchange(port: Int, sending text: String) async throws -> String {
+    static func exchange(port: Int, sending text: String, halfClose: Bool = false) async throws -> String {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                        wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
                 }
             }
         return try await channel.executeThenClose { inbound, outbound in
             try await outbound.write(ByteBuffer(string: text))
+            if halfClose { outbound.finish() }
             var received = ByteBuffer()
             for try await var chunk in inbound { received.writeBuffer(&chunk) }
             return String(buffer: received)

@@ -116,7 +116,7 @@ struct HTTPHygieneTests {
                                        ("/portal/login", "application/x-www-form-urlencoded", "")] {
                 let request = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)Content-Type: \(type)\r\n"
                     + "Content-Length: 200\r\nConnection: close\r\n\r\n\(partial)"
-                let answer = try RawHTTP.exchange(port: port, request, halfClose: true)
+                let answer = try await RawHTTP.exchange(port: port, sending: request, halfClose: true)
                 #expect(answer.hasPrefix("HTTP/1.1 400"), "\(path): \(answer.prefix(200))")
                 if path != "/portal/login" { #expect(answer.contains("incomplete_body"), "\(path)") }
             }
@@ -124,39 +124,5 @@ struct HTTPHygieneTests {
             #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 0)
             #expect(try await hub.request(.get, "/healthz").status == .ok)
         }
-    }
-}
-
-/// One HTTP/1.1 exchange over a plain socket, for what an HTTP client library will not send.
-enum RawHTTP {
-    /// Sends `request` to 127.0.0.1:`port` (then half-closes the connection when `halfClose`) and returns all that
-    /// the server sends until it closes or 5 seconds pass.
-    static func exchange(port: Int, _ request: String, halfClose: Bool) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else { throw POSIXError(.ECONNREFUSED) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let bytes = Array(request.utf8)
-        guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { throw POSIXError(.EIO) }
-        if halfClose { shutdown(fd, Int32(SHUT_WR)) }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            received.append(contentsOf: buffer[0..<count])
-        }
-        return String(decoding: received, as: UTF8.self)
     }
 }

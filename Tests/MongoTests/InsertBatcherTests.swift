@@ -87,21 +87,28 @@ struct InsertBatcherTests {
     @Test func aDeadlineEndsTheWaitNotTheOperation() async throws {
         let clock = ContinuousClock()
         let started = clock.now
-        let finished = Atomic<Bool>(false)
+        let finished = Flag()
         await #expect {
             try await withDeadline(.now.advanced(by: .milliseconds(200))) {
                 try await Task.sleep(for: .seconds(1))
-                finished.store(true, ordering: .relaxed)
+                finished.set(true)
             }
         } throws: { ($0 as? MongoError)?.code == .deadlineExceeded }
         #expect(clock.now - started < .milliseconds(800))
-        #expect(!finished.load(ordering: .relaxed))
+        #expect(!finished.isSet)
         try await Task.sleep(for: .seconds(1.2))
-        #expect(finished.load(ordering: .relaxed))
+        #expect(finished.isSet)
         // A deadline already past starts nothing.
         await #expect {
-            try await withDeadline(.now.advanced(by: .milliseconds(-1))) { finished.store(false, ordering: .relaxed) }
+            try await withDeadline(.now.advanced(by: .milliseconds(-1))) { finished.set(false) }
         } throws: { ($0 as? MongoError)?.code == .notAttempted }
-        #expect(finished.load(ordering: .relaxed))
+        #expect(finished.isSet)
     }
+}
+
+/// A flag tasks share.
+private final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set(_ newValue: Bool) { value.store(newValue, ordering: .relaxed) }
 }
