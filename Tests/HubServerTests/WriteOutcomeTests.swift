@@ -257,7 +257,9 @@ struct OutageHub: Sendable {
         _ = try await TokenDAO(database: database).add(name: "admin-script", role: .admin,
                                                         secretHash: Credentials.hash(token: HubHarness.adminToken))
         await pool.close()
-        let configuration = HubConfiguration(mongoURI: server.uri, port: 0, databasePoolSize: 4,
+        // Journaled writes (j: true): without them an acknowledged insert may be lost when the database is
+        // killed (MongoDB's w:1 default; SecantusDB lost the last acknowledged insert of each connection).
+        let configuration = HubConfiguration(mongoURI: server.uri + "?journal=true", port: 0, databasePoolSize: 4,
                                              serverSelectionTimeoutMS: 1_000, writeDeadline: writeDeadline,
                                              relay: RelayConfiguration(concurrency: 0))
         let app = try await buildApplication(configuration: configuration)
