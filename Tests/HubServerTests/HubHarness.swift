@@ -35,8 +35,10 @@ struct HubHarness: Sendable {
             let services = HubServices(pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4)
             try await services.accounts.addUser("ann", role: .communicator, password: annPassword)
             try await seed(database)
+            // A write deadline far above the production default: these tests are not about hung databases, and a
+            // loaded machine can make the test database take seconds (WriteOutcomeTests set their own).
             let configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 4,
-                                                 relay: relay, devices: devices)
+                                                 writeDeadline: .seconds(30), relay: relay, devices: devices)
             let app = try await buildApplication(configuration: configuration, databaseName: database.name)
             try await app.test(.live) { client in
                 try await body(HubHarness(database: database, client: client))
