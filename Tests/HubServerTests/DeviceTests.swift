@@ -166,6 +166,30 @@ struct DeviceTests {
         }
     }
 
+    @Test func thePortalAndTheMetricsShowHowManyDevicesASubjectReaches() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: PortalTests.seed, relay: try RelayOutboxTests.relay(to: fake),
+                                      devices: DeviceConfiguration(registrationsPerMinute: 100_000)) { hub in
+                for index in 0..<3 { _ = try await hub.register("counted-\(index)") }
+                var root = PortalBrowser(hub: hub)
+                _ = try await root.login("root", PortalTests.adminPassword)
+                let send = try await root.get("/portal/send?channel=\(Legacy.channelID.hex)&area=\(Legacy.libraryID.hex)"
+                    + "&subject=\(Legacy.hoursID.hex)")
+                #expect(send.text.contains("Reaches <strong id=\"info-reach\">3 registered devices</strong>"))
+                #expect(send.text.contains("data-reach=\"0 registered devices\""))  // the optional subject
+                let subjects = try await root.get("/portal/admin/channels/\(Legacy.channelID.hex)/areas/\(Legacy.libraryID.hex)/subjects")
+                #expect(subjects.text.contains("3 registered devices"))
+                try await eventually { fake.subscribers(of: Self.forced).count == 3 }
+                let metrics = try await hub.request(.get, "/metrics").text
+                #expect(metrics.contains(#"msi_devices{platform="android"} 3"#))
+                #expect(metrics.contains("msi_subscriptions_pending"))
+                #expect(metrics.contains(#"msi_subscription_operations_total{operation="subscribe",outcome="applied"}"#))
+                // The registration tokens appear nowhere.
+                #expect(!metrics.contains("counted-") && !send.text.contains("counted-") && !subjects.text.contains("counted-"))
+            }
+        }
+    }
+
     @Test func aRegistrationFCMCallsGoneMarksItsDeviceUnregistered() async throws {
         try await FakeFCM.with { fake in
             try await Self.with(fake) { hub in

@@ -160,6 +160,22 @@ public struct SubscriptionDAO: Sendable {
         return result
     }
 
+    /// For every topic, how many devices will receive it (one aggregation, for pages that list many subjects).
+    public func audienceSizes() async throws -> [String: Int] {
+        let rows = try await mapErrors {
+            try await collection.aggregate([
+                ["$match": ["want": true, "dormant": ["$ne": true]]],
+                ["$group": ["_id": "$topic", "devices": ["$sum": 1]]],
+            ])
+        }
+        var sizes: [String: Int] = [:]
+        for row in rows {
+            guard let topic = row["_id"]?.stringValue else { continue }
+            sizes[topic] = Int(row["devices"]?.int64Value ?? 0)
+        }
+        return sizes
+    }
+
     /// How many subscriptions wait for the reconciler, and since when (Unix ms) the oldest waits.
     public func backlog() async throws -> (count: Int, oldestDueAt: Int64?) {
         let count = try await mapErrors { try await collection.countDocuments(["pending": true]) }

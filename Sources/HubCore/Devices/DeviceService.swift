@@ -160,6 +160,19 @@ public struct DeviceService: Sendable {
         return Audience(topicKey: topicKey, byPlatform: try await subscriptions.audience(of: topicKey))
     }
 
+    /// Devices by platform and the reconciler's backlog, for metrics.
+    public func statistics(now: Int64) async throws
+        -> (byPlatform: [Platform: Int], pending: Int, oldestPendingAgeSeconds: Double) {
+        let backlog = try await subscriptions.backlog()
+        let age = backlog.oldestDueAt.map { Double(max(now - $0, 0)) / 1000 } ?? 0
+        return (try await devices.countByPlatform(), backlog.count, age)
+    }
+
+    /// For every topic, how many devices a message to it reaches (the portal's send form and subject pages).
+    public func audienceSizes() async throws -> [String: Int] {
+        try await subscriptions.audienceSizes()
+    }
+
     // MARK: Following the cube
 
     /// A subject was added: a Forced or Recommended one reaches every registered device.
