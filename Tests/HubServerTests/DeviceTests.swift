@@ -205,6 +205,42 @@ struct DeviceTests {
         }
     }
 
+    @Test func aHubKilledMidReconcileLeavesNothingHalfAppliedOnceAnotherHasRun() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                try await HubHarness.legacy(database)
+                // Sixty phones registered as the service registers them: each wants the Forced and Recommended topics.
+                let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
+                for index in 0..<60 {
+                    let (device, _) = try await devices.register(registration: "killed-\(index)", platform: .ios, locale: nil,
+                                                                 appVersion: nil, secretHash: "x")
+                    try await wishes.wantNew([Self.forced, Self.recommended], for: device)
+                }
+                let account = try fake.makeServiceAccount()
+                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
+                                   "RELAY_LEASE_SECONDS": "2"]
+                fake.setResponseDelay(.milliseconds(150))
+                let subscriptions = database.collection(CollectionName.subscriptions)
+                let first = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+                try await eventually(within: .seconds(30)) { try await subscriptions.countDocuments(["applied": true]) >= 5 }
+                first.kill()
+                #expect(try await subscriptions.countDocuments(["pending": true]) > 0)
+
+                fake.setResponseDelay(nil)
+                let second = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+                defer { second.stop() }
+                try await eventually(within: .seconds(30)) { try await subscriptions.countDocuments(["pending": true]) == 0 }
+                // What the database says FCM has is what FCM has: every phone on both topics, nothing more.
+                #expect(try await subscriptions.countDocuments(["applied": true]) == 120)
+                #expect(fake.subscribers(of: Self.forced).count == 60 && fake.subscribers(of: Self.recommended).count == 60)
+                for index in 0..<60 {
+                    #expect(fake.subscriptions(of: "killed-\(index)") == [Self.forced, Self.recommended])
+                }
+            }
+        }
+    }
+
     @Test func driftMadeAtTheFakeIsRepairedByTheNextPassAndAnAppsOwnTopicsStay() async throws {
         try await FakeFCM.with { fake in
             try await Self.with(fake) { hub in
