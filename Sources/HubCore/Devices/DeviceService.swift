@@ -54,12 +54,21 @@ public struct DeviceService: Sendable {
         let secret = Self.secretPrefix + Secret.make()
         let (device, created) = try await devices.register(registration: registration, platform: platform, locale: locale,
                                                            appVersion: appVersion, secretHash: Secret.hash(secret))
-        if !created { try await subscriptions.wake(registration: registration) }
-        let levels = try await topicsByLevel()
+        let snapshot = try await cube.snapshot()
+        let levels = Self.topicsByLevel(snapshot)
         try await subscriptions.wantNew(levels.forced + levels.recommended, for: device)
-        try await subscriptions.set(want: true, topics: levels.forced, for: device)
         reconcilerSignal.notify()
-        return Registration(device: device, secret: secret, created: created, subscriptions: try await self.subscriptions(of: device))
+        guard !created else {
+            // A new device wants exactly these and FCM has none yet: two commands in all, no read back.
+            let wanted = (levels.forced + levels.recommended).compactMap { topic in
+                snapshot.topics[topic].map { DeviceSubscription(topicKey: topic, location: $0, applied: false) }
+            }
+            return Registration(device: device, secret: secret, created: true, subscriptions: wanted)
+        }
+        // A known device keeps its opt-outs, but never of a Forced subject.
+        try await subscriptions.wake(registration: registration)
+        try await subscriptions.set(want: true, topics: levels.forced, for: device)
+        return Registration(device: device, secret: secret, created: false, subscriptions: try await self.subscriptions(of: device))
     }
 
     /// The device `id` when `secret` is its secret.
@@ -217,7 +226,10 @@ public struct DeviceService: Sendable {
 
     /// The Forced and Recommended topics of the cube in memory.
     public func topicsByLevel() async throws -> (forced: [String], recommended: [String]) {
-        let snapshot = try await cube.snapshot()
+        Self.topicsByLevel(try await cube.snapshot())
+    }
+
+    private static func topicsByLevel(_ snapshot: CubeSnapshot) -> (forced: [String], recommended: [String]) {
         var forced: [String] = [], recommended: [String] = []
         for (topic, location) in snapshot.topics {
             switch location.subject.level {
