@@ -166,6 +166,30 @@ struct DeviceTests {
         }
     }
 
+    @Test func thePortalAndTheMetricsShowHowManyDevicesASubjectReaches() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: PortalTests.seed, relay: try RelayOutboxTests.relay(to: fake),
+                                      devices: DeviceConfiguration(registrationsPerMinute: 100_000)) { hub in
+                for index in 0..<3 { _ = try await hub.register("counted-\(index)") }
+                var root = PortalBrowser(hub: hub)
+                _ = try await root.login("root", PortalTests.adminPassword)
+                let send = try await root.get("/portal/send?channel=\(Legacy.channelID.hex)&area=\(Legacy.libraryID.hex)"
+                    + "&subject=\(Legacy.hoursID.hex)")
+                #expect(send.text.contains("Reaches <strong id=\"info-reach\">3 registered devices</strong>"))
+                #expect(send.text.contains("data-reach=\"0 registered devices\""))  // the optional subject
+                let subjects = try await root.get("/portal/admin/channels/\(Legacy.channelID.hex)/areas/\(Legacy.libraryID.hex)/subjects")
+                #expect(subjects.text.contains("3 registered devices"))
+                try await eventually { fake.subscribers(of: Self.forced).count == 3 }
+                let metrics = try await hub.request(.get, "/metrics").text
+                #expect(metrics.contains(#"msi_devices{platform="android"} 3"#))
+                #expect(metrics.contains("msi_subscriptions_pending"))
+                #expect(metrics.contains(#"msi_subscription_operations_total{operation="subscribe",outcome="applied"}"#))
+                // The registration tokens appear nowhere.
+                #expect(!metrics.contains("counted-") && !send.text.contains("counted-") && !subjects.text.contains("counted-"))
+            }
+        }
+    }
+
     @Test func aRegistrationFCMCallsGoneMarksItsDeviceUnregistered() async throws {
         try await FakeFCM.with { fake in
             try await Self.with(fake) { hub in
@@ -177,6 +201,42 @@ struct DeviceTests {
                 // It no longer counts in an audience.
                 let audience = try await hub.request(.get, "/audience?topic_key=\(Self.forced)", as: .admin).json()
                 #expect(audience["devices"]?.int64Value == 0)
+            }
+        }
+    }
+
+    @Test func aHubKilledMidReconcileLeavesNothingHalfAppliedOnceAnotherHasRun() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                try await HubHarness.legacy(database)
+                // Sixty phones registered as the service registers them: each wants the Forced and Recommended topics.
+                let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
+                for index in 0..<60 {
+                    let (device, _) = try await devices.register(registration: "killed-\(index)", platform: .ios, locale: nil,
+                                                                 appVersion: nil, secretHash: "x")
+                    try await wishes.wantNew([Self.forced, Self.recommended], for: device)
+                }
+                let account = try fake.makeServiceAccount()
+                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
+                                   "RELAY_LEASE_SECONDS": "2"]
+                fake.setResponseDelay(.milliseconds(150))
+                let subscriptions = database.collection(CollectionName.subscriptions)
+                let first = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+                try await eventually(within: .seconds(30)) { try await subscriptions.countDocuments(["applied": true]) >= 5 }
+                first.kill()
+                #expect(try await subscriptions.countDocuments(["pending": true]) > 0)
+
+                fake.setResponseDelay(nil)
+                let second = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+                defer { second.stop() }
+                try await eventually(within: .seconds(30)) { try await subscriptions.countDocuments(["pending": true]) == 0 }
+                // What the database says FCM has is what FCM has: every phone on both topics, nothing more.
+                #expect(try await subscriptions.countDocuments(["applied": true]) == 120)
+                #expect(fake.subscribers(of: Self.forced).count == 60 && fake.subscribers(of: Self.recommended).count == 60)
+                for index in 0..<60 {
+                    #expect(fake.subscriptions(of: "killed-\(index)") == [Self.forced, Self.recommended])
+                }
             }
         }
     }

@@ -160,6 +160,22 @@ public struct SubscriptionDAO: Sendable {
         return result
     }
 
+    /// For every topic, how many devices will receive it (one aggregation, for pages that list many subjects).
+    public func audienceSizes() async throws -> [String: Int] {
+        let rows = try await mapErrors {
+            try await collection.aggregate([
+                ["$match": ["want": true, "dormant": ["$ne": true]]],
+                ["$group": ["_id": "$topic", "devices": ["$sum": 1]]],
+            ])
+        }
+        var sizes: [String: Int] = [:]
+        for row in rows {
+            guard let topic = row["_id"]?.stringValue else { continue }
+            sizes[topic] = Int(row["devices"]?.int64Value ?? 0)
+        }
+        return sizes
+    }
+
     /// How many subscriptions wait for the reconciler, and since when (Unix ms) the oldest waits.
     public func backlog() async throws -> (count: Int, oldestDueAt: Int64?) {
         let count = try await mapErrors { try await collection.countDocuments(["pending": true]) }
@@ -191,25 +207,35 @@ public struct SubscriptionDAO: Sendable {
         }.compactMap(TopicSubscription.init(document:))
     }
 
-    /// Records that FCM now has `subscription` as it was claimed (`want`): settled when the wish did not change
-    /// meanwhile, still pending when it did; a gone one FCM no longer has is deleted.
-    public func applied(_ subscription: TopicSubscription) async throws {
+    /// Records that FCM now has each of `batch` as it was claimed (`want`), in a few commands whatever the batch's
+    /// size: settled where the wish did not change meanwhile (conditional on `want`), still pending where it did
+    /// (those the first step left holding their lease); gone ones FCM no longer has are deleted.
+    public func applied(_ batch: [TopicSubscription]) async throws {
+        guard !batch.isEmpty else { return }
         let time = now()
-        let id: BSONValue = .objectID(subscription.id)
-        if !subscription.want {
-            let deleted = try await mapErrors { try await collection.deleteOne(["_id": id, "want": false, "gone": true]) }
-            if deleted > 0 { return }
-        }
-        let settled = try await mapErrors {
-            try await collection.updateOne(["_id": id, "want": .bool(subscription.want)],
-                                           ["$set": ["applied": .bool(subscription.want), "pending": false, "lease_until": 0,
-                                                     "attempts": 0, "updated_at": .int64(time)],
-                                            "$unset": ["last_error": ""]])
-        }
-        if settled.matchedCount == 0 {
+        let ids = { (subscriptions: [TopicSubscription]) in BSONValue.array(subscriptions.map { .objectID($0.id) }) }
+        let removals = batch.filter { !$0.want }
+        if !removals.isEmpty {
             _ = try await mapErrors {
-                try await collection.updateOne(["_id": id], ["$set": ["applied": .bool(subscription.want), "pending": true,
-                                                                      "due_at": .int64(time), "lease_until": 0]])
+                try await collection.deleteMany(["_id": ["$in": ids(removals)], "want": false, "gone": true])
+            }
+        }
+        _ = try await mapErrors {
+            try await collection.bulkUpdate(batch.map { subscription in
+                UpdateStatement(filter: ["_id": .objectID(subscription.id), "want": .bool(subscription.want)],
+                                update: ["$set": ["applied": .bool(subscription.want), "pending": false, "lease_until": 0,
+                                                  "attempts": 0, "updated_at": .int64(time)],
+                                         "$unset": ["last_error": ""]])
+            })
+        }
+        // The wish changed while FCM was called: what FCM has is recorded, and the document stays pending.
+        for want in [true, false] {
+            let changed = batch.filter { $0.want == want }
+            guard let lease = changed.first?.leaseUntil else { continue }
+            _ = try await mapErrors {
+                try await collection.updateMany(["_id": ["$in": ids(changed)], "lease_until": .int64(lease)],
+                                                ["$set": ["applied": .bool(want), "pending": true, "due_at": .int64(time),
+                                                          "lease_until": 0]])
             }
         }
     }

@@ -54,12 +54,21 @@ public struct DeviceService: Sendable {
         let secret = Self.secretPrefix + Secret.make()
         let (device, created) = try await devices.register(registration: registration, platform: platform, locale: locale,
                                                            appVersion: appVersion, secretHash: Secret.hash(secret))
-        if !created { try await subscriptions.wake(registration: registration) }
-        let levels = try await topicsByLevel()
+        let snapshot = try await cube.snapshot()
+        let levels = Self.topicsByLevel(snapshot)
         try await subscriptions.wantNew(levels.forced + levels.recommended, for: device)
-        try await subscriptions.set(want: true, topics: levels.forced, for: device)
         reconcilerSignal.notify()
-        return Registration(device: device, secret: secret, created: created, subscriptions: try await self.subscriptions(of: device))
+        guard !created else {
+            // A new device wants exactly these and FCM has none yet: two commands in all, no read back.
+            let wanted = (levels.forced + levels.recommended).compactMap { topic in
+                snapshot.topics[topic].map { DeviceSubscription(topicKey: topic, location: $0, applied: false) }
+            }
+            return Registration(device: device, secret: secret, created: true, subscriptions: wanted)
+        }
+        // A known device keeps its opt-outs, but never of a Forced subject.
+        try await subscriptions.wake(registration: registration)
+        try await subscriptions.set(want: true, topics: levels.forced, for: device)
+        return Registration(device: device, secret: secret, created: false, subscriptions: try await self.subscriptions(of: device))
     }
 
     /// The device `id` when `secret` is its secret.
@@ -160,6 +169,19 @@ public struct DeviceService: Sendable {
         return Audience(topicKey: topicKey, byPlatform: try await subscriptions.audience(of: topicKey))
     }
 
+    /// Devices by platform and the reconciler's backlog, for metrics.
+    public func statistics(now: Int64) async throws
+        -> (byPlatform: [Platform: Int], pending: Int, oldestPendingAgeSeconds: Double) {
+        let backlog = try await subscriptions.backlog()
+        let age = backlog.oldestDueAt.map { Double(max(now - $0, 0)) / 1000 } ?? 0
+        return (try await devices.countByPlatform(), backlog.count, age)
+    }
+
+    /// For every topic, how many devices a message to it reaches (the portal's send form and subject pages).
+    public func audienceSizes() async throws -> [String: Int] {
+        try await subscriptions.audienceSizes()
+    }
+
     // MARK: Following the cube
 
     /// A subject was added: a Forced or Recommended one reaches every registered device.
@@ -204,7 +226,10 @@ public struct DeviceService: Sendable {
 
     /// The Forced and Recommended topics of the cube in memory.
     public func topicsByLevel() async throws -> (forced: [String], recommended: [String]) {
-        let snapshot = try await cube.snapshot()
+        Self.topicsByLevel(try await cube.snapshot())
+    }
+
+    private static func topicsByLevel(_ snapshot: CubeSnapshot) -> (forced: [String], recommended: [String]) {
         var forced: [String] = [], recommended: [String] = []
         for (topic, location) in snapshot.topics {
             switch location.subject.level {

@@ -108,14 +108,20 @@ public final class SubscriptionReconciler: Sendable {
             let granted = try await takeRate(remaining.count)
             let now = remaining.prefix(granted)
             remaining = remaining.dropFirst(granted)
-            await withTaskGroup(of: Void.self) { group in
-                var running = 0
+            let applied = await withTaskGroup(of: TopicSubscription?.self) { group in
+                var running = 0, applied: [TopicSubscription] = []
                 for subscription in now {
-                    if running >= configuration.concurrency { await group.next(); running -= 1 }
+                    if running >= configuration.concurrency {
+                        if let done = await group.next(), let done { applied.append(done) }
+                        running -= 1
+                    }
                     group.addTask { await self.apply(subscription) }
                     running += 1
                 }
+                for await done in group { if let done { applied.append(done) } }
+                return applied
             }
+            try await subscriptions.applied(applied)
         }
         return batch.count
     }
@@ -138,15 +144,17 @@ public final class SubscriptionReconciler: Sendable {
         throw CancellationError()
     }
 
-    private func apply(_ subscription: TopicSubscription) async {
+    /// Calls FCM for one subscription; returns it when FCM has it as wanted (recorded for the whole batch by the
+    /// caller), nil when it failed (recorded here: a retry, or its registration gone).
+    private func apply(_ subscription: TopicSubscription) async -> TopicSubscription? {
         let operation = subscription.want ? "subscribe" : "unsubscribe"
         do {
             let outcome = subscription.want
                 ? try await fcm.subscribe(registration: subscription.registration, topic: subscription.topic)
                 : try await fcm.unsubscribe(registration: subscription.registration, topic: subscription.topic)
-            try await subscriptions.applied(subscription)
             Counter(label: "msi_subscription_operations_total",
                     dimensions: [("operation", operation), ("outcome", outcome == .applied ? "applied" : "already")]).increment()
+            return subscription
         } catch let error as FCMError where error.code == .unregistered {
             Counter(label: "msi_subscription_operations_total", dimensions: [("operation", operation), ("outcome", "unregistered")])
                 .increment()
@@ -172,6 +180,7 @@ public final class SubscriptionReconciler: Sendable {
             try? await subscriptions.retry(subscription, at: UnixTime.nowMilliseconds() + configuration.retry.base.milliseconds,
                                            error: "transport")
         }
+        return nil
     }
 
     // MARK: Repair
