@@ -12,10 +12,11 @@ public struct MessageDAO: Sendable {
     let inserts: InsertBatcher
     /// The clock that stamps new messages, in Unix milliseconds (tests may pin it).
     let now: @Sendable () -> Int64
-    /// How long an insert may go unacknowledged before its outcome is settled (`add(_:deadline:)`).
+    /// How long an insert may go unacknowledged before its outcome is settled (`add(_:deadline:)`). The hub sets
+    /// its configured deadline (`DATABASE_WRITE_DEADLINE_MS`); other users (tools, tests) wait a minute.
     public let writeDeadline: Duration
 
-    public init(database: MongoDatabase, writeDeadline: Duration = .seconds(5),
+    public init(database: MongoDatabase, writeDeadline: Duration = .seconds(60),
                 now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.message)
         self.inserts = InsertBatcher(collection: collection)
