@@ -17,6 +17,9 @@ public enum CollectionName {
     /// One document per hub process: the fence it writes to know its change stream has caught up
     /// (`FenceDAO`); removed an hour after the process stops writing it.
     public static let fences = "fences"
+    /// One document per FCM project whose relay FCM asked to pause (503, 429, time-outs): until when
+    /// (`RelayPauseDAO`), read by every replica's relay.
+    public static let relayPause = "relay_pause"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
