@@ -210,6 +210,76 @@ struct RelayOutboxTests {
         }
     }
 
+    @Test func aKilledHubIsTakenOverInSecondsAndResendsOnlyWhatWasInFlight() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                try await HubHarness.legacy(database)
+                let keys = try await Self.storePending(300, distribution: .information, in: database)
+                let account = try fake.makeServiceAccount()
+                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
+                                   "RELAY_CONCURRENCY": "32"]
+                fake.setResponseDelay(.milliseconds(500))
+                let messages = database.collection(CollectionName.message)
+                let uri = try HubProcess.uri(of: database)
+
+                let first = try await HubProcess(mongoURI: uri, environment: environment)
+                try await eventually(within: .seconds(30)) {
+                    try await messages.countDocuments(["relay.state": "sent"]) >= 64
+                }
+                first.kill()
+                let killedAt = Date()
+                let inFlight = fake.sendsInFlight
+                let lastWindow = fake.received.filter { $0.receivedAt > killedAt.addingTimeInterval(-0.25) }.count
+                let recordedAtKill = try await messages.countDocuments(["relay.state": "sent"])
+
+                let second = try await HubProcess(mongoURI: uri, environment: environment)
+                defer { second.stop() }
+                try await eventually(within: .seconds(10)) {
+                    try await messages.countDocuments(["relay.state": "sent"]) == 300
+                }
+                let takenOver = Date().timeIntervalSince(killedAt)
+                let received = fake.received.compactMap { $0.data["msi_key"] }
+                let duplicates = received.count - Set(received).count
+                print("kill test: \(recordedAtKill) recorded sent at the kill, \(inFlight) sends in flight, "
+                      + "\(lastWindow) accepted in the last 250 ms; \(duplicates) duplicates; all 300 sent "
+                      + String(format: "%.1f s after the kill", takenOver))
+                #expect(Set(received) == Set(keys.map(\.hex)))
+                #expect(duplicates <= inFlight + lastWindow)
+            }
+        }
+    }
+
+    @Test func anFCMOutagePausesTheWholeRelayUntilRetryAfterAndTheBacklogDrainsAfter() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
+                let outage: Double = 6
+                fake.failFor(.seconds(outage), status: 503, retryAfter: "1")
+                let started = Date()
+                _ = try await Self.storePending(300, distribution: .information, in: hub.database)
+                try await eventually(within: .seconds(30)) { fake.received.count >= 300 }
+                let log = fake.sendLog
+                let failures = log.filter { $0.status == 503 }
+                let first = try #require(failures.first?.at)
+                // The sends already at FCM when the first 503 came back answer within moments; after that, one
+                // probe at a time, each at least Retry-After after the last answer.
+                let probes = failures.filter { $0.at > first.addingTimeInterval(0.2) }
+                var previous = failures.last { $0.at <= first.addingTimeInterval(0.2) }?.at ?? first
+                for probe in probes {
+                    #expect(probe.at.timeIntervalSince(previous) >= 0.95, "a request came before Retry-After")
+                    previous = probe.at
+                }
+                let outageSpan = (failures.last?.at ?? first).timeIntervalSince(started)
+                let drained = try #require(fake.received.last?.receivedAt).timeIntervalSince(started) - outage
+                print("outage test: \(failures.count) requests answered 503 in \(String(format: "%.1f", outageSpan)) s "
+                      + "(\(failures.count - probes.count) at the first 503, then \(probes.count) probes); backlog of 300 "
+                      + String(format: "sent %.1f s after the outage ended", drained))
+                #expect(Double(failures.count) <= 40 + outage * 2)
+                #expect(fake.received.count == 300)
+            }
+        }
+    }
+
     // MARK: Helpers
 
     /// "msi_key/component" of a request the fake received.

@@ -132,7 +132,7 @@ public final class OutboxWorker: Sendable {
                 // stored without a lease.
                 var claimedFull = false
                 if !paused, ready.count < concurrency, running < concurrency, clock.now >= nextClaim {
-                    let limit = 2 * concurrency - running - ready.count
+                    let limit = 4 * concurrency - running - ready.count
                     do {
                         if let batch = try await outbox.claim(owner: owner, now: now(), leaseMS: leaseMS, limit: limit) {
                             metrics.claimed(batch.messages.count)
@@ -140,7 +140,8 @@ public final class OutboxWorker: Sendable {
                             claimedFull = batch.messages.count >= limit
                         }
                         failures = 0
-                        nextClaim = clock.now + configuration.pollInterval
+                        // A full claim suggests more are due: claim again as soon as there is room.
+                        nextClaim = claimedFull ? clock.now : clock.now + configuration.pollInterval
                     } catch {
                         failures += 1
                         if failures == 1 { logger.warning("claiming from the outbox failed", metadata: ["error": "\(error)"]) }
