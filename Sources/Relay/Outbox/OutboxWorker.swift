@@ -259,11 +259,19 @@ public final class OutboxWorker: Sendable {
 
     // MARK: Pauses
 
-    /// Reads the pause other replicas stored for the project, every poll interval.
+    /// Reads the pause other replicas stored for the project, every poll interval (less often while the
+    /// database fails, so as not to hold its threads).
     private func watchPauses() async {
+        var failures = 0
         while !Task.isCancelled {
-            if let until = try? await pauses.until(project: configuration.project) { gate.pausedElsewhere(until: until) }
-            do { try await Task.sleep(for: configuration.pollInterval) } catch { return }
+            do {
+                if let until = try await pauses.until(project: configuration.project) { gate.pausedElsewhere(until: until) }
+                failures = 0
+            } catch {
+                failures += 1
+            }
+            let interval = min(configuration.pollInterval * (1 << min(failures, 5)), .seconds(10))
+            do { try await Task.sleep(for: interval) } catch { return }
         }
     }
 
