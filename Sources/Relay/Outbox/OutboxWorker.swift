@@ -171,8 +171,13 @@ public final class OutboxWorker: Sendable {
             }
         }
         // What was not started goes back to the database for any worker, at once.
-        for message in ready + handoff.close() {
+        for message in ready {
             if let lease = release(message.id) { recorder.record(.release(id: message.id, lease: lease.owner)) }
+        }
+        for message in handoff.close() {
+            if let lease = RelayState(message: message.document)?.lease {
+                recorder.record(.release(id: message.id, lease: lease.owner))
+            }
         }
         await recorder.drain()
         keeper.cancel()
