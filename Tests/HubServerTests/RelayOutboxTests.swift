@@ -280,6 +280,45 @@ struct RelayOutboxTests {
         }
     }
 
+    @Test func aPauseStoredByAnotherReplicaHoldsThisRelayBackToo() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
+                let until = UnixTime.nowMilliseconds() + 2_000
+                try await RelayPauseDAO(database: hub.database).pause(project: "msi-test", until: until, reason: "503",
+                                                                     by: "another replica", now: UnixTime.nowMilliseconds())
+                try await Task.sleep(for: .milliseconds(700))  // a poll interval and more
+                let key = try await hub.post(Self.information())
+                try await eventually { try await hub.relayState(key) == "sent" }
+                let arrived = try #require(fake.received.first?.receivedAt)
+                #expect(Int64(arrived.timeIntervalSince1970 * 1000) >= until)
+                #expect(fake.sendCalls == 1)
+            }
+        }
+    }
+
+    @Test func aStoppingHubHandsBackWhatItHasNotSent() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                try await HubHarness.legacy(database)
+                _ = try await Self.storePending(100, distribution: .information, in: database)
+                let account = try fake.makeServiceAccount()
+                fake.setResponseDelay(.milliseconds(300))
+                let hub = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: [
+                    "GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
+                    "RELAY_CONCURRENCY": "4", "RELAY_LEASE_SECONDS": "60",
+                ])
+                try await eventually { fake.sendsInFlight > 0 }
+                hub.stop()
+                let messages = database.collection(CollectionName.message)
+                // Every send that went out is on record, and nothing is left leased to the stopped process.
+                #expect(try await messages.countDocuments(["relay.state": "sent"]) == Int64(fake.received.count))
+                #expect(try await messages.countDocuments(["relay.lease_owner": ["$exists": true]]) == 0)
+                #expect(try await messages.countDocuments(["relay.state": "pending"]) > 0)
+            }
+        }
+    }
+
     // MARK: Helpers
 
     /// "msi_key/component" of a request the fake received.
