@@ -141,46 +141,39 @@ struct RelayOutboxTests {
     }
 
     @Test func aKilledProcessesWorkIsFinishedByTheNextWithoutResendingWhatWasConfirmed() async throws {
-        try await FakeFCM.with { fake in
-            try await TestDatabase.with { database in
-                try await DatabaseIndexes.ensure(in: database)
-                try await HubHarness.legacy(database)
-                let keys = try await Self.storePending(50, distribution: .alert, in: database)
-                let account = try fake.makeServiceAccount()
-                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
-                                   "RELAY_LEASE_SECONDS": "2", "RELAY_CONCURRENCY": "4"]
-                fake.setResponseDelay(.milliseconds(100))
-                let messages = database.collection(CollectionName.message)
+        try await Self.withBacklog(50, of: .alert) { fake, database, keys, fcm in
+            let environment = fcm.merging(["RELAY_LEASE_SECONDS": "2", "RELAY_CONCURRENCY": "4"]) { $1 }
+            fake.setResponseDelay(.milliseconds(100))
+            let messages = database.collection(CollectionName.message)
 
-                let first = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
-                try await eventually(within: .seconds(30)) {
-                    try await messages.countDocuments(["relay.state": "sent"]) >= 1
-                }
-                first.kill()
-                var confirmed: Set<String> = []
-                for component in ["notification", "data"] {
-                    let sent = try await messages.find(["relay.components.\(component).state": "sent"])
-                    for message in sent {
-                        confirmed.insert((message["msi_key"]?.objectIDValue?.hex ?? "") + "/" + component)
-                    }
-                }
-                let sentBeforeKill = fake.received.count
-                #expect(!confirmed.isEmpty)
-                #expect(try await messages.countDocuments(["relay.state": "pending"]) > 0)
-
-                fake.setResponseDelay(nil)
-                let second = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
-                defer { second.stop() }
-                try await eventually(within: .seconds(30)) {
-                    try await messages.countDocuments(["relay.state": "sent"]) == 50
-                }
-                let received = fake.received.map(Self.componentKey)
-                #expect(Set(received) == Set(keys.flatMap { ["\($0.hex)/notification", "\($0.hex)/data"] }))
-                for component in confirmed {
-                    #expect(received.filter { $0 == component }.count == 1, "\(component) was sent again")
-                }
-                #expect(received.count >= 100 && received.count <= sentBeforeKill + 100 - confirmed.count)
+            let first = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+            try await eventually(within: .seconds(30)) {
+                try await messages.countDocuments(["relay.state": "sent"]) >= 1
             }
+            first.kill()
+            var confirmed: Set<String> = []
+            for component in ["notification", "data"] {
+                let sent = try await messages.find(["relay.components.\(component).state": "sent"])
+                for message in sent {
+                    confirmed.insert((message["msi_key"]?.objectIDValue?.hex ?? "") + "/" + component)
+                }
+            }
+            let sentBeforeKill = fake.received.count
+            #expect(!confirmed.isEmpty)
+            #expect(try await messages.countDocuments(["relay.state": "pending"]) > 0)
+
+            fake.setResponseDelay(nil)
+            let second = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+            defer { second.stop() }
+            try await eventually(within: .seconds(30)) {
+                try await messages.countDocuments(["relay.state": "sent"]) == 50
+            }
+            let received = fake.received.map(Self.componentKey)
+            #expect(Set(received) == Set(keys.flatMap { ["\($0.hex)/notification", "\($0.hex)/data"] }))
+            for component in confirmed {
+                #expect(received.filter { $0 == component }.count == 1, "\(component) was sent again")
+            }
+            #expect(received.count >= 100 && received.count <= sentBeforeKill + 100 - confirmed.count)
         }
     }
 
@@ -211,42 +204,35 @@ struct RelayOutboxTests {
     }
 
     @Test func aKilledHubIsTakenOverInSecondsAndResendsOnlyWhatWasInFlight() async throws {
-        try await FakeFCM.with { fake in
-            try await TestDatabase.with { database in
-                try await DatabaseIndexes.ensure(in: database)
-                try await HubHarness.legacy(database)
-                let keys = try await Self.storePending(300, distribution: .information, in: database)
-                let account = try fake.makeServiceAccount()
-                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
-                                   "RELAY_CONCURRENCY": "32"]
-                fake.setResponseDelay(.milliseconds(500))
-                let messages = database.collection(CollectionName.message)
-                let uri = try HubProcess.uri(of: database)
+        try await Self.withBacklog(300, of: .information) { fake, database, keys, fcm in
+            let environment = fcm.merging(["RELAY_CONCURRENCY": "32"]) { $1 }
+            fake.setResponseDelay(.milliseconds(500))
+            let messages = database.collection(CollectionName.message)
+            let uri = try HubProcess.uri(of: database)
 
-                let first = try await HubProcess(mongoURI: uri, environment: environment)
-                try await eventually(within: .seconds(30)) {
-                    try await messages.countDocuments(["relay.state": "sent"]) >= 64
-                }
-                first.kill()
-                let killedAt = Date()
-                let inFlight = fake.sendsInFlight
-                let lastWindow = fake.received.filter { $0.receivedAt > killedAt.addingTimeInterval(-0.25) }.count
-                let recordedAtKill = try await messages.countDocuments(["relay.state": "sent"])
-
-                let second = try await HubProcess(mongoURI: uri, environment: environment)
-                defer { second.stop() }
-                try await eventually(within: .seconds(10)) {
-                    try await messages.countDocuments(["relay.state": "sent"]) == 300
-                }
-                let takenOver = Date().timeIntervalSince(killedAt)
-                let received = fake.received.compactMap { $0.data["msi_key"] }
-                let duplicates = received.count - Set(received).count
-                print("kill test: \(recordedAtKill) recorded sent at the kill, \(inFlight) sends in flight, "
-                      + "\(lastWindow) accepted in the last 250 ms; \(duplicates) duplicates; all 300 sent "
-                      + String(format: "%.1f s after the kill", takenOver))
-                #expect(Set(received) == Set(keys.map(\.hex)))
-                #expect(duplicates <= inFlight + lastWindow)
+            let first = try await HubProcess(mongoURI: uri, environment: environment)
+            try await eventually(within: .seconds(30)) {
+                try await messages.countDocuments(["relay.state": "sent"]) >= 64
             }
+            first.kill()
+            let killedAt = Date()
+            let inFlight = fake.sendsInFlight
+            let lastWindow = fake.received.filter { $0.receivedAt > killedAt.addingTimeInterval(-0.25) }.count
+            let recordedAtKill = try await messages.countDocuments(["relay.state": "sent"])
+
+            let second = try await HubProcess(mongoURI: uri, environment: environment)
+            defer { second.stop() }
+            try await eventually(within: .seconds(10)) {
+                try await messages.countDocuments(["relay.state": "sent"]) == 300
+            }
+            let takenOver = Date().timeIntervalSince(killedAt)
+            let received = fake.received.compactMap { $0.data["msi_key"] }
+            let duplicates = received.count - Set(received).count
+            print("kill test: \(recordedAtKill) recorded sent at the kill, \(inFlight) sends in flight, "
+                  + "\(lastWindow) accepted in the last 250 ms; \(duplicates) duplicates; all 300 sent "
+                  + String(format: "%.1f s after the kill", takenOver))
+            #expect(Set(received) == Set(keys.map(\.hex)))
+            #expect(duplicates <= inFlight + lastWindow)
         }
     }
 
@@ -297,25 +283,18 @@ struct RelayOutboxTests {
     }
 
     @Test func aStoppingHubHandsBackWhatItHasNotSent() async throws {
-        try await FakeFCM.with { fake in
-            try await TestDatabase.with { database in
-                try await DatabaseIndexes.ensure(in: database)
-                try await HubHarness.legacy(database)
-                _ = try await Self.storePending(100, distribution: .information, in: database)
-                let account = try fake.makeServiceAccount()
-                fake.setResponseDelay(.milliseconds(300))
-                let hub = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: [
-                    "GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
-                    "RELAY_CONCURRENCY": "4", "RELAY_LEASE_SECONDS": "60",
-                ])
-                try await eventually { fake.sendsInFlight > 0 }
-                hub.stop()
-                let messages = database.collection(CollectionName.message)
-                // Every send that went out is on record, and nothing is left leased to the stopped process.
-                #expect(try await messages.countDocuments(["relay.state": "sent"]) == Int64(fake.received.count))
-                #expect(try await messages.countDocuments(["relay.lease_owner": ["$exists": true]]) == 0)
-                #expect(try await messages.countDocuments(["relay.state": "pending"]) > 0)
-            }
+        try await Self.withBacklog(100, of: .information) { fake, database, _, fcm in
+            fake.setResponseDelay(.milliseconds(300))
+            let hub = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: fcm.merging([
+                "RELAY_CONCURRENCY": "4", "RELAY_LEASE_SECONDS": "60",
+            ]) { $1 })
+            try await eventually { fake.sendsInFlight > 0 }
+            hub.stop()
+            let messages = database.collection(CollectionName.message)
+            // Every send that went out is on record, and nothing is left leased to the stopped process.
+            #expect(try await messages.countDocuments(["relay.state": "sent"]) == Int64(fake.received.count))
+            #expect(try await messages.countDocuments(["relay.lease_owner": ["$exists": true]]) == 0)
+            #expect(try await messages.countDocuments(["relay.state": "pending"]) > 0)
         }
     }
 
@@ -324,6 +303,22 @@ struct RelayOutboxTests {
     /// "msi_key/component" of a request the fake received.
     static func componentKey(_ request: FakeFCMRequest) -> String {
         (request.data["msi_key"] ?? "?") + (request.message["notification"] != nil ? "/notification" : "/data")
+    }
+
+    /// Runs `body` with a fake FCM, a database holding the legacy cube and `count` messages of `distribution`
+    /// ready to relay (their `msi_key`s), and the environment that points a hub process at the fake.
+    static func withBacklog(_ count: Int, of distribution: Distribution,
+                            _ body: (FakeFCM, MongoDatabase, [ObjectID], [String: String]) async throws -> Void) async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                try await HubHarness.legacy(database)
+                let keys = try await storePending(count, distribution: distribution, in: database)
+                let account = try fake.makeServiceAccount()
+                try await body(fake, database, keys, ["GOOGLE_APPLICATION_CREDENTIALS": account.path,
+                                                      "FCM_ENDPOINT": fake.baseURL])
+            }
+        }
     }
 
     /// Stores `count` messages ready to relay, as POST /message would, and returns their `msi_key`s.
