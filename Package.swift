@@ -174,7 +174,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Test helper: a fake FCM HTTP v1 server (OAuth2 token endpoint and messages:send) on loopback.
+        // Test helper: a fake FCM HTTP v1 server (OAuth2 token endpoint, messages:send, topic subscriptions,
+        // delivery to simulated phones) on loopback.
         .target(
             name: "FakeFCM",
             dependencies: [

@@ -4,8 +4,9 @@ import Logging
 import NIOCore
 import _CryptoExtras
 
-/// A fake FCM for tests: Google's OAuth2 token endpoint and FCM HTTP v1's `messages:send` on 127.0.0.1 and an
-/// ephemeral port, speaking the real protocol over real HTTP.
+/// A fake FCM for tests: Google's OAuth2 token endpoint, FCM HTTP v1's `messages:send` and its topic
+/// subscription API on 127.0.0.1 and an ephemeral port, speaking the real protocol over real HTTP. It delivers
+/// what it accepts to simulated phones: `drainInbox(_:)`, `GET /_inbox/{registration}`.
 ///
 /// ```swift
 /// let fake = try await FakeFCM.start()
@@ -90,6 +91,7 @@ public final class FakeFCM: Sendable {
         router.get("/_received/count") { _, _ -> Response in
             FakeFCMState.json(200, ["count": state.withState { $0.received.count }])
         }
+        addSubscriptionRoutes(to: router, state: state)
 
         var logger = Logger(label: "FakeFCM")
         logger.logLevel = .critical  // stopping by cancellation logs errors we expect
@@ -201,7 +203,7 @@ public final class FakeFCM: Sendable {
     /// The messages:send requests received and not yet answered (answers wait for `setResponseDelay`).
     public var sendsInFlight: Int { state.withState { $0.sendsInFlight } }
 
-    /// Delays every answer of messages:send by `delay` (nil: none).
+    /// Delays every answer of messages:send and of the subscription calls by `delay` (nil: none).
     public func setResponseDelay(_ delay: Duration?) {
         state.withState { $0.responseDelay = delay }
     }

@@ -57,6 +57,35 @@ final class FakeFCMState: Sendable {
         var sendCalls = 0
         var unauthorizedCalls = 0
         var sendStatuses: [Int] = []
+        /// Each registration's topics and when it subscribed to each.
+        var subscriptions: [String: [String: Date]] = [:]
+        /// The same subscriptions by topic, for delivery.
+        var subscribers: [String: Set<String>] = [:]
+        /// Registrations that answer 404 `UNREGISTERED`.
+        var unregistered: Set<String> = []
+        var subscriptionFailures = InjectedFailure(remaining: 0, status: 0)
+        var subscriptionCalls = 0
+        /// Subscription calls by the Unix second they arrived in.
+        var subscriptionCallsPerSecond: [Int64: Int] = [:]
+        /// The messages delivered to each registration and not yet fetched.
+        var inboxes: [String: [FakeFCMDelivery]] = [:]
+
+        /// Adds the subscription; false when it existed.
+        mutating func subscribe(_ registration: String, to topic: String, at time: Date) -> Bool {
+            guard subscriptions[registration, default: [:]][topic] == nil else { return false }
+            subscriptions[registration, default: [:]][topic] = time
+            subscribers[topic, default: []].insert(registration)
+            return true
+        }
+
+        /// Removes the subscription; false when there was none.
+        mutating func unsubscribe(_ registration: String, from topic: String) -> Bool {
+            guard subscriptions[registration]?.removeValue(forKey: topic) != nil else { return false }
+            if subscriptions[registration]?.isEmpty == true { subscriptions[registration] = nil }
+            subscribers[topic]?.remove(registration)
+            if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }
+            return true
+        }
         /// When each messages:send answer was made, and its status.
         var sendLog: [(at: Date, status: Int)] = []
     }
@@ -125,8 +154,9 @@ final class FakeFCMState: Sendable {
             googleError(403, status: "PERMISSION_DENIED", message: "SenderId mismatch",
                         fcmErrorCode: "SENDER_ID_MISMATCH", retryAfter: retryAfter)
         case 404:
+            // A generic 404; `markUnregistered` gives the `UNREGISTERED` one.
             googleError(404, status: "NOT_FOUND", message: "Requested entity was not found.",
-                        fcmErrorCode: "UNREGISTERED", retryAfter: retryAfter)
+                        fcmErrorCode: nil, retryAfter: retryAfter)
         case 429:
             googleError(429, status: "RESOURCE_EXHAUSTED", message: "Quota exceeded for quota metric.",
                         fcmErrorCode: "QUOTA_EXCEEDED", retryAfter: retryAfter)
@@ -156,21 +186,37 @@ final class FakeFCMState: Sendable {
         googleError(400, status: "INVALID_ARGUMENT", message: message, fcmErrorCode: "INVALID_ARGUMENT")
     }
 
+    /// FCM's answer for a registration token that is gone: 404 with the `UNREGISTERED` detail.
+    static func unregistered() -> Response {
+        googleError(404, status: "NOT_FOUND", message: "Requested entity was not found.",
+                    fcmErrorCode: "UNREGISTERED")
+    }
+
+    /// A 404 without an `FcmError` detail: no such project or entity.
+    static func notFound() -> Response {
+        googleError(404, status: "NOT_FOUND", message: "Requested entity was not found.", fcmErrorCode: nil)
+    }
+
+    /// Whether `authorization` is `Bearer` and a token the fake issued that has not expired.
+    static func isAuthorized(_ authorization: String?, state: State, now: Date) -> Bool {
+        guard let authorization, authorization.hasPrefix("Bearer "),
+              let expiry = state.tokens[String(authorization.dropFirst("Bearer ".count))]
+        else { return false }
+        return expiry > now
+    }
+
     // MARK: messages:send
 
     func send(project: String, authorization: String?, body: [UInt8]) -> Response {
         let now = Date()
         let response = withState { state -> Response in
             state.sendCalls += 1
-            guard let authorization, authorization.hasPrefix("Bearer "),
-                  let expiry = state.tokens[String(authorization.dropFirst("Bearer ".count))], expiry > now
-            else {
+            guard Self.isAuthorized(authorization, state: state, now: now) else {
                 state.unauthorizedCalls += 1
                 return Self.unauthenticated()
             }
             guard project == projectID else {
-                return Self.googleError(404, status: "NOT_FOUND", message: "Requested entity was not found.",
-                                        fcmErrorCode: "UNREGISTERED")
+                return Self.notFound()
             }
             if let outage = state.outage, now < outage.until {
                 return Self.injected(outage.status, retryAfter: outage.retryAfter)
@@ -186,11 +232,18 @@ final class FakeFCMState: Sendable {
             case .success(let flag):
                 validateOnly = flag
             }
+            let sent = SentMessage(body: body)
+            if let token = sent.token, state.unregistered.contains(token) {
+                return Self.unregistered()
+            }
             let name = validateOnly
                 ? "projects/\(project)/messages/fake_message_id"
                 : "projects/\(project)/messages/0:\(state.received.count + 1)%fake"
             state.received.append(FakeFCMRequest(
                 project: project, body: body, receivedAt: now, validateOnly: validateOnly, name: name))
+            if !validateOnly {
+                state.deliver(sent)
+            }
             return Self.json(200, ["name": name])
         }
         withState {

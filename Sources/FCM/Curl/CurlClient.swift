@@ -74,8 +74,20 @@ public final class CurlClient: Sendable {
     /// Sends a GET request and returns the response, whatever its status.
     /// - Throws: `CurlError`, as `post(url:headers:body:)`.
     public func get(url: String, headers: [HTTPHeader] = []) async throws -> CurlResponse {
+        try await withoutBody(.get, url: url, headers: headers)
+    }
+
+    /// Sends a DELETE request (no body) and returns the response, whatever its status.
+    /// - Throws: `CurlError`, as `post(url:headers:body:)`.
+    public func delete(url: String, headers: [HTTPHeader] = []) async throws -> CurlResponse {
+        try await withoutBody(.delete, url: url, headers: headers)
+    }
+
+    private func withoutBody(_ method: CurlRequest.Method, url: String, headers: [HTTPHeader]) async throws
+        -> CurlResponse
+    {
         try await perform(CurlRequest(
-            method: .get,
+            method: method,
             url: url,
             headers: headers,
             body: [],

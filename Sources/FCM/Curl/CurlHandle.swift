@@ -11,6 +11,7 @@ struct CurlRequest: Sendable {
     enum Method: Sendable {
         case get
         case post
+        case delete
     }
 
     var method: Method
@@ -132,6 +133,10 @@ final class CurlHandle {
         switch request.method {
         case .get:
             steps.append { ccurl_setopt_long(self.handle, CURLOPT_HTTPGET, 1) }
+        case .delete:
+            // A GET whose method line says DELETE: no body, and libcurl reads the answer as usual.
+            steps.append { ccurl_setopt_long(self.handle, CURLOPT_HTTPGET, 1) }
+            steps.append { ccurl_setopt_string(self.handle, CURLOPT_CUSTOMREQUEST, "DELETE") }
         case .post:
             steps.append { ccurl_setopt_long(self.handle, CURLOPT_POST, 1) }
             steps.append {

@@ -49,9 +49,9 @@ public struct FCMClient: FCMSending {
     public let configuration: Configuration
     /// The Firebase project, from the service account; nil for a log-only client without credentials.
     public let projectID: String?
-    private let tokens: (any AccessTokenSource)?
-    private let httpClient: CurlClient?
-    private let logger: Logger
+    /// Authorised requests to FCM; nil for a log-only client. Shared with `topicSubscriptions`.
+    let transport: FCMTransport?
+    let logger: Logger
 
     /// A client sending for `account` through `httpClient`; `tokens` defaults to an `AccessTokenProvider`.
     public init(
@@ -63,8 +63,11 @@ public struct FCMClient: FCMSending {
     ) {
         self.configuration = configuration
         self.projectID = account.projectID
-        self.httpClient = httpClient
-        self.tokens = tokens ?? AccessTokenProvider(account: account, httpClient: httpClient, logger: logger)
+        self.transport = FCMTransport(
+            tokens: tokens ?? AccessTokenProvider(account: account, httpClient: httpClient, logger: logger),
+            httpClient: httpClient,
+            logger: logger
+        )
         self.logger = logger
     }
 
@@ -81,8 +84,7 @@ public struct FCMClient: FCMSending {
     private init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.projectID = nil
-        self.tokens = nil
-        self.httpClient = nil
+        self.transport = nil
         self.logger = logger
     }
 
@@ -103,9 +105,10 @@ public struct FCMClient: FCMSending {
 
     /// Sends one request body; in log mode logs it instead and returns a made-up name.
     /// - Throws: `FCMError`: `.quotaExceeded`, `.unavailable`, `.internal`, `.timeout` and `.connectionFailed`
-    ///   are retryable; `.invalidArgument`, `.senderIdMismatch`, `.notFound`, `.unauthenticated` are not.
+    ///   are retryable; `.invalidArgument`, `.senderIdMismatch`, `.notFound`, `.unregistered` (a token target
+    ///   that is gone) and `.unauthenticated` are not.
     public func send(_ request: FCMRequest) async throws -> String {
-        guard configuration.mode != .log, let tokens, let httpClient else {
+        guard configuration.mode != .log, let transport else {
             logger.info("fcm log mode: not sent", metadata: [
                 "component": "\(request.component.rawValue)",
                 "body": "\(String(decoding: request.body, as: UTF8.self))",
@@ -113,45 +116,14 @@ public struct FCMClient: FCMSending {
             return "projects/\(projectID ?? "log")/messages/log-\(UUID().uuidString.lowercased())"
         }
         let body = configuration.mode == .validate ? Self.forcingValidateOnly(request.body) : request.body
-        var lastToken: String?
-        for attempt in 1...2 {
-            let token: String
-            do {
-                token = try await tokens.accessToken()
-            } catch let error as AccessTokenError {
-                throw FCMError(token: error)
-            }
-            lastToken = token
-            let response: CurlResponse
-            do {
-                response = try await httpClient.post(
-                    url: sendURL,
-                    headers: [
-                        HTTPHeader("Authorization", "Bearer \(token)"),
-                        HTTPHeader("Content-Type", "application/json; charset=UTF-8"),
-                    ],
-                    body: body
-                )
-            } catch let error as CurlError {
-                throw FCMError(transport: error)
-            }
-            if response.status == 200 {
-                return try Self.messageName(response)
-            }
-            if response.status == 401, attempt == 1 {
-                // The token was revoked or expired early: renew it once and try again.
-                logger.info("fcm answered 401; renewing the access token",
-                            metadata: ["component": "\(request.component)"])
-                await tokens.invalidate(token: lastToken)
-                continue
-            }
+        let response = try await transport.perform(
+            .post(body), url: sendURL, metadata: ["component": "\(request.component)"])
+        guard response.status == 200 else {
             let error = FCMError(response: response)
             logger.debug("fcm refused a request", metadata: ["error": "\(error)", "component": "\(request.component)"])
             throw error
         }
-        // Unreachable: the second attempt returns or throws.
-        throw FCMError(code: .unauthenticated, httpStatus: 401, message: "FCM kept refusing the access token",
-                       isRetryable: false)
+        return try Self.messageName(response)
     }
 
     /// `{"name": "projects/.../messages/..."}` from a 200 answer.

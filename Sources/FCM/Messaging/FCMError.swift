@@ -13,6 +13,7 @@ public struct FCMError: Error, Sendable, Hashable, CustomStringConvertible {
             case invalidArgument
             case senderIdMismatch
             case notFound
+            case unregistered
             case unauthenticated
             case other
         }
@@ -37,8 +38,11 @@ public struct FCMError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidArgument = Code(.invalidArgument)
         /// 403 `SENDER_ID_MISMATCH` / `PERMISSION_DENIED`: the account may not send for the project.
         public static let senderIdMismatch = Code(.senderIdMismatch)
-        /// 404 `UNREGISTERED` / `NOT_FOUND`: no such project or target.
+        /// 404 `NOT_FOUND`: no such project, topic subscription or other entity.
         public static let notFound = Code(.notFound)
+        /// 404 `UNREGISTERED`: the registration token is gone (the app was uninstalled or the token rotated);
+        /// stop sending to it and forget its subscriptions.
+        public static let unregistered = Code(.unregistered)
         /// No valid access token: the token endpoint refused the service account, or FCM kept answering 401.
         public static let unauthenticated = Code(.unauthenticated)
         /// Anything else; `httpStatus` and `message` say what.
@@ -98,10 +102,12 @@ public struct FCMError: Error, Sendable, Hashable, CustomStringConvertible {
 
 extension FCMError {
     /// The one place where an FCM error answer becomes an `FCMError`: by the `FcmError` detail's errorCode,
-    /// else by the HTTP status.
-    init(response: CurlResponse, now: Date = Date()) {
+    /// else by the HTTP status. `notFound` is what a 404 without an `FcmError` detail means for the call: a
+    /// subscription call that names a registration answers 404 only when the registration is gone.
+    init(response: CurlResponse, notFound: Code = .notFound, now: Date = Date()) {
         let body = GoogleErrorBody(response.body)
-        let code = Self.code(fcmErrorCode: body.fcmErrorCode, httpStatus: response.status)
+        var code = Self.code(fcmErrorCode: body.fcmErrorCode, httpStatus: response.status)
+        if code == .notFound { code = notFound }
         var retryAfter = response.header("Retry-After").flatMap { Self.parseRetryAfter($0, now: now) }
         if code == .quotaExceeded, retryAfter == nil {
             retryAfter = Self.defaultQuotaRetryAfter
@@ -153,7 +159,7 @@ extension FCMError {
         case "INTERNAL": return .internal
         case "INVALID_ARGUMENT": return .invalidArgument
         case "SENDER_ID_MISMATCH": return .senderIdMismatch
-        case "UNREGISTERED": return .notFound
+        case "UNREGISTERED": return .unregistered
         case "THIRD_PARTY_AUTH_ERROR": return .unauthenticated
         default: break
         }

@@ -1,0 +1,51 @@
+import Foundation
+
+/// The topic subscription API, registrations that are gone, and the simulated phones' inboxes.
+extension FakeFCM {
+    /// Makes the next `count` subscription calls that carry a valid token fail with `status` (429, 500, 503,
+    /// 400, 403, 404) and an FCM-shaped error body, with `Retry-After: retryAfter` when given. Sends are not
+    /// affected (`failNext` is theirs).
+    public func failNextSubscriptionCalls(_ count: Int, status: Int, retryAfter: String? = nil) {
+        state.withState { $0.subscriptionFailures = FakeFCMState.InjectedFailure(
+            remaining: count, status: status, retryAfter: retryAfter)
+        }
+    }
+
+    /// Makes `registration` gone, as when its app is uninstalled: its subscription calls and sends to it as a
+    /// `token` answer 404 with the `UNREGISTERED` detail. Its subscriptions stay, as the fake saw them.
+    public func markUnregistered(_ registration: String) {
+        state.withState { _ = $0.unregistered.insert(registration) }
+    }
+
+    /// The topics `registration` is subscribed to.
+    public func subscriptions(of registration: String) -> Set<String> {
+        state.withState { Set($0.subscriptions[registration]?.keys ?? [:].keys) }
+    }
+
+    /// The registrations subscribed to `topic`.
+    public func subscribers(of topic: String) -> Set<String> {
+        state.withState { $0.subscribers[topic] ?? [] }
+    }
+
+    /// Subscribes `registration` to `topic` without a call, as if someone else had: drift for tests.
+    public func forceSubscribe(_ registration: String, to topic: String) {
+        state.withState { _ = $0.subscribe(registration, to: topic, at: Date()) }
+    }
+
+    /// Unsubscribes `registration` from `topic` without a call, as if someone else had: drift for tests.
+    public func forceUnsubscribe(_ registration: String, from topic: String) {
+        state.withState { _ = $0.unsubscribe(registration, from: topic) }
+    }
+
+    /// Every subscription call so far (create, delete, list), whatever the answer.
+    public var subscriptionCallCount: Int { state.withState { $0.subscriptionCalls } }
+
+    /// Subscription calls by the Unix second they arrived in (whatever the answer), to check a rate cap.
+    public var subscriptionCallsPerSecond: [Int64: Int] { state.withState { $0.subscriptionCallsPerSecond } }
+
+    /// Removes and returns the messages delivered to `registration` so far, oldest first: what its phone
+    /// would have received.
+    public func drainInbox(_ registration: String) -> [FakeFCMDelivery] {
+        state.drainInbox(registration)
+    }
+}

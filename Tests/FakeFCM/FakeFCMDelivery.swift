@@ -1,0 +1,77 @@
+import Foundation
+
+/// A message as a simulated phone receives it from the fake: what `FakeFCM.drainInbox(_:)` returns and
+/// `GET /_inbox/{registration}` answers.
+public struct FakeFCMDelivery: Sendable, Hashable {
+    /// The message's `notification` block.
+    public struct Notification: Sendable, Hashable {
+        /// The notification's title ("" when the message had none).
+        public var title: String
+        /// The notification's body ("" when the message had none).
+        public var body: String
+
+        /// A notification showing `title` and `body`.
+        public init(title: String, body: String) {
+            self.title = title
+            self.body = body
+        }
+    }
+
+    /// The topic the message was sent to; nil for a message sent to the registration's token.
+    public var topic: String?
+    /// The message's `data`.
+    public var data: [String: String]
+    /// The message's `notification`, if it had one.
+    public var notification: Notification?
+
+    /// A delivered message.
+    public init(topic: String?, data: [String: String], notification: Notification?) {
+        self.topic = topic
+        self.data = data
+        self.notification = notification
+    }
+
+    /// `{"topic": String|null, "data": {..}, "notification": {"title", "body"}|null}`.
+    var json: [String: Any] {
+        [
+            "topic": topic ?? NSNull(),
+            "data": data,
+            "notification": notification.map { ["title": $0.title, "body": $0.body] } ?? NSNull(),
+        ]
+    }
+}
+
+/// An accepted messages:send body, read for delivery: whom it is for and what the phone gets.
+struct SentMessage {
+    var token: String?
+    var delivery: FakeFCMDelivery
+
+    /// Reads a body that `FCMValidation` accepted.
+    init(body: [UInt8]) {
+        let root = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        let message = root?["message"] as? [String: Any] ?? [:]
+        token = message["token"] as? String
+        let notification = (message["notification"] as? [String: Any]).map {
+            FakeFCMDelivery.Notification(title: $0["title"] as? String ?? "", body: $0["body"] as? String ?? "")
+        }
+        delivery = FakeFCMDelivery(
+            topic: message["topic"] as? String,
+            data: message["data"] as? [String: String] ?? [:],
+            notification: notification
+        )
+    }
+}
+
+extension FakeFCMState.State {
+    /// Queues `sent` for its token, or for every registration subscribed to its topic now. A `condition`
+    /// reaches nobody: the fake does not evaluate conditions.
+    mutating func deliver(_ sent: SentMessage) {
+        if let token = sent.token {
+            inboxes[token, default: []].append(sent.delivery)
+        } else if let topic = sent.delivery.topic {
+            for registration in subscribers[topic] ?? [] {
+                inboxes[registration, default: []].append(sent.delivery)
+            }
+        }
+    }
+}
