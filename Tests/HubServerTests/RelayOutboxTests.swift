@@ -7,6 +7,7 @@ import HubServer
 import HummingbirdTesting
 import Mongo
 import MongoTestSupport
+import Synchronization
 import Testing
 
 /// The relay end to end: POST /message (or messages already stored), the outbox worker of a real hub,
@@ -238,19 +239,24 @@ struct RelayOutboxTests {
 
     @Test func anFCMOutagePausesTheWholeRelayUntilRetryAfterAndTheBacklogDrainsAfter() async throws {
         try await FakeFCM.with { fake in
-            try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
-                let outage: Double = 6
+            let outage: Double = 6
+            let started = Mutex(Date())
+            let seed: @Sendable (MongoDatabase) async throws -> Void = { database in
+                try await HubHarness.legacy(database)
+                _ = try await Self.storePending(300, distribution: .information, in: database)
                 fake.failFor(.seconds(outage), status: 503, retryAfter: "1")
-                let started = Date()
-                _ = try await Self.storePending(300, distribution: .information, in: hub.database)
+                started.withLock { $0 = Date() }
+            }
+            try await HubHarness.with(seed: seed, relay: try Self.relay(to: fake)) { hub in
                 try await eventually(within: .seconds(30)) { fake.received.count >= 300 }
+                let started = started.withLock { $0 }
                 let log = fake.sendLog
                 let failures = log.filter { $0.status == 503 }
                 let first = try #require(failures.first?.at)
-                // The sends already at FCM when the first 503 came back answer within moments; after that, one
+                // The sends already at FCM when the first 503 came back answer within its Retry-After; after that, one
                 // probe at a time, each at least Retry-After after the last answer.
-                let probes = failures.filter { $0.at > first.addingTimeInterval(0.2) }
-                var previous = failures.last { $0.at <= first.addingTimeInterval(0.2) }?.at ?? first
+                let probes = failures.filter { $0.at > first.addingTimeInterval(0.9) }
+                var previous = failures.last { $0.at <= first.addingTimeInterval(0.9) }?.at ?? first
                 for probe in probes {
                     #expect(probe.at.timeIntervalSince(previous) >= 0.95, "a request came before Retry-After")
                     previous = probe.at

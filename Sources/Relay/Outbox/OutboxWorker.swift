@@ -94,7 +94,7 @@ public final class OutboxWorker: Sendable {
 
     private enum Event: Sendable {
         case sent
-        case woke
+        case woke(notified: Bool)
     }
 
     /// Runs until the task is cancelled; then lets the sends under way finish, hands back the leases of
@@ -113,6 +113,7 @@ public final class OutboxWorker: Sendable {
             var failures = 0
             let clock = ContinuousClock()
             var nextClaim = clock.now
+            var lastClaim = clock.now - configuration.pollInterval
             while !Task.isCancelled {
                 let direct = handoff.take(.max)
                 if !direct.isEmpty {
@@ -133,6 +134,7 @@ public final class OutboxWorker: Sendable {
                 var claimedFull = false
                 if !paused, ready.count < concurrency, running < concurrency, clock.now >= nextClaim {
                     let limit = 4 * concurrency - running - ready.count
+                    lastClaim = clock.now
                     do {
                         if let batch = try await outbox.claim(owner: owner, now: now(), leaseMS: leaseMS, limit: limit) {
                             metrics.claimed(batch.messages.count)
@@ -152,17 +154,23 @@ public final class OutboxWorker: Sendable {
                 handoff.setBacklog(ready.count + running)
                 if !waiting {
                     waiting = true
-                    let timeout = max(gate.pause() ?? (nextClaim - clock.now), .milliseconds(1))
-                    group.addTask { _ = await self.handoff.wait(timeout: timeout); return .woke }
+                    // With no room to claim, the next finished send wakes the loop anyway.
+                    let roomToClaim = ready.count < concurrency && running < concurrency
+                    let untilClaim = roomToClaim ? nextClaim - clock.now : configuration.pollInterval
+                    let timeout = max(gate.pause() ?? untilClaim, .milliseconds(1))
+                    group.addTask { .woke(notified: await self.handoff.wait(timeout: timeout)) }
                 }
                 guard let event = await group.next() else { break }
                 switch event {
                 case .sent:
                     running -= 1
-                case .woke:
+                case .woke(let notified):
                     waiting = false
-                    // A wake-up without a message in memory: one was stored without a lease; claim it.
-                    if handoff.isEmpty { nextClaim = clock.now }
+                    // A wake-up without a message in memory: one was stored without a lease; claim it soon
+                    // (not more than 20 times a second however many are stored so).
+                    if notified, handoff.isEmpty {
+                        nextClaim = min(nextClaim, max(clock.now, lastClaim + .milliseconds(50)))
+                    }
                 }
             }
             // Shutting down: sends under way finish (those waiting for FCM to recover give up).
