@@ -210,4 +210,14 @@ struct OutboxDAOTests {
             #expect(try await pauses.until(project: "q") == nil)
         }
     }
+
+    @Test func aClaimNeverTakesWhatTheWorkerStillHolds() async throws {
+        try await TestDatabase.with { database in
+            let seeded = try await seed(database, count: 2)
+            let outbox = OutboxDAO(database: database)
+            let batch = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 8, limit: 8,
+                                                            excluding: [seeded[0].id]))
+            #expect(batch.messages.map(\.id) == [seeded[1].id])
+        }
+    }
 }

@@ -31,11 +31,18 @@ public struct OutboxDAO: Sendable {
     }
 
     /// Claims up to `limit` of the most overdue messages for `owner` until `now + leaseMS`, or nil when none
-    /// is due. Three commands however many messages it claims: find candidates, lease them, read them back.
+    /// is due; never one of `held` (the worker's own, whose lease may have run out while their last write is
+    /// on its way). Three commands however many messages it claims: find candidates, lease them, read them back.
     /// - Throws: `DAOError`.
-    public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int) async throws -> OutboxBatch? {
+    public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int,
+                      excluding held: [ObjectID] = []) async throws -> OutboxBatch? {
         try await mapErrors {
-            let candidates = try await collection.find(Self.claimable(now: now), options: FindOptions(
+            var due = Self.claimable(now: now)
+            // Last: the outbox index, not `_id`, plans the query.
+            if !held.isEmpty {
+                due = BSONDocument(due.elements + [(key: "_id", value: ["$nin": .array(held.map(BSONValue.objectID))])])
+            }
+            let candidates = try await collection.find(due, options: FindOptions(
                 projection: ["_id": 1], sort: ["relay.due_at": 1], limit: Int64(max(limit, 1))))
             let ids = candidates.compactMap { $0["_id"] }
             guard !ids.isEmpty else { return nil }

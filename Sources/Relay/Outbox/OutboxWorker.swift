@@ -60,8 +60,9 @@ public final class OutboxWorker: Sendable {
     private let now: @Sendable () -> Int64
     private let gate: RelayGate
     private let recorder: OutcomeRecorder
-    /// The messages this worker holds (waiting or being sent), with their lease as last confirmed.
-    private let held = Mutex<[ObjectID: RelayLease]>([:])
+    /// The messages this worker holds (waiting, being sent, or their last write not yet done), with their
+    /// lease as last confirmed.
+    private let held = HeldLeases()
     /// The latest pause end this worker stored for the other replicas.
     private let sharedPause = Mutex<Int64>(0)
 
@@ -86,7 +87,12 @@ public final class OutboxWorker: Sendable {
         self.logger = logger
         self.now = now
         self.gate = RelayGate(concurrency: configuration.concurrency, now: now)
-        self.recorder = OutcomeRecorder(outbox: outbox, window: configuration.recordWindow, metrics: metrics, logger: logger)
+        // A message is let go once the write that ends its lease is done, not before: until then its lease is
+        // renewed and no claim (of this worker or another) takes it again.
+        self.recorder = OutcomeRecorder(outbox: outbox, window: configuration.recordWindow, metrics: metrics,
+                                        logger: logger) { [held] ended in
+            held.state.withLock { held in for id in ended { held.removeValue(forKey: id) } }
+        }
         self.owner = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(ObjectID().hex.suffix(8))"
     }
 
@@ -136,7 +142,9 @@ public final class OutboxWorker: Sendable {
                     let limit = 4 * concurrency - running - ready.count
                     lastClaim = clock.now
                     do {
-                        if let batch = try await outbox.claim(owner: owner, now: now(), leaseMS: leaseMS, limit: limit) {
+                        let holding = held.state.withLock { Array($0.keys) }
+                        if let batch = try await outbox.claim(owner: owner, now: now(), leaseMS: leaseMS, limit: limit,
+                                                              excluding: holding) {
                             metrics.claimed(batch.messages.count)
                             ready += batch.messages.filter { hold(claimed: $0, lease: RelayLease(owner: batch.lease, until: batch.leaseUntil)) }
                             claimedFull = batch.messages.count >= limit
@@ -180,7 +188,7 @@ public final class OutboxWorker: Sendable {
         }
         // What was not started goes back to the database for any worker, at once.
         for message in ready {
-            if let lease = release(message.id) { recorder.record(.release(id: message.id, lease: lease.owner)) }
+            if let lease = lease(of: message.id) { recorder.record(.release(id: message.id, lease: lease.owner)) }
         }
         for message in handoff.close() {
             if let lease = RelayState(message: message.document)?.lease {
@@ -200,7 +208,7 @@ public final class OutboxWorker: Sendable {
     /// Takes a message handed over in memory; false when it is held already.
     private func hold(direct message: Message) -> Bool {
         guard let lease = RelayState(message: message.document)?.lease else { return false }
-        return held.withLock { held in
+        return held.state.withLock { held in
             guard held[message.id] == nil else { return false }
             held[message.id] = lease
             return true
@@ -209,23 +217,27 @@ public final class OutboxWorker: Sendable {
 
     /// Takes a claimed message; false when this worker holds it already (its lease moves to the claim's).
     private func hold(claimed message: Message, lease: RelayLease) -> Bool {
-        held.withLock { held in
+        held.state.withLock { held in
             defer { held[message.id] = lease }
             return held[message.id] == nil
         }
     }
 
-    /// Stops holding a message; returns its lease.
-    @discardableResult
-    private func release(_ id: ObjectID) -> RelayLease? {
-        held.withLock { $0.removeValue(forKey: id) }
+    /// Stops holding a message at once, with no write to wait for.
+    private func release(_ id: ObjectID) {
+        _ = held.state.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// The lease of a held message as last confirmed.
+    private func lease(of id: ObjectID) -> RelayLease? {
+        held.state.withLock { $0[id] }
     }
 
     /// The lease of a held message while it holds for at least a quarter of a lease yet, else nil: nothing is
     /// sent on a lease that may run out before FCM answers.
     private func safeLease(_ id: ObjectID) -> RelayLease? {
         let current = now()
-        return held.withLock { held in
+        return held.state.withLock { held in
             guard let lease = held[id], lease.until - current >= leaseMS / 4 else { return nil }
             return lease
         }
@@ -238,7 +250,7 @@ public final class OutboxWorker: Sendable {
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
             let current = now()
-            let due = held.withLock { held in held.filter { $0.value.until - current < leaseMS * 3 / 4 } }
+            let due = held.state.withLock { held in held.filter { $0.value.until - current < leaseMS * 3 / 4 } }
             guard !due.isEmpty else { continue }
             let ids = Array(due.keys)
             let leases = Set(due.values.map(\.owner))
@@ -247,7 +259,7 @@ public final class OutboxWorker: Sendable {
                 let moved = try await outbox.renew(ids, leases: leases, until: until)
                 metrics.renewed()
                 let kept = moved == ids.count ? Set(ids) : try await outbox.stillHeld(ids, leases: leases)
-                let lost = held.withLock { held -> Int in
+                let lost = held.state.withLock { held -> Int in
                     var lost = 0
                     for (id, lease) in due where held[id]?.owner == lease.owner {
                         if kept.contains(id) {
@@ -315,13 +327,12 @@ public final class OutboxWorker: Sendable {
     func relay(_ message: Message) async {
         let id = message.id
         func record(_ update: (String) -> RelayUpdate) {
-            guard let lease = held.withLock({ $0[id] }) else { return }
+            guard let lease = lease(of: id) else { return }
             recorder.record(update(lease.owner))
         }
         func finish(_ outcome: RelayOutcome) {
             record { outcome.update(lease: $0, now: now()) }
             metrics.finished(outcome.status)
-            release(id)
         }
         guard let state = RelayState(message: message.document),
               let distribution = RelayMessage.Distribution(rawValue: message.distribution) else {
@@ -345,8 +356,7 @@ public final class OutboxWorker: Sendable {
             if Task.isCancelled { break }
             guard let ticket = await gate.admit() else {
                 // Stopping while FCM asks to wait: hand the message back.
-                if let lease = release(id) { recorder.record(.release(id: id, lease: lease.owner)) }
-                return
+                return record { .release(id: id, lease: $0) }
             }
             guard safeLease(id) != nil else {
                 gate.abandon(ticket)
@@ -381,8 +391,7 @@ public final class OutboxWorker: Sendable {
         }
         if answered < requests.count {
             // Stopped before the last component: what was sent is on record; the rest is for any worker.
-            if let lease = release(id) { recorder.record(.release(id: id, lease: lease.owner)) }
-            return
+            return record { .release(id: id, lease: $0) }
         }
         let failedBefore = state.components.values.contains { $0.failed }
         if let permanent {
@@ -410,4 +419,9 @@ public final class OutboxWorker: Sendable {
         metrics.retried()
         return RelayOutcome(id: message.id, status: .pending, retryAt: retryAt, lastError: error.description)
     }
+}
+
+/// The messages a worker holds and their leases, shared with its recorder.
+final class HeldLeases: Sendable {
+    let state = Mutex<[ObjectID: RelayLease]>([:])
 }

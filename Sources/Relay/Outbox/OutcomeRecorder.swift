@@ -21,14 +21,18 @@ final class OutcomeRecorder: Sendable {
     private let maximumBatch: Int
     private let metrics: RelayMetrics
     private let logger: Logger
+    /// Told the messages whose lease a write ended, once it is done (or given up on).
+    private let ended: @Sendable ([ObjectID]) -> Void
     private let state = Mutex(State())
 
-    init(outbox: OutboxDAO, window: Duration, maximumBatch: Int = 512, metrics: RelayMetrics, logger: Logger) {
+    init(outbox: OutboxDAO, window: Duration, maximumBatch: Int = 512, metrics: RelayMetrics, logger: Logger,
+         ended: @escaping @Sendable ([ObjectID]) -> Void = { _ in }) {
         self.outbox = outbox
         self.window = window
         self.maximumBatch = max(maximumBatch, 1)
         self.metrics = metrics
         self.logger = logger
+        self.ended = ended
     }
 
     /// Queues `update` for the next write.
@@ -67,7 +71,10 @@ final class OutcomeRecorder: Sendable {
                 state.order.removeFirst(ids.count)
                 return ids.compactMap { state.pending.removeValue(forKey: $0) }
             }
-            if !batch.isEmpty { await write(batch) }
+            if !batch.isEmpty {
+                await write(batch)
+                ended(batch.filter(\.endsLease).map(\.id))
+            }
             let idle = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
                 guard state.order.isEmpty else { return nil }
                 state.writing = false
