@@ -50,7 +50,7 @@ struct RelayMetrics: Sendable {
         renewals.increment()
     }
 
-    /// Messages whose lease another worker took over before they were sent here.
+    /// Leases a renewal found gone: their messages written meanwhile, or taken over by another worker.
     func lost(_ count: Int) {
         lostLeases.increment(by: count)
     }
