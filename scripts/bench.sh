@@ -178,7 +178,7 @@ post_started=$(date +%s.%N)
 measure "POST /message, 16 conn" hub "$hub_pid" \
     -t1 -c16 -d"${duration}s" --latency -s scripts/bench/post-message.lua "$hub/message"
 # The hub relays as it stores: a message's database cost runs from its POST until its outcome is written.
-"$python" "$helper" relaycost "$results" "$db_pid" "$db_ticks" "$fake_url" "$BENCH_KEYS_FILE" "$post_started" 60
+"$python" "$helper" relaycost "$results" "$uri" "$db_pid" "$db_ticks" "$fake_url" "$BENCH_KEYS_FILE" "$post_started" 60
 "$python" "$helper" durable "$results" "$uri" "$BENCH_KEYS_FILE"
 "$python" "$helper" drain "$uri" 30
 stop "$hub_pid"; hub_pid=""
