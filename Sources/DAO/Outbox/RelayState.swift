@@ -28,14 +28,11 @@ public enum RelayComponent: String, Sendable, CaseIterable {
 /// A worker's hold on a message: while `until` (Unix ms) has not passed, no other worker sends it, and only
 /// writes that name `owner` are recorded.
 public struct RelayLease: Sendable, Hashable {
-    /// The lease's name, stored in `relay.lease_owner`.
-    public var owner: String
-    /// When it runs out unless renewed (Unix ms), stored in `relay.lease_until`.
-    public var until: Int64
+    /// The lease's name (`relay.lease_owner`), and when it runs out unless renewed (`relay.lease_until`, Unix ms).
+    public var owner: String, until: Int64
 
     public init(owner: String, until: Int64) {
-        self.owner = owner
-        self.until = until
+        (self.owner, self.until) = (owner, until)
     }
 }
 
