@@ -37,14 +37,12 @@ public struct OutboxDAO: Sendable {
     public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int,
                       excluding held: [ObjectID] = []) async throws -> OutboxBatch? {
         try await mapErrors {
-            var due = Self.claimable(now: now)
-            // Last: the outbox index, not `_id`, plans the query.
-            if !held.isEmpty {
-                due = BSONDocument(due.elements + [(key: "_id", value: ["$nin": .array(held.map(BSONValue.objectID))])])
-            }
-            let candidates = try await collection.find(due, options: FindOptions(
+            let candidates = try await collection.find(Self.claimable(now: now), options: FindOptions(
                 projection: ["_id": 1], sort: ["relay.due_at": 1], limit: Int64(max(limit, 1))))
-            let ids = candidates.compactMap { $0["_id"] }
+            // Left out here rather than in the query (a long `$nin` costs every candidate a scan of it): a held
+            // message is a candidate only in the rare moment its lease ran out before its last write landed.
+            let skipped = Set(held)
+            let ids = candidates.compactMap { $0["_id"] }.filter { $0.objectIDValue.map { !skipped.contains($0) } ?? false }
             guard !ids.isEmpty else { return nil }
             let lease = "\(owner)/\(ObjectID().hex)"
             // `_id` first: a server that plans by the first indexed field it meets (the embedded one)

@@ -90,9 +90,7 @@ public final class OutboxWorker: Sendable {
         // A message is let go once the write that ends its lease is done, not before: until then its lease is
         // renewed and no claim (of this worker or another) takes it again.
         self.recorder = OutcomeRecorder(outbox: outbox, window: configuration.recordWindow, metrics: metrics,
-                                        logger: logger) { [held] ended in
-            held.state.withLock { held in for id in ended { held.removeValue(forKey: id) } }
-        }
+                                        logger: logger) { [held] ended in held.release(ended) }
         self.owner = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(ObjectID().hex.suffix(8))"
     }
 
@@ -108,7 +106,9 @@ public final class OutboxWorker: Sendable {
     public func run() async {
         logger.info("relay worker started", metadata: ["owner": "\(owner)"])
         let concurrency = configuration.concurrency
-        handoff.open(owner: owner, leaseMS: leaseMS, limit: 4 * concurrency)
+        // Generous: every message this process stores should come in memory; the limit only bounds what a
+        // slow FCM leaves waiting here (a pause stops leases at once).
+        handoff.open(owner: owner, leaseMS: leaseMS, limit: 16 * concurrency)
         // Not children of this task: they must outlive its cancellation until the sends have finished.
         let keeper = Task { await keepLeases() }
         let watcher = Task { await watchPauses() }
@@ -250,7 +250,12 @@ public final class OutboxWorker: Sendable {
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
             let current = now()
-            let due = held.state.withLock { held in held.filter { $0.value.until - current < leaseMS * 5 / 8 } }
+            // A message whose last write is queued is renewed only when that write is late: it usually lands
+            // well within the lease, and renewing it would be a write more for the same message.
+            let finishing = held.finishing.withLock { $0 }
+            let due = held.state.withLock { held in
+                held.filter { $0.value.until - current < leaseMS * (finishing.contains($0.key) ? 3 : 5) / 8 }
+            }
             guard !due.isEmpty else { continue }
             let ids = Array(due.keys)
             let leases = Set(due.values.map(\.owner))
@@ -328,6 +333,7 @@ public final class OutboxWorker: Sendable {
             recorder.record(update(lease.owner))
         }
         func finish(_ outcome: RelayOutcome) {
+            held.finishing.withLock { _ = $0.insert(id) }
             record { outcome.update(lease: $0, now: now()) }
             metrics.finished(outcome.status)
         }
@@ -421,4 +427,12 @@ public final class OutboxWorker: Sendable {
 /// The messages a worker holds and their leases, shared with its recorder.
 final class HeldLeases: Sendable {
     let state = Mutex<[ObjectID: RelayLease]>([:])
+    /// Those whose outcome is written and not yet acknowledged.
+    let finishing = Mutex<Set<ObjectID>>([])
+
+    /// Lets go of messages whose lease a write ended.
+    func release(_ ids: [ObjectID]) {
+        state.withLock { held in for id in ids { held.removeValue(forKey: id) } }
+        finishing.withLock { finishing in for id in ids { finishing.remove(id) } }
+    }
 }
