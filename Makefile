@@ -1,7 +1,7 @@
 # msi-hub: the two set-up commands are `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: run test leakcheck deps build bench-import bench
+.PHONY: run test leakcheck deps build bench-import bench bench-devices
 
 ## Installs the C libraries and the test database's venv if they are missing.
 deps:
@@ -33,3 +33,7 @@ bench-import: deps
 ## Measures the hub against nginx serving the same bytes, and the relay to a fake FCM (scripts/bench.sh).
 bench: deps
 	scripts/bench.sh
+
+## 10,000 device registrations, then the time until their subscriptions are applied at a fake FCM (scripts/bench-devices.sh).
+bench-devices: deps
+	scripts/bench-devices.sh

@@ -197,3 +197,6 @@ relay_port=$(free_port)
 "$python" "$helper" table "$results" "bench-results/bench-$stamp.txt"
 cp "bench-results/bench-$stamp.txt" bench-results/latest.txt
 echo "written to bench-results/bench-$stamp.txt (wrk's output: $results.wrk.txt) ($(( $(date +%s) - bench_started )) s in all)"
+
+# Devices: registrations and the subscription reconciler against the cap (its own processes and table).
+SCRATCH_PATH="$scratch" scripts/bench-devices.sh

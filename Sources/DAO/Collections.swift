@@ -17,6 +17,12 @@ public enum CollectionName {
     /// One document per hub process: the fence it writes to know its change stream has caught up
     /// (`FenceDAO`); removed an hour after the process stops writing it.
     public static let fences = "fences"
+    /// Phones registered with the hub (`DeviceDAO`); registration tokens and secrets' hashes, never listed.
+    public static let devices = "devices"
+    /// What each registration should be subscribed to at FCM and whether FCM has it (`SubscriptionDAO`).
+    public static let subscriptions = "device_subscriptions"
+    /// Counters per key and time window, shared by every replica (`RateWindowDAO`); expired by a TTL index.
+    public static let rateWindows = "rate_windows"
     /// One document per FCM project whose relay FCM asked to pause (503, 429, time-outs): until when
     /// (`RelayPauseDAO`), read by every replica's relay.
     public static let relayPause = "relay_pause"
@@ -49,6 +55,9 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.sessions).createIndexes(SessionDAO.indexes)
             try await database.collection(CollectionName.loginFailures).createIndexes(LoginFailureDAO.indexes)
             try await database.collection(CollectionName.fences).createIndexes(FenceDAO.indexes)
+            try await database.collection(CollectionName.devices).createIndexes(DeviceDAO.indexes)
+            try await database.collection(CollectionName.subscriptions).createIndexes(SubscriptionDAO.indexes)
+            try await database.collection(CollectionName.rateWindows).createIndexes(RateWindowDAO.indexes)
         }
     }
 }

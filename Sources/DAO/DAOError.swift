@@ -6,7 +6,7 @@ public struct DAOError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Sendable {
             case channelNotFound, areaNotFound, subjectNotFound, topicNotFound, messageNotFound
-            case userNotFound, tokenNotFound, duplicate, unavailable, database
+            case userNotFound, tokenNotFound, deviceNotFound, duplicate, unavailable, database
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -25,6 +25,8 @@ public struct DAOError: Error, Sendable, CustomStringConvertible {
         public static let userNotFound = Code(.userNotFound)
         /// No token has the given id.
         public static let tokenNotFound = Code(.tokenNotFound)
+        /// No device has the given id.
+        public static let deviceNotFound = Code(.deviceNotFound)
         /// A unique index refused the write.
         public static let duplicate = Code(.duplicate)
         /// The database could not be reached; retrying later may succeed.

@@ -15,6 +15,8 @@ public struct HubServices: Sendable {
     public let messages: MessageService
     /// Users, API tokens and portal sessions.
     public let accounts: AccountService
+    /// Devices and their subscriptions.
+    public let devices: DeviceService
     /// The message outbox the relay works through.
     public let outbox: OutboxDAO
     /// Gives the messages this process stores to its relay worker in memory, leased in the insert.
@@ -33,7 +35,10 @@ public struct HubServices: Sendable {
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database
-        self.cube = CubeService(database: database, logger: logger, didLoad: cubeDidLoad)
+        let cache = CubeCache(channels: ChannelDAO(database: database), subjects: SubjectDAO(database: database),
+                              didLoad: cubeDidLoad)
+        self.devices = DeviceService(database: database, cube: cache, logger: logger)
+        self.cube = CubeService(database: database, cache: cache, devices: devices, logger: logger)
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()

@@ -27,13 +27,17 @@ public func buildApplication(
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()
-    let router = buildRouter(services: services, portal: configuration.portal, answers: answers)
+    let router = buildRouter(services: services, portal: configuration.portal, devices: configuration.devices,
+                             answers: answers)
     // The in-memory copies follow the database, so other replicas' writes reach them within a second.
     let follower = services.follower(logger: logger)
     // Services stop in reverse order: the relay finishes its batches before the pool closes.
     var background: [any Service] = [PoolService(pool: pool), TaskService(name: "database-follower") { await follower.run() }]
     if let relay = try RelayService(configuration: configuration.relay, services: services, logger: logger) {
         background.append(relay)
+    }
+    if let reconciler = try ReconcilerService(configuration: configuration, services: services, logger: logger) {
+        background.append(reconciler)
     }
     let serverName = "msi-hub"
     let cubeHandler = CubeChannelHandler.Shared(cube: services.cube.cache, answers: answers, serverName: serverName,
@@ -49,10 +53,11 @@ public func buildApplication(
 
 /// The routes and middleware of the hub over `services`, the web portal's included.
 public func buildRouter(services: HubServices, portal: PortalConfiguration = PortalConfiguration()) -> Router<HubRequestContext> {
-    buildRouter(services: services, portal: portal, answers: CubeAnswers())
+    buildRouter(services: services, portal: portal, devices: DeviceConfiguration(), answers: CubeAnswers())
 }
 
-func buildRouter(services: HubServices, portal: PortalConfiguration, answers: CubeAnswers) -> Router<HubRequestContext> {
+func buildRouter(services: HubServices, portal: PortalConfiguration, devices: DeviceConfiguration,
+                 answers: CubeAnswers) -> Router<HubRequestContext> {
     let router = Router(context: HubRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware())
@@ -61,6 +66,8 @@ func buildRouter(services: HubServices, portal: PortalConfiguration, answers: Cu
     router.add(middleware: AuthMiddleware(credentials: services.accounts.credentials))
     CubeController(services: services, answers: answers).addRoutes(to: router)
     MessageController(services: services).addRoutes(to: router)
+    DeviceController(services: services, configuration: devices).addRoutes(to: router)
+    AudienceController(services: services).addRoutes(to: router)
     HealthController(services: services).addRoutes(to: router)
     MetricsController(services: services).addRoutes(to: router)
     Portal(services: services, configuration: portal).addRoutes(to: router)

@@ -1,16 +1,23 @@
 import DAO
 import HubCore
 import Hummingbird
+import NIOCore
 
 /// The per-request context: Hummingbird's core, plus who is calling.
 public struct HubRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The authenticated caller, set by `AuthMiddleware`; nil for anonymous requests.
     public var identity: Identity?
+    /// A device's secret (`Authorization: Bearer msd_...`), checked by the device routes.
+    public var deviceSecret: String?
+    /// The peer's IP address (for the registration throttle); nil when the channel has none.
+    public let peerAddress: String?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = CoreRequestContextStorage(source: source)
         self.identity = nil
+        self.deviceSecret = nil
+        self.peerAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// Request bodies are read up to this size (larger ones get 413).

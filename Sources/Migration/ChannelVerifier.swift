@@ -4,9 +4,11 @@ import Mongo
 ///
 /// GET /channel serves each `icube` document as stored, written by `LegacyJSONWriter`. The legacy
 /// hub served the same documents through `JSON.stringify`, which the writer imitates. So both sides
-/// are written as legacy JSON and read back, and compared: every key and value of the legacy output
-/// must be in the target's (an ObjectId and the hex string it came from read the same), and the
-/// target may add only what the rules add (`[]` arrays, `opt.level` "", a computed `topic_key`).
+/// are written as legacy JSON and read back as plain JSON (a date is its ISO string, a decimal the
+/// `{"$numberDecimal": …}` object, binary its base64, as a client reads them), and compared: every key
+/// and value of the legacy output must be in the target's (an ObjectId and the hex string it came from
+/// read the same), and the target may add only what the rules add (`[]` arrays, `opt.level` "", a
+/// computed `topic_key`).
 /// The targets may be stored documents or GET /channel's JSON read back: ids compare by their hex.
 struct ChannelVerifier {
     private static let addedArrays: Set = ["access", "tags", "areas", "subjects"]
@@ -50,12 +52,16 @@ struct ChannelVerifier {
         }
     }
 
-    /// The document as its legacy JSON reads: written by `LegacyJSONWriter` and parsed back.
+    /// The document as its legacy JSON reads: written by `LegacyJSONWriter` and parsed back as plain
+    /// JSON, keys as they are ("$numberDecimal", "$id", "a.b"), no Extended JSON read into them.
     static func legacyContent(_ document: BSONDocument) -> BSONDocument {
-        let json = LegacyJSONWriter().string(document)
-        // Plain JSON always parses; a stored key that looks like Extended JSON ("$oid") might not.
-        return (try? BSONDocument(extendedJSON: json)) ?? document
+        let json = LegacyJSONWriter().bytes(document)
+        // The writer's output of a document is a JSON object; only nesting deeper than BSON's own
+        // limit could fail to parse, and then the stored document is compared as it is.
+        return (try? reader.document(from: json)) ?? document
     }
+
+    private static let reader = JSONParser(maximumDepth: 200, refusesOperatorKeys: false)
 
     /// The first path where `target` lacks or changes something of `legacy`, or adds something
     /// the normalisation does not add; nil when the content is the same.
@@ -78,8 +84,9 @@ struct ChannelVerifier {
             }
             return nil
         case (.string(let legacy), .string(let target)) where ObjectID(hex: legacy) != nil:
-            // A 24-hex string id became an ObjectId, which GET /channel writes in lowercase.
-            return legacy.lowercased() == target ? nil : path
+            // A 24-hex string id became an ObjectId, which GET /channel writes in lowercase; a string
+            // that only looks like one (base64 can) is kept as it was.
+            return legacy == target || legacy.lowercased() == target ? nil : path
         default:
             return legacy == target ? nil : path
         }

@@ -19,7 +19,7 @@ extension FakeFCM {
 
     /// The topics `registration` is subscribed to.
     public func subscriptions(of registration: String) -> Set<String> {
-        state.withState { Set($0.subscriptions[registration]?.keys ?? [:].keys) }
+        state.withState { Set(($0.subscriptions[registration] ?? [:]).keys) }
     }
 
     /// The registrations subscribed to `topic`.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A message as a simulated phone receives it from the fake: what `FakeFCM.drainInbox(_:)` returns and
-/// `GET /_inbox/{registration}` answers.
+/// `GET /_inbox/{registration}` answers. Only the fake makes them.
 public struct FakeFCMDelivery: Sendable, Hashable {
     /// The message's `notification` block.
     public struct Notification: Sendable, Hashable {
@@ -9,12 +9,6 @@ public struct FakeFCMDelivery: Sendable, Hashable {
         public var title: String
         /// The notification's body ("" when the message had none).
         public var body: String
-
-        /// A notification showing `title` and `body`.
-        public init(title: String, body: String) {
-            self.title = title
-            self.body = body
-        }
     }
 
     /// The topic the message was sent to; nil for a message sent to the registration's token.
@@ -23,13 +17,6 @@ public struct FakeFCMDelivery: Sendable, Hashable {
     public var data: [String: String]
     /// The message's `notification`, if it had one.
     public var notification: Notification?
-
-    /// A delivered message.
-    public init(topic: String?, data: [String: String], notification: Notification?) {
-        self.topic = topic
-        self.data = data
-        self.notification = notification
-    }
 
     /// `{"topic": String|null, "data": {..}, "notification": {"title", "body"}|null}`.
     var json: [String: Any] {

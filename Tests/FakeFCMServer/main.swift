@@ -3,7 +3,9 @@ import Foundation
 
 // `fake-fcm --port 0 --state-dir DIR`: runs the fake FCM until killed, for tests that start `msi-hub serve`.
 // Prints one JSON line: {"port": .., "base_url": .., "credentials": DIR/service-account.json}.
-// `GET /_received` answers the bodies of the accepted messages:send requests.
+// `GET /_received` answers the bodies of the accepted messages:send requests; `GET /_inbox/{registration}`
+// hands a simulated phone its delivered messages (and forgets them); `GET /_subscriptions/{registration}` lists
+// its topics. FCM's topic subscription API is served under /v1/projects/{project}/registrations/.
 var arguments = ArraySlice(CommandLine.arguments.dropFirst())
 var port = 0
 var stateDirectory = FileManager.default.temporaryDirectory.path

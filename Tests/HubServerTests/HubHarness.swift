@@ -23,6 +23,7 @@ struct HubHarness: Sendable {
         _ test: String = #function,
         seed: @Sendable (MongoDatabase) async throws -> Void = { _ in },
         relay: RelayConfiguration = RelayConfiguration(),
+        devices: DeviceConfiguration = DeviceConfiguration(),
         _ body: @Sendable (HubHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in
@@ -35,7 +36,7 @@ struct HubHarness: Sendable {
             try await services.accounts.addUser("ann", role: .communicator, password: annPassword)
             try await seed(database)
             let configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 4,
-                                                 relay: relay)
+                                                 relay: relay, devices: devices)
             let app = try await buildApplication(configuration: configuration, databaseName: database.name)
             try await app.test(.live) { client in
                 try await body(HubHarness(database: database, client: client))

@@ -211,4 +211,20 @@ struct MongoCollectionTests {
         try await database.drop()
         await pool.close()
     }
+
+    @Test func storedDatesDecimalsAndBinaryReadBackAsTheLegacyHubServedThem() async throws {
+        try await TestDatabase.with { database in
+            let collection = database.collection("legacy_json")
+            let id = try #require(ObjectID(hex: "5a1b2c3d4e5f60718293a4b5"))
+            _ = try await collection.insertOne([
+                "_id": .objectID(id), "when": .datetime(1_503_910_800_000), "before": .datetime(-1),
+                "price": .decimal128(try #require(BSONDecimal128("1.10"))), "big": .int64(9_007_199_254_740_993),
+                "ratio": 1.0, "blob": .binary(BSONBinary(data: Array("hello".utf8))),
+            ])
+            let stored = try #require(try await collection.findOne(["_id": .objectID(id)]))
+            #expect(LegacyJSONWriter().string(stored) == #"{"_id":"5a1b2c3d4e5f60718293a4b5","#
+                + #""when":"2017-08-28T09:00:00.000Z","before":"1969-12-31T23:59:59.999Z","#
+                + #""price":{"$numberDecimal":"1.10"},"big":"9007199254740993","ratio":1,"blob":"aGVsbG8="}"#)
+        }
+    }
 }

@@ -4,20 +4,23 @@ import Mongo
 
 /// The information cube's one home: every add, update and delete of a channel, area or subject (the REST
 /// routes, the portal and the command line all call these), each followed by the refresh of this process's
-/// copy in memory so that its next read sees the write; and the reads, from that copy.
+/// copy in memory so that its next read sees the write, and by what it means for devices' subscriptions
+/// (`DeviceService`); and the reads, from that copy.
 public struct CubeService: Sendable {
     /// The copy in memory (GET /channel, topic lookups, the portal's selects).
     public let cache: CubeCache
     let channels: ChannelDAO
     let areas: AreaDAO
     let subjects: SubjectDAO
+    let devices: DeviceService
     let logger: Logger
 
-    init(database: MongoDatabase, logger: Logger, didLoad: @escaping @Sendable (CubeSnapshot) -> Void) {
+    init(database: MongoDatabase, cache: CubeCache, devices: DeviceService, logger: Logger) {
         self.channels = ChannelDAO(database: database)
         self.areas = AreaDAO(database: database)
         self.subjects = SubjectDAO(database: database)
-        self.cache = CubeCache(channels: channels, subjects: subjects, didLoad: didLoad)
+        self.cache = cache
+        self.devices = devices
         self.logger = logger
     }
 
@@ -55,6 +58,7 @@ public struct CubeService: Sendable {
     /// Deletes a channel with its areas and subjects.
     public func deleteChannel(_ id: ObjectID) async throws {
         try await refreshing { try await channels.delete(id) }
+        await following { try await devices.topicsRemoved(prefix: id.hex + "-", exact: false) }
     }
 
     /// Adds an area to a channel.
@@ -70,22 +74,41 @@ public struct CubeService: Sendable {
     /// Deletes an area with its subjects.
     public func deleteArea(channelID: ObjectID, areaID: ObjectID) async throws {
         try await refreshing { try await areas.delete(channelID: channelID, areaID: areaID) }
+        await following { try await devices.topicsRemoved(prefix: "\(channelID.hex)-\(areaID.hex)-", exact: false) }
     }
 
     /// Adds a subject (and so an FCM topic) to an area.
     public func addSubject(channelID: ObjectID, areaID: ObjectID, _ draft: SubjectDraft) async throws -> Subject {
-        try await refreshing { try await subjects.add(channelID: channelID, areaID: areaID, draft) }
+        let subject = try await refreshing { try await subjects.add(channelID: channelID, areaID: areaID, draft) }
+        await following { try await devices.subjectAdded(subject) }
+        return subject
     }
 
     /// Replaces a subject's fields (its id and topic key stay).
     public func updateSubject(channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID,
                               _ draft: SubjectDraft) async throws -> Subject {
-        try await refreshing { try await subjects.update(channelID: channelID, areaID: areaID, subjectID: subjectID, draft) }
+        let topicKey = Subject.topicKey(channelID: channelID, areaID: areaID, subjectID: subjectID)
+        let before = cache.latest()?.topics[topicKey]?.subject
+        let subject = try await refreshing {
+            try await subjects.update(channelID: channelID, areaID: areaID, subjectID: subjectID, draft)
+        }
+        await following { try await devices.subjectChanged(from: before, to: subject) }
+        return subject
     }
 
     /// Deletes a subject.
     public func deleteSubject(channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID) async throws {
         try await refreshing { try await subjects.delete(channelID: channelID, areaID: areaID, subjectID: subjectID) }
+        let topicKey = Subject.topicKey(channelID: channelID, areaID: areaID, subjectID: subjectID)
+        await following { try await devices.topicsRemoved(prefix: topicKey, exact: true) }
+    }
+
+    /// Carries a cube write over to devices' subscriptions. The write is done whatever happens here; a failure is
+    /// logged and the reconciler's periodic pass brings the wishes back in line with the cube.
+    private func following(_ work: () async throws -> Void) async {
+        do { try await work() } catch {
+            logger.warning("updating device subscriptions after a cube write failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Runs a write, then reloads the copy in memory so this process's next read sees it. A failed reload

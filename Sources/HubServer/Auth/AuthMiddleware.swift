@@ -3,7 +3,8 @@ import HTTPTypes
 import HubCore
 import Hummingbird
 
-/// Reads `Authorization` (Bearer API token, or Basic username:password) into the context's identity.
+/// Reads `Authorization` (Bearer API token, or Basic username:password) into the context's identity; a device's
+/// secret (`Bearer msd_...`) is kept for the device routes, which check it against the device they name.
 ///
 /// Requests without the header pass through anonymous; routes that need a caller say so with
 /// `context.require(...)`. Credentials that are given but wrong are refused at once (401).
@@ -15,8 +16,20 @@ struct AuthMiddleware: RouterMiddleware {
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization] else { return try await next(request, context) }
         var context = context
-        context.identity = try await identity(header)
+        if let secret = Self.deviceSecret(header) {
+            context.deviceSecret = secret
+        } else {
+            context.identity = try await identity(header)
+        }
         return try await next(request, context)
+    }
+
+    /// The device secret a `Bearer msd_...` header carries.
+    private static func deviceSecret(_ header: String) -> String? {
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let value = String(parts[1]).trimmingSpaces
+        return value.hasPrefix(DeviceService.secretPrefix) ? value : nil
     }
 
     private func identity(_ header: String) async throws -> Identity {

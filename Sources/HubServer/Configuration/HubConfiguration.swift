@@ -21,6 +21,8 @@ public struct HubConfiguration: Sendable {
     public var relay: RelayConfiguration
     /// The web portal's sessions (`PORTAL_SECURE_COOKIES`).
     public var portal: PortalConfiguration
+    /// Device registration and the subscription reconciler.
+    public var devices: DeviceConfiguration
 
     /// The local database that `make run` starts.
     public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
@@ -35,7 +37,8 @@ public struct HubConfiguration: Sendable {
         serverSelectionTimeoutMS: Int32 = 2_000,
         maxBodySize: Int = 64 * 1024,
         relay: RelayConfiguration = RelayConfiguration(),
-        portal: PortalConfiguration = PortalConfiguration()
+        portal: PortalConfiguration = PortalConfiguration(),
+        devices: DeviceConfiguration = DeviceConfiguration()
     ) {
         self.mongoURI = mongoURI
         self.host = host
@@ -47,6 +50,7 @@ public struct HubConfiguration: Sendable {
         self.maxBodySize = maxBodySize
         self.relay = relay
         self.portal = portal
+        self.devices = devices
     }
 
     /// The configuration the environment gives, defaults elsewhere.
@@ -75,6 +79,7 @@ public struct HubConfiguration: Sendable {
         }
         configuration.relay = try RelayConfiguration.fromEnvironment(environment)
         configuration.portal = try PortalConfiguration.fromEnvironment(environment)
+        configuration.devices = try DeviceConfiguration.fromEnvironment(environment)
         return configuration
     }
 

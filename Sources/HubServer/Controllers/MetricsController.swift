@@ -28,6 +28,16 @@ struct MetricsController {
                         backlog.oldestDueAt.map { Double(max(now - $0, 0)) / 1000 } ?? 0,
                         help: "How long the oldest due message has waited")
         }
+        if let devices = try? await services.devices.statistics(now: now) {
+            for (platform, count) in devices.byPlatform {
+                metrics.set("msi_devices", labels: [("platform", platform.rawValue)], Double(count),
+                            help: "Registered devices FCM still knows, by platform")
+            }
+            metrics.set("msi_subscriptions_pending", Double(devices.pending),
+                        help: "Device subscriptions the reconciler has yet to apply at FCM")
+            metrics.set("msi_subscriptions_oldest_pending_age_seconds", devices.oldestPendingAgeSeconds,
+                        help: "How long the oldest pending subscription has waited")
+        }
         let cube = services.cube.cache.statistics
         metrics.set("msi_cube_version", Double(cube.version), help: "Distinct cube contents this process has served")
         metrics.set("msi_cube_loads", Double(cube.loads), help: "Cube loads from the database by this process")

@@ -23,6 +23,8 @@ extension HubError {
             return HubError(error)
         case let error as AccountRefusal:
             return HubError(error)
+        case let error as DeviceRefusal:
+            return HubError(error)
         case is CancellationError:
             return .databaseUnavailable
         case let error as MongoError:
@@ -44,6 +46,18 @@ extension HubError {
         case .tokenNotFound: self.init(.notFound, .tokenNotFound, refusal.message)
         case .nameTaken: self.init(.conflict, .conflict, refusal.message)
         case .selfLockout: self.init(.conflict, .conflict, refusal.message)
+        default: self.init(.unprocessableContent, .invalidField, refusal.message)
+        }
+    }
+
+    /// The answer a refused device request becomes.
+    init(_ refusal: DeviceRefusal) {
+        switch refusal.code {
+        case .unauthenticated:
+            self.init(.unauthorized, .unauthenticated, refusal.message, headers: [.wwwAuthenticate: "Bearer realm=\"msi-hub devices\""])
+        case .topicNotFound: self.init(.notFound, .topicNotFound, refusal.message)
+        case .forcedSubscription: self.init(.conflict, .forcedSubscription, refusal.message)
+        case .registrationTaken: self.init(.conflict, .conflict, refusal.message)
         default: self.init(.unprocessableContent, .invalidField, refusal.message)
         }
     }

@@ -20,6 +20,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case messageNotFound = "message_not_found", userNotFound = "user_not_found", tokenNotFound = "token_not_found"
             case methodNotAllowed = "method_not_allowed", conflict, distributionMismatch = "distribution_mismatch"
             case tooManyRequests = "too_many_requests", databaseUnavailable = "database_unavailable"
+            case forcedSubscription = "forced_subscription"
             case internalError = "internal_error"
         }
         fileprivate let value: Value
@@ -73,6 +74,8 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let conflict = Code(.conflict)
         /// 422: the message's distribution is not its subject's.
         public static let distributionMismatch = Code(.distributionMismatch)
+        /// 409: a device cannot leave a Forced subject.
+        public static let forcedSubscription = Code(.forcedSubscription)
         /// 429: throttled; `Retry-After` says when to try again.
         public static let tooManyRequests = Code(.tooManyRequests)
         /// 503: the database is unavailable; `Retry-After` says when to try again.

@@ -43,6 +43,11 @@ final class HubMetrics: Sendable {
         registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help)).set(to: value)
     }
 
+    /// Sets the gauge `name` with `labels` (created on first use, with `help` as its description).
+    func set(_ name: String, labels: [(String, String)], _ value: Double, help: String) {
+        registry.makeGauge(name: name, labels: labels, help: help).set(to: value)
+    }
+
     /// The registry in Prometheus's text format.
     func emit() -> [UInt8] {
         var buffer: [UInt8] = []

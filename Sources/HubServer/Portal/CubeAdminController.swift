@@ -62,10 +62,12 @@ struct CubeAdminController {
                      child: ("Subjects of \(area.name)", "\(base)/\(area.id.hex)/subjects"))
             }
         case .subject:
+            let audience = (try? await services.devices.audienceSizes()) ?? [:]
             items = (place.area?.subjects ?? []).map { subject in
                 item(name: subject.name, desc: subject.desc, access: subject.access, base: base, id: subject.id,
                      facts: [("Distribution", subject.distribution?.rawValue ?? "(none)"),
-                             ("Level", SendTargets.levelText(subject.level)), ("Topic", subject.topicKey)],
+                             ("Level", SendTargets.levelText(subject.level)), ("Topic", subject.topicKey),
+                             ("Devices", SendTargets.reachText(audience[subject.topicKey] ?? 0))],
                      badges: [subject.distribution?.rawValue ?? "", subject.level].filter { !$0.isEmpty }, child: nil)
             }
         }

@@ -26,7 +26,7 @@ struct SendController {
         if selection.subject.isEmpty, targets.targets.count == 1, let only = targets.targets.first {
             selection = .init(channel: only.channel.id.hex, area: only.area.id.hex, subject: only.subject.id.hex)
         }
-        return render(context: context, targets: targets, selection: selection, values: [:], errors: [:])
+        return render(context: context, targets: targets, selection: selection, audience: try await audience(), values: [:], errors: [:])
     }
 
     /// POST /portal/send: sends, then shows the confirmation; or the form again, as filled, with the errors.
@@ -45,7 +45,7 @@ struct SendController {
         check(values["message"] ?? "", "message", "the message", FieldLimits.message, &errors)
         if isAlert { check(values["desc"] ?? "", "desc", "the notification text", FieldLimits.desc, &errors) }
         guard errors.isEmpty, let target, let distribution = target.subject.distribution else {
-            return render(context: context, targets: targets, selection: selection, values: values, errors: errors,
+            return render(context: context, targets: targets, selection: selection, audience: try await audience(), values: values, errors: errors,
                           status: .unprocessableContent)
         }
         do {
@@ -57,7 +57,7 @@ struct SendController {
         } catch let refusal as SendRefusal {
             // The subject changed or its access list did since the form was shown.
             errors[refusal.code == .alertNeedsDesc ? "desc" : "subject"] = refusal.message
-            return render(context: context, targets: targets, selection: selection, values: values, errors: errors,
+            return render(context: context, targets: targets, selection: selection, audience: try await audience(), values: values, errors: errors,
                           status: .unprocessableContent)
         }
     }
@@ -84,6 +84,11 @@ struct SendController {
         return pages.render("sent-one", context.page("Message sent", ["message": data]))
     }
 
+    /// Devices per topic for the form's "reaches N devices"; empty (not an error page) when it cannot be read.
+    private func audience() async throws -> [String: Int] {
+        (try? await services.devices.audienceSizes()) ?? [:]
+    }
+
     private func check(_ value: String, _ field: String, _ name: String, _ limit: Int, _ errors: inout [String: String]) {
         if value.isEmpty {
             errors[field] = "Enter \(name)."
@@ -93,9 +98,9 @@ struct SendController {
     }
 
     private func render(context: PortalRequestContext, targets: SendTargets, selection: SendTargets.Selection,
-                        values: [String: String], errors: [String: String],
+                        audience: [String: Int], values: [String: String], errors: [String: String],
                         status: HTTPResponse.Status = .ok) -> Response {
-        var data = targets.selectData(selection)
+        var data = targets.selectData(selection, audience: audience)
         data["values"] = values
         data["errors"] = errors
         data["hasErrors"] = !errors.isEmpty

@@ -69,7 +69,8 @@ struct SendTargets {
 
     /// The three lists of the cascading selects: every channel, area and subject with a target, each area
     /// and subject naming its parents (the script shows only those under the chosen parent).
-    func selectData(_ selection: Selection) -> [String: Any] {
+    /// - Parameter audience: devices per topic key (`DeviceService.audienceSizes`); empty when unknown.
+    func selectData(_ selection: Selection, audience: [String: Int] = [:]) -> [String: Any] {
         var channels: [[String: Any]] = [], areas: [[String: Any]] = [], subjects: [[String: Any]] = []
         var seenChannels: Set<ObjectID> = [], seenAreas: Set<String> = []
         for target in targets {
@@ -85,6 +86,7 @@ struct SendTargets {
             subjects.append([
                 "id": subjectID, "name": target.subject.name, "channel": channelID, "area": areaID,
                 "distribution": distribution, "level": Self.levelText(target.subject.level),
+                "reach": Self.reachText(audience[target.subject.topicKey] ?? 0),
                 "selected": channelID == selection.channel && areaID == selection.area && subjectID == selection.subject,
             ])
         }
@@ -92,9 +94,15 @@ struct SendTargets {
         if let target = target(selection) {
             data["chosen"] = ["distribution": target.subject.distribution?.rawValue ?? "",
                               "level": Self.levelText(target.subject.level),
-                              "isAlert": target.subject.distribution == .alert]
+                              "isAlert": target.subject.distribution == .alert,
+                              "reach": Self.reachText(audience[target.subject.topicKey] ?? 0)]
         }
         return data
+    }
+
+    /// How many registered devices a message reaches, for people (apps that subscribe themselves are not counted).
+    static func reachText(_ devices: Int) -> String {
+        devices == 1 ? "1 registered device" : "\(devices) registered devices"
     }
 
     /// A subject's `opt.level` for people ("" is the optional level).

@@ -1,14 +1,18 @@
 /// Parses JSON from a client into BSON, refusing what must never reach the database.
 ///
-/// Keys that start with `$` or contain `.` or NUL are refused (they would be operators or paths
-/// to MongoDB); so are a key given twice in one object and nesting deeper than `maximumDepth`. Integers become int32 when they
-/// fit, int64 when they do not, doubles otherwise, as the Node.js driver stored them.
+/// Keys that start with `$` or contain `.` are refused (they would be operators or paths to MongoDB)
+/// unless `refusesOperatorKeys` is off; keys with NUL, a key given twice in one object, and nesting deeper
+/// than `maximumDepth` always are. Integers become int32 when they fit, int64 when they do not, doubles otherwise, as the
+/// Node.js driver stored them.
 public struct JSONParser: Sendable {
     /// How deep objects and arrays may nest.
     public var maximumDepth: Int
+    /// Whether `$…` and dotted keys are refused: on for what clients send, off to read back JSON we wrote.
+    public var refusesOperatorKeys: Bool
 
-    public init(maximumDepth: Int = 32) {
+    public init(maximumDepth: Int = 32, refusesOperatorKeys: Bool = true) {
         self.maximumDepth = maximumDepth
+        self.refusesOperatorKeys = refusesOperatorKeys
     }
 
     /// The document a JSON object spells.
@@ -28,7 +32,7 @@ public struct JSONParser: Sendable {
         guard String(validating: input, as: UTF8.self) != nil else {
             throw JSONParseError(.malformed, "the JSON text is not valid UTF-8")
         }
-        var scanner = Scanner(input: input, maximumDepth: maximumDepth)
+        var scanner = Scanner(input: input, maximumDepth: maximumDepth, refusesOperatorKeys: refusesOperatorKeys)
         scanner.skipWhitespace()
         let value = try scanner.parseValue(depth: 0)
         scanner.skipWhitespace()
@@ -40,11 +44,13 @@ public struct JSONParser: Sendable {
 private struct Scanner {
     let input: [UInt8]
     let maximumDepth: Int
+    let refusesOperatorKeys: Bool
     var position = 0
 
-    init(input: [UInt8], maximumDepth: Int) {
+    init(input: [UInt8], maximumDepth: Int, refusesOperatorKeys: Bool) {
         self.input = input
         self.maximumDepth = maximumDepth
+        self.refusesOperatorKeys = refusesOperatorKeys
     }
 
     var atEnd: Bool { position >= input.count }
@@ -92,7 +98,7 @@ private struct Scanner {
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: "\"") else { throw error("expected a key") }
             let key = try parseString()
-            try Self.checkKey(key)
+            try checkKey(key)
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
             position += 1
@@ -112,10 +118,11 @@ private struct Scanner {
         return try BSONWriter.document(elements)
     }
 
-    private static func checkKey(_ key: String) throws {
+    private func checkKey(_ key: String) throws {
+        if key.utf8.contains(0) { throw JSONParseError(.forbiddenKey, "a key contains NUL") }
+        guard refusesOperatorKeys else { return }
         if key.hasPrefix("$") { throw JSONParseError(.forbiddenKey, "the key \"\(key)\" starts with '$'", key: key) }
         if key.contains(".") { throw JSONParseError(.forbiddenKey, "the key \"\(key)\" contains '.'", key: key) }
-        if key.utf8.contains(0) { throw JSONParseError(.forbiddenKey, "a key contains NUL") }
     }
 
     private mutating func parseArray(depth: Int) throws -> [BSONValue] {

@@ -1,8 +1,34 @@
-/// Writes documents as JSON in the shape the legacy Node.js hub's clients read.
+/// Writes documents as JSON in the shape the legacy Node.js hub served, which every existing client reads.
 ///
-/// ObjectIds are 24-hex strings; int32, int64, doubles and datetimes (Unix ms) are numbers;
-/// binary is base64; regexes are `/pattern/options`; decimal128 is its decimal string;
-/// everything else is JSON's natural form. Strings are escaped as `JSON.stringify` escapes them.
+/// The legacy hub read documents with the Node.js driver 3.x (js-bson 1.x, default options) and answered
+/// `JSON.stringify` of what the driver made of them. So each BSON type is written as `JSON.stringify`
+/// writes the driver's JavaScript value (js-bson 1.1 `lib/bson/parser/deserializer.js` and each type's
+/// `toJSON`):
+///
+/// | BSON | the driver's value | JSON written |
+/// | --- | --- | --- |
+/// | double | number | `Number::toString`: `1`, `0.5`, `1e+21`, `1e-7`; NaN, ±Infinity `null` |
+/// | int32 | number | `42` |
+/// | int64 in ±2^53 | number (`promoteLongs`) | `1700000000123` |
+/// | int64 beyond | `Long`; `toJSON` = `toString()` | a string: `"9007199254740993"` |
+/// | datetime | `Date`; `toJSON` = `toISOString()` | `"2017-08-28T09:00:00.000Z"`, `"+012345-…"`, `"-000001-…"` |
+/// | datetime past ±8.64e15 ms | an invalid `Date` | `null` |
+/// | decimal128 | `Decimal128`; `toJSON` | `{"$numberDecimal":"1.10"}`: the canonical string (libbson's) |
+/// | binary | `Binary`; `toJSON` = base64 | `"aGVsbG8="` (subtype 2 without its inner length) |
+/// | ObjectId | `ObjectID`; `toJSON` = hex | `"5a1b2c3d4e5f60718293a4b5"` |
+/// | string, symbol | string; `Symbol.toJSON` = value | `"text"` |
+/// | bool, null | boolean, null | `true`, `null` |
+/// | undefined | `undefined` | the key left out of an object; `null` in an array |
+/// | regex | `RegExp` (nothing enumerable) | `{}` |
+/// | timestamp | `Timestamp`; `toJSON` = `toString()` | signed (seconds << 32 \| increment): `"6459247702101196801"` |
+/// | code | `Code`; `toJSON` = `{scope, code}` | `{"code":"function () {}"}` (scope undefined) |
+/// | code with scope | `Code` | `{"scope":{…},"code":"…"}` |
+/// | DBPointer | `DBRef` of "db.collection" | `{"$ref":"collection","$id":"<hex>","$db":"db"}` |
+/// | minKey, maxKey | `MinKey`, `MaxKey` | `{"_bsontype":"MinKey"}`, `{"_bsontype":"MaxKey"}` (their one own key) |
+/// | document, `$id` not null | `DBRef` | `{"$ref":…,"$id":…,"$db":…}` alone; `$db` `""` if null or absent |
+///
+/// Strings are escaped as `JSON.stringify` escapes them. The writer runs on the cube's load for GET /channel,
+/// so it appends to one byte buffer and formats numbers and dates by arithmetic (`JavaScriptText`).
 public struct LegacyJSONWriter: Sendable {
     public init() {}
 
@@ -26,24 +52,15 @@ public struct LegacyJSONWriter: Sendable {
         return out
     }
 
-    /// Appends the JSON of `value` to `out`.
+    /// Appends the JSON of `value` to `out` (`undefined` on its own is written as `null`).
     public func write(_ value: BSONValue, to out: inout [UInt8]) {
         switch value {
         case .double(let double):
-            writeNumber(double, to: &out)
-        case .string(let string), .symbol(let string), .javascript(let string):
+            JavaScriptText.appendNumber(double, to: &out)
+        case .string(let string), .symbol(let string):
             writeString(string, to: &out)
         case .document(let document):
-            out.append(UInt8(ascii: "{"))
-            var first = true
-            for element in document.elements {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                writeString(element.key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                write(element.value, to: &out)
-            }
-            out.append(UInt8(ascii: "}"))
+            writeDocument(document.elements, to: &out)
         case .array(let array):
             out.append(UInt8(ascii: "["))
             for (index, element) in array.enumerated() {
@@ -53,40 +70,92 @@ public struct LegacyJSONWriter: Sendable {
             out.append(UInt8(ascii: "]"))
         case .binary(let binary):
             writeString(Base64.encode(binary.data), to: &out)
-        case .undefined, .null, .minKey, .maxKey:
+        case .undefined, .null:
             out.append(contentsOf: "null".utf8)
+        case .minKey:
+            out.append(contentsOf: #"{"_bsontype":"MinKey"}"#.utf8)
+        case .maxKey:
+            out.append(contentsOf: #"{"_bsontype":"MaxKey"}"#.utf8)
         case .objectID(let id):
             writeString(id.hex, to: &out)
         case .bool(let bool):
             out.append(contentsOf: (bool ? "true" : "false").utf8)
         case .datetime(let milliseconds):
-            out.append(contentsOf: String(milliseconds).utf8)
-        case .regex(let regex):
-            writeString("/\(regex.pattern)/\(regex.options)", to: &out)
-        case .dbPointer(_, let id):
-            writeString(id.hex, to: &out)
-        case .javascriptWithScope(let code, _):
+            JavaScriptText.appendDate(milliseconds: milliseconds, to: &out)
+        case .regex:
+            out.append(contentsOf: "{}".utf8)
+        case .dbPointer(let namespace, let id):
+            // js-bson splits the namespace at its first dot: the database, then the collection.
+            let parts = namespace.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            writeDBRef(reference: .string(parts.count > 1 ? String(parts[1]) : ""), id: .objectID(id),
+                       database: .string(String(parts[0])), to: &out)
+        case .javascript(let code):
+            out.append(contentsOf: #"{"code":"#.utf8)
             writeString(code, to: &out)
+            out.append(UInt8(ascii: "}"))
+        case .javascriptWithScope(let code, let scope):
+            out.append(contentsOf: #"{"scope":"#.utf8)
+            write(.document(scope), to: &out)
+            out.append(contentsOf: #","code":"#.utf8)
+            writeString(code, to: &out)
+            out.append(UInt8(ascii: "}"))
         case .int32(let int):
-            out.append(contentsOf: String(int).utf8)
+            JavaScriptText.appendInteger(Int64(int), to: &out)
         case .timestamp(let timestamp):
-            out.append(contentsOf: String(UInt64(timestamp.seconds) << 32 | UInt64(timestamp.increment)).utf8)
+            let value = Int64(bitPattern: UInt64(timestamp.seconds) << 32 | UInt64(timestamp.increment))
+            out.append(UInt8(ascii: "\""))
+            JavaScriptText.appendInteger(value, to: &out)
+            out.append(UInt8(ascii: "\""))
         case .int64(let int):
-            out.append(contentsOf: String(int).utf8)
+            if int.magnitude <= Self.largestExactInteger {
+                JavaScriptText.appendInteger(int, to: &out)
+            } else {
+                out.append(UInt8(ascii: "\""))
+                JavaScriptText.appendInteger(int, to: &out)
+                out.append(UInt8(ascii: "\""))
+            }
         case .decimal128(let decimal):
+            out.append(contentsOf: #"{"$numberDecimal":"#.utf8)
             writeString(decimal.description, to: &out)
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    /// Numbers as JavaScript prints them: integral values without a fraction, NaN and infinities as null.
-    private func writeNumber(_ double: Double, to out: inout [UInt8]) {
-        if !double.isFinite {
-            out.append(contentsOf: "null".utf8)
-        } else if double.rounded() == double, abs(double) < 1e15 {
-            out.append(contentsOf: String(Int64(double)).utf8)
+    /// The driver turns an int64 into a JavaScript number up to 2^53 either side, a `Long` beyond.
+    private static let largestExactInteger: UInt64 = 1 << 53
+
+    private func writeDocument(_ elements: [(key: String, value: BSONValue)], to out: inout [UInt8]) {
+        // js-bson makes every object whose `$id` is neither null nor undefined a DBRef.
+        if let id = elements.first(where: { $0.key == "$id" })?.value, !id.isNull {
+            let field = { (key: String) in elements.first { $0.key == key }?.value }
+            var database = BSONValue.string("")
+            if let value = field("$db"), !value.isNull { database = value }
+            writeDBRef(reference: field("$ref") ?? .undefined, id: id, database: database, to: &out)
         } else {
-            out.append(contentsOf: "\(double)".utf8)
+            writeObject(elements, to: &out)
         }
+    }
+
+    /// `DBRef.prototype.toJSON`: `{$ref, $id, $db}`, in that order (an undefined `$ref` left out).
+    private func writeDBRef(reference: BSONValue, id: BSONValue, database: BSONValue, to out: inout [UInt8]) {
+        writeObject([(key: "$ref", value: reference), (key: "$id", value: id), (key: "$db", value: database)],
+                    to: &out)
+    }
+
+    /// A JavaScript object's own properties, as JSON.stringify writes them.
+    private func writeObject(_ elements: [(key: String, value: BSONValue)], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        for element in elements {
+            // JSON.stringify leaves out a key whose value is undefined.
+            if case .undefined = element.value { continue }
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            writeString(element.key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            write(element.value, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
     }
 
     private func writeString(_ string: String, to out: inout [UInt8]) {

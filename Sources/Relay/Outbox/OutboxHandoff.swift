@@ -21,19 +21,11 @@ public final class OutboxHandoff: Sendable {
         /// Messages the worker holds already (waiting or being sent).
         var backlog = 0
         var queue: [Message] = []
-        /// A wake-up that came while nobody waited.
-        var pending = false
-        var waiter: CheckedContinuation<Void, Never>?
-
-        /// The waiter to resume, or a remembered wake-up when there is none.
-        mutating func wake() -> CheckedContinuation<Void, Never>? {
-            defer { waiter = nil }
-            if waiter == nil { pending = true }
-            return waiter
-        }
     }
 
     private let state = Mutex(State())
+    /// Wakes the worker.
+    private let signal = OutboxSignal()
 
     public init() {}
 
@@ -48,19 +40,19 @@ public final class OutboxHandoff: Sendable {
 
     /// Gives the worker a message stored with a lease from `lease(now:)`, and wakes it.
     public func handOff(_ message: Message) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let taken = state.withLock { state -> Bool in
             guard let owner = state.owner, RelayState(message: message.document)?.lease?.owner == owner else {
-                return nil  // the worker stopped meanwhile: the lease runs out and a claim takes the message
+                return false  // the worker stopped meanwhile: the lease runs out and a claim takes the message
             }
             state.queue.append(message)
-            return state.wake()
+            return true
         }
-        waiter?.resume()
+        if taken { signal.notify() }
     }
 
     /// Wakes the worker to look in the database (a message stored without a lease).
     public func notify() {
-        state.withLock { $0.wake() }?.resume()
+        signal.notify()
     }
 
     // MARK: The worker's side
@@ -111,41 +103,6 @@ public final class OutboxHandoff: Sendable {
     /// comes first. One waiter at a time; a wake-up with nobody waiting is remembered.
     @discardableResult
     func wait(timeout: Duration) async -> Bool {
-        if state.withLock({ state in defer { state.pending = false }; return state.pending }) { return true }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask { [self] in
-                await waitForWakeUp()
-                return !Task.isCancelled
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
-    }
-
-    private func waitForWakeUp() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.pending || Task.isCancelled {
-                        state.pending = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state in
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
-        }
+        await signal.wait(timeout: timeout)
     }
 }

@@ -7,10 +7,15 @@ public struct RetryPolicy: Sendable, Hashable {
     public var base: Duration
     /// The longest wait between attempts, before `Retry-After`.
     public var cap: Duration
+    /// The least wait after a 429 `QUOTA_EXCEEDED` without `Retry-After` (Google's minute for sends); nil: only
+    /// the backoff and `Retry-After` (topic subscription calls, whose 429 carries its own `Retry-After`).
+    public var quotaPause: Duration?
 
-    public init(base: Duration = .seconds(1), cap: Duration = .seconds(300)) {
+    public init(base: Duration = .seconds(1), cap: Duration = .seconds(300),
+                quotaPause: Duration? = FCMError.defaultQuotaRetryAfter) {
         self.base = base
         self.cap = cap
+        self.quotaPause = quotaPause
     }
 
     /// The wait before attempt `attempt + 1` after `error` (`attempt` counts from 1); `jitter` in 0...1 picks
@@ -20,7 +25,7 @@ public struct RetryPolicy: Sendable, Hashable {
         let backoff = min(base * (1 << exponent), cap)
         var delay = backoff * (0.5 + 0.5 * min(max(jitter, 0), 1))
         if let retryAfter = error.retryAfter { delay = max(delay, retryAfter) }
-        if error.code == .quotaExceeded { delay = max(delay, FCMError.defaultQuotaRetryAfter) }
+        if error.code == .quotaExceeded, let quotaPause { delay = max(delay, quotaPause) }
         return delay
     }
 }

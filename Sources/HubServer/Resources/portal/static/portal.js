@@ -1,5 +1,5 @@
 // msi-hub portal: the channel → area → subject selects follow each other, the send form shows the chosen
-// subject's distribution and level (and the notification text only for Alert subjects), and fields count
+// subject's distribution, level and how many devices it reaches (and the notification text only for Alert subjects), and fields count
 // their characters. Everything works without it, less conveniently.
 (function () {
   'use strict';
@@ -28,10 +28,13 @@
       var chosen = subject.options[subject.selectedIndex];
       var distribution = chosen && chosen.value ? chosen.getAttribute('data-distribution') : '';
       var level = chosen && chosen.value ? chosen.getAttribute('data-level') : '';
+      var reach = chosen && chosen.value ? chosen.getAttribute('data-reach') : '';
       var infoDistribution = document.getElementById('info-distribution');
       var infoLevel = document.getElementById('info-level');
       if (infoDistribution) { infoDistribution.textContent = distribution || 'choose a subject'; }
       if (infoLevel) { infoLevel.textContent = level || '–'; }
+      var infoReach = document.getElementById('info-reach');
+      if (infoReach) { infoReach.textContent = reach || '–'; }
       var desc = document.getElementById('desc-field');
       if (desc) { desc.hidden = distribution !== 'Alert'; }
     }

@@ -1,0 +1,49 @@
+import Mongo
+
+/// The platforms a device may register from.
+public enum Platform: String, Sendable, CaseIterable, Codable {
+    case ios, android, web
+}
+
+/// A phone (or browser) registered with the hub: its FCM registration and how it authenticates.
+///
+/// The registration token is a credential of the phone: it is stored to call FCM for the device, and never
+/// listed or logged (`description` leaves it out).
+public struct Device: Sendable, CustomStringConvertible {
+    /// Whether FCM still knows the registration.
+    public enum State: String, Sendable {
+        case active
+        /// FCM answered `UNREGISTERED` (404): the app was removed or the token expired. Removed after
+        /// `DEVICE_RETENTION_DAYS` unless it registers again.
+        case unregistered
+    }
+
+    public var id: ObjectID
+    /// The FCM registration token or Firebase installation id.
+    public var registration: String
+    public var platform: Platform
+    public var locale: String?
+    public var appVersion: String?
+    public var state: State
+    /// The hash of the device's secret (`Secret.hash`).
+    public var secretHash: String
+    /// Unix ms.
+    public var createdAt: Int64
+
+    /// Reads a stored device; nil when the document is not one.
+    public init?(document: BSONDocument) {
+        guard let id = document.objectID("_id"), let platform = Platform(rawValue: document.string("platform")),
+              let registration = document["registration"]?.stringValue else { return nil }
+        self.id = id
+        self.registration = registration
+        self.platform = platform
+        self.locale = document["locale"]?.stringValue
+        self.appVersion = document["app_version"]?.stringValue
+        self.state = State(rawValue: document.string("state")) ?? .active
+        self.secretHash = document.string("secret_hash")
+        self.createdAt = document["created_at"]?.int64Value ?? 0
+    }
+
+    /// Names the device by id only: the registration is a credential.
+    public var description: String { "Device(\(id.hex), \(platform.rawValue), \(state.rawValue))" }
+}

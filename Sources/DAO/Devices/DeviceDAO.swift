@@ -1,0 +1,126 @@
+import Mongo
+
+/// Registered devices, in msi-hub's `devices` collection: one per FCM registration (a unique index), found by
+/// id, authenticated by the hash of their secret.
+public struct DeviceDAO: Sendable {
+    let collection: MongoCollection
+    let now: @Sendable () -> Int64
+
+    /// One device per registration; unregistered devices by age, for their removal.
+    static let indexes = [
+        IndexModel(keys: ["registration": 1], name: "registration", unique: true),
+        IndexModel(keys: ["state": 1, "unregistered_at": 1], name: "state.unregistered_at"),
+    ]
+
+    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+        self.collection = database.collection(CollectionName.devices)
+        self.now = now
+    }
+
+    /// Registers `registration`, or gives the device that has it already a new secret (and makes it active
+    /// again). Returns the device and whether it is new. One atomic upsert, so two concurrent registrations of
+    /// one token make one device.
+    /// - Throws: `DAOError`.
+    public func register(registration: String, platform: Platform, locale: String?, appVersion: String?,
+                         secretHash: String) async throws -> (device: Device, created: Bool) {
+        let time = now()
+        var set: BSONDocument = [
+            "platform": .string(platform.rawValue), "secret_hash": .string(secretHash), "state": .string("active"),
+            "updated_at": .int64(time),
+        ]
+        if let locale { set["locale"] = .string(locale) }
+        if let appVersion { set["app_version"] = .string(appVersion) }
+        let update: BSONDocument = [
+            "$set": .document(set), "$unset": ["unregistered_at": ""],
+            "$setOnInsert": ["_id": .objectID(ObjectID()), "created_at": .int64(time)],
+        ]
+        let filter: BSONDocument = ["registration": .string(registration)]
+        let document: BSONDocument?
+        do {
+            document = try await mapErrors {
+                try await collection.findOneAndUpdate(filter, update, options: FindOneAndUpdateOptions(returnNew: true, upsert: true))
+            }
+        } catch let error as DAOError where error.code == .duplicate {
+            // Two upserts raced and the other inserted first: this one is now an update.
+            document = try await mapErrors {
+                try await collection.findOneAndUpdate(filter, update, options: FindOneAndUpdateOptions(returnNew: true))
+            }
+        }
+        guard let document, let device = Device(document: document) else {
+            throw DAOError(.database, "the registered device did not read back")
+        }
+        // `created_at` is set only by the insert, to this call's time.
+        return (device, device.createdAt == time)
+    }
+
+    /// The device with this id.
+    /// - Throws: `DAOError` `.deviceNotFound`.
+    public func get(_ id: ObjectID) async throws -> Device {
+        let document = try await mapErrors { try await collection.findOne(["_id": .objectID(id)]) }
+        guard let document, let device = Device(document: document) else {
+            throw DAOError(.deviceNotFound, "no device has the id \(id.hex)")
+        }
+        return device
+    }
+
+    /// Changes a device's registration (FCM rotated its token), locale or app version; nil leaves a field.
+    /// - Throws: `DAOError` `.deviceNotFound`, `.duplicate` when another device has the registration.
+    public func update(_ id: ObjectID, registration: String?, locale: String?, appVersion: String?) async throws -> Device {
+        var set: BSONDocument = ["updated_at": .int64(now())]
+        if let registration { set["registration"] = .string(registration); set["state"] = "active" }
+        if let locale { set["locale"] = .string(locale) }
+        if let appVersion { set["app_version"] = .string(appVersion) }
+        let document = try await mapErrors {
+            try await collection.findOneAndUpdate(["_id": .objectID(id)], ["$set": .document(set)])
+        }
+        guard let document, let device = Device(document: document) else {
+            throw DAOError(.deviceNotFound, "no device has the id \(id.hex)")
+        }
+        return device
+    }
+
+    /// Removes a device.
+    /// - Throws: `DAOError` `.deviceNotFound`.
+    public func delete(_ id: ObjectID) async throws {
+        let deleted = try await mapErrors { try await collection.deleteOne(["_id": .objectID(id)]) }
+        guard deleted > 0 else { throw DAOError(.deviceNotFound, "no device has the id \(id.hex)") }
+    }
+
+    /// Marks the device that has `registration` unregistered (FCM said the token is gone).
+    /// - Throws: `DAOError`.
+    public func markUnregistered(registration: String) async throws {
+        _ = try await mapErrors {
+            try await collection.updateOne(["registration": .string(registration), "state": "active"],
+                                           ["$set": ["state": "unregistered", "unregistered_at": .int64(now())]])
+        }
+    }
+
+    /// The ids of devices unregistered before `cutoff` (Unix ms), for their removal.
+    public func unregistered(before cutoff: Int64, limit: Int64 = 500) async throws -> [ObjectID] {
+        try await mapErrors {
+            try await collection.find(["state": "unregistered", "unregistered_at": ["$lt": .int64(cutoff)]],
+                                      options: FindOptions(projection: ["_id": 1], limit: limit))
+        }.compactMap { $0.objectID("_id") }
+    }
+
+    /// The active devices after `id` (nil: from the start), in id order: a page of the registry, for the
+    /// fan-out of a new subject and the periodic repair.
+    public func activePage(after id: ObjectID?, limit: Int64) async throws -> [Device] {
+        var filter: BSONDocument = ["state": "active"]
+        if let id { filter["_id"] = ["$gt": .objectID(id)] }
+        return try await mapErrors {
+            try await collection.find(filter, options: FindOptions(sort: ["_id": 1], limit: limit))
+        }.compactMap(Device.init(document:))
+    }
+
+    /// How many devices are active, per platform (for metrics).
+    public func countByPlatform() async throws -> [Platform: Int] {
+        var counts: [Platform: Int] = [:]
+        for platform in Platform.allCases {
+            counts[platform] = Int(try await mapErrors {
+                try await collection.countDocuments(["state": "active", "platform": .string(platform.rawValue)])
+            })
+        }
+        return counts
+    }
+}

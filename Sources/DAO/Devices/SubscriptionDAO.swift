@@ -1,0 +1,303 @@
+import Mongo
+
+/// What each registration should be subscribed to at FCM, and whether FCM has it, in `device_subscriptions`:
+/// one document per registration and topic (a unique index), with `want` (the hub's rule), `applied` (FCM's
+/// state as last seen) and `pending` (the two differ: the reconciler's work).
+///
+/// Every change of `want` is one atomic update per document whatever its `applied` (two updates with disjoint
+/// filters), and the reconciler records what it applied conditionally on the `want` it applied, so a change made
+/// while a call to FCM is in flight is never lost: the document stays pending.
+public struct SubscriptionDAO: Sendable {
+    let collection: MongoCollection
+    let now: @Sendable () -> Int64
+
+    static let indexes = [
+        IndexModel(keys: ["registration": 1, "topic": 1], name: "registration.topic", unique: true),
+        IndexModel(keys: ["pending": 1, "due_at": 1], name: "pending.due_at"),
+        IndexModel(keys: ["device": 1], name: "device"),
+        IndexModel(keys: ["topic": 1, "want": 1], name: "topic.want"),
+    ]
+
+    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+        self.collection = database.collection(CollectionName.subscriptions)
+        self.now = now
+    }
+
+    // MARK: What the hub wants
+
+    /// Wants `topics` for `device`'s registration where no wish is recorded yet (an opt-out is kept).
+    /// - Throws: `DAOError`.
+    public func wantNew(_ topics: [String], for device: Device) async throws {
+        try await insertMissing(topics.map { (device, $0) })
+    }
+
+    /// Wants `topic` for every device in `devices` that has no wish recorded for it (opt-outs are kept).
+    public func wantNew(_ topic: String, forAll devices: [Device]) async throws {
+        try await insertMissing(devices.map { ($0, topic) })
+    }
+
+    /// Sets `want` for `topics` of `device`'s registration (recording a wish where none was).
+    public func set(want: Bool, topics: [String], for device: Device) async throws {
+        guard !topics.isEmpty else { return }
+        if want { try await insertMissing(topics.map { (device, $0) }) }
+        try await setWant(want, where: ["registration": .string(device.registration), "topic": ["$in": .array(topics.map(BSONValue.string))]])
+    }
+
+    /// Wants `topic` for every document that has it (opt-outs included): a subject turned Forced.
+    public func wantEverywhere(_ topic: String) async throws {
+        try await setWant(true, where: ["topic": .string(topic)])
+    }
+
+    /// Unwants every topic that starts with `prefix` (a deleted channel or area: `channel-` or `channel-area-`;
+    /// a deleted subject: its whole topic key) and marks them gone, so the reconciler deletes each once FCM no
+    /// longer has it.
+    public func removeTopics(prefix: String, exact: Bool) async throws {
+        let topic: BSONValue = exact ? .string(prefix) : ["$regex": .string("^" + prefix)]
+        try await setWant(false, where: ["topic": topic], gone: true)
+    }
+
+    /// Unwants every topic of `registration` and marks them gone (a deleted device, an old token).
+    public func removeRegistration(_ registration: String) async throws {
+        try await setWant(false, where: ["registration": .string(registration)], gone: true)
+    }
+
+    /// Copies the wishes of `old` to `device`'s registration (FCM rotated the token) and removes the old ones.
+    public func move(from old: String, to device: Device) async throws {
+        guard old != device.registration else { return }
+        let documents = try await mapErrors { try await collection.find(["registration": .string(old), "gone": ["$ne": true]]) }
+        let wishes = documents.compactMap(TopicSubscription.init(document:))
+        try await insertMissing(wishes.filter(\.want).map { (device, $0.topic) })
+        let unwanted = wishes.filter { !$0.want }.map(\.topic)
+        if !unwanted.isEmpty {
+            // Opt-outs travel too, as wishes nobody applies.
+            _ = try await mapErrors {
+                try await collection.insertMany(unwanted.map { newDocument(device: device, topic: $0, want: false) }, ordered: false)
+            }
+        }
+        try await removeRegistration(old)
+    }
+
+    /// Sets `want` on the documents matching `filter`, with `pending` right whatever each one's `applied`.
+    private func setWant(_ want: Bool, where filter: BSONDocument, gone: Bool = false) async throws {
+        let time = now()
+        var settled: BSONDocument = ["want": .bool(want), "pending": false, "updated_at": .int64(time)]
+        var unsettled: BSONDocument = ["want": .bool(want), "pending": true, "due_at": .int64(time), "attempts": 0,
+                                       "updated_at": .int64(time)]
+        if gone { settled["gone"] = true; unsettled["gone"] = true }
+        _ = try await mapErrors {
+            // Already as wanted at FCM: nothing to apply.
+            try await collection.updateMany(merging(filter, ["applied": .bool(want)]), ["$set": .document(settled)])
+            // Not as wanted at FCM: the reconciler's work.
+            try await collection.updateMany(merging(filter, ["applied": .bool(!want), "dormant": ["$ne": true]]),
+                                            ["$set": .document(unsettled)])
+            // A registration FCM called gone: recorded, applied if it registers again (`wake`).
+            try await collection.updateMany(merging(filter, ["applied": .bool(!want), "dormant": true]),
+                                            ["$set": .document(settled)])
+        }
+        if gone {
+            // Gone and not at FCM: nothing left to do.
+            _ = try await mapErrors { try await collection.deleteMany(merging(filter, ["applied": false, "gone": true])) }
+        }
+    }
+
+    /// Inserts a wish for each pair that has none (a duplicate key means one exists: kept as it is).
+    private func insertMissing(_ pairs: [(Device, String)]) async throws {
+        guard !pairs.isEmpty else { return }
+        for start in stride(from: 0, to: pairs.count, by: 1_000) {
+            let documents = pairs[start..<min(start + 1_000, pairs.count)].map { newDocument(device: $0.0, topic: $0.1, want: true) }
+            do {
+                _ = try await mapErrors { try await collection.insertMany(documents, ordered: false) }
+            } catch let error as DAOError where error.code == .duplicate {
+                // The others were inserted (unordered); the duplicates are wishes already recorded.
+            }
+        }
+    }
+
+    private func newDocument(device: Device, topic: String, want: Bool) -> BSONDocument {
+        let time = now()
+        return [
+            "_id": .objectID(ObjectID()), "device": .objectID(device.id), "registration": .string(device.registration),
+            "platform": .string(device.platform.rawValue), "topic": .string(topic), "want": .bool(want),
+            "applied": false, "pending": .bool(want), "due_at": .int64(time), "lease_until": .int64(0), "attempts": 0,
+            "updated_at": .int64(time),
+        ]
+    }
+
+    private func merging(_ a: BSONDocument, _ b: BSONDocument) -> BSONDocument {
+        var result = a
+        for (key, value) in b { result[key] = value }
+        return result
+    }
+
+    // MARK: Reading
+
+    /// The topics `device`'s registration is meant to receive, each with whether FCM has it yet.
+    public func wanted(by device: Device) async throws -> [TopicSubscription] {
+        try await mapErrors {
+            try await collection.find(["registration": .string(device.registration), "want": true],
+                                      options: FindOptions(sort: ["topic": 1]))
+        }.compactMap(TopicSubscription.init(document:))
+    }
+
+    /// Every wish recorded for `device`'s registration, opt-outs included.
+    public func all(of device: Device) async throws -> [TopicSubscription] {
+        try await mapErrors { try await collection.find(["registration": .string(device.registration), "gone": ["$ne": true]]) }
+            .compactMap(TopicSubscription.init(document:))
+    }
+
+    /// Devices that will receive a message to `topic`, per platform: (applied, pending).
+    public func audience(of topic: String) async throws -> [Platform: (applied: Int, pending: Int)] {
+        var result: [Platform: (applied: Int, pending: Int)] = [:]
+        for platform in Platform.allCases {
+            let base: BSONDocument = ["topic": .string(topic), "want": true, "platform": .string(platform.rawValue),
+                                      "dormant": ["$ne": true]]
+            // All first, then the applied ones: a subscription applied between the two counts is counted once.
+            let all = try await mapErrors { try await collection.countDocuments(base) }
+            let applied = try await mapErrors { try await collection.countDocuments(merging(base, ["applied": true])) }
+            let pending = max(0, all - applied)
+            result[platform] = (Int(applied), Int(pending))
+        }
+        return result
+    }
+
+    /// For every topic, how many devices will receive it (one aggregation, for pages that list many subjects).
+    public func audienceSizes() async throws -> [String: Int] {
+        let rows = try await mapErrors {
+            try await collection.aggregate([
+                ["$match": ["want": true, "dormant": ["$ne": true]]],
+                ["$group": ["_id": "$topic", "devices": ["$sum": 1]]],
+            ])
+        }
+        var sizes: [String: Int] = [:]
+        for row in rows {
+            guard let topic = row["_id"]?.stringValue else { continue }
+            sizes[topic] = Int(row["devices"]?.int64Value ?? 0)
+        }
+        return sizes
+    }
+
+    /// How many subscriptions wait for the reconciler, and since when (Unix ms) the oldest waits.
+    public func backlog() async throws -> (count: Int, oldestDueAt: Int64?) {
+        let count = try await mapErrors { try await collection.countDocuments(["pending": true]) }
+        let oldest = try await mapErrors {
+            try await collection.findOne(["pending": true], projection: ["due_at": 1], sort: ["due_at": 1])
+        }
+        return (Int(count), oldest?["due_at"]?.int64Value)
+    }
+
+    // MARK: The reconciler
+
+    /// Leases up to `limit` due pending subscriptions for `leaseMS` to `owner`: find, lease what nobody holds,
+    /// read back what this lease got (three commands per batch).
+    public func claim(owner: String, limit: Int, leaseMS: Int64) async throws -> [TopicSubscription] {
+        let time = now()
+        let due: BSONDocument = ["pending": true, "due_at": ["$lte": .int64(time)], "lease_until": ["$lt": .int64(time)]]
+        let candidates = try await mapErrors {
+            try await collection.find(due, options: FindOptions(projection: ["_id": 1], sort: ["due_at": 1], limit: Int64(limit)))
+        }.compactMap { $0.objectID("_id") }
+        guard !candidates.isEmpty else { return [] }
+        let ids = BSONValue.array(candidates.map(BSONValue.objectID))
+        let leaseUntil = time + leaseMS
+        _ = try await mapErrors {
+            try await collection.updateMany(["_id": ["$in": ids], "lease_until": ["$lt": .int64(time)]],
+                                            ["$set": ["lease_until": .int64(leaseUntil), "lease_owner": .string(owner)]])
+        }
+        return try await mapErrors {
+            try await collection.find(["_id": ["$in": ids], "lease_owner": .string(owner), "lease_until": .int64(leaseUntil)])
+        }.compactMap(TopicSubscription.init(document:))
+    }
+
+    /// Records that FCM now has each of `batch` as it was claimed (`want`), in a few commands whatever the batch's
+    /// size: settled where the wish did not change meanwhile (conditional on `want`), still pending where it did
+    /// (those the first step left holding their lease); gone ones FCM no longer has are deleted.
+    public func applied(_ batch: [TopicSubscription]) async throws {
+        guard !batch.isEmpty else { return }
+        let time = now()
+        let ids = { (subscriptions: [TopicSubscription]) in BSONValue.array(subscriptions.map { .objectID($0.id) }) }
+        let removals = batch.filter { !$0.want }
+        if !removals.isEmpty {
+            _ = try await mapErrors {
+                try await collection.deleteMany(["_id": ["$in": ids(removals)], "want": false, "gone": true])
+            }
+        }
+        _ = try await mapErrors {
+            try await collection.bulkUpdate(batch.map { subscription in
+                UpdateStatement(filter: ["_id": .objectID(subscription.id), "want": .bool(subscription.want)],
+                                update: ["$set": ["applied": .bool(subscription.want), "pending": false, "lease_until": 0,
+                                                  "attempts": 0, "updated_at": .int64(time)],
+                                         "$unset": ["last_error": ""]])
+            })
+        }
+        // The wish changed while FCM was called: what FCM has is recorded, and the document stays pending.
+        for want in [true, false] {
+            let changed = batch.filter { $0.want == want }
+            guard let lease = changed.first?.leaseUntil else { continue }
+            _ = try await mapErrors {
+                try await collection.updateMany(["_id": ["$in": ids(changed)], "lease_until": .int64(lease)],
+                                                ["$set": ["applied": .bool(want), "pending": true, "due_at": .int64(time),
+                                                          "lease_until": 0]])
+            }
+        }
+    }
+
+    /// Puts `subscription` back for a retry at `dueAt` (Unix ms), noting the error.
+    public func retry(_ subscription: TopicSubscription, at dueAt: Int64, error: String) async throws {
+        _ = try await mapErrors {
+            try await collection.updateOne(["_id": .objectID(subscription.id)],
+                                           ["$set": ["due_at": .int64(dueAt), "lease_until": 0, "last_error": .string(error),
+                                                     "updated_at": .int64(now())],
+                                            "$inc": ["attempts": 1]])
+        }
+    }
+
+    /// Stops work on `registration` (FCM says it is gone): what is gone is deleted, the rest sleeps until the
+    /// device registers again (`wake`).
+    public func sleep(registration: String) async throws {
+        _ = try await mapErrors {
+            try await collection.deleteMany(["registration": .string(registration), "gone": true])
+            try await collection.updateMany(["registration": .string(registration)],
+                                            ["$set": ["dormant": true, "pending": false, "applied": false, "lease_until": 0]])
+        }
+    }
+
+    /// Wakes the wishes of a registration that registered again: what is wanted is applied again.
+    public func wake(registration: String) async throws {
+        let time = now()
+        _ = try await mapErrors {
+            try await collection.updateMany(["registration": .string(registration), "dormant": true],
+                                            ["$unset": ["dormant": ""]])
+            try await collection.updateMany(["registration": .string(registration), "want": true, "applied": false],
+                                            ["$set": ["pending": true, "due_at": .int64(time), "attempts": 0]])
+        }
+    }
+
+    /// Records that FCM has (or lacks) `topic` for `registration` although the hub thought otherwise (the periodic
+    /// repair): the document becomes pending again where FCM differs from the wish.
+    public func observed(registration: String, topics atFCM: Set<String>, for device: Device) async throws {
+        let time = now()
+        let known = try await all(of: device)
+        for subscription in known where subscription.registration == registration {
+            let present = atFCM.contains(subscription.topic)
+            guard present != subscription.applied else { continue }
+            _ = try await mapErrors {
+                try await collection.updateOne(["_id": .objectID(subscription.id)],
+                                               ["$set": ["applied": .bool(present), "pending": .bool(present != subscription.want),
+                                                         "due_at": .int64(time)]])
+            }
+        }
+        // Topics FCM has that the hub never recorded: unwanted, to be removed.
+        let recorded = Set(known.map(\.topic))
+        let strays = atFCM.subtracting(recorded)
+        if !strays.isEmpty {
+            var documents: [BSONDocument] = []
+            for topic in strays {
+                var document = newDocument(device: device, topic: topic, want: false)
+                document["applied"] = true
+                document["pending"] = true
+                document["gone"] = true
+                documents.append(document)
+            }
+            _ = try? await mapErrors { try await collection.insertMany(documents, ordered: false) }
+        }
+    }
+}

@@ -1,0 +1,265 @@
+import DAO
+import Logging
+import Mongo
+import Relay
+
+/// Devices and their subscriptions, the design's rules enforced by the hub: a registered device receives every
+/// Forced and Recommended subject; it may leave a Recommended one and never a Forced one; cube changes follow
+/// (a new Forced or Recommended subject reaches every device, a subject turned Forced reaches everyone, opt-outs
+/// included, a deleted subject, area or channel leaves no subscription behind). The database holds the wishes;
+/// the `SubscriptionReconciler` applies them at FCM.
+public struct DeviceService: Sendable {
+    let devices: DeviceDAO
+    let subscriptions: SubscriptionDAO
+    let rates: RateWindowDAO
+    let cube: CubeCache
+    /// Wakes this process's reconciler when wishes change.
+    public let reconcilerSignal: OutboxSignal
+    let logger: Logger
+
+    /// Every device secret starts with this, so a leaked one is easy to recognise.
+    public static let secretPrefix = "msd_"
+
+    init(database: MongoDatabase, cube: CubeCache, logger: Logger) {
+        self.devices = DeviceDAO(database: database)
+        self.subscriptions = SubscriptionDAO(database: database)
+        self.rates = RateWindowDAO(database: database)
+        self.cube = cube
+        self.reconcilerSignal = OutboxSignal()
+        self.logger = logger
+    }
+
+    /// A registered device and its secret, shown once.
+    public struct Registration: Sendable {
+        public var device: Device
+        public var secret: String
+        /// False when the registration was known: the same device, with a new secret.
+        public var created: Bool
+        public var subscriptions: [DeviceSubscription]
+    }
+
+    // MARK: Registration
+
+    /// Whether `address` may register another device now, `perMinute` a minute at most (a per-address throttle
+    /// shared by every replica).
+    public func mayRegister(from address: String, perMinute: Int) async throws -> Bool {
+        try await rates.take(1, of: "register:\(address)", limit: perMinute, windowMS: 60_000).granted == 1
+    }
+
+    /// Registers a device (or gives the device of a known registration a new secret), wanting every Forced and
+    /// Recommended subject (a known device keeps its opt-outs, but never of a Forced subject).
+    /// - Throws: `DeviceRefusal.invalidRegistration`; `DAOError`.
+    public func register(registration: String, platform: Platform, locale: String?, appVersion: String?) async throws -> Registration {
+        try Self.check(registration)
+        let secret = Self.secretPrefix + Secret.make()
+        let (device, created) = try await devices.register(registration: registration, platform: platform, locale: locale,
+                                                           appVersion: appVersion, secretHash: Secret.hash(secret))
+        let snapshot = try await cube.snapshot()
+        let levels = Self.topicsByLevel(snapshot)
+        try await subscriptions.wantNew(levels.forced + levels.recommended, for: device)
+        reconcilerSignal.notify()
+        guard !created else {
+            // A new device wants exactly these and FCM has none yet: two commands in all, no read back.
+            let wanted = (levels.forced + levels.recommended).compactMap { topic in
+                snapshot.topics[topic].map { DeviceSubscription(topicKey: topic, location: $0, applied: false) }
+            }
+            return Registration(device: device, secret: secret, created: true, subscriptions: wanted)
+        }
+        // A known device keeps its opt-outs, but never of a Forced subject.
+        try await subscriptions.wake(registration: registration)
+        try await subscriptions.set(want: true, topics: levels.forced, for: device)
+        return Registration(device: device, secret: secret, created: false, subscriptions: try await self.subscriptions(of: device))
+    }
+
+    /// The device `id` when `secret` is its secret.
+    /// - Throws: `DeviceRefusal.unauthenticated` (an unknown device too: ids are not secrets, but the answer does
+    ///   not tell which was wrong); `DAOError`.
+    public func authenticate(_ id: ObjectID, secret: String?) async throws -> Device {
+        guard let secret, secret.hasPrefix(Self.secretPrefix), secret.utf8.count < 200 else {
+            throw DeviceRefusal(.unauthenticated, "this route needs the device's secret (Authorization: Bearer msd_...)")
+        }
+        let device: Device
+        do {
+            device = try await devices.get(id)
+        } catch let error as DAOError where error.code == .deviceNotFound {
+            throw DeviceRefusal(.unauthenticated, "the device secret does not match")
+        }
+        guard Self.constantTimeEquals(device.secretHash, Secret.hash(secret)) else {
+            throw DeviceRefusal(.unauthenticated, "the device secret does not match")
+        }
+        return device
+    }
+
+    /// Changes a device's registration (FCM rotated the token: every wish moves to the new one), locale or app
+    /// version.
+    /// - Throws: `DeviceRefusal` (`.invalidRegistration`, `.registrationTaken`); `DAOError`.
+    public func update(_ device: Device, registration: String?, locale: String?, appVersion: String?) async throws -> Device {
+        if let registration { try Self.check(registration) }
+        let updated: Device
+        do {
+            updated = try await devices.update(device.id, registration: registration, locale: locale, appVersion: appVersion)
+        } catch let error as DAOError where error.code == .duplicate {
+            throw DeviceRefusal(.registrationTaken, "another device has this registration; register it instead")
+        }
+        if updated.registration != device.registration {
+            try await subscriptions.move(from: device.registration, to: updated)
+            reconcilerSignal.notify()
+        }
+        return updated
+    }
+
+    /// Removes a device and, through the reconciler, all its subscriptions at FCM.
+    public func delete(_ device: Device) async throws {
+        try await subscriptions.removeRegistration(device.registration)
+        try await devices.delete(device.id)
+        reconcilerSignal.notify()
+    }
+
+    /// A device as its own routes show it (never its registration).
+    public func view(_ device: Device) -> BSONDocument {
+        var document: BSONDocument = ["device_id": .string(device.id.hex), "platform": .string(device.platform.rawValue),
+                                      "state": .string(device.state.rawValue)]
+        if let locale = device.locale { document["locale"] = .string(locale) }
+        if let appVersion = device.appVersion { document["app_version"] = .string(appVersion) }
+        return document
+    }
+
+    // MARK: Subscriptions
+
+    /// The subjects the device receives (subjects no longer in the cube are left out).
+    public func subscriptions(of device: Device) async throws -> [DeviceSubscription] {
+        let snapshot = try await cube.snapshot()
+        return try await subscriptions.wanted(by: device).compactMap { subscription in
+            snapshot.topics[subscription.topic].map {
+                DeviceSubscription(topicKey: subscription.topic, location: $0, applied: subscription.applied)
+            }
+        }
+    }
+
+    /// The device's topic keys (what it receives), for the catch-up route.
+    public func topicKeys(of device: Device) async throws -> [String] {
+        try await subscriptions.wanted(by: device).map(\.topic)
+    }
+
+    /// Subscribes the device to a subject.
+    /// - Throws: `DeviceRefusal.topicNotFound`; `DAOError`.
+    public func subscribe(_ device: Device, to topicKey: String) async throws -> DeviceSubscription {
+        let location = try await subject(topicKey)
+        try await subscriptions.set(want: true, topics: [topicKey], for: device)
+        reconcilerSignal.notify()
+        let applied = try await subscriptions.wanted(by: device).first { $0.topic == topicKey }?.applied ?? false
+        return DeviceSubscription(topicKey: topicKey, location: location, applied: applied)
+    }
+
+    /// Unsubscribes the device from a subject; a Forced one cannot be left.
+    /// - Throws: `DeviceRefusal` (`.topicNotFound`, `.forcedSubscription`); `DAOError`.
+    public func unsubscribe(_ device: Device, from topicKey: String) async throws {
+        let location = try await subject(topicKey)
+        guard location.subject.level != SubscriptionLevel.forced.rawValue else {
+            throw DeviceRefusal(.forcedSubscription, "\(location.subject.name) is Forced: every device receives it")
+        }
+        try await subscriptions.set(want: false, topics: [topicKey], for: device)
+        reconcilerSignal.notify()
+    }
+
+    /// The devices that will receive a message to `topicKey`.
+    /// - Throws: `DeviceRefusal.topicNotFound`; `DAOError`.
+    public func audience(of topicKey: String) async throws -> Audience {
+        _ = try await subject(topicKey)
+        return Audience(topicKey: topicKey, byPlatform: try await subscriptions.audience(of: topicKey))
+    }
+
+    /// Devices by platform and the reconciler's backlog, for metrics.
+    public func statistics(now: Int64) async throws
+        -> (byPlatform: [Platform: Int], pending: Int, oldestPendingAgeSeconds: Double) {
+        let backlog = try await subscriptions.backlog()
+        let age = backlog.oldestDueAt.map { Double(max(now - $0, 0)) / 1000 } ?? 0
+        return (try await devices.countByPlatform(), backlog.count, age)
+    }
+
+    /// For every topic, how many devices a message to it reaches (the portal's send form and subject pages).
+    public func audienceSizes() async throws -> [String: Int] {
+        try await subscriptions.audienceSizes()
+    }
+
+    // MARK: Following the cube
+
+    /// A subject was added: a Forced or Recommended one reaches every registered device.
+    func subjectAdded(_ subject: Subject) async throws {
+        guard subject.level == SubscriptionLevel.forced.rawValue || subject.level == SubscriptionLevel.recommended.rawValue
+        else { return }
+        try await fanOut(subject.topicKey)
+    }
+
+    /// A subject changed: turned Forced, it reaches everyone (opt-outs included); turned Recommended from
+    /// optional, every device that never chose.
+    func subjectChanged(from before: Subject?, to after: Subject) async throws {
+        let forced = SubscriptionLevel.forced.rawValue, recommended = SubscriptionLevel.recommended.rawValue
+        if after.level == forced, before?.level != forced {
+            try await subscriptions.wantEverywhere(after.topicKey)
+            try await fanOut(after.topicKey)
+        } else if after.level == recommended, before?.level != recommended, before?.level != forced {
+            try await fanOut(after.topicKey)
+        }
+    }
+
+    /// Subjects went away (a subject: its topic key; an area or channel: the prefix of their topic keys): no
+    /// subscription to them remains, here or, through the reconciler, at FCM.
+    func topicsRemoved(prefix: String, exact: Bool) async throws {
+        try await subscriptions.removeTopics(prefix: prefix, exact: exact)
+        reconcilerSignal.notify()
+    }
+
+    /// Wants `topic` for every active device that never chose, a page of devices at a time.
+    private func fanOut(_ topic: String) async throws {
+        var last: ObjectID?
+        while true {
+            let page = try await devices.activePage(after: last, limit: 1_000)
+            guard let tail = page.last else { break }
+            try await subscriptions.wantNew(topic, forAll: page)
+            last = tail.id
+        }
+        reconcilerSignal.notify()
+    }
+
+    // MARK: Helpers
+
+    /// The Forced and Recommended topics of the cube in memory.
+    public func topicsByLevel() async throws -> (forced: [String], recommended: [String]) {
+        Self.topicsByLevel(try await cube.snapshot())
+    }
+
+    private static func topicsByLevel(_ snapshot: CubeSnapshot) -> (forced: [String], recommended: [String]) {
+        var forced: [String] = [], recommended: [String] = []
+        for (topic, location) in snapshot.topics {
+            switch location.subject.level {
+            case SubscriptionLevel.forced.rawValue: forced.append(topic)
+            case SubscriptionLevel.recommended.rawValue: recommended.append(topic)
+            default: break
+            }
+        }
+        return (forced.sorted(), recommended.sorted())
+    }
+
+    private func subject(_ topicKey: String) async throws -> SubjectLocation {
+        do {
+            return try await cube.location(topicKey: topicKey)
+        } catch let error as DAOError where error.code == .topicNotFound {
+            throw DeviceRefusal(.topicNotFound, error.message)
+        }
+    }
+
+    /// FCM registration tokens and installation ids: printable ASCII without spaces, at most 4 KiB.
+    static func check(_ registration: String) throws {
+        guard (1...4096).contains(registration.utf8.count),
+              registration.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "/") }) else {
+            throw DeviceRefusal(.invalidRegistration, "registration must be an FCM registration token (printable, no spaces)")
+        }
+    }
+
+    private static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}

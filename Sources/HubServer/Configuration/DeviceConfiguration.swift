@@ -1,0 +1,46 @@
+/// How the hub registers devices and applies their subscriptions at FCM.
+public struct DeviceConfiguration: Sendable {
+    /// When set, `POST /device` needs it in `X-App-Key` (`DEVICE_REGISTRATION_KEY`): the shared key of the
+    /// school's app, so that only it registers devices.
+    public var registrationKey: String?
+    /// Registrations one address may make per minute (`DEVICE_REGISTRATIONS_PER_MINUTE`): a school's students
+    /// often share one address, so the default is generous; it stops a script, not a classroom.
+    public var registrationsPerMinute: Int
+    /// Topic subscription calls per second, all replicas together (`FCM_SUBSCRIPTION_RATE`); Google allows 3,000.
+    public var subscriptionRate: Int
+    /// How long a device FCM calls unregistered is kept before it is removed (`DEVICE_RETENTION_DAYS`).
+    public var retention: Duration
+    /// How often every device's subscriptions are compared with FCM's and drift repaired
+    /// (`DEVICE_REPAIR_HOURS`; 0: never).
+    public var repairInterval: Duration?
+
+    public init(registrationKey: String? = nil, registrationsPerMinute: Int = 600, subscriptionRate: Int = 3_000, retention: Duration = .seconds(30 * 86_400),
+                repairInterval: Duration? = .seconds(24 * 3600)) {
+        self.registrationKey = registrationKey
+        self.registrationsPerMinute = registrationsPerMinute
+        self.subscriptionRate = subscriptionRate
+        self.retention = retention
+        self.repairInterval = repairInterval
+    }
+
+    /// The device configuration the environment gives.
+    /// - Throws: `ConfigurationError` naming a variable whose value cannot be used.
+    static func fromEnvironment(_ environment: [String: String]) throws -> DeviceConfiguration {
+        var devices = DeviceConfiguration()
+        func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            guard let value = Int(text), range.contains(value) else {
+                throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+            }
+            return value
+        }
+        if let key = environment["DEVICE_REGISTRATION_KEY"], !key.isEmpty { devices.registrationKey = key }
+        if let value = try number("DEVICE_REGISTRATIONS_PER_MINUTE", in: 1...1_000_000) { devices.registrationsPerMinute = value }
+        if let value = try number("FCM_SUBSCRIPTION_RATE", in: 1...100_000) { devices.subscriptionRate = value }
+        if let value = try number("DEVICE_RETENTION_DAYS", in: 1...3650) { devices.retention = .seconds(value * 86_400) }
+        if let value = try number("DEVICE_REPAIR_HOURS", in: 0...(24 * 365)) {
+            devices.repairInterval = value == 0 ? nil : .seconds(value * 3600)
+        }
+        return devices
+    }
+}

@@ -1,0 +1,125 @@
+import DAO
+import HTTPTypes
+import HubCore
+import Hummingbird
+import Mongo
+
+/// Devices and their subscriptions (`DeviceService`): registration by the app, then the device's own routes,
+/// authenticated by its secret (`Authorization: Bearer msd_...`). Registration tokens are never answered.
+struct DeviceController {
+    let services: HubServices
+    let configuration: DeviceConfiguration
+
+    func addRoutes(to router: Router<HubRequestContext>) {
+        router.post("/device", use: register)
+        router.get("/device/:deviceID", use: get)
+        router.put("/device/:deviceID", use: update)
+        router.delete("/device/:deviceID", use: delete)
+        router.get("/device/:deviceID/subscriptions", use: subscriptions)
+        router.put("/device/:deviceID/subscriptions/:topicKey", use: subscribe)
+        router.delete("/device/:deviceID/subscriptions/:topicKey", use: unsubscribe)
+    }
+
+    /// POST /device: `{"registration", "platform", "locale"?, "app_version"?}` → 201 (new) or 200 (a known
+    /// registration: the same device, a new secret) with the device's id, its secret (shown once) and subscriptions.
+    @Sendable func register(request: Request, context: HubRequestContext) async throws -> Response {
+        if let key = configuration.registrationKey, request.headers[.appKey] != key {
+            throw HubError(.unauthorized, .unauthenticated, "registering a device needs the app's key in X-App-Key")
+        }
+        if let address = context.peerAddress, try await !services.devices.mayRegister(from: address, perMinute: configuration.registrationsPerMinute) {
+            throw HubError(.tooManyRequests, .tooManyRequests, "too many registrations from this address; try again in a minute",
+                           headers: [.retryAfter: "60"])
+        }
+        var request = request
+        let fields = FieldReader(document: try await request.jsonObject(context: context))
+        let registration = try fields.string("registration", maxLength: 4096, allowEmpty: false)
+        let platform: Platform = try fields.oneOf("platform")
+        let locale = try fields.optionalString("locale", maxLength: 35)
+        let appVersion = try fields.optionalString("app_version", maxLength: 64)
+        let result = try await services.devices.register(registration: registration, platform: platform, locale: locale,
+                                                         appVersion: appVersion)
+        var body = services.devices.view(result.device)
+        body["device_secret"] = .string(result.secret)
+        body["subscriptions"] = .array(result.subscriptions.map { .document($0.document) })
+        return JSONResponse.make(.document(body), status: result.created ? .created : .ok)
+    }
+
+    /// GET /device/:deviceID
+    @Sendable func get(request: Request, context: HubRequestContext) async throws -> Response {
+        JSONResponse.make(.document(services.devices.view(try await device(context))))
+    }
+
+    /// PUT /device/:deviceID: `{"registration"?, "locale"?, "app_version"?}`; a new registration moves every
+    /// subscription to it.
+    @Sendable func update(request: Request, context: HubRequestContext) async throws -> Response {
+        let device = try await device(context)
+        var request = request
+        let fields = FieldReader(document: try await request.jsonObject(context: context))
+        let registration = try fields.optionalString("registration", maxLength: 4096)
+        let locale = try fields.optionalString("locale", maxLength: 35)
+        let appVersion = try fields.optionalString("app_version", maxLength: 64)
+        let updated = try await services.devices.update(device, registration: registration, locale: locale,
+                                                        appVersion: appVersion)
+        return JSONResponse.make(.document(services.devices.view(updated)))
+    }
+
+    /// DELETE /device/:deviceID: the device and, through the reconciler, its FCM subscriptions.
+    @Sendable func delete(request: Request, context: HubRequestContext) async throws -> Response {
+        try await services.devices.delete(try await device(context))
+        return Response(status: .noContent)
+    }
+
+    /// GET /device/:deviceID/subscriptions: "View My Subscriptions".
+    @Sendable func subscriptions(request: Request, context: HubRequestContext) async throws -> Response {
+        let subscriptions = try await services.devices.subscriptions(of: try await device(context))
+        return JSONResponse.make(["subscriptions": .array(subscriptions.map { .document($0.document) })])
+    }
+
+    /// PUT /device/:deviceID/subscriptions/:topicKey
+    @Sendable func subscribe(request: Request, context: HubRequestContext) async throws -> Response {
+        let device = try await device(context)
+        let subscription = try await services.devices.subscribe(device, to: try topicKey(context))
+        return JSONResponse.make(.document(subscription.document))
+    }
+
+    /// DELETE /device/:deviceID/subscriptions/:topicKey; 409 `forced_subscription` for a Forced subject.
+    @Sendable func unsubscribe(request: Request, context: HubRequestContext) async throws -> Response {
+        let device = try await device(context)
+        try await services.devices.unsubscribe(device, from: try topicKey(context))
+        return Response(status: .noContent)
+    }
+
+    /// The device the path names, when the request carries its secret.
+    private func device(_ context: HubRequestContext) async throws -> Device {
+        try await services.devices.authenticate(try context.parameters.objectID("deviceID"), secret: context.deviceSecret)
+    }
+
+    private func topicKey(_ context: HubRequestContext) throws -> String {
+        guard let key = context.parameters.get("topicKey"), (1...200).contains(key.utf8.count) else {
+            throw HubError.badRequest(.invalidID, "topicKey must be a subject's topic_key")
+        }
+        return key
+    }
+}
+
+/// GET /audience?topic_key=K (communicator or admin): the devices a message to K will reach.
+struct AudienceController {
+    let services: HubServices
+
+    func addRoutes(to router: Router<HubRequestContext>) {
+        router.get("/audience", use: audience)
+    }
+
+    @Sendable func audience(request: Request, context: HubRequestContext) async throws -> Response {
+        _ = try context.require(.admin, .communicator)
+        guard let topicKey = request.uri.queryParameters.get("topic_key"), (1...200).contains(topicKey.utf8.count) else {
+            throw HubError.badRequest(.invalidQuery, "topic_key must name a subject's topic")
+        }
+        return JSONResponse.make(.document(try await services.devices.audience(of: topicKey).document))
+    }
+}
+
+extension HTTPField.Name {
+    /// The app's shared registration key (`DEVICE_REGISTRATION_KEY`).
+    static let appKey = Self("X-App-Key")!
+}

@@ -1,0 +1,247 @@
+import DAO
+import FCM
+import Foundation
+import Logging
+import Metrics
+import Mongo
+
+/// Applies the subscriptions the database wants at FCM, on the outbox's principles: leases so replicas never
+/// apply one twice at once, retries with backoff and `Retry-After` on 429, 5xx and time-outs, a rate cap per
+/// project shared by every replica (`RateWindowDAO`), and 409 on create or 404 on delete counted as done
+/// (`FCMTopicSubscriptions.Outcome.alreadyApplied`). FCM saying a registration is gone marks its device
+/// unregistered and puts its subscriptions to sleep. A periodic pass lists what FCM has for each device and
+/// repairs drift; it also removes devices unregistered for longer than the retention.
+public final class SubscriptionReconciler: Sendable {
+    /// How the reconciler batches, paces and retries.
+    public struct Configuration: Sendable {
+        /// Subscription calls per second, all replicas together (`FCM_SUBSCRIPTION_RATE`).
+        public var rate: Int
+        /// Calls in flight at once in this process.
+        public var concurrency: Int
+        /// How long a claim holds its subscriptions.
+        public var lease: Duration
+        /// Backoff for retryable failures.
+        public var retry: RetryPolicy
+        /// How often every device's subscriptions are compared with FCM's list; nil: never.
+        public var repairInterval: Duration?
+        /// How long an unregistered device is kept before it is removed.
+        public var retention: Duration
+
+        public init(rate: Int = 3_000, concurrency: Int = 32, lease: Duration = .seconds(30),
+                    retry: RetryPolicy = RetryPolicy(quotaPause: nil), repairInterval: Duration? = .seconds(24 * 3600),
+                    retention: Duration = .seconds(30 * 24 * 3600)) {
+            self.rate = rate
+            self.concurrency = concurrency
+            self.lease = lease
+            self.retry = retry
+            self.repairInterval = repairInterval
+            self.retention = retention
+        }
+    }
+
+    /// The Forced and Recommended topics of the cube, for the repair pass.
+    public typealias Wishes = @Sendable () async throws -> (forced: [String], recommended: [String])
+
+    private let subscriptions: SubscriptionDAO
+    private let devices: DeviceDAO
+    private let rates: RateWindowDAO
+    private let fcm: any TopicSubscribing
+    private let signal: OutboxSignal
+    private let wishes: Wishes
+    private let configuration: Configuration
+    private let logger: Logger
+    /// This process's name in leases.
+    private let owner = "reconciler-" + ObjectID().hex
+    /// The key of the shared rate window: one per FCM project.
+    private let rateKey: String
+
+    public init(subscriptions: SubscriptionDAO, devices: DeviceDAO, rates: RateWindowDAO, fcm: any TopicSubscribing,
+                project: String, signal: OutboxSignal, wishes: @escaping Wishes, configuration: Configuration,
+                logger: Logger) {
+        self.subscriptions = subscriptions
+        self.devices = devices
+        self.rates = rates
+        self.fcm = fcm
+        self.signal = signal
+        self.wishes = wishes
+        self.configuration = configuration
+        self.logger = logger
+        self.rateKey = "fcm-subscriptions:\(project)"
+    }
+
+    /// Applies pending subscriptions until cancelled; the periodic repair runs beside it.
+    public func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.applyLoop() }
+            if let interval = configuration.repairInterval {
+                group.addTask { await self.repairLoop(every: interval) }
+            }
+        }
+    }
+
+    // MARK: Applying
+
+    private func applyLoop() async {
+        var backoff = Duration.milliseconds(200)
+        while !Task.isCancelled {
+            do {
+                let applied = try await applyOnce()
+                backoff = .milliseconds(200)
+                if applied == 0 { await signal.wait(timeout: .milliseconds(500)) }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("applying subscriptions failed; retrying", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(5))
+            }
+        }
+    }
+
+    /// Claims one batch and applies it within the shared rate; returns how many subscriptions it handled.
+    @discardableResult
+    public func applyOnce() async throws -> Int {
+        let batch = try await subscriptions.claim(owner: owner, limit: max(1, min(configuration.rate, configuration.concurrency * 4)),
+                                                  leaseMS: configuration.lease.milliseconds)
+        var remaining = batch[...]
+        while !remaining.isEmpty, !Task.isCancelled {
+            // Only what the batch holds is taken from the shared allowance, so an idle replica spends none.
+            let granted = try await takeRate(remaining.count)
+            let now = remaining.prefix(granted)
+            remaining = remaining.dropFirst(granted)
+            let applied = await withTaskGroup(of: TopicSubscription?.self) { group in
+                var running = 0, applied: [TopicSubscription] = []
+                for subscription in now {
+                    if running >= configuration.concurrency {
+                        if let done = await group.next(), let done { applied.append(done) }
+                        running -= 1
+                    }
+                    group.addTask { await self.apply(subscription) }
+                    running += 1
+                }
+                for await done in group { if let done { applied.append(done) } }
+                return applied
+            }
+            try await subscriptions.applied(applied)
+        }
+        return batch.count
+    }
+
+    /// Takes up to `count` calls from this second's allowance, shared by every replica, waiting for the next
+    /// second while the current one is spent (or nearly over, so calls made late do not land in the next
+    /// second's count).
+    private func takeRate(_ count: Int) async throws -> Int {
+        while !Task.isCancelled {
+            let now = UnixTime.nowMilliseconds()
+            let windowEnd = (now / 1000 + 1) * 1000
+            if windowEnd - now < 100 {
+                try await Task.sleep(for: .milliseconds(windowEnd - now + 1))
+                continue
+            }
+            let (granted, next) = try await rates.take(count, of: rateKey, limit: configuration.rate, windowMS: 1000)
+            if granted > 0 { return granted }
+            try await Task.sleep(for: .milliseconds(max(1, next - UnixTime.nowMilliseconds() + 1)))
+        }
+        throw CancellationError()
+    }
+
+    /// Calls FCM for one subscription; returns it when FCM has it as wanted (recorded for the whole batch by the
+    /// caller), nil when it failed (recorded here: a retry, or its registration gone).
+    private func apply(_ subscription: TopicSubscription) async -> TopicSubscription? {
+        let operation = subscription.want ? "subscribe" : "unsubscribe"
+        do {
+            let outcome = subscription.want
+                ? try await fcm.subscribe(registration: subscription.registration, topic: subscription.topic)
+                : try await fcm.unsubscribe(registration: subscription.registration, topic: subscription.topic)
+            Counter(label: "msi_subscription_operations_total",
+                    dimensions: [("operation", operation), ("outcome", outcome == .applied ? "applied" : "already")]).increment()
+            return subscription
+        } catch let error as FCMError where error.code == .unregistered {
+            Counter(label: "msi_subscription_operations_total", dimensions: [("operation", operation), ("outcome", "unregistered")])
+                .increment()
+            // Logged by device, never by registration: a registration token is a credential.
+            logger.info("FCM says a registration is gone; its device is marked unregistered",
+                        metadata: ["device": "\(subscription.device.hex)"])
+            do {
+                try await devices.markUnregistered(registration: subscription.registration)
+                try await subscriptions.sleep(registration: subscription.registration)
+            } catch {
+                logger.warning("marking a device unregistered failed", metadata: ["error": "\(error)"])
+            }
+        } catch let error as FCMError {
+            let retryable = error.isRetryable
+            Counter(label: "msi_subscription_operations_total",
+                    dimensions: [("operation", operation), ("outcome", retryable ? "retried" : "failed")]).increment()
+            let delay = retryable ? configuration.retry.delay(afterAttempt: Int64(subscription.attempts + 1), error: error)
+                : configuration.retry.cap
+            try? await subscriptions.retry(subscription, at: UnixTime.nowMilliseconds() + delay.milliseconds,
+                                           error: "\(error.code)")
+        } catch {
+            logger.warning("applying a subscription failed", metadata: ["error": "\(error)"])
+            try? await subscriptions.retry(subscription, at: UnixTime.nowMilliseconds() + configuration.retry.base.milliseconds,
+                                           error: "transport")
+        }
+        return nil
+    }
+
+    // MARK: Repair
+
+    private func repairLoop(every interval: Duration) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            do { try await repairAll() } catch {
+                if Task.isCancelled { return }
+                logger.warning("the subscription repair pass failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// One pass over every active device: its wishes brought in line with the cube (every Forced and Recommended
+    /// subject wanted, Forced ones always), FCM's list compared with what the hub recorded (drift becomes pending
+    /// work), paced by the shared rate; then devices unregistered for longer than the retention are removed.
+    public func repairAll() async throws {
+        let levels = try await wishes()
+        var last: ObjectID?
+        while !Task.isCancelled {
+            let page = try await devices.activePage(after: last, limit: 200)
+            guard let tail = page.last else { break }
+            for device in page {
+                try await repair(device, levels: levels)
+            }
+            last = tail.id
+        }
+        try await removeExpiredDevices()
+        signal.notify()
+    }
+
+    private func repair(_ device: Device, levels: (forced: [String], recommended: [String])) async throws {
+        try await subscriptions.wantNew(levels.forced + levels.recommended, for: device)
+        try await subscriptions.set(want: true, topics: levels.forced, for: device)
+        _ = try await takeRate(1)
+        let atFCM: [String]
+        do {
+            atFCM = try await fcm.topics(of: device.registration)
+        } catch let error as FCMError where error.code == .unregistered {
+            try await devices.markUnregistered(registration: device.registration)
+            try await subscriptions.sleep(registration: device.registration)
+            return
+        }
+        // Only the hub's own topics (channel-area-subject ids): what an app subscribed itself to stays its own.
+        try await subscriptions.observed(registration: device.registration,
+                                         topics: Set(atFCM.filter(Self.isTopicKey)), for: device)
+    }
+
+    private func removeExpiredDevices() async throws {
+        let cutoff = UnixTime.nowMilliseconds() - configuration.retention.milliseconds
+        for id in try await devices.unregistered(before: cutoff) {
+            let device = try await devices.get(id)
+            try await subscriptions.removeRegistration(device.registration)
+            try await devices.delete(id)
+        }
+    }
+
+    /// Whether `topic` has the form of a topic key: three 24-hex ids joined by "-".
+    static func isTopicKey(_ topic: String) -> Bool {
+        let parts = topic.split(separator: "-", omittingEmptySubsequences: false)
+        return parts.count == 3 && parts.allSatisfy { $0.count == 24 && $0.allSatisfy(\.isHexDigit) }
+    }
+}

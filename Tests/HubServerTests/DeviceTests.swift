@@ -1,0 +1,298 @@
+import DAO
+import FakeFCM
+import FCM
+import Foundation
+import HTTPTypes
+import HubCore
+@testable import HubServer
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Mongo
+import MongoTestSupport
+import Relay
+import Testing
+
+/// Devices and their subscriptions end to end: the device routes of a real hub, its reconciler, and the fake FCM's
+/// topic subscription API over HTTP.
+@Suite("Devices and subscriptions")
+struct DeviceTests {
+    static let forced = Legacy.hoursTopic
+    static let optional = RelayOutboxTests.booksTopic
+    static let recommended = "5a0b1c2d3e4f5a6b7c8d9e01-5a0b1c2d3e4f5a6b7c8d9e05-5a0b1c2d3e4f5a6b7c8d9e06"
+
+    /// A hub seeded with the legacy channel whose relay and reconciler talk to `fake`.
+    static func with(_ fake: FakeFCM, devices: DeviceConfiguration = DeviceConfiguration(registrationsPerMinute: 100_000),
+                     _ body: @Sendable (HubHarness) async throws -> Void) async throws {
+        try await HubHarness.with(seed: HubHarness.legacy, relay: try RelayOutboxTests.relay(to: fake), devices: devices, body)
+    }
+
+    @Test func registeringGivesExactlyTheForcedAndRecommendedTopicsAtTheFake() async throws {
+        try await FakeFCM.with { fake in
+            try await Self.with(fake) { hub in
+                let phone = try await hub.register("token-a")
+                #expect(phone.status == .created)
+                #expect(Set(phone.topics) == [Self.forced, Self.recommended])
+                #expect(!phone.text.contains("token-a"))
+                try await eventually { fake.subscriptions(of: "token-a") == [Self.forced, Self.recommended] }
+                try await eventually {
+                    try await hub.subscriptions(phone).allSatisfy { $0["applied"]?.boolValue == true }
+                }
+
+                // The same registration again: the same device, a fresh secret; the old one stops working.
+                let again = try await hub.register("token-a")
+                #expect(again.status == .ok)
+                #expect(again.deviceID == phone.deviceID && again.secret != phone.secret)
+                #expect(try await hub.request(.get, "/device/\(phone.deviceID)", as: .token(phone.secret)).status == .unauthorized)
+                let view = try await hub.request(.get, "/device/\(phone.deviceID)", as: .token(again.secret))
+                #expect(view.status == .ok && !view.text.contains("token-a"))
+                // Nothing leaks the registration: no secret, no token, in the database's device document but the hash.
+                let stored = try #require(try await hub.database.collection(CollectionName.devices).findOne([:]))
+                #expect(stored["secret_hash"]?.stringValue != again.secret)
+
+                // Bad input changes nothing.
+                let bad = try await hub.request(.post, "/device", json: #"{"registration": "has space", "platform": "ios"}"#)
+                #expect(bad.status == .unprocessableContent)
+                #expect(try await hub.request(.post, "/device", json: #"{"registration": "x", "platform": "nokia"}"#).errorCode
+                    == "invalid_field")
+                #expect(try await hub.database.collection(CollectionName.devices).countDocuments() == 1)
+            }
+        }
+    }
+
+    @Test func aForcedUnsubscribeIs409ARecommendedOneLeavesAndAnOptionalOneJoins() async throws {
+        try await FakeFCM.with { fake in
+            try await Self.with(fake) { hub in
+                let phone = try await hub.register("token-b")
+                let forced = try await hub.request(.delete, "/device/\(phone.deviceID)/subscriptions/\(Self.forced)",
+                                                   as: .token(phone.secret))
+                #expect(forced.status == .conflict && forced.errorCode == "forced_subscription")
+                #expect(try await hub.request(.delete, "/device/\(phone.deviceID)/subscriptions/\(Self.recommended)",
+                                              as: .token(phone.secret)).status == .noContent)
+                let joined = try await hub.request(.put, "/device/\(phone.deviceID)/subscriptions/\(Self.optional)",
+                                                   as: .token(phone.secret))
+                #expect(joined.status == .ok)
+                #expect(try joined.json()["subject_name"] == "New books")
+                let unknown = try await hub.request(.put, "/device/\(phone.deviceID)/subscriptions/nope-nope-nope",
+                                                    as: .token(phone.secret))
+                #expect(unknown.status == .notFound && unknown.errorCode == "topic_not_found")
+                #expect(try await hub.request(.get, "/device/\(phone.deviceID)/subscriptions").status == .unauthorized)
+                try await eventually { fake.subscriptions(of: "token-b") == [Self.forced, Self.optional] }
+                #expect(Set(try await hub.subscriptions(phone).compactMap { $0["topic_key"]?.stringValue })
+                    == [Self.forced, Self.optional])
+                // A later registration of the same token keeps the opt-out.
+                _ = try await hub.register("token-b")
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(fake.subscriptions(of: "token-b") == [Self.forced, Self.optional])
+            }
+        }
+    }
+
+    @Test func aTokenChangeMovesEverySubscription() async throws {
+        try await FakeFCM.with { fake in
+            try await Self.with(fake) { hub in
+                let phone = try await hub.register("old-token")
+                try await eventually { fake.subscriptions(of: "old-token").count == 2 }
+                let moved = try await hub.request(.put, "/device/\(phone.deviceID)", as: .token(phone.secret),
+                                                  json: #"{"registration": "new-token", "locale": "fr-CH"}"#)
+                #expect(moved.status == .ok)
+                #expect(try moved.json()["locale"] == "fr-CH")
+                try await eventually {
+                    fake.subscriptions(of: "new-token") == [Self.forced, Self.recommended]
+                        && fake.subscriptions(of: "old-token").isEmpty
+                }
+            }
+        }
+    }
+
+    @Test func deletingASubjectOrADeviceLeavesNoSubscriptionBehind() async throws {
+        try await FakeFCM.with { fake in
+            try await Self.with(fake) { hub in
+                var phones: [Phone] = []
+                for index in 0..<3 { phones.append(try await hub.register("phone-\(index)")) }
+                try await eventually { fake.subscribers(of: Self.recommended).count == 3 }
+                let path = "/subject/\(Legacy.channelID.hex)/\(Legacy.sportsID.hex)/\(Legacy.fixturesID.hex)"
+                #expect(try await hub.request(.delete, path, as: .admin).status == .noContent)
+                try await eventually { fake.subscribers(of: Self.recommended).isEmpty }
+                #expect(try await hub.subscriptions(phones[0]).count == 1)
+
+                #expect(try await hub.request(.delete, "/device/\(phones[1].deviceID)", as: .token(phones[1].secret)).status
+                    == .noContent)
+                try await eventually { fake.subscriptions(of: "phone-1").isEmpty }
+                #expect(fake.subscribers(of: Self.forced) == ["phone-0", "phone-2"])
+                try await eventually {
+                    try await hub.database.collection(CollectionName.subscriptions).countDocuments(["registration": "phone-1"]) == 0
+                }
+            }
+        }
+    }
+
+    @Test func aNewForcedSubjectReachesAThousandRegisteredDevices() async throws {
+        try await FakeFCM.with { fake in
+            try await Self.with(fake) { hub in
+                // Registered as POST /device registers them (the hub's own DAO), without a thousand requests.
+                let devices = DeviceDAO(database: hub.database)
+                for index in 0..<1_000 {
+                    _ = try await devices.register(registration: "many-\(index)", platform: index % 2 == 0 ? .ios : .android,
+                                                   locale: nil, appVersion: nil, secretHash: "x")
+                }
+                let added = try await hub.request(.post, "/subject/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)", as: .admin,
+                                                  json: #"{"name": "Fire drill", "desc": "", "opt": {"level": "Forced", "distribution": "Alert"}}"#)
+                #expect(added.status == .created)
+                let topic = try #require(try added.json()["topic_key"]?.stringValue)
+                try await eventually(within: .seconds(30)) { fake.subscribers(of: topic).count == 1_000 }
+                let audience = try await hub.request(.get, "/audience?topic_key=\(topic)", as: .communicator).json()
+                #expect(audience["devices"]?.int64Value == 1_000)
+                try await eventually {
+                    try await hub.request(.get, "/audience?topic_key=\(topic)", as: .communicator).json()[path: "platforms.ios.applied"]?
+                        .int64Value == 500
+                }
+                #expect(try await hub.request(.get, "/audience?topic_key=\(topic)").status == .unauthorized)
+            }
+        }
+    }
+
+    @Test func withFCMAnswering429NothingIsLostAndTheCapIsNeverExceeded() async throws {
+        try await FakeFCM.with { fake in
+            try await Self.with(fake, devices: DeviceConfiguration(registrationsPerMinute: 100_000, subscriptionRate: 20)) { hub in
+                fake.failNextSubscriptionCalls(10, status: 429, retryAfter: "1")
+                for index in 0..<30 { _ = try await hub.register("capped-\(index)") }
+                try await eventually(within: .seconds(20)) { fake.subscribers(of: Self.forced).count == 30 }
+                try await eventually { fake.subscribers(of: Self.recommended).count == 30 }
+                let perSecond = fake.subscriptionCallsPerSecond
+                #expect(perSecond.values.max() ?? 0 <= 20, "\(perSecond.sorted { $0.key < $1.key })")
+                #expect(fake.subscriptionCallCount >= 70)
+            }
+        }
+    }
+
+    @Test func thePortalAndTheMetricsShowHowManyDevicesASubjectReaches() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: PortalTests.seed, relay: try RelayOutboxTests.relay(to: fake),
+                                      devices: DeviceConfiguration(registrationsPerMinute: 100_000)) { hub in
+                for index in 0..<3 { _ = try await hub.register("counted-\(index)") }
+                var root = PortalBrowser(hub: hub)
+                _ = try await root.login("root", PortalTests.adminPassword)
+                let send = try await root.get("/portal/send?channel=\(Legacy.channelID.hex)&area=\(Legacy.libraryID.hex)"
+                    + "&subject=\(Legacy.hoursID.hex)")
+                #expect(send.text.contains("Reaches <strong id=\"info-reach\">3 registered devices</strong>"))
+                #expect(send.text.contains("data-reach=\"0 registered devices\""))  // the optional subject
+                let subjects = try await root.get("/portal/admin/channels/\(Legacy.channelID.hex)/areas/\(Legacy.libraryID.hex)/subjects")
+                #expect(subjects.text.contains("3 registered devices"))
+                try await eventually { fake.subscribers(of: Self.forced).count == 3 }
+                let metrics = try await hub.request(.get, "/metrics").text
+                #expect(metrics.contains(#"msi_devices{platform="android"} 3"#))
+                #expect(metrics.contains("msi_subscriptions_pending"))
+                #expect(metrics.contains(#"msi_subscription_operations_total{operation="subscribe",outcome="applied"}"#))
+                // The registration tokens appear nowhere.
+                #expect(!metrics.contains("counted-") && !send.text.contains("counted-") && !subjects.text.contains("counted-"))
+            }
+        }
+    }
+
+    @Test func aRegistrationFCMCallsGoneMarksItsDeviceUnregistered() async throws {
+        try await FakeFCM.with { fake in
+            try await Self.with(fake) { hub in
+                fake.markUnregistered("gone-token")
+                let phone = try await hub.register("gone-token")
+                try await eventually {
+                    try await hub.request(.get, "/device/\(phone.deviceID)", as: .token(phone.secret)).json()["state"] == "unregistered"
+                }
+                // It no longer counts in an audience.
+                let audience = try await hub.request(.get, "/audience?topic_key=\(Self.forced)", as: .admin).json()
+                #expect(audience["devices"]?.int64Value == 0)
+            }
+        }
+    }
+
+    @Test func aHubKilledMidReconcileLeavesNothingHalfAppliedOnceAnotherHasRun() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                try await HubHarness.legacy(database)
+                // Sixty phones registered as the service registers them: each wants the Forced and Recommended topics.
+                let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
+                for index in 0..<60 {
+                    let (device, _) = try await devices.register(registration: "killed-\(index)", platform: .ios, locale: nil,
+                                                                 appVersion: nil, secretHash: "x")
+                    try await wishes.wantNew([Self.forced, Self.recommended], for: device)
+                }
+                let account = try fake.makeServiceAccount()
+                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
+                                   "RELAY_LEASE_SECONDS": "2"]
+                fake.setResponseDelay(.milliseconds(150))
+                let subscriptions = database.collection(CollectionName.subscriptions)
+                let first = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+                try await eventually(within: .seconds(30)) { try await subscriptions.countDocuments(["applied": true]) >= 5 }
+                first.kill()
+                #expect(try await subscriptions.countDocuments(["pending": true]) > 0)
+
+                fake.setResponseDelay(nil)
+                let second = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+                defer { second.stop() }
+                try await eventually(within: .seconds(30)) { try await subscriptions.countDocuments(["pending": true]) == 0 }
+                // What the database says FCM has is what FCM has: every phone on both topics, nothing more.
+                #expect(try await subscriptions.countDocuments(["applied": true]) == 120)
+                #expect(fake.subscribers(of: Self.forced).count == 60 && fake.subscribers(of: Self.recommended).count == 60)
+                for index in 0..<60 {
+                    #expect(fake.subscriptions(of: "killed-\(index)") == [Self.forced, Self.recommended])
+                }
+            }
+        }
+    }
+
+    @Test func driftMadeAtTheFakeIsRepairedByTheNextPassAndAnAppsOwnTopicsStay() async throws {
+        try await FakeFCM.with { fake in
+            try await Self.with(fake) { hub in
+                _ = try await hub.register("drifting")
+                try await eventually { fake.subscriptions(of: "drifting").count == 2 }
+                let stray = "5a0b1c2d3e4f5a6b7c8d9e01-5a0b1c2d3e4f5a6b7c8d9eff-5a0b1c2d3e4f5a6b7c8d9eff"
+                fake.forceUnsubscribe("drifting", from: Self.forced)
+                fake.forceSubscribe("drifting", to: stray)
+                fake.forceSubscribe("drifting", to: "school-news")
+                // Another process's pass, as a periodic one would run.
+                let account = try fake.makeServiceAccount()
+                try await withHTTPClient { http in
+                    let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
+                                        configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
+                    let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database)
+                    let reconciler = SubscriptionReconciler(
+                        subscriptions: SubscriptionDAO(database: hub.database), devices: DeviceDAO(database: hub.database),
+                        rates: RateWindowDAO(database: hub.database), fcm: fcm.topicSubscriptions, project: "test",
+                        signal: services.devices.reconcilerSignal, wishes: { try await services.devices.topicsByLevel() },
+                        configuration: .init(repairInterval: nil), logger: Logger(label: "test"))
+                    try await reconciler.repairAll()
+                    for _ in 0..<20 { try await reconciler.applyOnce() }
+                }
+                try await eventually { fake.subscriptions(of: "drifting") == [Self.forced, Self.recommended, "school-news"] }
+            }
+        }
+    }
+}
+
+/// A phone registered through POST /device.
+struct Phone: Sendable {
+    var status: HTTPResponse.Status
+    var deviceID: String
+    var secret: String
+    var topics: [String]
+    var text: String
+}
+
+extension HubHarness {
+    /// Registers `registration` as an Android phone.
+    func register(_ registration: String) async throws -> Phone {
+        let response = try await request(.post, "/device", json: #"{"registration": "\#(registration)", "platform": "android"}"#)
+        let body = try response.json()
+        return Phone(status: response.status, deviceID: body["device_id"]?.stringValue ?? "",
+                     secret: body["device_secret"]?.stringValue ?? "",
+                     topics: body["subscriptions"]?.arrayValue?.compactMap { $0.documentValue?["topic_key"]?.stringValue } ?? [],
+                     text: response.text)
+    }
+
+    /// The phone's subscriptions as GET /device/:id/subscriptions lists them.
+    func subscriptions(_ phone: Phone) async throws -> [BSONDocument] {
+        try await request(.get, "/device/\(phone.deviceID)/subscriptions", as: .token(phone.secret)).json()["subscriptions"]?
+            .arrayValue?.compactMap(\.documentValue) ?? []
+    }
+}
