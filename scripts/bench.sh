@@ -4,7 +4,9 @@
 #
 # Starts a throw-away SecantusDB with a generated cube (fixtures/generate-cube.py), the fake FCM
 # (`fake-fcm`), the hub and nginx; runs GET /channel at 16 and 128 connections, conditional GET,
-# gzip GET, POST /message at 16 connections (every 201 checked durable), then stores messages with
+# gzip GET, the database's floor (POST's documents inserted with insert_one by 16 clients), POST /message
+# at 16 connections (every 201 checked durable; the database's CPU per message until the hub has relayed it,
+# and the lag from 201 to the fake FCM), then stores messages with
 # the relay off and times their relay by a fresh hub. Prints a table with each figure's ratio to
 # nginx's and issue 8's targets, and writes it to bench-results/. Every process it starts is stopped
 # on exit.
@@ -166,10 +168,17 @@ for server in hub nginx; do
         -t1 -c16 -d"${short}s" --latency -H "Accept-Encoding: gzip" "$url/channel"
 done
 
+# The database's own floor: POST's documents inserted straight into a copy of `message` by 16 clients.
+"$python" "$helper" floor "$results" "$uri" "$db_pid" "$duration" "$alert_topic" "$info_topic"
+
 export BENCH_TOKEN=$token BENCH_ALERT_TOPIC=$alert_topic BENCH_INFO_TOPIC=$info_topic
 export BENCH_KEYS_FILE=$work/post-keys.txt
+db_ticks=$("$python" "$helper" ticks "$db_pid")
+post_started=$(date +%s.%N)
 measure "POST /message, 16 conn" hub "$hub_pid" \
     -t1 -c16 -d"${duration}s" --latency -s scripts/bench/post-message.lua "$hub/message"
+# The hub relays as it stores: a message's database cost runs from its POST until its outcome is written.
+"$python" "$helper" relaycost "$results" "$uri" "$db_pid" "$db_ticks" "$fake_url" "$BENCH_KEYS_FILE" "$post_started" 60
 "$python" "$helper" durable "$results" "$uri" "$BENCH_KEYS_FILE"
 "$python" "$helper" drain "$uri" 30
 stop "$hub_pid"; hub_pid=""

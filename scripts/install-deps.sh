@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing msi-hub needs and the machine lacks:
 # the C libraries and the browser for the portal's tests (Debian packages), and a Python venv with the test
-# database, SecantusDB, and selenium. Debian packages named as arguments are installed too
+# database, SecantusDB, pymongo (the bench's floor and helpers) and selenium. Debian packages named as arguments are installed too
 # (`make bench`: nginx-light wrk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,10 +20,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 venv=.venv
-if ! "$venv/bin/python" -c "import secantus, yaml" 2>/dev/null; then
-    echo "creating $venv with SecantusDB and PyYAML"
+if ! "$venv/bin/python" -c "import secantus, yaml, pymongo" 2>/dev/null; then
+    echo "creating $venv with SecantusDB, PyYAML and pymongo"
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check "SecantusDB==0.7.0b3" "PyYAML==6.0.2"
+    "$venv/bin/pip" install -q --disable-pip-version-check "SecantusDB==0.7.0b3" "PyYAML==6.0.2" "pymongo==4.20.0"
 fi
 if ! "$venv/bin/python" -c "import selenium" 2>/dev/null; then
     echo "installing selenium into $venv"

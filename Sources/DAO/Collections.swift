@@ -26,6 +26,9 @@ public enum CollectionName {
     /// The `Idempotency-Key`s of POST /message, with the message each one stands for; expired after 24 hours
     /// by a TTL index (`IdempotencyKeyDAO`).
     public static let idempotencyKeys = "idempotency_keys"
+    /// One document per FCM project whose relay FCM asked to pause (503, 429, time-outs): until when
+    /// (`RelayPauseDAO`), read by every replica's relay.
+    public static let relayPause = "relay_pause"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.

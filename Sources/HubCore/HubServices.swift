@@ -19,8 +19,10 @@ public struct HubServices: Sendable {
     public let devices: DeviceService
     /// The message outbox the relay works through.
     public let outbox: OutboxDAO
-    /// Wakes this process's relay workers when a message is stored, so they need not wait for a poll.
-    public let outboxSignal: OutboxSignal
+    /// Gives the messages this process stores to its relay worker in memory, leased in the insert.
+    public let outboxHandoff: OutboxHandoff
+    /// Pauses of the relay that replicas share (FCM's 503, 429, time-outs).
+    public let relayPauses: RelayPauseDAO
 
     /// The services over `database` (the pool's default database unless tests pick another).
     /// - Parameters:
@@ -40,10 +42,11 @@ public struct HubServices: Sendable {
         self.cube = CubeService(database: database, cache: cache, devices: devices, logger: logger)
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost)
         self.outbox = OutboxDAO(database: database)
-        self.outboxSignal = OutboxSignal()
+        self.outboxHandoff = OutboxHandoff()
+        self.relayPauses = RelayPauseDAO(database: database)
         self.messages = MessageService(messages: MessageDAO(database: database, writeDeadline: writeDeadline),
                                        idempotencyKeys: IdempotencyKeyDAO(database: database), cube: cube.cache,
-                                       outboxSignal: outboxSignal, relayDeadlineMS: relayDeadlineMS)
+                                       relay: outboxHandoff, relayDeadlineMS: relayDeadlineMS)
     }
 
     /// The follower that keeps the in-memory copies (cube, tokens) current with the database.

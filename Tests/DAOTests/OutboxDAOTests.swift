@@ -143,4 +143,81 @@ struct OutboxDAOTests {
             #expect(try await outbox.claim(owner: "w", now: Self.now + 60_000, leaseMS: 1_000, limit: 8)?.messages.count == 2)
         }
     }
+
+    @Test func aMessageStoredWithItsWorkersLeaseIsNotClaimedUntilTheLeaseRunsOut() async throws {
+        try await TestDatabase.with { database in
+            let messages = MessageDAO(database: database, now: { Self.now })
+            let plan = RelayPlan(dueAt: Self.now, deadlineAt: Self.now + 3_600_000,
+                                 lease: RelayLease(owner: "inserter", until: Self.now + 1_000))
+            let message = try await messages.add(MessageDraft(
+                title: "t", desc: "d", message: "m", topicKey: "a-b-c", distribution: .information, sender: "ann",
+                extra: ["relay": .document(plan.document(for: .information))]))
+            let state = try #require(RelayState(message: message.document))
+            #expect(state.lease == RelayLease(owner: "inserter", until: Self.now + 1_000) && state.attempts == 1)
+            let outbox = OutboxDAO(database: database)
+            #expect(try await outbox.claim(owner: "other", now: Self.now + 999, leaseMS: 1_000, limit: 8) == nil)
+            #expect(try await outbox.renew([message.id], leases: ["inserter"], until: Self.now + 3_000) == 1)
+            #expect(try await outbox.claim(owner: "other", now: Self.now + 2_000, leaseMS: 1_000, limit: 8) == nil)
+            let again = try #require(try await outbox.claim(owner: "other", now: Self.now + 3_001, leaseMS: 1_000, limit: 8))
+            #expect(again.messages.map(\.id) == [message.id])
+            #expect(RelayState(message: again.messages[0].document)?.attempts == 2)
+            #expect(try await outbox.renew([message.id], leases: ["inserter"], until: Self.now + 9_000) == 0)
+            #expect(try await outbox.stillHeld([message.id], leases: ["inserter", again.lease]) == [message.id])
+        }
+    }
+
+    @Test func aComponentsWriteAndTheOutcomeMergeIntoOneStatement() async throws {
+        try await TestDatabase.with { database in
+            let message = try #require(try await seed(database, count: 1).first)
+            let outbox = OutboxDAO(database: database)
+            let batch = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 8))
+            var update = RelayUpdate(id: message.id, lease: batch.lease, component: .notification,
+                                     result: .sent(name: "projects/p/messages/1"), at: Self.now)
+            update.merge(RelayUpdate(id: message.id, lease: batch.lease, component: .data,
+                                     result: .sent(name: "projects/p/messages/2"), at: Self.now + 5))
+            update.merge(RelayOutcome(id: message.id, status: .sent).update(lease: batch.lease, now: Self.now + 6))
+            #expect(update.endsLease)
+            #expect(try await outbox.record([update]) == 1)
+            let stored = try #require(try await database.collection(CollectionName.message).findOne([:]))
+            let state = try #require(RelayState(message: stored))
+            #expect(state.status == .sent && state.unsent == [] && state.lease == nil)
+            #expect(state.components[.notification]?.name == "projects/p/messages/1")
+            #expect(state.components[.data]?.attempts == 1)
+        }
+    }
+
+    @Test func aReleasedMessageIsClaimableAtOnceAndRecordsNothing() async throws {
+        try await TestDatabase.with { database in
+            let message = try #require(try await seed(database, count: 1).first)
+            let outbox = OutboxDAO(database: database)
+            let batch = try #require(try await outbox.claim(owner: "stopping", now: Self.now, leaseMS: 60_000, limit: 8))
+            #expect(try await outbox.record([.release(id: message.id, lease: batch.lease)]) == 1)
+            let again = try #require(try await outbox.claim(owner: "other", now: Self.now + 1, leaseMS: 60_000, limit: 8))
+            #expect(again.messages.map(\.id) == [message.id])
+            #expect(RelayState(message: again.messages[0].document)?.status == .pending)
+        }
+    }
+
+    @Test func aRelayPauseKeepsTheLongestWaitAnyReplicaWasTold() async throws {
+        try await TestDatabase.with { database in
+            let pauses = RelayPauseDAO(database: database)
+            #expect(try await pauses.until(project: "p") == nil)
+            try await pauses.pause(project: "p", until: Self.now + 5_000, reason: "503", by: "a", now: Self.now)
+            try await pauses.pause(project: "p", until: Self.now + 1_000, reason: "503", by: "b", now: Self.now)
+            #expect(try await pauses.until(project: "p") == Self.now + 5_000)
+            try await pauses.pause(project: "p", until: Self.now + 60_000, reason: "429", by: "b", now: Self.now)
+            #expect(try await pauses.until(project: "p") == Self.now + 60_000)
+            #expect(try await pauses.until(project: "q") == nil)
+        }
+    }
+
+    @Test func aClaimNeverTakesWhatTheWorkerStillHolds() async throws {
+        try await TestDatabase.with { database in
+            let seeded = try await seed(database, count: 2)
+            let outbox = OutboxDAO(database: database)
+            let batch = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 8, limit: 8,
+                                                            excluding: [seeded[0].id]))
+            #expect(batch.messages.map(\.id) == [seeded[1].id])
+        }
+    }
 }

@@ -51,6 +51,8 @@ public final class FakeFCM: Sendable {
         router.post("/v1/projects/:project/messages:send") { request, context -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)
             let project = context.parameters.get("project") ?? ""
+            state.withState { $0.sendsInFlight += 1 }
+            defer { state.withState { $0.sendsInFlight -= 1 } }
             if let delay = state.responseDelay { try await Task.sleep(for: delay) }
             return state.send(
                 project: project,
@@ -77,6 +79,13 @@ public final class FakeFCM: Sendable {
                 try await Task.sleep(for: .milliseconds(milliseconds))
             }
             return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: body))
+        }
+        // Not FCM: when each accepted messages:send request arrived (`[{"msi_key", "at_ms"}]`), for `make bench`'s lag.
+        router.get("/_received/arrivals") { _, _ -> Response in
+            let arrivals = state.withState { $0.received }.map { request -> [String: Any] in
+                ["msi_key": request.data["msi_key"] ?? "", "at_ms": Int64(request.receivedAt.timeIntervalSince1970 * 1000)]
+            }
+            return FakeFCMState.json(200, arrivals)
         }
         // Not FCM: how many messages:send requests were accepted (`{"count": N}`), cheap enough to poll.
         router.get("/_received/count") { _, _ -> Response in
@@ -183,6 +192,17 @@ public final class FakeFCM: Sendable {
         }
     }
 
+    /// Makes every call to messages:send that carries a valid token fail with `status` and `Retry-After:
+    /// retryAfter` for the next `duration`: an outage of FCM.
+    public func failFor(_ duration: Duration, status: Int, retryAfter: String? = nil) {
+        let until = Date().addingTimeInterval(Double(duration.components.seconds)
+            + Double(duration.components.attoseconds) / 1e18)
+        state.withState { $0.outage = (until, status, retryAfter) }
+    }
+
+    /// The messages:send requests received and not yet answered (answers wait for `setResponseDelay`).
+    public var sendsInFlight: Int { state.withState { $0.sendsInFlight } }
+
     /// Delays every answer of messages:send and of the subscription calls by `delay` (nil: none).
     public func setResponseDelay(_ delay: Duration?) {
         state.withState { $0.responseDelay = delay }
@@ -194,6 +214,8 @@ public final class FakeFCM: Sendable {
     public var sendCalls: Int { state.withState { $0.sendCalls } }
     /// The calls to messages:send answered 401 so far.
     public var unauthorizedCalls: Int { state.withState { $0.unauthorizedCalls } }
+    /// When each messages:send answer was made (after any response delay) and its status, in order.
+    public var sendLog: [(at: Date, status: Int)] { state.withState { $0.sendLog } }
     /// The statuses of every messages:send answer so far, in order.
     public var sendStatuses: [Int] { state.withState { $0.sendStatuses } }
 }

@@ -48,6 +48,10 @@ final class FakeFCMState: Sendable {
         var tokenExchanges = 0
         var tokensIssued = 0
         var sendFailures = InjectedFailure(remaining: 0, status: 0)
+        /// Every send with a valid token fails so until this time (an outage), whatever `sendFailures` says.
+        var outage: (until: Date, status: Int, retryAfter: String?)?
+        /// messages:send requests received and not yet answered.
+        var sendsInFlight = 0
         var responseDelay: Duration?
         var received: [FakeFCMRequest] = []
         var sendCalls = 0
@@ -82,6 +86,8 @@ final class FakeFCMState: Sendable {
             if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }
             return true
         }
+        /// When each messages:send answer was made, and its status.
+        var sendLog: [(at: Date, status: Int)] = []
     }
 
     let projectID: String
@@ -212,6 +218,9 @@ final class FakeFCMState: Sendable {
             guard project == projectID else {
                 return Self.notFound()
             }
+            if let outage = state.outage, now < outage.until {
+                return Self.injected(outage.status, retryAfter: outage.retryAfter)
+            }
             if state.sendFailures.remaining > 0 {
                 state.sendFailures.remaining -= 1
                 return Self.injected(state.sendFailures.status, retryAfter: state.sendFailures.retryAfter)
@@ -237,7 +246,10 @@ final class FakeFCMState: Sendable {
             }
             return Self.json(200, ["name": name])
         }
-        withState { $0.sendStatuses.append(response.status.code) }
+        withState {
+            $0.sendStatuses.append(response.status.code)
+            $0.sendLog.append((now, response.status.code))
+        }
         return response
     }
 }

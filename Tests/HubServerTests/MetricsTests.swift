@@ -66,7 +66,9 @@ struct MetricsTests {
                 let after = try await hub.request(.get, "/metrics").text
                 #expect((Self.sample(after, "msi_relay_sent_total", ["component": "data"]) ?? 0) >= sent + 1)
                 #expect((Self.sample(after, "msi_relay_sent_total", ["component": "notification"]) ?? 0) >= 1)
-                #expect((Self.sample(after, "msi_outbox_claims_total") ?? 0) >= 1)
+                // Stored by this process, so handed to its relay in memory: no claim.
+                #expect((Self.sample(after, "msi_outbox_direct_messages_total") ?? 0) >= 1)
+                #expect((Self.sample(after, "msi_outbox_outcome_writes_total") ?? 0) >= 1)
                 #expect((Self.sample(after, "msi_fcm_token_exchanges_total") ?? 0) >= 1)
                 #expect(Self.sample(after, "msi_outbox_depth") == 0)
             }

@@ -7,6 +7,7 @@ import HubServer
 import HummingbirdTesting
 import Mongo
 import MongoTestSupport
+import Synchronization
 import Testing
 
 /// The relay end to end: POST /message (or messages already stored), the outbox worker of a real hub,
@@ -141,46 +142,39 @@ struct RelayOutboxTests {
     }
 
     @Test func aKilledProcessesWorkIsFinishedByTheNextWithoutResendingWhatWasConfirmed() async throws {
-        try await FakeFCM.with { fake in
-            try await TestDatabase.with { database in
-                try await DatabaseIndexes.ensure(in: database)
-                try await HubHarness.legacy(database)
-                let keys = try await Self.storePending(50, distribution: .alert, in: database)
-                let account = try fake.makeServiceAccount()
-                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
-                                   "RELAY_LEASE_SECONDS": "2", "RELAY_CONCURRENCY": "4"]
-                fake.setResponseDelay(.milliseconds(100))
-                let messages = database.collection(CollectionName.message)
+        try await Self.withBacklog(50, of: .alert) { fake, database, keys, fcm in
+            let environment = fcm.merging(["RELAY_LEASE_SECONDS": "2", "RELAY_CONCURRENCY": "4"]) { $1 }
+            fake.setResponseDelay(.milliseconds(100))
+            let messages = database.collection(CollectionName.message)
 
-                let first = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
-                try await eventually(within: .seconds(30)) {
-                    try await messages.countDocuments(["relay.state": "sent"]) >= 1
-                }
-                first.kill()
-                var confirmed: Set<String> = []
-                for component in ["notification", "data"] {
-                    let sent = try await messages.find(["relay.components.\(component).state": "sent"])
-                    for message in sent {
-                        confirmed.insert((message["msi_key"]?.objectIDValue?.hex ?? "") + "/" + component)
-                    }
-                }
-                let sentBeforeKill = fake.received.count
-                #expect(!confirmed.isEmpty)
-                #expect(try await messages.countDocuments(["relay.state": "pending"]) > 0)
-
-                fake.setResponseDelay(nil)
-                let second = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
-                defer { second.stop() }
-                try await eventually(within: .seconds(30)) {
-                    try await messages.countDocuments(["relay.state": "sent"]) == 50
-                }
-                let received = fake.received.map(Self.componentKey)
-                #expect(Set(received) == Set(keys.flatMap { ["\($0.hex)/notification", "\($0.hex)/data"] }))
-                for component in confirmed {
-                    #expect(received.filter { $0 == component }.count == 1, "\(component) was sent again")
-                }
-                #expect(received.count >= 100 && received.count <= sentBeforeKill + 100 - confirmed.count)
+            let first = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+            try await eventually(within: .seconds(30)) {
+                try await messages.countDocuments(["relay.state": "sent"]) >= 1
             }
+            first.kill()
+            var confirmed: Set<String> = []
+            for component in ["notification", "data"] {
+                let sent = try await messages.find(["relay.components.\(component).state": "sent"])
+                for message in sent {
+                    confirmed.insert((message["msi_key"]?.objectIDValue?.hex ?? "") + "/" + component)
+                }
+            }
+            let sentBeforeKill = fake.received.count
+            #expect(!confirmed.isEmpty)
+            #expect(try await messages.countDocuments(["relay.state": "pending"]) > 0)
+
+            fake.setResponseDelay(nil)
+            let second = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
+            defer { second.stop() }
+            try await eventually(within: .seconds(30)) {
+                try await messages.countDocuments(["relay.state": "sent"]) == 50
+            }
+            let received = fake.received.map(Self.componentKey)
+            #expect(Set(received) == Set(keys.flatMap { ["\($0.hex)/notification", "\($0.hex)/data"] }))
+            for component in confirmed {
+                #expect(received.filter { $0 == component }.count == 1, "\(component) was sent again")
+            }
+            #expect(received.count >= 100 && received.count <= sentBeforeKill + 100 - confirmed.count)
         }
     }
 
@@ -210,11 +204,127 @@ struct RelayOutboxTests {
         }
     }
 
+    @Test func aKilledHubIsTakenOverInSecondsAndResendsOnlyWhatWasInFlight() async throws {
+        try await Self.withBacklog(300, of: .information) { fake, database, keys, fcm in
+            let environment = fcm.merging(["RELAY_CONCURRENCY": "32"]) { $1 }
+            fake.setResponseDelay(.milliseconds(500))
+            let messages = database.collection(CollectionName.message)
+            let uri = try HubProcess.uri(of: database)
+
+            let first = try await HubProcess(mongoURI: uri, environment: environment)
+            try await eventually(within: .seconds(30)) {
+                try await messages.countDocuments(["relay.state": "sent"]) >= 64
+            }
+            first.kill()
+            let killedAt = Date()
+            let inFlight = fake.sendsInFlight
+            let lastWindow = fake.received.filter { $0.receivedAt > killedAt.addingTimeInterval(-0.25) }.count
+            let recordedAtKill = try await messages.countDocuments(["relay.state": "sent"])
+
+            let second = try await HubProcess(mongoURI: uri, environment: environment)
+            defer { second.stop() }
+            try await eventually(within: .seconds(10)) {
+                try await messages.countDocuments(["relay.state": "sent"]) == 300
+            }
+            let takenOver = Date().timeIntervalSince(killedAt)
+            let received = fake.received.compactMap { $0.data["msi_key"] }
+            let duplicates = received.count - Set(received).count
+            print("kill test: \(recordedAtKill) recorded sent at the kill, \(inFlight) sends in flight, "
+                  + "\(lastWindow) accepted in the last 250 ms; \(duplicates) duplicates; all 300 sent "
+                  + String(format: "%.1f s after the kill", takenOver))
+            #expect(Set(received) == Set(keys.map(\.hex)))
+            #expect(duplicates <= inFlight + lastWindow)
+        }
+    }
+
+    @Test func anFCMOutagePausesTheWholeRelayUntilRetryAfterAndTheBacklogDrainsAfter() async throws {
+        try await FakeFCM.with { fake in
+            let outage: Double = 6
+            let started = Mutex(Date())
+            let seed: @Sendable (MongoDatabase) async throws -> Void = { database in
+                try await HubHarness.legacy(database)
+                _ = try await Self.storePending(300, distribution: .information, in: database)
+                fake.failFor(.seconds(outage), status: 503, retryAfter: "1")
+                started.withLock { $0 = Date() }
+            }
+            try await HubHarness.with(seed: seed, relay: try Self.relay(to: fake)) { hub in
+                try await eventually(within: .seconds(30)) { fake.received.count >= 300 }
+                let started = started.withLock { $0 }
+                let log = fake.sendLog
+                let failures = log.filter { $0.status == 503 }
+                let first = try #require(failures.first?.at)
+                // The sends already at FCM when the first 503 came back answer within its Retry-After; after that, one
+                // probe at a time, each at least Retry-After after the last answer.
+                let probes = failures.filter { $0.at > first.addingTimeInterval(0.9) }
+                var previous = failures.last { $0.at <= first.addingTimeInterval(0.9) }?.at ?? first
+                for probe in probes {
+                    #expect(probe.at.timeIntervalSince(previous) >= 0.95, "a request came before Retry-After")
+                    previous = probe.at
+                }
+                let outageSpan = (failures.last?.at ?? first).timeIntervalSince(started)
+                let drained = try #require(fake.received.last?.receivedAt).timeIntervalSince(started) - outage
+                print("outage test: \(failures.count) requests answered 503 in \(String(format: "%.1f", outageSpan)) s "
+                      + "(\(failures.count - probes.count) at the first 503, then \(probes.count) probes); backlog of 300 "
+                      + String(format: "sent %.1f s after the outage ended", drained))
+                #expect(Double(failures.count) <= 40 + outage * 2)
+                #expect(fake.received.count == 300)
+            }
+        }
+    }
+
+    @Test func aPauseStoredByAnotherReplicaHoldsThisRelayBackToo() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
+                let until = UnixTime.nowMilliseconds() + 2_000
+                try await RelayPauseDAO(database: hub.database).pause(project: "msi-test", until: until, reason: "503",
+                                                                     by: "another replica", now: UnixTime.nowMilliseconds())
+                try await Task.sleep(for: .milliseconds(700))  // a poll interval and more
+                let key = try await hub.post(Self.information())
+                try await eventually { try await hub.relayState(key) == "sent" }
+                let arrived = try #require(fake.received.first?.receivedAt)
+                #expect(Int64(arrived.timeIntervalSince1970 * 1000) >= until)
+                #expect(fake.sendCalls == 1)
+            }
+        }
+    }
+
+    @Test func aStoppingHubHandsBackWhatItHasNotSent() async throws {
+        try await Self.withBacklog(100, of: .information) { fake, database, _, fcm in
+            fake.setResponseDelay(.milliseconds(300))
+            let hub = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: fcm.merging([
+                "RELAY_CONCURRENCY": "4", "RELAY_LEASE_SECONDS": "60",
+            ]) { $1 })
+            try await eventually { fake.sendsInFlight > 0 }
+            hub.stop()
+            let messages = database.collection(CollectionName.message)
+            // Every send that went out is on record, and nothing is left leased to the stopped process.
+            #expect(try await messages.countDocuments(["relay.state": "sent"]) == Int64(fake.received.count))
+            #expect(try await messages.countDocuments(["relay.lease_owner": ["$exists": true]]) == 0)
+            #expect(try await messages.countDocuments(["relay.state": "pending"]) > 0)
+        }
+    }
+
     // MARK: Helpers
 
     /// "msi_key/component" of a request the fake received.
     static func componentKey(_ request: FakeFCMRequest) -> String {
         (request.data["msi_key"] ?? "?") + (request.message["notification"] != nil ? "/notification" : "/data")
+    }
+
+    /// Runs `body` with a fake FCM, a database holding the legacy cube and `count` messages of `distribution`
+    /// ready to relay (their `msi_key`s), and the environment that points a hub process at the fake.
+    static func withBacklog(_ count: Int, of distribution: Distribution,
+                            _ body: (FakeFCM, MongoDatabase, [ObjectID], [String: String]) async throws -> Void) async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                try await HubHarness.legacy(database)
+                let keys = try await storePending(count, distribution: distribution, in: database)
+                let account = try fake.makeServiceAccount()
+                try await body(fake, database, keys, ["GOOGLE_APPLICATION_CREDENTIALS": account.path,
+                                                      "FCM_ENDPOINT": fake.baseURL])
+            }
+        }
     }
 
     /// Stores `count` messages ready to relay, as POST /message would, and returns their `msi_key`s.

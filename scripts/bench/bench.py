@@ -13,6 +13,16 @@
     bench.py relay RESULTS URI FAKE DB_PID FAKE_PID PIDFILE LOG TIMEOUT HUB_URL -- HUB-COMMAND...
                                                 start a hub, time until the fake has every pending
                                                 message's components, stop the hub
+    bench.py floor RESULTS URI DB_PID SECONDS ALERT INFO
+                                                the database's own floor: POST's documents inserted
+                                                with insert_one by 16 threads into a copy of
+                                                `message` (same indexes) for SECONDS
+    bench.py ticks PID                          print a process's CPU clock ticks
+    bench.py relaycost RESULTS URI DB_PID TICKS FAKE KEYS WRK_STARTED TIMEOUT
+                                                wait until the fake has every component of the POST
+                                                run's 201s and every outcome is written, then record
+                                                the database's CPU per message since TICKS and the lag
+                                                from 201 to the fake (p50/p99)
     bench.py meta RESULTS KEY=VALUE...          record facts about the run for the table
     bench.py table RESULTS OUT                  print the table and write it to OUT
 
@@ -163,7 +173,7 @@ def topics(cube_path, sender):
 def durable(results, uri, keys_path):
     """Every msi_key answered with 201 is stored in `message`."""
     with open(keys_path) as keys:
-        acknowledged = [line.strip() for line in keys if line.strip()]
+        acknowledged = [line.split()[0] for line in keys if line.strip()]
     from bson import ObjectId
     db = database(uri)
     stored = 0
@@ -189,6 +199,136 @@ def drain(uri, timeout):
     states = {state["_id"]: state["count"] for state in
               db.message.aggregate([{"$group": {"_id": "$relay.state", "count": {"$sum": 1}}}])}
     print("relay states after the POST run: %s" % json.dumps(states, sort_keys=True), flush=True)
+
+
+# MARK: the database's floor and a message's cost (issue 14)
+
+LOREM = ("Buses on the 7 and 12 routes leave from the sports hall car park this afternoon because of "
+         "roadworks on Station Road. Staff will be there from 15:05 to show the way; students who walk home "
+         "are not affected. Please tell your parents or carers if they collect you by car.")
+
+
+def floor_document(index, alert, info):
+    """A document as POST /message stores it (see post-message.lua and RelayPlan), without a lease."""
+    from bson import ObjectId
+    distribution = "Alert" if index % 2 == 0 else "Information"
+    now = int(time.time() * 1000)
+    components = {"notification": {"state": "pending", "attempts": 0}} if distribution == "Alert" else {}
+    components["data"] = {"state": "pending", "attempts": 0}
+    return {
+        "_id": ObjectId(), "msi_key": ObjectId(), "title": "Bus stop moved today",
+        "desc": "Buses leave from the sports hall car park at 15:15", "message": LOREM,
+        "topic_key": alert if distribution == "Alert" else info, "distribution": distribution,
+        "sender": "bench-sender", "timestamp": now,
+        "relay": {"state": "pending", "due_at": now, "deadline_at": now + 6 * 3600 * 1000, "attempts": 0,
+                  "components": components},
+    }
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else None
+
+
+def floor(results, uri, db_pid, seconds, alert, info, clients=16):
+    """16 clients inserting POST's documents one insert_one each, straight into a copy of `message`."""
+    import pymongo
+    db = database(uri)
+    db.bench_floor.drop()
+    for name, spec in db.message.index_information().items():
+        if name == "_id_":
+            continue
+        options = {"name": name, "unique": spec.get("unique", False)}
+        if "partialFilterExpression" in spec:
+            options["partialFilterExpression"] = spec["partialFilterExpression"]
+        db.bench_floor.create_index(spec["key"], **options)
+    latencies = []
+    lock = threading.Lock()
+    deadline = time.time() + float(seconds)
+
+    def client(number):
+        collection = pymongo.MongoClient(uri, maxPoolSize=1).get_default_database().bench_floor
+        mine, index = [], number
+        while time.time() < deadline:
+            document = floor_document(index, alert, info)
+            started = time.perf_counter()
+            collection.insert_one(document)
+            mine.append((time.perf_counter() - started) * 1000.0)
+            index += clients
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=client, args=(number,)) for number in range(clients)]
+    db_before, started = cpu_ticks(int(db_pid)), time.time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed, db_after = time.time() - started, cpu_ticks(int(db_pid))
+    db.bench_floor.drop()
+    result = {"label": "floor", "inserts": len(latencies), "rps": len(latencies) / elapsed,
+              "p50": percentile(latencies, 0.50), "p99": percentile(latencies, 0.99),
+              "db_cpu_ms": (db_after - db_before) * 1000.0 / CLOCK_TICKS}
+    result["db_cpu_ms_per_insert"] = result["db_cpu_ms"] / max(len(latencies), 1)
+    with open(results, "a") as out:
+        out.write(json.dumps(result) + "\n")
+    print("floor: %d insert_one by %d clients: %.0f inserts/s, p50 %.2f ms, p99 %.2f ms, database CPU %.3f ms per insert"
+          % (len(latencies), clients, result["rps"], result["p50"], result["p99"], result["db_cpu_ms_per_insert"]),
+          flush=True)
+
+
+def ticks(pid):
+    print(cpu_ticks(int(pid)))
+
+
+def arrivals(fake):
+    with urllib.request.urlopen(fake + "/_received/arrivals", timeout=30) as response:
+        return json.load(response)
+
+
+def relaycost(results, uri, db_pid, ticks_before, fake, keys_path, wrk_started, timeout):
+    """After the POST run: waits (polling the fake) until every component of every 201 has reached the fake
+    and then until no message is pending (every outcome written), then records the database's CPU per message from the POST run's start to here, the
+    end-to-end relay rate and the lag from each message's timestamp (stored just before its 201) to its
+    components' arrival at the fake."""
+    messages = {}
+    with open(keys_path) as keys:
+        for line in keys:
+            fields = line.split()
+            if len(fields) == 3 and fields[0] != "?":
+                messages[fields[0]] = (fields[1], int(fields[2]))
+    components = sum(2 if kind == "Alert" else 1 for kind, _ in messages.values())
+    deadline = time.time() + float(timeout)
+    while received(fake) < components and time.time() < deadline:
+        time.sleep(0.05)
+    done = time.time()
+    # A message's cost runs until its outcome is written: wait for that too (one count a second, on the
+    # outbox's partial index, is the only database work this adds).
+    db = database(uri)
+    while db.message.count_documents({"relay.state": "pending"}) and time.time() < deadline:
+        time.sleep(1)
+    recorded = time.time()
+    db_cpu_ms = (cpu_ticks(int(db_pid)) - int(ticks_before)) * 1000.0 / CLOCK_TICKS
+    lags = []
+    arrived = 0
+    for arrival in arrivals(fake):
+        stored = messages.get(arrival["msi_key"])
+        if stored:
+            arrived += 1
+            lags.append(arrival["at_ms"] - stored[1])
+    result = {"label": "relaycost", "messages": len(messages), "components": components, "arrived": arrived,
+              "db_cpu_ms": db_cpu_ms, "db_cpu_ms_per_message": db_cpu_ms / max(len(messages), 1),
+              "lag_p50_ms": percentile(lags, 0.50), "lag_p99_ms": percentile(lags, 0.99),
+              "lag_max_ms": max(lags) if lags else None,
+              "relay_rate": len(messages) / max(done - float(wrk_started), 1e-9),
+              "recorded_s": recorded - float(wrk_started),
+              "load": "load average %s" % " ".join(open("/proc/loadavg").read().split()[:3])}
+    with open(results, "a") as out:
+        out.write(json.dumps(result) + "\n")
+    print("POST run relayed: %d of %d components at the fake; database CPU %.3f ms per message (POST to outcome "
+          "written, %.1f s after the POST run started); lag from 201 to the fake p50 %s ms, p99 %s ms; %.0f messages/s "
+          "end to end" % (arrived, components, result["db_cpu_ms_per_message"], result["recorded_s"],
+                          result["lag_p50_ms"], result["lag_p99_ms"], result["relay_rate"]), flush=True)
 
 
 # MARK: the relay
@@ -397,6 +537,34 @@ def table(results, out_path):
                relay_row["fake_cpu_ms"] / per_message, relay_row["rss_peak_kb"] / 1024.0))
         add("")
 
+    floor_row = next((row for row in rows if row.get("label") == "floor"), None)
+    cost_row = next((row for row in rows if row.get("label") == "relaycost"), None)
+    post = runs.get(("POST /message, 16 conn", "hub"))
+    if floor_row and cost_row and post:
+        add("a message's database cost against the database's floor (issue 14), %s after the POST run"
+            % cost_row.get("load", ""))
+        add("  floor: %d insert_one by 16 clients: %.0f inserts/s, p50 %.2f ms, p99 %.2f ms, database CPU %.3f ms/insert"
+            % (floor_row["inserts"], floor_row["rps"], floor_row["p50"], floor_row["p99"], floor_row["db_cpu_ms_per_insert"]))
+        add("  POST /message: %.0f req/s, p99 %.2f ms; relayed %d/%d components, %.0f messages/s end to end; "
+            "database CPU %.3f ms per message from POST to outcome written (%.1f s); lag 201 -> fake p50 %s ms, p99 %s ms"
+            % (post["rps"], post["p99"], cost_row["arrived"], cost_row["components"], cost_row["relay_rate"],
+               cost_row["db_cpu_ms_per_message"], cost_row.get("recorded_s", 0), number(cost_row["lag_p50_ms"], "%.0f"), number(cost_row["lag_p99_ms"], "%.0f")))
+        add("targets (issue 14), ratios within this run")
+
+        def cost_target(text, value, ok):
+            add("  %-64s %-22s %s" % (text, value, "PASS" if ok else "MISS"))
+
+        cpu = ratio(cost_row["db_cpu_ms_per_message"], floor_row["db_cpu_ms_per_insert"])
+        cost_target("database CPU per relayed message <= 1.0x floor's per insert", "%.2fx" % cpu, cpu <= 1.0)
+        rate = ratio(post["rps"], floor_row["rps"])
+        cost_target("POST /message req/s >= 1.5x floor's inserts/s", "%.2fx" % rate, rate >= 1.5)
+        p99 = ratio(post["p99"], floor_row["p99"])
+        cost_target("POST /message p99 <= floor's p99 (16 conn)", "%.2fx" % p99, p99 <= 1.0)
+        lag = cost_row["lag_p99_ms"]
+        cost_target("relay lag p99, 201 to the fake FCM, <= 2 s", number(lag, "%.0f ms"),
+                    lag is not None and lag <= 2000 and cost_row["arrived"] >= cost_row["components"])
+        add("")
+
     durable_row = next((row for row in rows if row.get("label") == "durable"), None)
     peak = max((row["rss_peak_kb"] for row in rows if row.get("server") == "hub"), default=0)
     add("targets (issue 8), ratios within this run")
@@ -446,11 +614,13 @@ def main(argv):
     if command in ("wrk", "relay"):
         split = args.index("--")
         (run_wrk if command == "wrk" else relay)(*args[:split], args[split + 1:])
+    elif command == "floor":
+        floor(args[0], args[1], args[2], args[3], args[4], args[5])
     elif command == "store":
         store(args[0], args[1], args[2], args[3], int(args[4]))
     else:
         handlers = {"load": load, "topics": topics, "durable": durable, "drain": drain, "relay": relay,
-                    "meta": meta, "table": table}
+                    "meta": meta, "table": table, "ticks": ticks, "relaycost": relaycost}
         if command not in handlers:
             sys.exit(__doc__)
         handlers[command](*args)

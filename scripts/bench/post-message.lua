@@ -45,7 +45,10 @@ end
 function response(status, headers, body)
     if status == 201 then
         created = created + 1
-        keys:write((body:match('"msi_key"%s*:%s*"(%x+)"') or "?"), "\n")
+        -- The key, the distribution (components to expect at the fake) and the stored timestamp (the relay's lag).
+        keys:write((body:match('"msi_key"%s*:%s*"(%x+)"') or "?"), " ",
+                   (body:match('"distribution"%s*:%s*"(%a+)"') or "?"), " ",
+                   (body:match('"timestamp"%s*:%s*(%d+)') or "0"), "\n")
     else
         other = other + 1
     end

@@ -31,13 +31,18 @@ public struct OutboxDAO: Sendable {
     }
 
     /// Claims up to `limit` of the most overdue messages for `owner` until `now + leaseMS`, or nil when none
-    /// is due. Three commands however many messages it claims: find candidates, lease them, read them back.
+    /// is due; never one of `held` (the worker's own, whose lease may have run out while their last write is
+    /// on its way). Three commands however many messages it claims: find candidates, lease them, read them back.
     /// - Throws: `DAOError`.
-    public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int) async throws -> OutboxBatch? {
+    public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int,
+                      excluding held: [ObjectID] = []) async throws -> OutboxBatch? {
         try await mapErrors {
             let candidates = try await collection.find(Self.claimable(now: now), options: FindOptions(
                 projection: ["_id": 1], sort: ["relay.due_at": 1], limit: Int64(max(limit, 1))))
-            let ids = candidates.compactMap { $0["_id"] }
+            // Left out here rather than in the query (a long `$nin` costs every candidate a scan of it): a held
+            // message is a candidate only in the rare moment its lease ran out before its last write landed.
+            let skipped = Set(held)
+            let ids = candidates.compactMap { $0["_id"] }.filter { $0.objectIDValue.map { !skipped.contains($0) } ?? false }
             guard !ids.isEmpty else { return nil }
             let lease = "\(owner)/\(ObjectID().hex)"
             // `_id` first: a server that plans by the first indexed field it meets (the embedded one)
@@ -60,12 +65,47 @@ public struct OutboxDAO: Sendable {
     /// - Throws: `DAOError`.
     @discardableResult
     public func extend(_ batch: OutboxBatch, until: Int64) async throws -> Bool {
-        let ids = batch.messages.map { BSONValue.objectID($0.id) }
+        try await renew(batch.messages.map(\.id), leases: [batch.lease], until: until) > 0
+    }
+
+    /// Moves on to `until` the leases among `leases` that still hold the messages `ids`, in one command
+    /// however many; returns how many it moved.
+    /// - Throws: `DAOError`.
+    public func renew(_ ids: [ObjectID], leases: Set<String>, until: Int64) async throws -> Int {
+        guard !ids.isEmpty, !leases.isEmpty else { return 0 }
         let result = try await mapErrors {
-            try await collection.updateMany(["_id": ["$in": .array(ids)], "relay.lease_owner": .string(batch.lease)],
+            try await collection.updateMany(Self.held(ids, leases: leases),
                                             ["$set": ["relay.lease_until": .int64(until)]])
         }
-        return result.matchedCount > 0
+        return Int(result.matchedCount)
+    }
+
+    /// Which of the messages `ids` one of `leases` still holds (after a renewal moved fewer than asked).
+    /// - Throws: `DAOError`.
+    public func stillHeld(_ ids: [ObjectID], leases: Set<String>) async throws -> Set<ObjectID> {
+        guard !ids.isEmpty, !leases.isEmpty else { return [] }
+        let documents = try await mapErrors {
+            try await collection.find(Self.held(ids, leases: leases), options: FindOptions(projection: ["_id": 1]))
+        }
+        return Set(documents.compactMap { $0["_id"]?.objectIDValue })
+    }
+
+    /// Ends the leases among `leases` on the messages `ids` without recording anything, so that any worker may
+    /// claim them at once (a worker stopping before it sent them).
+    /// - Throws: `DAOError`.
+    public func release(_ ids: [ObjectID], leases: Set<String>) async throws {
+        guard !ids.isEmpty, !leases.isEmpty else { return }
+        _ = try await mapErrors {
+            try await collection.updateMany(Self.held(ids, leases: leases),
+                                            ["$unset": ["relay.lease_owner": "", "relay.lease_until": ""]])
+        }
+    }
+
+    private static func held(_ ids: [ObjectID], leases: Set<String>) -> BSONDocument {
+        let owner: BSONValue = leases.count == 1
+            ? .string(leases.first!)
+            : ["$in": .array(leases.sorted().map(BSONValue.string))]
+        return ["_id": ["$in": .array(ids.map(BSONValue.objectID))], "relay.lease_owner": owner]
     }
 
     /// Writes the outcomes of one lease's messages in one command and ends the lease on each;
@@ -73,9 +113,17 @@ public struct OutboxDAO: Sendable {
     /// - Throws: `DAOError`.
     @discardableResult
     public func record(_ outcomes: [RelayOutcome], lease: String, now: Int64) async throws -> Int {
-        let statements = outcomes.map { outcome in
-            UpdateStatement(filter: ["_id": .objectID(outcome.id), "relay.lease_owner": .string(lease)],
-                            update: outcome.update(now: now))
+        try await record(outcomes.map { $0.update(lease: lease, now: now) })
+    }
+
+    /// Writes `updates` (each message's under its own lease) in one command; returns how many messages were
+    /// written (fewer when a lease ran out and another worker took over).
+    /// - Throws: `DAOError`.
+    @discardableResult
+    public func record(_ updates: [RelayUpdate]) async throws -> Int {
+        let statements = updates.map { update in
+            UpdateStatement(filter: ["_id": .objectID(update.id), "relay.lease_owner": .string(update.lease)],
+                            update: update.document)
         }
         let result = try await mapErrors { try await collection.bulkUpdate(statements) }
         return Int(result.matchedCount)

@@ -30,29 +30,84 @@ public struct RelayOutcome: Sendable {
         self.lastError = lastError
     }
 
-    /// The update that records this outcome and ends the lease.
-    func update(now: Int64) -> BSONDocument {
-        var set: [(key: String, value: BSONValue)] = [("relay.state", .string(status.rawValue)),
-                                                      ("relay.updated_at", .int64(now))]
-        var increments: [(key: String, value: BSONValue)] = []
-        if let retryAt { set.append(("relay.due_at", .int64(retryAt))) }
-        if let lastError { set.append(("relay.last_error", .string(lastError))) }
+    /// The write that records this outcome and ends the lease `lease`; `now` stamps it.
+    public func update(lease: String, now: Int64) -> RelayUpdate {
+        var update = RelayUpdate(id: id, lease: lease)
+        update.set.append(("relay.state", .string(status.rawValue)))
+        update.set.append(("relay.updated_at", .int64(now)))
+        if let retryAt { update.set.append(("relay.due_at", .int64(retryAt))) }
+        if let lastError { update.set.append(("relay.last_error", .string(lastError))) }
         for component in RelayComponent.allCases {
             guard let result = components[component] else { continue }
-            let path = "relay.components.\(component.rawValue)"
-            increments.append(("\(path).attempts", 1))
-            switch result {
-            case .sent(let name):
-                set += [("\(path).state", "sent"), ("\(path).name", .string(name)), ("\(path).sent_at", .int64(now))]
-            case .failed(let error, let permanent):
-                set += [("\(path).last_error", .string(error)), ("\(path).failed_at", .int64(now))]
-                if permanent { set.append(("\(path).state", "failed")) }
+            update.merge(RelayUpdate(id: id, lease: lease, component: component, result: result, at: now))
+        }
+        update.endsLease = true
+        return update
+    }
+}
+
+/// One message's writes waiting to be recorded under its lease: what components FCM took or refused, and
+/// at the end the message's outcome. Writes of one message made close together merge into one statement,
+/// so a message costs one update however many components it has.
+public struct RelayUpdate: Sendable {
+    /// The message's `_id`.
+    public let id: ObjectID
+    /// The lease the write is recorded under: nothing is written once another lease holds the message.
+    public let lease: String
+    var set: [(key: String, value: BSONValue)] = []
+    var increments: [(key: String, value: BSONValue)] = []
+    /// Whether the write ends the lease (the message's outcome, not just a component's).
+    public internal(set) var endsLease = false
+
+    init(id: ObjectID, lease: String) {
+        self.id = id
+        self.lease = lease
+    }
+
+    /// What happened to one component, recorded as it happens (at `at`, Unix ms), before the message's outcome.
+    public init(id: ObjectID, lease: String, component: RelayComponent, result: RelayOutcome.ComponentResult, at: Int64) {
+        self.init(id: id, lease: lease)
+        let path = "relay.components.\(component.rawValue)"
+        increments.append(("\(path).attempts", 1))
+        switch result {
+        case .sent(let name):
+            set += [("\(path).state", "sent"), ("\(path).name", .string(name)), ("\(path).sent_at", .int64(at))]
+        case .failed(let error, let permanent):
+            set += [("\(path).last_error", .string(error)), ("\(path).failed_at", .int64(at))]
+            if permanent { set.append(("\(path).state", "failed")) }
+        }
+    }
+
+    /// Ends the lease on a message without recording anything, so that any worker may claim it at once (a
+    /// worker that stops before sending it).
+    public static func release(id: ObjectID, lease: String) -> RelayUpdate {
+        var update = RelayUpdate(id: id, lease: lease)
+        update.endsLease = true
+        return update
+    }
+
+    /// Adds a later write of the same message (its fields win; increments add up).
+    public mutating func merge(_ later: RelayUpdate) {
+        precondition(later.id == id, "only writes of one message merge")
+        for (key, value) in later.set {
+            if let index = set.firstIndex(where: { $0.key == key }) { set[index].value = value } else { set.append((key, value)) }
+        }
+        for (key, value) in later.increments {
+            if let index = increments.firstIndex(where: { $0.key == key }),
+               let sum = (increments[index].value.int64Value).map({ $0 + (value.int64Value ?? 0) }) {
+                increments[index].value = Int32(exactly: sum).map(BSONValue.int32) ?? .int64(sum)
+            } else {
+                increments.append((key, value))
             }
         }
-        var update: [(key: String, value: BSONValue)] = [
-            ("$set", .document(BSONDocument(set))),
-            ("$unset", ["relay.lease_owner": "", "relay.lease_until": ""]),
-        ]
+        endsLease = endsLease || later.endsLease
+    }
+
+    /// The update document.
+    var document: BSONDocument {
+        var update: [(key: String, value: BSONValue)] = []
+        if !set.isEmpty { update.append(("$set", .document(BSONDocument(set)))) }
+        if endsLease { update.append(("$unset", ["relay.lease_owner": "", "relay.lease_until": ""])) }
         if !increments.isEmpty { update.append(("$inc", .document(BSONDocument(increments)))) }
         return BSONDocument(update)
     }

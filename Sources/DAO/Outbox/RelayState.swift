@@ -25,6 +25,17 @@ public enum RelayComponent: String, Sendable, CaseIterable {
     }
 }
 
+/// A worker's hold on a message: while `until` (Unix ms) has not passed, no other worker sends it, and only
+/// writes that name `owner` are recorded.
+public struct RelayLease: Sendable, Hashable {
+    /// The lease's name (`relay.lease_owner`), and when it runs out unless renewed (`relay.lease_until`, Unix ms).
+    public var owner: String, until: Int64
+
+    public init(owner: String, until: Int64) {
+        (self.owner, self.until) = (owner, until)
+    }
+}
+
 /// The relay state a new message starts with.
 public struct RelayPlan: Sendable {
     /// When to send, in Unix ms (now, or the client's `send_at`).
@@ -35,12 +46,17 @@ public struct RelayPlan: Sendable {
     public var ttlSeconds: Int64?
     /// Retries stop and the message is marked failed after this (Unix ms).
     public var deadlineAt: Int64
+    /// The lease of the process that stores the message and sends it itself, taken in the same insert (no
+    /// claim); nil: any worker claims it when it is due.
+    public var lease: RelayLease?
 
-    public init(dueAt: Int64, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil, deadlineAt: Int64) {
+    public init(dueAt: Int64, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil, deadlineAt: Int64,
+                lease: RelayLease? = nil) {
         self.dueAt = dueAt
         self.expiresAt = expiresAt
         self.ttlSeconds = ttlSeconds
         self.deadlineAt = deadlineAt
+        self.lease = lease
     }
 
     /// The `relay` sub-document for a message of `distribution`.
@@ -51,8 +67,12 @@ public struct RelayPlan: Sendable {
         }
         var relay: [(key: String, value: BSONValue)] = [
             ("state", "pending"), ("due_at", .int64(dueAt)), ("deadline_at", .int64(deadlineAt)),
-            ("attempts", 0), ("components", .document(BSONDocument(components))),
+            // A lease taken at insert is the first attempt, as a claim would count it.
+            ("attempts", .int32(lease == nil ? 0 : 1)), ("components", .document(BSONDocument(components))),
         ]
+        if let lease {
+            relay += [("lease_owner", .string(lease.owner)), ("lease_until", .int64(lease.until))]
+        }
         if let expiresAt { relay.append(("expires_at", .int64(expiresAt))) }
         if let ttlSeconds { relay.append(("ttl", .int64(ttlSeconds))) }
         return BSONDocument(relay)
@@ -68,6 +88,8 @@ public struct RelayState: Sendable {
     public var ttlSeconds: Int64?
     /// Claims so far.
     public var attempts: Int64
+    /// The lease that holds the message now, if any (it may have run out).
+    public var lease: RelayLease?
     /// Each component's state, FCM message name, attempts and last error.
     public var components: [RelayComponent: ComponentState]
 
@@ -91,6 +113,9 @@ public struct RelayState: Sendable {
         self.expiresAt = relay["expires_at"]?.int64Value
         self.ttlSeconds = relay["ttl"]?.int64Value
         self.attempts = relay["attempts"]?.int64Value ?? 0
+        if let owner = relay["lease_owner"]?.stringValue, let until = relay["lease_until"]?.int64Value {
+            self.lease = RelayLease(owner: owner, until: until)
+        }
         var components: [RelayComponent: ComponentState] = [:]
         for (key, value) in relay["components"]?.documentValue ?? [:] {
             guard let component = RelayComponent(rawValue: key), let state = value.documentValue else { continue }

@@ -11,7 +11,8 @@ public struct MessageService: Sendable {
     let messages: MessageDAO
     let idempotencyKeys: IdempotencyKeyDAO
     let cube: CubeCache
-    let outboxSignal: OutboxSignal
+    /// This process's relay, which sends what this process stores without claiming it.
+    let relay: OutboxHandoff
     /// How long the relay retries a message before marking it failed, in milliseconds.
     let relayDeadlineMS: Int64
 
@@ -65,14 +66,22 @@ public struct MessageService: Sendable {
         }
         let now = UnixTime.nowMilliseconds()
         let dueAt = max(submission.sendAt ?? now, now)
+        // Due now: this process's relay holds it from the insert on, when it can take it.
+        let lease = dueAt <= now ? relay.lease(now: now) : nil
         let plan = RelayPlan(dueAt: dueAt, expiresAt: submission.ttl.map { dueAt + $0 * 1000 }, ttlSeconds: submission.ttl,
-                             deadlineAt: dueAt + relayDeadlineMS)
+                             deadlineAt: dueAt + relayDeadlineMS, lease: lease)
         let message = try await store(MessageDraft(
             title: submission.title, desc: submission.desc, message: submission.message, topicKey: submission.topicKey,
             distribution: submission.distribution, sender: identity.name,
             extra: ["relay": .document(plan.document(for: submission.distribution))]),
             idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
-        outboxSignal.notify()
+        // Only the document this request stored carries this lease: a replayed key's message was handed over (or
+        // is claimed) by the request that stored it.
+        if let lease, RelayState(message: message.document)?.lease == lease {
+            relay.handOff(message)
+        } else {
+            relay.notify()
+        }
         return message
     }
 

@@ -109,8 +109,8 @@ public struct RelayConfiguration: Sendable {
     /// FCM requests in flight at once (`RELAY_CONCURRENCY`); 0: this process stores messages but does not
     /// relay them (other replicas do).
     public var concurrency: Int
-    /// How long a claim holds its messages (`RELAY_LEASE_SECONDS`): a crashed process's messages are sent
-    /// by others after this.
+    /// How long a lease holds a message (`RELAY_LEASE_SECONDS`), renewed while the message is being sent: a
+    /// crashed process's messages are sent by others after this.
     public var lease: Duration
     /// How long a message is retried before it is marked failed (`RELAY_DEADLINE_SECONDS`).
     public var deadline: Duration
@@ -119,7 +119,7 @@ public struct RelayConfiguration: Sendable {
     public static let fcmVariables = ["GOOGLE_APPLICATION_CREDENTIALS", "FCM_ENDPOINT", "FCM_MODE"]
 
     public init(fcmEnvironment: [String: String] = [:], payloadLimit: Int = 2048, concurrency: Int = 16,
-                lease: Duration = .seconds(30), deadline: Duration = .seconds(6 * 3600)) {
+                lease: Duration = .seconds(5), deadline: Duration = .seconds(6 * 3600)) {
         self.fcmEnvironment = fcmEnvironment
         self.payloadLimit = payloadLimit
         self.concurrency = concurrency

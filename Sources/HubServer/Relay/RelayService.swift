@@ -7,8 +7,8 @@ import ServiceLifecycle
 
 /// The outbox worker and the HTTP client it sends through, run for the hub's life.
 ///
-/// At graceful shutdown the worker stops claiming, finishes the batches it holds and records their
-/// outcomes; then the HTTP client's threads stop.
+/// At graceful shutdown the worker stops taking messages, lets the sends under way finish, hands back the
+/// leases of the rest and records every outcome; then the HTTP client's threads stop.
 struct RelayService: Service {
     let worker: OutboxWorker
     let httpClient: CurlClient
@@ -36,9 +36,10 @@ struct RelayService: Service {
         ])
         self.httpClient = httpClient
         self.worker = OutboxWorker(
-            outbox: services.outbox, signal: services.outboxSignal, sender: fcm, mapping: fcm.mappingOptions,
-            configuration: OutboxWorker.Configuration(batchSize: max(4 * configuration.concurrency, 16),
-                                                      lease: configuration.lease),
+            outbox: services.outbox, pauses: services.relayPauses, handoff: services.outboxHandoff, sender: fcm,
+            mapping: fcm.mappingOptions,
+            configuration: OutboxWorker.Configuration(concurrency: configuration.concurrency, lease: configuration.lease,
+                                                      project: fcm.projectID ?? "-"),
             logger: logger)
     }
 

@@ -5,58 +5,71 @@ import Logging
 import Mongo
 import Synchronization
 
-/// Relays what the outbox holds to FCM: claims due messages in batches under a lease, sends each
-/// unsent component, and records the outcomes of a batch in one write.
+/// Relays what the outbox holds to FCM: sends each unsent component of a message under a lease, records
+/// each outcome as it happens, and keeps the leases of the messages it still holds alive.
 ///
-/// One worker runs in each hub process; any number share a database, and a lease keeps them from
-/// sending the same message at once. A message stored by this process wakes the worker at once
-/// (`OutboxSignal`); messages stored elsewhere, retries and scheduled sends are found by polling.
-/// Delivery is at least once: a process killed after FCM accepted a component but before the
-/// outcome was written sends that component again when its lease runs out.
+/// A message stored by this process comes with this worker's lease, taken in the insert itself, and is
+/// handed over in memory (`OutboxHandoff`): it costs no claim. Messages stored elsewhere or without a
+/// lease, retries, scheduled sends and the messages of a process that died are claimed from the
+/// database (find, lease, read back) when the worker has room, checked every `pollInterval`.
+///
+/// Leases are short (`lease`) and renewed in one command for every message still held, so a process that
+/// dies is taken over within a lease; nothing is sent once this worker no longer knows its lease to hold
+/// for a while yet. Outcomes go through `OutcomeRecorder`: one bulk write per `recordWindow` for all sends.
+/// FCM's 503, 429 and time-outs pause every send to the project (`RelayGate`), and the other replicas
+/// through `relay_pause`. Delivery is at least once: a process killed after FCM took a component but
+/// before it was written sends that component again, so at most the sends in flight and those of the last
+/// window are sent twice.
 public final class OutboxWorker: Sendable {
-    /// How the worker batches, leases and retries.
+    /// How the worker sends, leases and retries.
     public struct Configuration: Sendable {
-        /// Messages claimed at once.
-        public var batchSize: Int
-        /// Batches being sent at once (their sends share the HTTP client's threads).
-        public var batchesInFlight: Int
-        /// How long a claim holds its messages; extended while a batch is still being sent.
+        /// Messages being sent at once, so FCM requests in flight (a message sends its components in turn).
+        public var concurrency: Int
+        /// How long a lease holds a message; renewed every quarter of it while the message is held.
         public var lease: Duration
-        /// How often to look for due messages when nothing wakes the worker.
+        /// How often to look for due messages (and for pauses stored by other replicas).
         public var pollInterval: Duration
-        /// After a wake-up, how long to let more messages arrive so that one claim takes them all.
-        public var linger: Duration
-        /// Backoff for what FCM could not take yet.
+        /// How long an outcome waits for others before they are written together.
+        public var recordWindow: Duration
+        /// Backoff for what FCM could not take yet, per message.
         public var retry: RetryPolicy
+        /// The FCM project whose pauses this worker shares with other replicas.
+        public var project: String
 
-        public init(batchSize: Int = 64, batchesInFlight: Int = 2, lease: Duration = .seconds(30),
-                    pollInterval: Duration = .milliseconds(500), linger: Duration = .milliseconds(10),
-                    retry: RetryPolicy = RetryPolicy()) {
-            self.batchSize = max(batchSize, 1)
-            self.batchesInFlight = max(batchesInFlight, 1)
+        public init(concurrency: Int = 16, lease: Duration = .seconds(5), pollInterval: Duration = .milliseconds(500),
+                    recordWindow: Duration = .milliseconds(20), retry: RetryPolicy = RetryPolicy(), project: String = "-") {
+            self.concurrency = max(concurrency, 1)
             self.lease = lease
             self.pollInterval = pollInterval
-            self.linger = linger
+            self.recordWindow = recordWindow
             self.retry = retry
+            self.project = project
         }
     }
 
     public let configuration: Configuration
-    /// This worker's name in leases: host, process and a random part.
+    /// This worker's name: the lease of the messages this process stores; claims add a part of their own.
     public let owner: String
     private let outbox: OutboxDAO
-    private let signal: OutboxSignal
+    private let pauses: RelayPauseDAO
+    private let handoff: OutboxHandoff
     private let sender: any FCMSending
     private let mapping: FCMMappingOptions
     private let metrics: RelayMetrics
     private let logger: Logger
     private let now: @Sendable () -> Int64
-    /// No claims before this time (Unix ms): FCM asked the whole project to slow down.
-    private let pausedUntil = Mutex<Int64>(0)
+    private let gate: RelayGate
+    private let recorder: OutcomeRecorder
+    /// The messages this worker holds (waiting, being sent, or their last write not yet done), with their
+    /// lease as last confirmed.
+    private let held = HeldLeases()
+    /// The latest pause end this worker stored for the other replicas.
+    private let sharedPause = Mutex<Int64>(0)
 
     public init(
         outbox: OutboxDAO,
-        signal: OutboxSignal,
+        pauses: RelayPauseDAO,
+        handoff: OutboxHandoff,
         sender: any FCMSending,
         mapping: FCMMappingOptions = FCMMappingOptions(),
         configuration: Configuration = Configuration(),
@@ -64,158 +77,309 @@ public final class OutboxWorker: Sendable {
         now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds
     ) {
         self.outbox = outbox
-        self.signal = signal
+        self.pauses = pauses
+        self.handoff = handoff
         self.sender = sender
         self.mapping = mapping
         self.configuration = configuration
-        self.metrics = RelayMetrics()
+        let metrics = RelayMetrics()
+        self.metrics = metrics
         self.logger = logger
         self.now = now
+        self.gate = RelayGate(concurrency: configuration.concurrency, now: now)
+        // A message is let go once the write that ends its lease is done, not before: until then its lease is
+        // renewed and no claim (of this worker or another) takes it again.
+        self.recorder = OutcomeRecorder(outbox: outbox, window: configuration.recordWindow, metrics: metrics,
+                                        logger: logger) { [held] ended in held.release(ended) }
         self.owner = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(ObjectID().hex.suffix(8))"
     }
 
+    private var leaseMS: Int64 { configuration.lease.milliseconds }
+
     private enum Event: Sendable {
-        case batchDone
+        case sent
         case woke(notified: Bool)
     }
 
-    /// Runs until the task is cancelled; then finishes the batches already claimed (their sends and
-    /// outcomes) and returns.
+    /// Runs until the task is cancelled; then lets the sends under way finish, hands back the leases of
+    /// what it did not send, writes every outcome and returns.
     public func run() async {
         logger.info("relay worker started", metadata: ["owner": "\(owner)"])
+        let concurrency = configuration.concurrency
+        // Generous: every message this process stores should come in memory; the limit only bounds what a
+        // slow FCM leaves waiting here (a pause stops leases at once).
+        handoff.open(owner: owner, leaseMS: leaseMS, limit: 16 * concurrency)
+        // Not children of this task: they must outlive its cancellation until the sends have finished.
+        let keeper = Task { await keepLeases() }
+        let watcher = Task { await watchPauses() }
+        var ready: [Message] = []
         await withTaskGroup(of: Event.self) { group in
-            var inFlight = 0
+            var running = 0
             var waiting = false
             var failures = 0
+            let clock = ContinuousClock()
+            var nextClaim = clock.now
+            var lastClaim = clock.now - configuration.pollInterval
             while !Task.isCancelled {
+                let direct = handoff.take(.max)
+                if !direct.isEmpty {
+                    ready += direct.filter(hold(direct:))
+                    metrics.handedOver(direct.count)
+                }
+                let paused = gate.pause() != nil
+                handoff.setPaused(paused)
+                if !paused {
+                    while running < concurrency, !ready.isEmpty {
+                        let message = ready.removeFirst()
+                        running += 1
+                        group.addTask { await self.relay(message); return .sent }
+                    }
+                }
+                // Claims fill what memory does not: when slots are free and a poll is due or a message was
+                // stored without a lease.
                 var claimedFull = false
-                if inFlight < configuration.batchesInFlight, pause() == nil {
+                if !paused, ready.count < concurrency, running < concurrency, clock.now >= nextClaim {
+                    let limit = 4 * concurrency - running - ready.count
+                    lastClaim = clock.now
                     do {
-                        if let batch = try await outbox.claim(owner: owner, now: now(),
-                                                              leaseMS: configuration.lease.milliseconds,
-                                                              limit: configuration.batchSize) {
+                        let holding = held.state.withLock { Array($0.keys) }
+                        if let batch = try await outbox.claim(owner: owner, now: now(), leaseMS: leaseMS, limit: limit,
+                                                              excluding: holding) {
                             metrics.claimed(batch.messages.count)
-                            inFlight += 1
-                            group.addTask { await self.send(batch); return .batchDone }
-                            claimedFull = batch.messages.count >= configuration.batchSize
+                            ready += batch.messages.filter { hold(claimed: $0, lease: RelayLease(owner: batch.lease, until: batch.leaseUntil)) }
+                            claimedFull = batch.messages.count >= limit
                         }
                         failures = 0
+                        // A full claim suggests more are due: claim again as soon as there is room.
+                        nextClaim = claimedFull ? clock.now : clock.now + configuration.pollInterval
                     } catch {
                         failures += 1
                         if failures == 1 { logger.warning("claiming from the outbox failed", metadata: ["error": "\(error)"]) }
+                        nextClaim = clock.now + min(configuration.pollInterval * (1 << min(failures, 5)), .seconds(10))
                     }
+                    if !ready.isEmpty && running < concurrency || claimedFull { continue }
                 }
-                // A full batch suggests more are due: claim again at once if there is room.
-                if claimedFull, inFlight < configuration.batchesInFlight { continue }
+                handoff.setBacklog(ready.count + running)
                 if !waiting {
                     waiting = true
-                    let timeout = waitTimeout(failures: failures)
-                    group.addTask { .woke(notified: await self.signal.wait(timeout: timeout)) }
+                    // With no room to claim, the next finished send wakes the loop anyway.
+                    let roomToClaim = ready.count < concurrency && running < concurrency
+                    let untilClaim = roomToClaim ? nextClaim - clock.now : configuration.pollInterval
+                    let timeout = max(gate.pause() ?? untilClaim, .milliseconds(1))
+                    group.addTask { .woke(notified: await self.handoff.wait(timeout: timeout)) }
                 }
                 guard let event = await group.next() else { break }
                 switch event {
-                case .batchDone:
-                    inFlight -= 1
+                case .sent:
+                    running -= 1
                 case .woke(let notified):
                     waiting = false
-                    if notified, !Task.isCancelled { try? await Task.sleep(for: configuration.linger) }
+                    // A wake-up without a message in memory: one was stored without a lease; claim it soon
+                    // (not more than 20 times a second however many are stored so).
+                    if notified, handoff.isEmpty {
+                        nextClaim = min(nextClaim, max(clock.now, lastClaim + .milliseconds(50)))
+                    }
                 }
             }
-            // Shutting down: claimed batches finish and record what they sent.
-            while inFlight > 0, let event = await group.next() {
-                if case .batchDone = event { inFlight -= 1 }
+            // Shutting down: sends under way finish (those waiting for FCM to recover give up).
+            while running > 0, let event = await group.next() {
+                if case .sent = event { running -= 1 }
             }
         }
+        // What was not started goes back to the database for any worker, at once.
+        for message in ready {
+            if let lease = lease(of: message.id) { recorder.record(.release(id: message.id, lease: lease.owner)) }
+        }
+        for message in handoff.close() {
+            if let lease = RelayState(message: message.document)?.lease {
+                recorder.record(.release(id: message.id, lease: lease.owner))
+            }
+        }
+        await recorder.drain()
+        keeper.cancel()
+        watcher.cancel()
+        await keeper.value
+        await watcher.value
         logger.info("relay worker stopped", metadata: ["owner": "\(owner)"])
     }
 
-    /// How long to wait for a wake-up: the poll interval, the rest of a pause, or a backoff after failures.
-    private func waitTimeout(failures: Int) -> Duration {
-        if let pause = pause() { return pause }
-        guard failures > 0 else { return configuration.pollInterval }
-        return min(configuration.pollInterval * (1 << min(failures, 5)), .seconds(10))
-    }
+    // MARK: Leases
 
-    /// The rest of a pause FCM asked for, or nil.
-    private func pause() -> Duration? {
-        let remaining = pausedUntil.withLock { $0 } - now()
-        return remaining > 0 ? .milliseconds(remaining) : nil
-    }
-
-    /// Sends a batch's messages concurrently, keeping the lease alive meanwhile, and records the outcomes.
-    func send(_ batch: OutboxBatch) async {
-        let keeper = Task { await keepLease(batch) }
-        let outcomes = await withTaskGroup(of: RelayOutcome.self, returning: [RelayOutcome].self) { group in
-            for message in batch.messages {
-                group.addTask { await self.relay(message) }
-            }
-            return await group.reduce(into: []) { $0.append($1) }
+    /// Takes a message handed over in memory; false when it is held already.
+    private func hold(direct message: Message) -> Bool {
+        guard let lease = RelayState(message: message.document)?.lease else { return false }
+        return held.state.withLock { held in
+            guard held[message.id] == nil else { return false }
+            held[message.id] = lease
+            return true
         }
-        keeper.cancel()
-        await record(outcomes, lease: batch.lease)
     }
 
-    /// Extends the lease every third of its length until cancelled.
-    private func keepLease(_ batch: OutboxBatch) async {
-        let interval = configuration.lease / 3
-        while true {
+    /// Takes a claimed message; false when this worker holds it already (its lease moves to the claim's).
+    private func hold(claimed message: Message, lease: RelayLease) -> Bool {
+        held.state.withLock { held in
+            defer { held[message.id] = lease }
+            return held[message.id] == nil
+        }
+    }
+
+    /// Stops holding a message at once, with no write to wait for.
+    private func release(_ id: ObjectID) {
+        _ = held.state.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// The lease of a held message as last confirmed.
+    private func lease(of id: ObjectID) -> RelayLease? {
+        held.state.withLock { $0[id] }
+    }
+
+    /// The lease of a held message while it holds for at least a quarter of a lease yet, else nil: nothing is
+    /// sent on a lease that may run out before FCM answers.
+    private func safeLease(_ id: ObjectID) -> RelayLease? {
+        let current = now()
+        return held.state.withLock { held in
+            guard let lease = held[id], lease.until - current >= leaseMS / 4 else { return nil }
+            return lease
+        }
+    }
+
+    /// Every quarter of a lease, moves on in one command the leases of the held messages that have less than
+    /// five eighths of theirs left: a message sent and recorded within a couple of seconds is never renewed.
+    private func keepLeases() async {
+        let interval = max(configuration.lease / 4, .milliseconds(100))
+        while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
-            do {
-                try await outbox.extend(batch, until: now() + configuration.lease.milliseconds)
-            } catch {
-                logger.warning("extending a relay lease failed", metadata: ["error": "\(error)"])
+            let current = now()
+            // A message whose last write is queued is renewed only when that write is late: it usually lands
+            // well within the lease, and renewing it would be a write more for the same message.
+            let finishing = held.finishing.withLock { $0 }
+            let due = held.state.withLock { held in
+                held.filter { $0.value.until - current < leaseMS * (finishing.contains($0.key) ? 3 : 5) / 8 }
             }
-        }
-    }
-
-    /// Writes outcomes, retrying a failed write a few times while the lease still holds.
-    private func record(_ outcomes: [RelayOutcome], lease: String) async {
-        for attempt in 1...4 {
+            guard !due.isEmpty else { continue }
+            let ids = Array(due.keys)
+            let leases = Set(due.values.map(\.owner))
+            let until = current + leaseMS
             do {
-                let written = try await outbox.record(outcomes, lease: lease, now: now())
-                if written < outcomes.count {
-                    logger.warning("a relay lease ran out before its outcomes were written; others will resend",
-                                   metadata: ["lease": "\(lease)", "lost": "\(outcomes.count - written)"])
+                let moved = try await outbox.renew(ids, leases: leases, until: until)
+                metrics.renewed()
+                let kept = moved == ids.count ? Set(ids) : try await outbox.stillHeld(ids, leases: leases)
+                let lost = held.state.withLock { held -> Int in
+                    var lost = 0
+                    for (id, lease) in due where held[id]?.owner == lease.owner {
+                        if kept.contains(id) {
+                            held[id]?.until = until
+                        } else {
+                            // Written meanwhile (the recorder lets it go), or taken over: send nothing more.
+                            held[id]?.until = 0
+                            lost += 1
+                        }
+                    }
+                    return lost
                 }
-                metrics.recorded(outcomes)
-                return
+                if lost > 0 { metrics.lost(lost) }
             } catch {
-                logger.warning("recording relay outcomes failed", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
-                try? await Task.sleep(for: .milliseconds(250 << attempt))
+                logger.warning("renewing relay leases failed", metadata: ["error": "\(error)"])
             }
         }
     }
 
-    /// Sends one message's unsent components and says where it goes next.
-    func relay(_ message: Message) async -> RelayOutcome {
-        let started = now()
+    // MARK: Pauses
+
+    /// Reads the pause other replicas stored for the project, every poll interval (less often while the
+    /// database fails, so as not to hold its threads).
+    private func watchPauses() async {
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                if let until = try await pauses.until(project: configuration.project) { gate.pausedElsewhere(until: until) }
+                failures = 0
+            } catch {
+                failures += 1
+            }
+            let interval = min(configuration.pollInterval * (1 << min(failures, 5)), .seconds(10))
+            do { try await Task.sleep(for: interval) } catch { return }
+        }
+    }
+
+    /// Tells the other replicas that FCM asked to pause until `until`, unless this worker told them already.
+    private func share(pause until: Int64, reason: FCMError) {
+        let isNew = sharedPause.withLock { shared in
+            defer { shared = max(shared, until) }
+            return until > shared + 250
+        }
+        guard isNew else { return }
+        metrics.paused()
+        logger.warning("FCM asked to slow down: the relay to the project pauses",
+                       metadata: ["project": "\(configuration.project)", "until_ms": "\(until)", "error": "\(reason)"])
+        Task {
+            do {
+                try await pauses.pause(project: configuration.project, until: until, reason: reason.description,
+                                       by: owner, now: now())
+            } catch {
+                logger.warning("storing a relay pause failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends a held message's unsent components in order, recording each result as FCM gives it, then where
+    /// the message goes next. Stops without sending more when its lease is in doubt or the worker stops.
+    func relay(_ message: Message) async {
+        let id = message.id
+        func record(_ update: (String) -> RelayUpdate) {
+            guard let lease = lease(of: id) else { return }
+            recorder.record(update(lease.owner))
+        }
+        func finish(_ outcome: RelayOutcome) {
+            held.finishing.withLock { _ = $0.insert(id) }
+            record { outcome.update(lease: $0, now: now()) }
+            metrics.finished(outcome.status)
+        }
         guard let state = RelayState(message: message.document),
               let distribution = RelayMessage.Distribution(rawValue: message.distribution) else {
-            return RelayOutcome(id: message.id, status: .failed, lastError: "the message has no relay state or distribution")
+            return finish(RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
         }
         let relayMessage = RelayMessage(
             msiKey: message.msiKey.hex, topicKey: message.topicKey, distribution: distribution,
             title: message.title, desc: message.desc, message: message.message, timestamp: message.timestamp,
             ttlSeconds: state.ttlSeconds, expiresAt: state.expiresAt)
-        if relayMessage.isExpired(at: started) {
-            return RelayOutcome(id: message.id, status: .expired, lastError: "the ttl ran out before the message was sent")
+        if relayMessage.isExpired(at: now()) {
+            return finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
         }
         let unsent = Set(state.unsent)
-        var results: [RelayComponent: RelayOutcome.ComponentResult] = [:]
+        let requests = FCMMapping.requests(for: relayMessage, options: mapping).compactMap { request in
+            RelayComponent(rawValue: request.component.rawValue).flatMap { unsent.contains($0) ? (request, $0) : nil }
+        }
         var retryable: FCMError?
         var permanent: FCMError?
-        for request in FCMMapping.requests(for: relayMessage, options: mapping) {
-            guard let component = RelayComponent(rawValue: request.component.rawValue), unsent.contains(component) else {
-                continue
+        var answered = 0
+        for (request, component) in requests {
+            if Task.isCancelled { break }
+            guard let ticket = await gate.admit() else {
+                // Stopping while FCM asks to wait: hand the message back.
+                return record { .release(id: id, lease: $0) }
             }
+            guard safeLease(id) != nil else {
+                gate.abandon(ticket)
+                release(id)  // another worker holds it, or will before FCM could answer
+                return
+            }
+            if ticket.probe { metrics.probed() }
             do {
-                results[component] = .sent(name: try await sender.send(request))
+                let name = try await sender.send(request)
+                gate.succeeded(ticket)
                 metrics.sent(component)
+                record { RelayUpdate(id: id, lease: $0, component: component, result: .sent(name: name), at: now()) }
             } catch {
-                let fcmError = error as? FCMError
-                    ?? FCMError(code: .other, message: "\(error)", isRetryable: true)
-                results[component] = .failed(error: fcmError.description, permanent: !fcmError.isRetryable)
+                let fcmError = error as? FCMError ?? FCMError(code: .other, message: "\(error)", isRetryable: true)
+                if let until = gate.failed(ticket, error: fcmError) { share(pause: until, reason: fcmError) }
                 metrics.failed(component, retryable: fcmError.isRetryable)
+                record {
+                    RelayUpdate(id: id, lease: $0, component: component,
+                                result: .failed(error: fcmError.description, permanent: !fcmError.isRetryable), at: now())
+                }
                 if fcmError.isRetryable {
                     // The rest waits for the retry, so the components keep their order.
                     retryable = fcmError
@@ -223,42 +387,52 @@ public final class OutboxWorker: Sendable {
                 }
                 permanent = fcmError
             }
+            answered += 1
         }
         if let retryable {
-            return retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: retryable,
-                                results: results)
+            return finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: retryable))
+        }
+        if answered < requests.count {
+            // Stopped before the last component: what was sent is on record; the rest is for any worker.
+            return record { .release(id: id, lease: $0) }
         }
         let failedBefore = state.components.values.contains { $0.failed }
         if let permanent {
             logger.warning("FCM refused a message", metadata: ["msi_key": "\(message.msiKey)", "error": "\(permanent)"])
         }
         let failed = permanent != nil || failedBefore
-        return RelayOutcome(id: message.id, status: failed ? .failed : .sent, components: results,
-                            lastError: permanent?.description)
+        finish(RelayOutcome(id: id, status: failed ? .failed : .sent, lastError: permanent?.description))
     }
 
-    private func retryOutcome(_ message: Message, state: RelayState, expiry: Int64?, error: FCMError,
-                              results: [RelayComponent: RelayOutcome.ComponentResult]) -> RelayOutcome {
+    private func retryOutcome(_ message: Message, state: RelayState, expiry: Int64?, error: FCMError) -> RelayOutcome {
         let current = now()
-        let delay = configuration.retry.delay(afterAttempt: state.attempts, error: error)
-        if let retryAfter = error.retryAfter {
-            // FCM asked the project to wait: stop claiming until then.
-            let until = current + retryAfter.milliseconds
-            pausedUntil.withLock { $0 = max($0, until) }
-        }
+        var delay = configuration.retry.delay(afterAttempt: state.attempts, error: error)
+        // Not before the project's pause is over.
+        if let pause = gate.pause() { delay = max(delay, pause) }
         let retryAt = current + delay.milliseconds
         if retryAt > state.deadlineAt {
             logger.warning("giving up on a message after its retry deadline",
                            metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
-            return RelayOutcome(id: message.id, status: .failed, components: results,
-                                lastError: "retry deadline passed: \(error)")
+            return RelayOutcome(id: message.id, status: .failed, lastError: "retry deadline passed: \(error)")
         }
         if let expiry, retryAt > expiry {
-            return RelayOutcome(id: message.id, status: .expired, components: results,
+            return RelayOutcome(id: message.id, status: .expired,
                                 lastError: "the ttl runs out before the next attempt: \(error)")
         }
         metrics.retried()
-        return RelayOutcome(id: message.id, status: .pending, retryAt: retryAt, components: results,
-                            lastError: error.description)
+        return RelayOutcome(id: message.id, status: .pending, retryAt: retryAt, lastError: error.description)
+    }
+}
+
+/// The messages a worker holds and their leases, shared with its recorder.
+final class HeldLeases: Sendable {
+    let state = Mutex<[ObjectID: RelayLease]>([:])
+    /// Those whose outcome is written and not yet acknowledged.
+    let finishing = Mutex<Set<ObjectID>>([])
+
+    /// Lets go of messages whose lease a write ended.
+    func release(_ ids: [ObjectID]) {
+        state.withLock { held in for id in ids { held.removeValue(forKey: id) } }
+        finishing.withLock { finishing in for id in ids { finishing.remove(id) } }
     }
 }

@@ -12,6 +12,12 @@ struct RelayMetrics: Sendable {
     private let claims = Counter(label: "msi_outbox_claims_total")
     private let claimedMessages = Counter(label: "msi_outbox_claimed_messages_total")
     private let outcomeWrites = Counter(label: "msi_outbox_outcome_writes_total")
+    private let outcomeStatements = Counter(label: "msi_outbox_outcome_statements_total")
+    private let direct = Counter(label: "msi_outbox_direct_messages_total")
+    private let renewals = Counter(label: "msi_outbox_lease_renewals_total")
+    private let lostLeases = Counter(label: "msi_outbox_lost_leases_total")
+    private let pauses = Counter(label: "msi_relay_pauses_total")
+    private let probes = Counter(label: "msi_relay_probes_total")
     private let outcomes: [RelayStatus: Counter]
 
     init() {
@@ -34,6 +40,31 @@ struct RelayMetrics: Sendable {
         claimedMessages.increment(by: count)
     }
 
+    /// A message stored by this process came to its worker in memory, without a claim.
+    func handedOver(_ count: Int) {
+        direct.increment(by: count)
+    }
+
+    /// One command renewed the leases of messages still being sent.
+    func renewed() {
+        renewals.increment()
+    }
+
+    /// Leases a renewal found gone: their messages written meanwhile, or taken over by another worker.
+    func lost(_ count: Int) {
+        lostLeases.increment(by: count)
+    }
+
+    /// FCM's 503, 429 or a time-out paused the relay of the project.
+    func paused() {
+        pauses.increment()
+    }
+
+    /// A probe went to FCM after a pause.
+    func probed() {
+        probes.increment()
+    }
+
     /// FCM accepted a component.
     func sent(_ component: RelayComponent) {
         sentCounters[component]?.increment()
@@ -49,9 +80,14 @@ struct RelayMetrics: Sendable {
         retries.increment()
     }
 
-    /// A batch's outcomes were written in one command.
-    func recorded(_ batch: [RelayOutcome]) {
+    /// A message reached a new state (sent, failed, expired, or pending again for a retry).
+    func finished(_ status: RelayStatus) {
+        outcomes[status]?.increment()
+    }
+
+    /// One bulk write recorded `statements` messages' outcomes and components.
+    func recorded(_ statements: Int) {
         outcomeWrites.increment()
-        for outcome in batch { outcomes[outcome.status]?.increment() }
+        outcomeStatements.increment(by: statements)
     }
 }
