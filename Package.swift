@@ -227,5 +227,18 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
+        // MSIKit against a real hub and the fake FCM over HTTP (MSIKitTests keep to the library alone), and the
+        // whole system with 200 simulated phones.
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "MSIKit", "HubServer", "HubCore", "DAO", "Mongo", "FakeFCM", "MongoTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -101,6 +101,51 @@ public struct MessageDAO: Sendable {
     }
 }
 
+extension MessageDAO {
+    /// A page of the messages of `query.topicKeys` from `query.since`, oldest first (timestamp, then `_id`),
+    /// leaving out the ones whose `ttl` has run out (`relay.expires_at` at or before `query.now`) and the scheduled
+    /// ones not yet due (`relay.due_at` after it); a message with no `relay` (the legacy hub's) is always in.
+    ///
+    /// One query whatever the number of topics: `topic_key` `$in` with a range on `timestamp`, sorted on
+    /// (timestamp, `_id`), which the `topic_key.timestamp` index serves read backwards, one index scan per topic
+    /// merged in order (MongoDB's explode-for-sort, up to 200 scans), so no topic's older messages are read and
+    /// nothing is sorted in memory. The first page's filter has no top-level operator; a later page adds one `$or`
+    /// for the rows that share the cursor's millisecond.
+    /// - Throws: `DAOError`.
+    public func catchUp(_ query: CatchUpQuery) async throws -> MessagePage {
+        guard !query.topicKeys.isEmpty else { return MessagePage(messages: [], next: nil) }
+        let limit = max(query.limit, 1)
+        let documents = try await mapErrors {
+            try await collection.find(Self.catchUpFilter(query),
+                                      options: FindOptions(sort: Self.catchUpSort, limit: Int64(limit + 1)))
+        }
+        let messages = documents.compactMap(Message.init(document:))
+        let page = Array(messages.prefix(limit))
+        let next = messages.count > limit ? page.last.map { MessageCursor(timestamp: $0.timestamp, id: $0.id) } : nil
+        return MessagePage(messages: page, next: next)
+    }
+
+    /// The order of a catch-up: oldest first.
+    static let catchUpSort: BSONDocument = ["timestamp": 1, "_id": 1]
+
+    /// The filter of a catch-up page (tests read its plan with `explain`).
+    public static func catchUpFilter(_ query: CatchUpQuery) -> BSONDocument {
+        let since = max(query.since, query.after?.timestamp ?? query.since)
+        var filter: BSONDocument = [
+            "topic_key": ["$in": .array(query.topicKeys.map(BSONValue.string))],
+            "timestamp": ["$gte": .int64(since)],
+            // `$not` also matches a missing field: no ttl, or no relay at all.
+            "relay.expires_at": ["$not": ["$lte": .int64(query.now)]],
+            "relay.due_at": ["$not": ["$gt": .int64(query.now)]],
+        ]
+        if let after = query.after {
+            // `timestamp >= after.timestamp` holds already: past the cursor is a later millisecond or a later `_id`.
+            filter["$or"] = [["timestamp": ["$gt": .int64(after.timestamp)]], ["_id": ["$gt": .objectID(after.id)]]]
+        }
+        return filter
+    }
+}
+
 /// Wall-clock time as the message archive stores it.
 public enum UnixTime {
     /// Milliseconds since the Unix epoch, now.

@@ -81,7 +81,30 @@ public struct MessageQuery: Sendable {
     }
 }
 
-/// A position in the newest-first order (timestamp, then `_id`), stable while new messages arrive.
+/// Which messages a catch-up page holds: those of some topics from a time on, oldest first.
+public struct CatchUpQuery: Sendable {
+    /// The topics (a device's subscriptions); none gives an empty page.
+    public var topicKeys: [String]
+    /// Only messages at or after this Unix-ms time.
+    public var since: Int64
+    /// At most this many.
+    public var limit: Int
+    /// Continue after this position of the oldest-first order (from the previous page's `next`).
+    public var after: MessageCursor?
+    /// The time (Unix ms) against which a message's expiry and due time are judged.
+    public var now: Int64
+
+    public init(topicKeys: [String], since: Int64, limit: Int, after: MessageCursor? = nil, now: Int64) {
+        self.topicKeys = topicKeys
+        self.since = since
+        self.limit = limit
+        self.after = after
+        self.now = now
+    }
+}
+
+/// A position in the order of a page (timestamp, then `_id`: newest first for history, oldest first for a
+/// catch-up), stable while new messages arrive.
 public struct MessageCursor: Sendable, Equatable {
     public var timestamp: Int64
     public var id: ObjectID

@@ -12,6 +12,8 @@ public struct DeviceService: Sendable {
     let devices: DeviceDAO
     let subscriptions: SubscriptionDAO
     let rates: RateWindowDAO
+    /// The archive, read for catch-ups.
+    let messages: MessageDAO
     let cube: CubeCache
     /// Wakes this process's reconciler when wishes change.
     public let reconcilerSignal: OutboxSignal
@@ -24,6 +26,7 @@ public struct DeviceService: Sendable {
         self.devices = DeviceDAO(database: database)
         self.subscriptions = SubscriptionDAO(database: database)
         self.rates = RateWindowDAO(database: database)
+        self.messages = MessageDAO(database: database)
         self.cube = cube
         self.reconcilerSignal = OutboxSignal()
         self.logger = logger
@@ -139,6 +142,16 @@ public struct DeviceService: Sendable {
     /// The device's topic keys (what it receives), for the catch-up route.
     public func topicKeys(of device: Device) async throws -> [String] {
         try await subscriptions.wanted(by: device).map(\.topic)
+    }
+
+    /// What `device` missed: a page of the messages of its subscriptions at or after `since` (Unix ms), oldest
+    /// first, without those whose `ttl` has run out or whose `send_at` has not come; `after` continues a previous
+    /// page. Two queries however many subscriptions: the device's topics, then one page of the archive.
+    /// - Throws: `DAOError`.
+    public func catchUp(_ device: Device, since: Int64, limit: Int, after: MessageCursor?) async throws -> MessagePage {
+        let topics = try await topicKeys(of: device)
+        return try await messages.catchUp(CatchUpQuery(topicKeys: topics, since: since, limit: limit, after: after,
+                                                       now: UnixTime.nowMilliseconds()))
     }
 
     /// Subscribes the device to a subject.

@@ -18,6 +18,7 @@ struct DeviceController {
         router.get("/device/:deviceID/subscriptions", use: subscriptions)
         router.put("/device/:deviceID/subscriptions/:topicKey", use: subscribe)
         router.delete("/device/:deviceID/subscriptions/:topicKey", use: unsubscribe)
+        router.get("/device/:deviceID/messages", use: messages)
     }
 
     /// POST /device: `{"registration", "platform", "locale"?, "app_version"?}` → 201 (new) or 200 (a known
@@ -87,6 +88,16 @@ struct DeviceController {
         let device = try await device(context)
         try await services.devices.unsubscribe(device, from: try topicKey(context))
         return Response(status: .noContent)
+    }
+
+    /// GET /device/:deviceID/messages?since=&limit=&cursor=: what the device missed, the messages of its
+    /// subscriptions from `since` (Unix ms, inclusive), oldest first, without expired ones.
+    @Sendable func messages(request: Request, context: HubRequestContext) async throws -> Response {
+        let device = try await device(context)
+        let parameters = try PageParameters(request.uri.queryParameters)
+        let page = try await services.devices.catchUp(device, since: parameters.since ?? 0, limit: parameters.limit,
+                                                      after: parameters.after)
+        return PageParameters.response(page)
     }
 
     /// The device the path names, when the request carries its secret.

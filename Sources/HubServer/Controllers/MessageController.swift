@@ -9,8 +9,6 @@ import Mongo
 struct MessageController {
     let services: HubServices
 
-    /// The most messages one history page holds.
-    static let maximumPageSize = 200
     /// FCM keeps a message at most 28 days.
     static let maximumTTLSeconds: Int64 = 28 * 24 * 3600
     /// How far ahead `send_at` may schedule a message.
@@ -69,30 +67,10 @@ struct MessageController {
         guard topicKeys.count <= 100, topicKeys.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 200 }) else {
             throw HubError.badRequest(.invalidQuery, "topic_key must name at most 100 topics")
         }
-        var messageQuery = MessageQuery(topicKeys: topicKeys, limit: 50)
-        if let since = query.get("since") {
-            guard let value = Int64(since), value >= 0 else {
-                throw HubError.badRequest(.invalidQuery, "since must be a Unix time in milliseconds")
-            }
-            messageQuery.since = value
-        }
-        if let limit = query.get("limit") {
-            guard let value = Int(limit), (1...Self.maximumPageSize).contains(value) else {
-                throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(Self.maximumPageSize)")
-            }
-            messageQuery.limit = value
-        }
-        if let cursor = query.get("cursor") {
-            guard let value = MessageCursor(token: cursor) else {
-                throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")
-            }
-            messageQuery.after = value
-        }
-        let page = try await services.messages.page(messageQuery)
-        return JSONResponse.make([
-            "messages": .array(page.messages.map { .document($0.document) }),
-            "next_cursor": page.next.map { .string($0.token) } ?? .null,
-        ])
+        let parameters = try PageParameters(query)
+        let page = try await services.messages.page(MessageQuery(
+            topicKeys: topicKeys, since: parameters.since, limit: parameters.limit, after: parameters.after))
+        return PageParameters.response(page)
     }
 }
 

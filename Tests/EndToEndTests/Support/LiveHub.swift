@@ -1,0 +1,126 @@
+import DAO
+import FakeFCM
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HubCore
+import HubServer
+import Logging
+import Mongo
+import MongoTestSupport
+import ServiceLifecycle
+import Testing
+
+/// A real hub (`buildApplication`, run as `msi-hub serve` runs it) on a test database of its own, relaying to and
+/// subscribing at a fake FCM, listening on 127.0.0.1 where MSIKit reaches it over HTTP like a phone.
+struct LiveHub: Sendable {
+    let url: URL
+    let fake: FakeFCM
+    let database: MongoDatabase
+
+    /// The secret of the admin API token the hub starts with.
+    static let adminToken = "msi_e2e-admin-token-0123456789abcdef0123456789abcd"
+
+    /// Starts a fake FCM and a hub seeded with `SchoolCube`, and runs `body` against them.
+    static func with(_ test: String = #function, _ body: @Sendable (LiveHub) async throws -> Void) async throws {
+        try await FakeFCM.with { fake in try await with(test, fake: fake, body) }
+    }
+
+    /// Starts a hub seeded with `SchoolCube` on `port` (nil: a free one), relaying to `fake`, and runs `body`
+    /// against it; the hub shuts down gracefully afterwards.
+    static func with(
+        _ test: String = #function, fake: FakeFCM, port: Int? = nil, _ body: @Sendable (LiveHub) async throws -> Void
+    ) async throws {
+        try await TestDatabase.with(test) { database in
+            try await DatabaseIndexes.ensure(in: database)
+            _ = try await database.collection(CollectionName.icube).insertOne(SchoolCube.document)
+            _ = try await TokenDAO(database: database).add(name: "e2e-admin", role: .admin,
+                                                           secretHash: Credentials.hash(token: adminToken))
+            let account = try fake.makeServiceAccount()
+            let relay = RelayConfiguration(
+                fcmEnvironment: ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL])
+            let port = try port ?? LoopbackPort.free()
+            let configuration = HubConfiguration(
+                mongoURI: try TestDatabase.uri(), port: port, databasePoolSize: 8, relay: relay,
+                devices: DeviceConfiguration(registrationsPerMinute: 100_000))
+            var logger = Logger(label: "msi-hub")
+            logger.logLevel = .warning
+            let app = try await buildApplication(configuration: configuration, logger: logger, databaseName: database.name)
+            let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
+            let hub = LiveHub(url: URL(string: "http://127.0.0.1:\(port)")!, fake: fake, database: database)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await services.run() }
+                do {
+                    try await waitUntil(limit: .seconds(20), "the hub listens on \(port)") { LoopbackPort.isListening(port) }
+                    try await body(hub)
+                } catch {
+                    await services.triggerGracefulShutdown()
+                    throw error
+                }
+                await services.triggerGracefulShutdown()
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    /// Sends a message through `POST /message` as the admin, as a school's script would; returns its `msi_key`.
+    @discardableResult
+    func send(_ subject: SchoolCube.Subject, title: String, text: String = "Details inside.", ttl: Int? = nil) async throws
+        -> String
+    {
+        var fields: [String: Any] = [
+            "title": title, "desc": "\(title) (summary)", "message": text, "topic_key": subject.topicKey,
+            "distribution": subject.distribution,
+        ]
+        if let ttl { fields["ttl"] = ttl }
+        var request = URLRequest(url: url.appendingPathComponent("message"))
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(Self.adminToken)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: fields)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode
+        try #require(status == 201, "POST /message answered \(status ?? 0): \(String(decoding: data, as: UTF8.self))")
+        let answer = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try #require(answer["msi_key"] as? String)
+    }
+
+    /// Waits until the fake FCM has `registration` subscribed to exactly `topics` (the reconciler works in the
+    /// background), for up to `limit`.
+    func waitUntilApplied(_ registration: String, _ topics: Set<String>, limit: Duration = .seconds(20)) async throws {
+        try await waitUntil(limit: limit, "FCM has \(registration)'s subscriptions") {
+            fake.subscriptions(of: registration) == topics
+        }
+    }
+
+    /// A phone that has started (registered, initialised), whose subscriptions FCM has applied, and that listens;
+    /// the caller stops it.
+    func listeningPhone(_ token: String) async throws -> SimulatedPhone {
+        let phone = try SimulatedPhone(hub: url, fake: fake, token: token)
+        try await phone.start()
+        try await waitUntilApplied(token, SchoolCube.automatic)
+        phone.listen()
+        return phone
+    }
+
+    /// Waits until every message sent so far has reached FCM (none left pending in the outbox).
+    func waitUntilRelayed(limit: Duration = .seconds(60)) async throws {
+        let messages = database.collection(CollectionName.message)
+        try await waitUntil(limit: limit, "every message relayed") {
+            try await messages.countDocuments(["relay.state": "pending"]) == 0
+        }
+    }
+}
+
+/// Waits until `condition` holds, asking every 50 ms; fails the test with `what` when it does not within `limit`.
+func waitUntil(limit: Duration, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+               _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now.advanced(by: limit)
+    repeat {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    } while ContinuousClock.now < deadline
+    Issue.record("not within \(limit): \(what)", sourceLocation: sourceLocation)
+    throw CancellationError()
+}
