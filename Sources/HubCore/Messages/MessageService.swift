@@ -75,13 +75,8 @@ public struct MessageService: Sendable {
             distribution: submission.distribution, sender: identity.name,
             extra: ["relay": .document(plan.document(for: submission.distribution))]),
             idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
-        // Only the document this request stored carries this lease: a replayed key's message was handed over (or
-        // is claimed) by the request that stored it.
-        if let lease, RelayState(message: message.document)?.lease == lease {
-            relay.handOff(message)
-        } else {
-            relay.notify()
-        }
+        // The relay takes the message only under this process's lease (`handOff` checks the stored owner).
+        if lease != nil { relay.handOff(message) } else { relay.notify() }
         return message
     }
 
