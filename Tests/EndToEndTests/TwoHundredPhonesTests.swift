@@ -99,12 +99,15 @@ struct TwoHundredPhonesTests {
             #expect(!leaver.shownKeys.contains(after))
             #expect(try await !leaver.storedKeys().contains(after))
 
+            func seconds(_ duration: Duration) -> String {
+                String(format: "%.1f s", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+            }
             let figures = """
-                end-to-end: \(Self.phoneCount) phones registered and chose their subjects in \(registered) \
-                (\(Self.concurrency) at a time); every subscription applied at FCM after \(applied); \
-                \(Self.messageCount) messages sent in \(sendTime); every online phone had its messages \(pushed) \
-                after the first send; \(Self.offlineCount) phones caught up in \(caughtUp); all delivered \(delivered) \
-                after the first send; \(phones.reduce(0) { $0 + $1.shownKeys.count }) messages shown in all
+                end-to-end: \(Self.phoneCount) phones registered and chose their subjects in \(seconds(registered)) \
+                (\(Self.concurrency) at a time); every subscription applied at FCM after \(seconds(applied)); \
+                \(Self.messageCount) messages sent in \(seconds(sendTime)); every online phone had its messages \
+                \(seconds(pushed)) after the first send; the \(Self.offlineCount) phones that were off caught up in \
+                \(seconds(caughtUp)); all delivered \(seconds(delivered)) after the first send
                 """
             print(figures)
         }
