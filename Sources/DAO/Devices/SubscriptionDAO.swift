@@ -77,16 +77,23 @@ public struct SubscriptionDAO: Sendable {
         try await removeRegistration(old)
     }
 
-    /// Sets `want` on the documents matching `filter`, with `pending` right whatever each one's `applied`.
+    /// Sets `want` on the documents matching `filter`, with `pending` right whatever each one's `applied`. A document a
+    /// reconciler holds (its call to FCM in flight) is never settled or deleted here: it stays pending, so what that
+    /// call changes at FCM is looked at again.
     private func setWant(_ want: Bool, where filter: BSONDocument, gone: Bool = false) async throws {
         let time = now()
         var settled: BSONDocument = ["want": .bool(want), "pending": false, "updated_at": .int64(time)]
         var unsettled: BSONDocument = ["want": .bool(want), "pending": true, "due_at": .int64(time), "attempts": 0,
                                        "updated_at": .int64(time)]
         if gone { settled["gone"] = true; unsettled["gone"] = true }
+        let free: BSONValue = ["$lt": .int64(time)], held: BSONValue = ["$gte": .int64(time)]
         _ = try await mapErrors {
             // Already as wanted at FCM: nothing to apply.
-            try await collection.updateMany(merging(filter, ["applied": .bool(want)]), ["$set": .document(settled)])
+            try await collection.updateMany(merging(filter, ["applied": .bool(want), "lease_until": free]),
+                                            ["$set": .document(settled)])
+            // As wanted at FCM but held by a call in flight: looked at again once it ends.
+            try await collection.updateMany(merging(filter, ["applied": .bool(want), "lease_until": held]),
+                                            ["$set": .document(unsettled)])
             // Not as wanted at FCM: the reconciler's work.
             try await collection.updateMany(merging(filter, ["applied": .bool(!want), "dormant": ["$ne": true]]),
                                             ["$set": .document(unsettled)])
@@ -95,8 +102,10 @@ public struct SubscriptionDAO: Sendable {
                                             ["$set": .document(settled)])
         }
         if gone {
-            // Gone and not at FCM: nothing left to do.
-            _ = try await mapErrors { try await collection.deleteMany(merging(filter, ["applied": false, "gone": true])) }
+            // Gone, not at FCM and not held: nothing left to do.
+            _ = try await mapErrors {
+                try await collection.deleteMany(merging(filter, ["applied": false, "gone": true, "lease_until": free]))
+            }
         }
     }
 
