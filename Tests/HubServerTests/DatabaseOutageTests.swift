@@ -9,11 +9,7 @@ import Testing
 @Suite("The database going away and coming back")
 struct DatabaseOutageTests {
     @Test func writesGet503QuicklyReadsOfTheCubeNeverWaitAndTheHubRecoversByItself() async throws {
-        let server = try await DatabaseServer()
-        try await Self.addChannel("Library", at: server)
-        let configuration = HubConfiguration(mongoURI: server.uri, port: 0, databasePoolSize: 2,
-                                             serverSelectionTimeoutMS: 1_000)
-        let app = try await buildApplication(configuration: configuration)
+        let (server, app) = try await Self.startHub()
         try await app.test(.live) { client in
             let before = try await client.execute(uri: "/channel", method: .get)
             #expect(before.status == .ok)
@@ -57,11 +53,7 @@ struct DatabaseOutageTests {
     }
 
     @Test func aHungDatabaseLeavesTheCubeServedFromMemoryWithItsAge() async throws {
-        let server = try await DatabaseServer()
-        try await Self.addChannel("Library", at: server)
-        let configuration = HubConfiguration(mongoURI: server.uri, port: 0, databasePoolSize: 2,
-                                             serverSelectionTimeoutMS: 1_000)
-        let app = try await buildApplication(configuration: configuration)
+        let (server, app) = try await Self.startHub()
         try await app.test(.live) { client in
             let before = try await client.execute(uri: "/channel", method: .get)
             #expect(before.status == .ok)
@@ -75,6 +67,15 @@ struct DatabaseOutageTests {
             #expect(one.headers[.age] != nil)
         }
         await server.kill()
+    }
+
+    /// A private database holding one channel, and a hub on it that gives up on the database after a second.
+    static func startHub() async throws -> (DatabaseServer, some ApplicationProtocol) {
+        let server = try await DatabaseServer()
+        try await addChannel("Library", at: server)
+        let configuration = HubConfiguration(mongoURI: server.uri, port: 0, databasePoolSize: 2,
+                                             serverSelectionTimeoutMS: 1_000)
+        return (server, try await buildApplication(configuration: configuration))
     }
 
     /// Adds a channel as another process would.

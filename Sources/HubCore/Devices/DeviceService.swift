@@ -87,7 +87,7 @@ public struct DeviceService: Sendable {
         } catch let error as DAOError where error.code == .deviceNotFound {
             throw DeviceRefusal(.unauthenticated, "the device secret does not match")
         }
-        guard Self.constantTimeEquals(device.secretHash, Secret.hash(secret)) else {
+        guard Secret.constantTimeEquals(device.secretHash, Secret.hash(secret)) else {
             throw DeviceRefusal(.unauthenticated, "the device secret does not match")
         }
         return device
@@ -270,9 +270,4 @@ public struct DeviceService: Sendable {
         }
     }
 
-    private static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let a = Array(a.utf8), b = Array(b.utf8)
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
-    }
 }

@@ -1,6 +1,7 @@
 import DAO
 import Logging
 import Mongo
+import Synchronization
 
 /// An in-memory copy of a collection that a `DatabaseFollower` keeps current.
 public struct FollowedCopy: Sendable {
@@ -34,9 +35,27 @@ public struct DatabaseFollower: Sendable {
     public func run() async {
         // From now on the copies are trusted only while confirmed; the clock starts at the loads made at start-up.
         for copy in copies { copy.freshness.startFollowing() }
+        let changes = ChangedCollections()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await follow() }
+            group.addTask { await follow(announcingTo: changes) }
             group.addTask { await keepConfirmed() }
+            group.addTask { await reloadEarly(on: changes) }
+            await group.next()
+            changes.finish()
+            group.cancelAll()
+        }
+    }
+
+    /// Reloads a copy as soon as the stream announces a change to its collection, without waiting for
+    /// the next fence: a load that starts after the change arrived sees it, so a write shows in memory
+    /// one stream delivery and one load after it was made, however slow the fence's round trip. Only a
+    /// fence confirms a copy current (a load confirms as of its own start); a burst of changes costs one
+    /// load per collection for all the changes announced while the previous load ran.
+    private func reloadEarly(on changes: ChangedCollections) async {
+        for await collections in changes.batches {
+            for copy in copies where collections.contains(copy.collection) {
+                try? await copy.reload()
+            }
         }
     }
 
@@ -55,7 +74,7 @@ public struct DatabaseFollower: Sendable {
     }
 
     /// The change stream (or polling) loop.
-    private func follow() async {
+    private func follow(announcingTo early: ChangedCollections) async {
         let fences = FenceDAO(database: database)
         var fenceNumber: Int64 = 0
         var backoff = Duration.milliseconds(200)
@@ -96,9 +115,11 @@ public struct DatabaseFollower: Sendable {
                         outstanding = nil
                     } else if let collection = change[path: "ns.coll"]?.stringValue {
                         changed.insert(collection)
+                        early.announce([collection])
                     } else {
                         // Not about one collection (a dropped database, say): reload everything.
                         changed.formUnion(copies.map(\.collection))
+                        early.announce(Set(copies.map(\.collection)))
                     }
                 }
             } catch where Self.fallsBackToPolling(after: error) {
@@ -142,5 +163,32 @@ public struct DatabaseFollower: Sendable {
             }
             try? await Task.sleep(for: pollInterval)
         }
+    }
+}
+
+/// The collections the change stream announced changed and no early reload has taken yet: the stream
+/// adds, the reloader takes them all at once, so announcements never wait for a load.
+final class ChangedCollections: Sendable {
+    private let pending = Mutex<Set<String>>([])
+    private let signals: AsyncStream<Void>
+    private let signal: AsyncStream<Void>.Continuation
+
+    init() {
+        (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Adds collections that changed.
+    func announce(_ collections: Set<String>) {
+        pending.withLock { $0.formUnion(collections) }
+        signal.yield()
+    }
+
+    /// Ends `batches`.
+    func finish() { signal.finish() }
+
+    /// Every collection announced since the previous batch was taken, one set at a time.
+    var batches: some AsyncSequence<Set<String>, Never> {
+        signals.map { [self] in pending.withLock { taken in defer { taken = [] }; return taken } }
+            .filter { !$0.isEmpty }
     }
 }

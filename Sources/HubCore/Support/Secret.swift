@@ -24,6 +24,13 @@ public enum Secret {
     public static func hash(_ secret: String) -> String {
         Hex.encode(SHA256.hash(data: Array(secret.utf8)))
     }
+
+    /// Compares two secrets (or their hashes) in time independent of where they differ.
+    public static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
 }
 
 /// Random passwords people can type: 20 characters without look-alikes (about 110 bits).

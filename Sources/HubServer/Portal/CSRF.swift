@@ -25,12 +25,6 @@ enum PortalSecret {
         Secret.hash(secret)
     }
 
-    /// Compares in time independent of where the strings differ.
-    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let a = Array(a.utf8), b = Array(b.utf8)
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
-    }
 }
 
 /// Reads every portal POST's form and refuses it (403) unless it carries the right CSRF token: the session's
@@ -70,7 +64,7 @@ struct CSRFMiddleware: RouterMiddleware {
             guard let user = context.user else { throw PortalError.loginRequired }
             expected = user.csrfToken
         }
-        guard let expected, let given = form[Self.field], PortalSecret.constantTimeEquals(expected, given) else {
+        guard let expected, let given = form[Self.field], Secret.constantTimeEquals(expected, given) else {
             context.logger.notice("portal form refused: missing or wrong CSRF token", metadata: ["path": "\(request.uri.path)"])
             throw PortalError.csrf
         }

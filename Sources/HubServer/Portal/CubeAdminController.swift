@@ -22,6 +22,8 @@ struct CubeAdminController {
         case channel, area, subject
 
         var plural: String { rawValue + "s" }
+        /// The level's name after "a" or "an", as a sentence needs it ("an area", "a subject").
+        var withArticle: String { (rawValue.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + rawValue }
         var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
     }
 
@@ -74,7 +76,7 @@ struct CubeAdminController {
         let notice = request.uri.queryParameters.get("done").flatMap { Self.notices[$0] }.map { "The \(level.rawValue) \($0)." }
         let data: [String: Any] = [
             "heading": heading(level, place), "items": items, "isEmpty": items.isEmpty, "crumbs": crumbs(level, place),
-            "addURL": base + "/new", "addLabel": "Add a \(level.rawValue)", "level": level.rawValue,
+            "addURL": base + "/new", "addLabel": "Add \(level.withArticle)", "level": level.rawValue,
             "levelPlural": level.plural, "explanation": Self.explanations[level] ?? "",
         ]
         return pages.render("admin-list", context.page(heading(level, place), data, notice: notice))
@@ -136,7 +138,7 @@ struct CubeAdminController {
             "action": Self.listPath(level, place) + "/\(element.id.hex)/delete", "cancelURL": Self.listPath(level, place),
             "crumbs": crumbs(level, place),
         ]
-        return pages.render("confirm-delete", context.page("Delete a \(level.rawValue)", data))
+        return pages.render("confirm-delete", context.page("Delete \(level.withArticle)", data))
     }
 
     /// POST of the confirmation: deletes and returns to the list.
@@ -190,7 +192,7 @@ struct CubeAdminController {
         let base = Self.listPath(level, place)
         let action = editing ? base + "/\(place.element(level)?.id.hex ?? "")/edit" : base + "/new"
         let heading = editing ? "Edit the \(level.rawValue) “\(place.element(level)?.name ?? "")”"
-            : "Add a \(level.rawValue)" + (place.parentName(level).map { " to “\($0)”" } ?? "")
+            : "Add \(level.withArticle)" + (place.parentName(level).map { " to “\($0)”" } ?? "")
         var data: [String: Any] = [
             "heading": heading, "action": action, "cancelURL": base, "values": values.dictionary, "errors": errors,
             "hasErrors": !errors.isEmpty, "isSubject": level == .subject, "submitLabel": editing ? "Save" : "Add",
