@@ -18,7 +18,7 @@ run: deps
 ## then runs the portal's browser tests.
 test: deps
 	$(SWIFT) build --build-tests
-	scripts/with-test-database.sh $(SWIFT) test --skip-build
+	SWIFT=$(SWIFT) scripts/with-test-database.sh scripts/swift-tests.sh
 	.venv/bin/python scripts/check-compose.py
 	scripts/with-test-database.sh scripts/browser-tests.sh
 

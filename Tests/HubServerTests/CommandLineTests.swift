@@ -16,7 +16,7 @@ import Testing
             _ = try await ann.login("ann", HubHarness.annPassword)
             #expect(try await ann.get("/portal").status == .ok)
 
-            let result = try Self.run(["user", "passwd", "ann", "--mongodb-uri", try HubProcess.uri(of: hub.database)],
+            let result = try await Self.run(["user", "passwd", "ann", "--mongodb-uri", try HubProcess.uri(of: hub.database)],
                                       input: "a-brand-new-password\n")
             #expect(result.status == 0, "\(result.output)")
 
@@ -30,29 +30,35 @@ import Testing
     @Test func theRoleCommandItsHelpPromisesChangesTheRole() async throws {
         try await HubHarness.with { hub in
             let uri = try HubProcess.uri(of: hub.database)
-            #expect(try Self.run(["user", "--help"], input: "").output.contains("role"))
-            #expect(try Self.run(["user", "role", "ann", "admin", "--mongodb-uri", uri], input: "").status == 0)
+            #expect(try await Self.run(["user", "--help"], input: "").output.contains("role"))
+            #expect(try await Self.run(["user", "role", "ann", "admin", "--mongodb-uri", uri], input: "").status == 0)
             let ann = try #require(try await hub.database.collection(CollectionName.users).findOne(["username": "ann"]))
             #expect(ann["role"]?.stringValue == "admin")
             // A name the username rule refuses never reaches the database.
-            #expect(try Self.run(["user", "add", "bad name", "--mongodb-uri", uri], input: "long-enough-pw\n").status != 0)
+            #expect(try await Self.run(["user", "add", "bad name", "--mongodb-uri", uri], input: "long-enough-pw\n").status != 0)
         }
     }
 
-    /// Runs the executable with `arguments`, `input` on standard input; its exit status and output.
-    static func run(_ arguments: [String], input: String) throws -> (status: Int32, output: String) {
+    /// Runs the executable with `arguments`, `input` on standard input; its exit status and output (waited for
+    /// without holding a thread).
+    static func run(_ arguments: [String], input: String) async throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = HubProcess.executable
         process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe()
+        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("msi-hub-cli-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: outputURL) }
+        let output = try FileHandle(forWritingTo: outputURL)
+        defer { try? output.close() }
+        let stdin = Pipe()
         process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stdout
+        process.standardOutput = output
+        process.standardError = output
+        let exit = ProcessExit(of: process)
         try process.run()
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        await exit.wait()
+        return (process.terminationStatus, (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "")
     }
 }

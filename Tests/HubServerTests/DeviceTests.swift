@@ -224,7 +224,7 @@ struct DeviceTests {
                 let subscriptions = database.collection(CollectionName.subscriptions)
                 let first = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: environment)
                 try await eventually(within: .seconds(30)) { try await subscriptions.countDocuments(["applied": true]) >= 5 }
-                first.kill()
+                await first.kill()
                 #expect(try await subscriptions.countDocuments(["pending": true]) > 0)
 
                 fake.setResponseDelay(nil)

@@ -10,6 +10,7 @@ final class HubProcess: @unchecked Sendable {
     // @unchecked: the process handle is only touched by the owning test, one call at a time.
     let port: Int
     private let process: Process
+    private let exit: ProcessExit
     /// Where the process's standard output and error go, for a failing test to show.
     let logURL: URL
 
@@ -41,6 +42,7 @@ final class HubProcess: @unchecked Sendable {
         let log = try FileHandle(forWritingTo: logURL)
         process.standardOutput = log
         process.standardError = log
+        exit = ProcessExit(of: process)
         try process.run()
         for _ in 0..<300 {
             if (try? await get("/healthz"))?.status == 200 { return }
@@ -63,13 +65,20 @@ final class HubProcess: @unchecked Sendable {
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
     }
 
-    /// SIGTERM: a graceful stop.
+    /// SIGTERM: a graceful stop, not waited for (`stopped()` waits).
     func stop() {
-        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        if !exit.hasExited { process.terminate() }
     }
 
-    /// SIGKILL: a crash.
-    func kill() {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+    /// SIGTERM, and returns once the process has ended.
+    func stopped() async {
+        stop()
+        await exit.wait()
+    }
+
+    /// SIGKILL: a crash; returns once the process is gone.
+    func kill() async {
+        if !exit.hasExited { Foundation.kill(process.processIdentifier, SIGKILL) }
+        await exit.wait()
     }
 }

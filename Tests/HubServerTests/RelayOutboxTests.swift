@@ -151,7 +151,9 @@ struct RelayOutboxTests {
             try await eventually(within: .seconds(30)) {
                 try await messages.countDocuments(["relay.state": "sent"]) >= 1
             }
-            first.kill()
+            await first.kill()
+            // Sends the fake took before the kill are accepted (and counted) when their delayed answer is due.
+            try await eventually { fake.sendsInFlight == 0 }
             var confirmed: Set<String> = []
             for component in ["notification", "data"] {
                 let sent = try await messages.find(["relay.components.\(component).state": "sent"])
@@ -215,9 +217,11 @@ struct RelayOutboxTests {
             try await eventually(within: .seconds(30)) {
                 try await messages.countDocuments(["relay.state": "sent"]) >= 64
             }
-            first.kill()
-            let killedAt = Date()
+            // In flight at the kill: sends the fake had taken and not answered just before it (their connections
+            // close with the process, so the count drops to zero after).
             let inFlight = fake.sendsInFlight
+            let killedAt = Date()
+            await first.kill()
             let lastWindow = fake.received.filter { $0.receivedAt > killedAt.addingTimeInterval(-0.25) }.count
             let recordedAtKill = try await messages.countDocuments(["relay.state": "sent"])
 
@@ -295,7 +299,7 @@ struct RelayOutboxTests {
                 "RELAY_CONCURRENCY": "4", "RELAY_LEASE_SECONDS": "60",
             ]) { $1 })
             try await eventually { fake.sendsInFlight > 0 }
-            hub.stop()
+            await hub.stopped()
             let messages = database.collection(CollectionName.message)
             // Every send that went out is on record, and nothing is left leased to the stopped process.
             #expect(try await messages.countDocuments(["relay.state": "sent"]) == Int64(fake.received.count))

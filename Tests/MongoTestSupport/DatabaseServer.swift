@@ -6,6 +6,7 @@ public final class DatabaseServer: @unchecked Sendable {
     public let port: Int
     public let storage: URL
     private var process: Process?
+    private var exit: ProcessExit?
 
     /// The connection string of this server.
     public var uri: String { "mongodb://127.0.0.1:\(port)/msi" }
@@ -31,8 +32,10 @@ public final class DatabaseServer: @unchecked Sendable {
                              "--storage-path", storage.path, "--log-level", "WARNING"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        let exit = ProcessExit(of: process)
         try process.run()
         self.process = process
+        self.exit = exit
         for _ in 0..<200 {
             if LoopbackPort.isListening(port) { return }
             try await Task.sleep(for: .milliseconds(50))
@@ -58,7 +61,7 @@ public final class DatabaseServer: @unchecked Sendable {
         guard let process else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         Foundation.kill(process.processIdentifier, SIGCONT)
-        process.waitUntilExit()
+        await exit?.wait()
         self.process = nil
     }
 }
