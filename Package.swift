@@ -49,6 +49,7 @@ let package = Package(
             name: "Mongo",
             dependencies: [
                 "CMongo",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

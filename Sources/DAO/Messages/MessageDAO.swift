@@ -145,13 +145,3 @@ extension MessageDAO {
         return filter
     }
 }
-
-/// Wall-clock time as the message archive stores it.
-public enum UnixTime {
-    /// Milliseconds since the Unix epoch, now.
-    @Sendable public static func nowMilliseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
-    }
-}

@@ -1,0 +1,62 @@
+/// A stored message as the relay sends it: the input of the FCM mapping.
+public struct RelayMessage: Sendable, Hashable {
+    /// The spec's two kinds of message.
+    public enum Distribution: String, Sendable, Hashable, CaseIterable {
+        /// A pop-up plus data: two FCM requests.
+        case alert = "Alert"
+        /// Data only, silently: one FCM request.
+        case information = "Information"
+    }
+
+    /// The message's id on phones, 24 hex digits (`msi_key`).
+    public var msiKey: String
+    /// The FCM topic: channel, area and subject ids joined by "-" (`topic_key`).
+    public var topicKey: String
+    /// Alert or Information.
+    public var distribution: Distribution
+    /// The title (`title`).
+    public var title: String
+    /// The short text of an Alert's pop-up (`desc`).
+    public var desc: String
+    /// The full text (`message`).
+    public var message: String
+    /// When the hub accepted the message, Unix milliseconds (`timestamp`).
+    public var timestamp: Int64
+    /// How long FCM and APNs keep the message for offline devices, in seconds; nil for FCM's default.
+    public var ttlSeconds: Int64?
+    /// The expiry, Unix milliseconds; when nil and `ttlSeconds` is set, `timestamp + ttlSeconds`.
+    public var expiresAt: Int64?
+
+    /// A message to relay.
+    public init(
+        msiKey: String,
+        topicKey: String,
+        distribution: Distribution,
+        title: String,
+        desc: String,
+        message: String,
+        timestamp: Int64,
+        ttlSeconds: Int64? = nil,
+        expiresAt: Int64? = nil
+    ) {
+        self.msiKey = msiKey
+        self.topicKey = topicKey
+        self.distribution = distribution
+        self.title = title
+        self.desc = desc
+        self.message = message
+        self.timestamp = timestamp
+        self.ttlSeconds = ttlSeconds
+        self.expiresAt = expiresAt
+    }
+
+    /// The expiry in Unix milliseconds, from `expiresAt` or from `timestamp` and `ttlSeconds`; nil if neither.
+    public var effectiveExpiry: Int64? {
+        expiresAt ?? ttlSeconds.map { timestamp + $0 * 1000 }
+    }
+
+    /// Whether the message must no longer be sent at `now` (Unix milliseconds).
+    public func isExpired(at now: Int64) -> Bool {
+        effectiveExpiry.map { now >= $0 } ?? false
+    }
+}

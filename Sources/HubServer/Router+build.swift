@@ -1,0 +1,31 @@
+import HubCore
+import Hummingbird
+import Logging
+
+/// The routes and middleware of the hub over `services`, the web portal's included.
+public func buildRouter(services: HubServices, portal: PortalConfiguration = PortalConfiguration()) -> Router<HubRequestContext> {
+    buildRouter(services: services, portal: portal, devices: DeviceConfiguration(), answers: CubeAnswers())
+}
+
+func buildRouter(services: HubServices, portal: PortalConfiguration, devices: DeviceConfiguration,
+                 answers: CubeAnswers) -> Router<HubRequestContext> {
+    // Every GET route answers HEAD too (RFC 9110 §9.3.2): GET's status and headers, no body.
+    let router = Router(context: HubRequestContext.self, options: .autoGenerateHeadEndpoints)
+    let allowed = AllowedMethods()
+    router.add(middleware: ResponseHeadersMiddleware())
+    router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: LogRequestsMiddleware(.debug))
+    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: MethodNotAllowedMiddleware(allowed: allowed))
+    router.add(middleware: AuthMiddleware(credentials: services.accounts.credentials))
+    CubeController(services: services, answers: answers).addRoutes(to: router)
+    MessageController(services: services).addRoutes(to: router)
+    DeviceController(services: services, configuration: devices).addRoutes(to: router)
+    AudienceController(services: services).addRoutes(to: router)
+    HealthController(services: services).addRoutes(to: router)
+    MetricsController(services: services).addRoutes(to: router)
+    Portal(services: services, configuration: portal).addRoutes(to: router)
+    allowed.fill(from: router)
+    return router
+}
