@@ -31,6 +31,11 @@ struct CubeChannelHandlerTests {
         }
     }
 
+    @Test func theDateIsRFC9110sFixedForm() {
+        #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+    }
+
     @Test func answersCarryTheHeadersEveryResponseHas() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let get = try await hub.client.execute(uri: "/channel?cachebuster=1", method: .get,
@@ -41,6 +46,7 @@ struct CubeChannelHandlerTests {
             #expect(get.headers[.contentLength] == String(get.body.readableBytes))
             #expect(get.headers[.contentType] == "application/json; charset=utf-8")
             #expect(get.headers[.xContentTypeOptions] == "nosniff")
+            #expect(get.headers[.date] == HTTPDate.now || get.headers[.date] == HTTPDate.format(time(nil) - 1))
 
             // An id the hub will not echo (spaces) is replaced by its own.
             let own = try await hub.client.execute(uri: "/channel", method: .get,

@@ -111,6 +111,7 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             .flatMap(RequestIDMiddleware<HubRequestContext>.accepted) ?? RequestID().description
         var headers = answer.headers
         headers.add(name: "Server", value: shared.serverName)
+        headers.add(name: "Date", value: HTTPDate.now)
         headers.add(name: "X-Content-Type-Options", value: "nosniff")
         headers.add(name: RequestIDMiddleware<HubRequestContext>.header.canonicalName, value: id)
         if shared.logger.logLevel <= .debug {
