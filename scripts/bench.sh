@@ -4,7 +4,7 @@
 #
 # Starts a throw-away SecantusDB with a generated cube (fixtures/generate-cube.py), the fake FCM
 # (`fake-fcm`), the hub and nginx; runs GET /channel at 16 and 128 connections, conditional GET,
-# gzip GET, the database's floor (POST's documents inserted with insert_one by 16 clients), POST /message
+# gzip GET, a mixed phase (GETs beside POSTs), the database's floor (POST's documents inserted with insert_one by 16 clients), POST /message
 # at 16 connections (every 201 checked durable; the database's CPU per message until the hub has relayed it,
 # and the lag from 201 to the fake FCM), then stores messages with
 # the relay off and times their relay by a fresh hub. Prints a table with each figure's ratio to
@@ -180,6 +180,18 @@ measure "POST /message, 16 conn" hub "$hub_pid" \
 # The hub relays as it stores: a message's database cost runs from its POST until its outcome is written.
 "$python" "$helper" relaycost "$results" "$uri" "$db_pid" "$db_ticks" "$fake_url" "$BENCH_KEYS_FILE" "$post_started" 60
 "$python" "$helper" durable "$results" "$uri" "$BENCH_KEYS_FILE"
+# The mixed phase: GET /channel (plain, then conditional) at 16 connections while POST /message runs at 16
+# connections beside it, against the same runs without the writes above.
+mixed=$(( duration > 4 ? duration / 2 : 2 ))
+BENCH_KEYS_FILE=$work/mixed-keys.txt wrk -t1 -c16 -d"$(( 2 * mixed + 3 ))s" -s scripts/bench/post-message.lua \
+    "$hub/message" >"$work/mixed-post.txt" 2>&1 &
+mixed_post=$!
+sleep 1
+measure "mixed: GET /channel, 16 conn" hub "$hub_pid" -t1 -c16 -d"${mixed}s" --latency "$hub/channel"
+measure "mixed: conditional GET, 16 conn" hub "$hub_pid" \
+    -t1 -c16 -d"${mixed}s" --latency -H "If-None-Match: $hub_etag" "$hub/channel"
+wait "$mixed_post" || true
+"$python" "$helper" mixedposts "$results" "$work/mixed-post.txt"
 "$python" "$helper" drain "$uri" 30
 stop "$hub_pid"; hub_pid=""
 

@@ -456,6 +456,14 @@ def relayed_messages(result):
 
 # MARK: the table
 
+def mixedposts(results, wrk_output):
+    """Records the POST run of the mixed phase (its wrk output) for the table."""
+    result = parse_wrk(open(wrk_output).read())
+    result["label"] = "mixedposts"
+    with open(results, "a") as out:
+        out.write(json.dumps(result) + "\n")
+
+
 def meta(results, *pairs):
     record = {"label": "meta"}
     record.update(pair.split("=", 1) for pair in pairs)
@@ -565,6 +573,24 @@ def table(results, out_path):
                     lag is not None and lag <= 2000 and cost_row["arrived"] >= cost_row["components"])
         add("")
 
+    mixed_posts = next((row for row in rows if row.get("label") == "mixedposts"), None)
+    mixed = [(runs.get((alone, "hub")), runs.get((beside, "hub"))) for alone, beside in (
+        ("GET /channel, 16 conn", "mixed: GET /channel, 16 conn"),
+        ("conditional GET (304), 16 conn", "mixed: conditional GET, 16 conn"))]
+    if any(beside for _, beside in mixed):
+        add("mixed phase (issue 14): GETs at 16 conn while POST /message runs at 16 conn beside them%s"
+            % (" (POSTs: %.0f req/s, %d answered 201, %d other)" % (mixed_posts["rps"], mixed_posts.get("created", 0),
+                                                                   mixed_posts.get("other", 0)) if mixed_posts else ""))
+        for alone, beside in mixed:
+            if not (alone and beside):
+                continue
+            p99 = ratio(beside["p99"], alone["p99"])
+            errors = beside["errors"] + beside["socket_errors"]
+            add("  %-64s %-22s %s" % ("%s p99 <= 2x without writes, zero errors" % beside["label"][7:],
+                                      "%.2fx, %d errors" % (p99 or 0, errors),
+                                      "PASS" if p99 is not None and p99 <= 2 and errors == 0 else "MISS"))
+        add("")
+
     durable_row = next((row for row in rows if row.get("label") == "durable"), None)
     peak = max((row["rss_peak_kb"] for row in rows if row.get("server") == "hub"), default=0)
     add("targets (issue 8), ratios within this run")
@@ -620,7 +646,8 @@ def main(argv):
         store(args[0], args[1], args[2], args[3], int(args[4]))
     else:
         handlers = {"load": load, "topics": topics, "durable": durable, "drain": drain, "relay": relay,
-                    "meta": meta, "table": table, "ticks": ticks, "relaycost": relaycost}
+                    "meta": meta, "table": table, "ticks": ticks, "relaycost": relaycost,
+                    "mixedposts": mixedposts}
         if command not in handlers:
             sys.exit(__doc__)
         handlers[command](*args)
