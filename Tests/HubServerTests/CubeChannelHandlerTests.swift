@@ -34,6 +34,16 @@ struct CubeChannelHandlerTests {
     @Test func theDateIsRFC9110sFixedForm() {
         #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(951_782_400) == "Tue, 29 Feb 2000 00:00:00 GMT")
+        #expect(HTTPDate.format(1_795_478_430) == "Tue, 24 Nov 2026 00:00:30 GMT")
+        // Every day of four years against Foundation's own formatting.
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        for second in stride(from: Int64(1_700_000_000), to: 1_700_000_000 + 4 * 366 * 86_400, by: 86_400 + 3_601) {
+            #expect(HTTPDate.format(second) == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(second))))
+        }
     }
 
     @Test func answersCarryTheHeadersEveryResponseHas() async throws {
@@ -46,7 +56,8 @@ struct CubeChannelHandlerTests {
             #expect(get.headers[.contentLength] == String(get.body.readableBytes))
             #expect(get.headers[.contentType] == "application/json; charset=utf-8")
             #expect(get.headers[.xContentTypeOptions] == "nosniff")
-            #expect(get.headers[.date] == HTTPDate.now || get.headers[.date] == HTTPDate.format(time(nil) - 1))
+            let second = Int64(Date().timeIntervalSince1970)
+            #expect([HTTPDate.format(second - 1), HTTPDate.format(second)].contains(get.headers[.date] ?? ""))
 
             // An id the hub will not echo (spaces) is replaced by its own.
             let own = try await hub.client.execute(uri: "/channel", method: .get,
