@@ -208,7 +208,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "FCM"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "FCM", "DAO", "Mongo"], swiftSettings: swiftSettings),
         // The mobile app's library: local message store, cube, registration, listener, catch-up over the hub's HTTP
         // API. Depends on no other module of this package, and on nothing that does not build for iOS.
         .target(

@@ -186,6 +186,29 @@ struct OutboxDAOTests {
         }
     }
 
+    @Test func renewingStillHeldAndReleasingManyMessagesCoverEveryOneInBoundedCommands() async throws {
+        try await TestDatabase.with { database in
+            let messages = try await seed(database, count: 150, distribution: .information)
+            let outbox = OutboxDAO(database: database)
+            var leases: Set<String> = []
+            var ids: [ObjectID] = []
+            while let batch = try await outbox.claim(owner: "worker", now: Self.now, leaseMS: 1_000, limit: 64) {
+                leases.insert(batch.lease)
+                ids += batch.messages.map(\.id)
+            }
+            #expect(Set(ids) == Set(messages.map(\.id)))
+            // More ids than one command names: every one is renewed, found held and released all the same.
+            #expect(ids.count > 2 * OutboxDAO.idsPerCommand)
+            #expect(try await outbox.renew(ids, leases: leases, until: Self.now + 60_000) == 150)
+            #expect(try await outbox.claim(owner: "other", now: Self.now + 30_000, leaseMS: 1_000, limit: 64) == nil)
+            #expect(try await outbox.stillHeld(ids, leases: leases) == Set(ids))
+            try await outbox.release(ids, leases: leases)
+            #expect(try await outbox.stillHeld(ids, leases: leases).isEmpty)
+            let again = try #require(try await outbox.claim(owner: "other", now: Self.now + 1, leaseMS: 1_000, limit: 200))
+            #expect(again.messages.count == 150)
+        }
+    }
+
     @Test func aReleasedMessageIsClaimableAtOnceAndRecordsNothing() async throws {
         try await TestDatabase.with { database in
             let message = try #require(try await seed(database, count: 1).first)

@@ -68,40 +68,59 @@ public struct OutboxDAO: Sendable {
         try await renew(batch.messages.map(\.id), leases: [batch.lease], until: until) > 0
     }
 
-    /// Moves on to `until` the leases among `leases` that still hold the messages `ids`, in one command
-    /// however many; returns how many it moved.
+    /// The most message ids one command names (`_id: {$in: [...]}`): a server may match the whole list against
+    /// every document it considers (SecantusDB does), so a list of thousands would cost it quadratically.
+    public static let idsPerCommand = 64
+
+    /// Moves on to `until` the leases among `leases` that still hold the messages `ids`, `idsPerCommand` messages
+    /// a command; returns how many it moved.
     /// - Throws: `DAOError`.
     public func renew(_ ids: [ObjectID], leases: Set<String>, until: Int64) async throws -> Int {
-        guard !ids.isEmpty, !leases.isEmpty else { return 0 }
-        let result = try await mapErrors {
-            try await collection.updateMany(Self.held(ids, leases: leases),
-                                            ["$set": ["relay.lease_until": .int64(until)]])
+        guard !leases.isEmpty else { return 0 }
+        var moved = 0
+        for chunk in Self.chunks(of: ids) {
+            let result = try await mapErrors {
+                try await collection.updateMany(Self.held(chunk, leases: leases),
+                                                ["$set": ["relay.lease_until": .int64(until)]])
+            }
+            moved += Int(result.matchedCount)
         }
-        return Int(result.matchedCount)
+        return moved
     }
 
     /// Which of the messages `ids` one of `leases` still holds (after a renewal moved fewer than asked).
     /// - Throws: `DAOError`.
     public func stillHeld(_ ids: [ObjectID], leases: Set<String>) async throws -> Set<ObjectID> {
-        guard !ids.isEmpty, !leases.isEmpty else { return [] }
-        let documents = try await mapErrors {
-            try await collection.find(Self.held(ids, leases: leases), options: FindOptions(projection: ["_id": 1]))
+        guard !leases.isEmpty else { return [] }
+        var held: Set<ObjectID> = []
+        for chunk in Self.chunks(of: ids) {
+            let documents = try await mapErrors {
+                try await collection.find(Self.held(chunk, leases: leases), options: FindOptions(projection: ["_id": 1]))
+            }
+            held.formUnion(documents.compactMap { $0["_id"]?.objectIDValue })
         }
-        return Set(documents.compactMap { $0["_id"]?.objectIDValue })
+        return held
     }
 
     /// Ends the leases among `leases` on the messages `ids` without recording anything, so that any worker may
     /// claim them at once (a worker stopping before it sent them).
     /// - Throws: `DAOError`.
     public func release(_ ids: [ObjectID], leases: Set<String>) async throws {
-        guard !ids.isEmpty, !leases.isEmpty else { return }
-        _ = try await mapErrors {
-            try await collection.updateMany(Self.held(ids, leases: leases),
-                                            ["$unset": ["relay.lease_owner": "", "relay.lease_until": ""]])
+        guard !leases.isEmpty else { return }
+        for chunk in Self.chunks(of: ids) {
+            _ = try await mapErrors {
+                try await collection.updateMany(Self.held(chunk, leases: leases),
+                                                ["$unset": ["relay.lease_owner": "", "relay.lease_until": ""]])
+            }
         }
     }
 
-    private static func held(_ ids: [ObjectID], leases: Set<String>) -> BSONDocument {
+    /// `ids` in slices of at most `idsPerCommand`.
+    static func chunks(of ids: [ObjectID]) -> [ArraySlice<ObjectID>] {
+        stride(from: 0, to: ids.count, by: idsPerCommand).map { ids[$0..<min($0 + idsPerCommand, ids.count)] }
+    }
+
+    private static func held(_ ids: ArraySlice<ObjectID>, leases: Set<String>) -> BSONDocument {
         let owner: BSONValue = leases.count == 1
             ? .string(leases.first!)
             : ["$in": .array(leases.sorted().map(BSONValue.string))]

@@ -21,6 +21,8 @@ public final class OutboxHandoff: Sendable {
         /// Messages the worker holds already (waiting or being sent).
         var backlog = 0
         var queue: [Message] = []
+        /// A message was stored without a lease since the worker last asked (it must be claimed).
+        var storedWithoutLease = false
     }
 
     private let state = Mutex(State())
@@ -52,6 +54,7 @@ public final class OutboxHandoff: Sendable {
 
     /// Wakes the worker to look in the database (a message stored without a lease).
     public func notify() {
+        state.withLock { $0.storedWithoutLease = true }
         signal.notify()
     }
 
@@ -85,9 +88,13 @@ public final class OutboxHandoff: Sendable {
         state.withLock { $0.backlog = count }
     }
 
-    /// Whether no message waits to be taken.
-    var isEmpty: Bool {
-        state.withLock { $0.queue.isEmpty }
+    /// Whether a message was stored without a lease since the last call (so a claim should look for it soon);
+    /// a wake-up for messages handed over in memory is not one, even when the worker took them already.
+    func takeStoredWithoutLease() -> Bool {
+        state.withLock { state in
+            defer { state.storedWithoutLease = false }
+            return state.storedWithoutLease
+        }
     }
 
     /// Up to `count` messages handed over, oldest first.

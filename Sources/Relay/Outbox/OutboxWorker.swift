@@ -174,9 +174,9 @@ public final class OutboxWorker: Sendable {
                     running -= 1
                 case .woke(let notified):
                     waiting = false
-                    // A wake-up without a message in memory: one was stored without a lease; claim it soon
-                    // (not more than 20 times a second however many are stored so).
-                    if notified, handoff.isEmpty {
+                    // A message stored without a lease: claim it soon (not more than 20 times a second however
+                    // many are stored so). A wake-up for messages in memory costs the database nothing.
+                    if notified, handoff.takeStoredWithoutLease() {
                         nextClaim = min(nextClaim, max(clock.now, lastClaim + .milliseconds(50)))
                     }
                 }
