@@ -1,4 +1,5 @@
 import DAO
+import Mongo
 import Synchronization
 
 /// The `Date` header's value for now (RFC 9110 §5.6.7, `Sun, 06 Nov 1994 08:49:37 GMT`), formatted once per
@@ -20,25 +21,12 @@ enum HTTPDate {
     static func format(_ second: Int64) -> String {
         let days = second >= 0 ? second / 86_400 : (second - 86_399) / 86_400
         let time = second - days * 86_400
-        let (year, month, day) = civil(daysSinceEpoch: days)
+        let (year, month, day) = CivilDate.from(daysSinceEpoch: days)
         let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let weekday = weekdays[Int(((days % 7) + 7) % 7)]
         return "\(weekday), \(two(day)) \(months[Int(month - 1)]) \(year) "
             + "\(two(time / 3600)):\(two(time / 60 % 60)):\(two(time % 60)) GMT"
-    }
-
-    /// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    private static func civil(daysSinceEpoch: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = daysSinceEpoch + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shifted = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
-        let month = shifted < 10 ? shifted + 3 : shifted - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -89,7 +89,7 @@ enum JavaScriptText {
             timeOfDay += millisecondsPerDay
             days -= 1
         }
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilDate.from(daysSinceEpoch: days)
         out.append(UInt8(ascii: "\""))
         if (0...9999).contains(year) {
             appendDigits(year, width: 4, to: &out)
@@ -110,19 +110,6 @@ enum JavaScriptText {
         out.append(UInt8(ascii: "."))
         appendDigits(timeOfDay % 1000, width: 3, to: &out)
         out.append(contentsOf: "Z\"".utf8)
-    }
-
-    /// The proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = days + 719_468  // days from 0000-03-01, so that leap days end each 400-year era
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthFromMarch = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
-        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// Appends the decimal digits of `value`.
