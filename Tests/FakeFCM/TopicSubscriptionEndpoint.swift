@@ -138,6 +138,15 @@ extension FakeFCM {
             let messages = state.drainInbox(decoded(context.parameters.get("registration")))
             return FakeFCMState.json(200, ["messages": messages.map(\.json)])
         }
+        // Not FCM: how many subscriptions the fake holds, how many subscription calls it saw, and the most it saw
+        // within one Unix second, cheap enough for a bench to poll (`{"subscriptions", "calls", "peak_calls_per_second"}`).
+        router.get("/_subscriptions") { _, _ -> Response in
+            let (held, calls, peak) = state.withState {
+                ($0.subscriptions.values.reduce(0) { $0 + $1.count }, $0.subscriptionCalls,
+                 $0.subscriptionCallsPerSecond.values.max() ?? 0)
+            }
+            return FakeFCMState.json(200, ["subscriptions": held, "calls": calls, "peak_calls_per_second": peak])
+        }
         // Not FCM: a registration's topics, in order, for scripts.
         router.get("/_subscriptions/:registration") { _, context -> Response in
             let registration = decoded(context.parameters.get("registration"))

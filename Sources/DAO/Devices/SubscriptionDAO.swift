@@ -14,7 +14,6 @@ public struct SubscriptionDAO: Sendable {
     static let indexes = [
         IndexModel(keys: ["registration": 1, "topic": 1], name: "registration.topic", unique: true),
         IndexModel(keys: ["pending": 1, "due_at": 1], name: "pending.due_at"),
-        IndexModel(keys: ["device": 1], name: "device"),
         IndexModel(keys: ["topic": 1, "want": 1], name: "topic.want"),
     ]
 
@@ -196,57 +195,74 @@ public struct SubscriptionDAO: Sendable {
 
     // MARK: The reconciler
 
-    /// Leases up to `limit` due pending subscriptions for `leaseMS` to `owner`: find, lease what nobody holds,
-    /// read back what this lease got (three commands per batch).
+    /// Leases up to `limit` due pending subscriptions for `leaseMS` to `owner`: one find, then the lease in slices
+    /// of `IDChunks.perCommand` ids; what was read is read back only when another claim took some of it meanwhile.
+    /// No sort: the `pending.due_at` index gives the oldest first, and a sort would make a server that cannot use
+    /// the index for it (SecantusDB) sort the whole backlog for every claim.
     public func claim(owner: String, limit: Int, leaseMS: Int64) async throws -> [TopicSubscription] {
         let time = now()
         let due: BSONDocument = ["pending": true, "due_at": ["$lte": .int64(time)], "lease_until": ["$lt": .int64(time)]]
-        let candidates = try await mapErrors {
-            try await collection.find(due, options: FindOptions(projection: ["_id": 1], sort: ["due_at": 1], limit: Int64(limit)))
-        }.compactMap { $0.objectID("_id") }
-        guard !candidates.isEmpty else { return [] }
-        let ids = BSONValue.array(candidates.map(BSONValue.objectID))
-        let leaseUntil = time + leaseMS
-        _ = try await mapErrors {
-            try await collection.updateMany(["_id": ["$in": ids], "lease_until": ["$lt": .int64(time)]],
-                                            ["$set": ["lease_until": .int64(leaseUntil), "lease_owner": .string(owner)]])
-        }
-        return try await mapErrors {
-            try await collection.find(["_id": ["$in": ids], "lease_owner": .string(owner), "lease_until": .int64(leaseUntil)])
+        var candidates = try await mapErrors {
+            try await collection.find(due, options: FindOptions(limit: Int64(limit)))
         }.compactMap(TopicSubscription.init(document:))
+        guard !candidates.isEmpty else { return [] }
+        let leaseUntil = time + leaseMS
+        var leased: [TopicSubscription] = []
+        for chunk in IDChunks.of(candidates.indices.map { $0 }) {
+            let ids = chunk.map { candidates[$0].id }
+            let result = try await mapErrors {
+                try await collection.updateMany(["_id": IDChunks.membership(ids), "pending": true, "lease_until": ["$lt": .int64(time)]],
+                                                ["$set": ["lease_until": .int64(leaseUntil), "lease_owner": .string(owner)]])
+            }
+            if result.matchedCount == Int64(ids.count) {
+                for index in chunk { candidates[index].leaseUntil = leaseUntil; leased.append(candidates[index]) }
+            } else {
+                // Another claim (or a settled wish) got in between: what this lease holds, as it is now.
+                leased += try await mapErrors {
+                    try await collection.find(["_id": IDChunks.membership(ids), "lease_owner": .string(owner),
+                                               "lease_until": .int64(leaseUntil)])
+                }.compactMap(TopicSubscription.init(document:))
+            }
+        }
+        return leased
     }
 
-    /// Records that FCM now has each of `batch` as it was claimed (`want`), in a few commands whatever the batch's
-    /// size: settled where the wish did not change meanwhile (conditional on `want`), still pending where it did
-    /// (those the first step left holding their lease); gone ones FCM no longer has are deleted.
+    /// Records that FCM now has each of `batch` as it was claimed (`want`), `IDChunks.perCommand` subscriptions a
+    /// command: settled where the wish did not change meanwhile and the claim still holds it, still pending where
+    /// the wish changed (recording what FCM has); gone ones FCM no longer has are deleted.
     public func applied(_ batch: [TopicSubscription]) async throws {
         guard !batch.isEmpty else { return }
         let time = now()
-        let ids = { (subscriptions: [TopicSubscription]) in BSONValue.array(subscriptions.map { .objectID($0.id) }) }
-        let removals = batch.filter { !$0.want }
-        if !removals.isEmpty {
+        let removals = batch.filter { !$0.want }.map(\.id)
+        for chunk in IDChunks.of(removals) {
             _ = try await mapErrors {
-                try await collection.deleteMany(["_id": ["$in": ids(removals)], "want": false, "gone": true])
+                try await collection.deleteMany(["_id": IDChunks.membership(chunk), "want": false, "gone": true])
             }
         }
-        _ = try await mapErrors {
-            try await collection.bulkUpdate(batch.map { subscription in
-                UpdateStatement(filter: ["_id": .objectID(subscription.id), "want": .bool(subscription.want)],
-                                update: ["$set": ["applied": .bool(subscription.want), "pending": false, "lease_until": 0,
-                                                  "attempts": 0, "updated_at": .int64(time)],
-                                         "$unset": ["last_error": ""]])
-            })
-        }
-        // The wish changed while FCM was called: what FCM has is recorded, and the document stays pending.
-        for want in [true, false] {
-            let changed = batch.filter { $0.want == want }
-            guard let lease = changed.first?.leaseUntil else { continue }
-            _ = try await mapErrors {
-                try await collection.updateMany(["_id": ["$in": ids(changed)], "lease_until": .int64(lease)],
-                                                ["$set": ["applied": .bool(want), "pending": true, "due_at": .int64(time),
-                                                          "lease_until": 0]])
+        let groups = Dictionary(grouping: batch) { Claimed(want: $0.want, leaseUntil: $0.leaseUntil) }
+        for (claimed, subscriptions) in groups {
+            for chunk in IDChunks.of(subscriptions.map(\.id)) {
+                let held: BSONDocument = ["_id": IDChunks.membership(chunk), "lease_until": .int64(claimed.leaseUntil)]
+                let settled = try await mapErrors {
+                    try await collection.updateMany(merging(held, ["want": .bool(claimed.want)]),
+                                                    ["$set": ["applied": .bool(claimed.want), "pending": false, "lease_until": 0,
+                                                              "attempts": 0, "updated_at": .int64(time)],
+                                                     "$unset": ["last_error": ""]])
+                }
+                guard settled.matchedCount < Int64(chunk.count) else { continue }
+                // The wish changed while FCM was called: what FCM has is recorded, and the document stays pending.
+                _ = try await mapErrors {
+                    try await collection.updateMany(held, ["$set": ["applied": .bool(claimed.want), "pending": true,
+                                                                    "due_at": .int64(time), "lease_until": 0]])
+                }
             }
         }
+    }
+
+    /// What a claim applied: the wish it read and the lease it held.
+    private struct Claimed: Hashable {
+        var want: Bool
+        var leaseUntil: Int64
     }
 
     /// Puts `subscription` back for a retry at `dueAt` (Unix ms), noting the error.

@@ -68,9 +68,8 @@ public struct OutboxDAO: Sendable {
         try await renew(batch.messages.map(\.id), leases: [batch.lease], until: until) > 0
     }
 
-    /// The most message ids one command names (`_id: {$in: [...]}`): a server may match the whole list against
-    /// every document it considers (SecantusDB does), so a list of thousands would cost it quadratically.
-    public static let idsPerCommand = 64
+    /// The most message ids one command names (`_id: {$in: [...]}`; `IDChunks` says why).
+    public static let idsPerCommand = IDChunks.perCommand
 
     /// Moves on to `until` the leases among `leases` that still hold the messages `ids`, `idsPerCommand` messages
     /// a command; returns how many it moved.
@@ -78,7 +77,7 @@ public struct OutboxDAO: Sendable {
     public func renew(_ ids: [ObjectID], leases: Set<String>, until: Int64) async throws -> Int {
         guard !leases.isEmpty else { return 0 }
         var moved = 0
-        for chunk in Self.chunks(of: ids) {
+        for chunk in IDChunks.of(ids) {
             let result = try await mapErrors {
                 try await collection.updateMany(Self.held(chunk, leases: leases),
                                                 ["$set": ["relay.lease_until": .int64(until)]])
@@ -93,7 +92,7 @@ public struct OutboxDAO: Sendable {
     public func stillHeld(_ ids: [ObjectID], leases: Set<String>) async throws -> Set<ObjectID> {
         guard !leases.isEmpty else { return [] }
         var held: Set<ObjectID> = []
-        for chunk in Self.chunks(of: ids) {
+        for chunk in IDChunks.of(ids) {
             let documents = try await mapErrors {
                 try await collection.find(Self.held(chunk, leases: leases), options: FindOptions(projection: ["_id": 1]))
             }
@@ -107,7 +106,7 @@ public struct OutboxDAO: Sendable {
     /// - Throws: `DAOError`.
     public func release(_ ids: [ObjectID], leases: Set<String>) async throws {
         guard !leases.isEmpty else { return }
-        for chunk in Self.chunks(of: ids) {
+        for chunk in IDChunks.of(ids) {
             _ = try await mapErrors {
                 try await collection.updateMany(Self.held(chunk, leases: leases),
                                                 ["$unset": ["relay.lease_owner": "", "relay.lease_until": ""]])
@@ -115,16 +114,11 @@ public struct OutboxDAO: Sendable {
         }
     }
 
-    /// `ids` in slices of at most `idsPerCommand`.
-    static func chunks(of ids: [ObjectID]) -> [ArraySlice<ObjectID>] {
-        stride(from: 0, to: ids.count, by: idsPerCommand).map { ids[$0..<min($0 + idsPerCommand, ids.count)] }
-    }
-
     private static func held(_ ids: ArraySlice<ObjectID>, leases: Set<String>) -> BSONDocument {
         let owner: BSONValue = leases.count == 1
             ? .string(leases.first!)
             : ["$in": .array(leases.sorted().map(BSONValue.string))]
-        return ["_id": ["$in": .array(ids.map(BSONValue.objectID))], "relay.lease_owner": owner]
+        return ["_id": IDChunks.membership(ids), "relay.lease_owner": owner]
     }
 
     /// Writes the outcomes of one lease's messages in one command and ends the lease on each;
