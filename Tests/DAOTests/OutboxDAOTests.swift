@@ -70,6 +70,56 @@ struct OutboxDAOTests {
         }
     }
 
+    @Test func outcomesOfManyShapesShareStatementsYetEachMessageKeepsItsOwnValues() async throws {
+        try await TestDatabase.with { database in
+            _ = try await seed(database, count: 40)
+            let outbox = OutboxDAO(database: database)
+            let batch = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 64))
+            // Three shapes: both components sent, data sent and the notification refused for good, a retry whose
+            // error starts with "$" (a pipeline must store it as text, not read it as a field).
+            let outcomes = batch.messages.enumerated().map { index, message -> RelayOutcome in
+                switch index % 3 {
+                case 0:
+                    return RelayOutcome(id: message.id, status: .sent, components: [
+                        .notification: .sent(name: "projects/p/messages/n\(message.id)"),
+                        .data: .sent(name: "projects/p/messages/d\(message.id)")])
+                case 1:
+                    return RelayOutcome(id: message.id, status: .sent, components: [
+                        .notification: .failed(error: "INVALID_ARGUMENT", permanent: true),
+                        .data: .sent(name: "projects/p/messages/d\(message.id)")])
+                default:
+                    return RelayOutcome(id: message.id, status: .pending, retryAt: Self.now + Int64(index),
+                                        components: [.data: .failed(error: "$unavailable \(index)", permanent: false)],
+                                        lastError: "$unavailable \(index)")
+                }
+            }
+            #expect(RelayUpdate.statements(outcomes.map { $0.update(lease: batch.lease, now: Self.now) }).count == 3,
+                    "40 messages of 3 shapes (14, 13 and 13): one statement each")
+            #expect(try await outbox.record(outcomes, lease: batch.lease, now: Self.now) == 40)
+
+            let stored = try await database.collection(CollectionName.message).find([:])
+            let byID = Dictionary(uniqueKeysWithValues: stored.compactMap { document in document["_id"]?.objectIDValue.map { ($0, document) } })
+            for (index, message) in batch.messages.enumerated() {
+                let document = try #require(byID[message.id])
+                let state = try #require(RelayState(message: document))
+                #expect(document[path: "relay.lease_owner"] == nil)
+                switch index % 3 {
+                case 0:
+                    #expect(state.status == .sent && state.unsent.isEmpty)
+                    #expect(state.components[.notification]?.name == "projects/p/messages/n\(message.id)")
+                    #expect(state.components[.data]?.name == "projects/p/messages/d\(message.id)")
+                case 1:
+                    #expect(state.components[.notification]?.failed == true)
+                    #expect(state.components[.data]?.name == "projects/p/messages/d\(message.id)")
+                default:
+                    #expect(state.status == .pending && state.dueAt == Self.now + Int64(index))
+                    #expect(state.components[.data]?.lastError == "$unavailable \(index)")
+                    #expect(state.components[.data]?.attempts == 1)
+                }
+            }
+        }
+    }
+
     @Test func anExpiredLeaseIsClaimedAgainAndTheOldLeaseCanNoLongerWrite() async throws {
         try await TestDatabase.with { database in
             let message = try #require(try await seed(database, count: 1).first)

@@ -161,6 +161,32 @@ struct MongoCollectionTests {
         }
     }
 
+    @Test func aStreamNarrowedToAQuietCollectionAsksAFewTimesASecondWhileAnotherIsBusy() async throws {
+        try await TestDatabase.with { database in
+            try await database.collection("quiet").insertOne(["seed": true])
+            let busy = database.collection("busy")
+            let stream = try await database.watch(pipeline: [["$match": ["ns.coll": "quiet"]]], maxAwaitTimeMS: 1_000)
+            let writes = Task {
+                var count = 0
+                while !Task.isCancelled { try await busy.insertOne(["n": .int64(Int64(count))]); count += 1 }
+                return count
+            }
+            // The server answers a waiting poll on every write; each early empty answer is followed by a pause.
+            let second = ContinuousClock.now + .seconds(1)
+            var polls = 0
+            while ContinuousClock.now < second {
+                #expect(try await stream.next() == nil)
+                polls += 1
+            }
+            writes.cancel()
+            let written = try await writes.value
+            await stream.close()
+            let bound = Int(Duration.seconds(1) / ChangeStream.earlyEmptyPause) + 3
+            #expect(written > bound, "the busy collection was written to more often than the stream may ask")
+            #expect(polls <= bound, "\(polls) polls in a second while \(written) writes were made elsewhere")
+        }
+    }
+
     @Test func pingAndCommandsAndCollectionNames() async throws {
         try await TestDatabase.sharedPool().ping()
         try await TestDatabase.with { database in

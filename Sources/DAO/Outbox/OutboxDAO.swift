@@ -129,16 +129,13 @@ public struct OutboxDAO: Sendable {
         try await record(outcomes.map { $0.update(lease: lease, now: now) })
     }
 
-    /// Writes `updates` (each message's under its own lease) in one command; returns how many messages were
-    /// written (fewer when a lease ran out and another worker took over).
+    /// Writes `updates` (each message's under its own lease) in one command, messages of the same shape sharing a
+    /// statement (`RelayUpdate.statements`); returns how many messages were written (fewer when a lease ran out
+    /// and another worker took over).
     /// - Throws: `DAOError`.
     @discardableResult
     public func record(_ updates: [RelayUpdate]) async throws -> Int {
-        let statements = updates.map { update in
-            UpdateStatement(filter: ["_id": .objectID(update.id), "relay.lease_owner": .string(update.lease)],
-                            update: update.document)
-        }
-        let result = try await mapErrors { try await collection.bulkUpdate(statements) }
+        let result = try await mapErrors { try await collection.bulkUpdate(RelayUpdate.statements(updates)) }
         return Int(result.matchedCount)
     }
 

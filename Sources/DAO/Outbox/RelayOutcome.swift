@@ -103,12 +103,65 @@ public struct RelayUpdate: Sendable {
         endsLease = endsLease || later.endsLease
     }
 
-    /// The update document.
-    var document: BSONDocument {
-        var update: [(key: String, value: BSONValue)] = []
-        if !set.isEmpty { update.append(("$set", .document(BSONDocument(set)))) }
-        if endsLease { update.append(("$unset", ["relay.lease_owner": "", "relay.lease_until": ""])) }
-        if !increments.isEmpty { update.append(("$inc", .document(BSONDocument(increments)))) }
-        return BSONDocument(update)
+    /// What writes of the same shape share: the lease they are recorded under, the fields they set and
+    /// increment, and whether they end the lease. Writes of one shape go into one statement (`statements`).
+    struct Shape: Hashable {
+        var lease: String
+        var set: [String]
+        var increments: [String]
+        var endsLease: Bool
+    }
+
+    var shape: Shape {
+        Shape(lease: lease, set: set.map(\.key), increments: increments.map(\.key), endsLease: endsLease)
+    }
+
+    /// How many messages one statement names: an update pipeline picks each message's own values by `_id`, so a
+    /// statement's cost grows with the product of the two; 16 keeps it about half that of one statement a message.
+    static let messagesPerStatement = 16
+
+    /// `updates` as update statements, each for up to `messagesPerStatement` messages of one shape, still held
+    /// by the statement's lease. A value every message of the statement shares is written as it is; one that
+    /// differs (FCM's name for each message) is chosen by `_id` (`$switch`). The update is a pipeline (MongoDB
+    /// 4.2 and later), so every value is a `$literal`: a string starting with `$` is never read as a field.
+    public static func statements(_ updates: [RelayUpdate]) -> [UpdateStatement] {
+        var shapes: [Shape: [RelayUpdate]] = [:]
+        var order: [Shape] = []
+        for update in updates {
+            let shape = update.shape
+            if shapes[shape] == nil { order.append(shape) }
+            shapes[shape, default: []].append(update)
+        }
+        return order.flatMap { shape in
+            let group = shapes[shape] ?? []
+            return stride(from: 0, to: group.count, by: messagesPerStatement).map { start in
+                statement(Array(group[start..<min(start + messagesPerStatement, group.count)]), shape: shape)
+            }
+        }
+    }
+
+    private static func statement(_ updates: [RelayUpdate], shape: Shape) -> UpdateStatement {
+        func value(_ pick: (RelayUpdate) -> BSONValue) -> BSONValue {
+            let values = updates.map(pick)
+            if values.dropFirst().allSatisfy({ $0 == values[0] }) { return ["$literal": values[0]] }
+            let branches = zip(updates, values).map { update, value -> BSONValue in
+                ["case": ["$eq": .array(["$_id", .objectID(update.id)])], "then": ["$literal": value]]
+            }
+            return ["$switch": ["branches": .array(branches), "default": .null]]
+        }
+        var fields: [(key: String, value: BSONValue)] = []
+        for (index, key) in shape.set.enumerated() {
+            fields.append((key, value { $0.set[index].value }))
+        }
+        for (index, key) in shape.increments.enumerated() {
+            fields.append((key, ["$add": .array([["$ifNull": .array([.string("$" + key), 0])], value { $0.increments[index].value }])]))
+        }
+        var stages: [BSONValue] = []
+        if !fields.isEmpty { stages.append(["$set": .document(BSONDocument(fields))]) }
+        if shape.endsLease { stages.append(["$unset": .array(["relay.lease_owner", "relay.lease_until"])]) }
+        // A pipeline is an array; the C driver takes it as a document keyed "0", "1", ...
+        let pipeline = BSONDocument(stages.enumerated().map { (key: String($0.offset), value: $0.element) })
+        return UpdateStatement(filter: ["_id": IDChunks.membership(updates.map(\.id)), "relay.lease_owner": .string(shape.lease)],
+                               update: pipeline, many: true)
     }
 }

@@ -14,6 +14,13 @@ public final class ChangeStream: AsyncSequence, @unchecked Sendable {
     private let thread: NIOThreadPool
     private var client: OpaquePointer?
     private var stream: OpaquePointer?
+    private let maxAwait: Duration
+
+    /// How long `next()` waits after an empty answer that came back early, before it asks again. A server may
+    /// answer a waiting poll as soon as anything is written, even what the pipeline then drops (SecantusDB
+    /// does): without the pause a stream filtered to a quiet collection would poll once per write of a busy
+    /// one, costing the server a command each time. A change is seen at most this much later.
+    public static let earlyEmptyPause = Duration.milliseconds(100)
 
     /// What a stream watches.
     enum Scope: Sendable {
@@ -24,6 +31,7 @@ public final class ChangeStream: AsyncSequence, @unchecked Sendable {
     init(pool: MongoClientPool, scope: Scope, pipeline: [BSONDocument], maxAwaitTimeMS: Int32) async throws {
         self.thread = NIOThreadPool(numberOfThreads: 1)
         self.thread.start()
+        self.maxAwait = .milliseconds(Int64(maxAwaitTimeMS))
         let pipelineDocument: BSONDocument = ["pipeline": .array(pipeline.map(BSONValue.document))]
         let options: BSONDocument = ["maxAwaitTimeMS": .int64(Int64(maxAwaitTimeMS))]
         let opened = OpenResult()
@@ -73,9 +81,20 @@ public final class ChangeStream: AsyncSequence, @unchecked Sendable {
         thread.shutdownGracefully { _ in }
     }
 
-    /// The next change, or nil when none arrived within `maxAwaitTimeMS` (call again to keep waiting).
+    /// The next change, or nil when none arrived within `maxAwaitTimeMS` (call again to keep waiting); an
+    /// empty answer that came back early returns after `earlyEmptyPause`.
     /// - Throws: the mapped `MongoError` when the stream failed (it cannot be resumed then).
     public func next() async throws -> BSONDocument? {
+        let started = ContinuousClock.now
+        let change = try await poll()
+        if change == nil, ContinuousClock.now - started < maxAwait / 2 {
+            try? await Task.sleep(for: Self.earlyEmptyPause)
+        }
+        return change
+    }
+
+    /// One `mongoc_change_stream_next` on the stream's thread.
+    private func poll() async throws -> BSONDocument? {
         do {
             return try await thread.runIfActive { [self] in
                 guard let stream else { throw MongoError(.cursor, "the change stream is closed") }
