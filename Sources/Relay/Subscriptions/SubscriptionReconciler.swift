@@ -18,8 +18,9 @@ public final class SubscriptionReconciler: Sendable {
         public var rate: Int
         /// Calls in flight at once in this process.
         public var concurrency: Int
-        /// The most subscriptions one claim leases (at most `rate`): a claim costs the database about as much
-        /// for 500 as for 50, since finding the due ones is most of it.
+        /// The most subscriptions one claim leases (at most `rate`): finding the due ones costs a server that
+        /// reads every match before the limit (SecantusDB) as much for 2,000 as for 50, so large claims make a
+        /// large backlog cheaper; what one claim holds is applied within a few seconds at the cap.
         public var claimLimit: Int
         /// How long a claim holds its subscriptions.
         public var lease: Duration
@@ -30,7 +31,7 @@ public final class SubscriptionReconciler: Sendable {
         /// How long an unregistered device is kept before it is removed.
         public var retention: Duration
 
-        public init(rate: Int = 3_000, concurrency: Int = 32, claimLimit: Int = 512, lease: Duration = .seconds(30),
+        public init(rate: Int = 3_000, concurrency: Int = 32, claimLimit: Int = 2_048, lease: Duration = .seconds(30),
                     retry: RetryPolicy = RetryPolicy(quotaPause: nil), repairInterval: Duration? = .seconds(24 * 3600),
                     retention: Duration = .seconds(30 * 24 * 3600)) {
             self.rate = rate
@@ -101,33 +102,45 @@ public final class SubscriptionReconciler: Sendable {
         }
     }
 
-    /// Claims one batch and applies it within the shared rate; returns how many subscriptions it handled.
+    /// How many subscriptions of a claim are called at once before their outcomes are recorded: the calls of
+    /// the next slice go out while one slice is recorded.
+    static let slice = 256
+
+    /// Claims one batch and applies it within the shared rate, a slice at a time; returns how many subscriptions
+    /// it handled.
     @discardableResult
     public func applyOnce() async throws -> Int {
         let batch = try await subscriptions.claim(owner: owner, limit: max(1, min(configuration.rate, configuration.claimLimit)),
                                                   leaseMS: configuration.lease.milliseconds)
         var remaining = batch[...]
+        var recording: Task<Void, any Error>?
         while !remaining.isEmpty, !Task.isCancelled {
             // Only what the batch holds is taken from the shared allowance, so an idle replica spends none.
-            let granted = try await takeRate(remaining.count)
-            let now = remaining.prefix(granted)
+            let granted = try await takeRate(min(remaining.count, Self.slice))
+            let applied = await apply(remaining.prefix(granted))
             remaining = remaining.dropFirst(granted)
-            let applied = await withTaskGroup(of: TopicSubscription?.self) { group in
-                var running = 0, applied: [TopicSubscription] = []
-                for subscription in now {
-                    if running >= configuration.concurrency {
-                        if let done = await group.next(), let done { applied.append(done) }
-                        running -= 1
-                    }
-                    group.addTask { await self.apply(subscription) }
-                    running += 1
-                }
-                for await done in group { if let done { applied.append(done) } }
-                return applied
-            }
-            try await subscriptions.applied(applied)
+            try await recording?.value
+            recording = Task { [subscriptions] in try await subscriptions.applied(applied) }
         }
+        try await recording?.value
         return batch.count
+    }
+
+    /// Calls FCM for `slice`, `concurrency` calls at a time; returns those FCM now has as wanted.
+    private func apply(_ slice: ArraySlice<TopicSubscription>) async -> [TopicSubscription] {
+        await withTaskGroup(of: TopicSubscription?.self) { group in
+            var running = 0, applied: [TopicSubscription] = []
+            for subscription in slice {
+                if running >= configuration.concurrency {
+                    if let done = await group.next(), let done { applied.append(done) }
+                    running -= 1
+                }
+                group.addTask { await self.apply(subscription) }
+                running += 1
+            }
+            for await done in group { if let done { applied.append(done) } }
+            return applied
+        }
     }
 
     /// Takes up to `count` calls from this second's allowance, shared by every replica, waiting for the next
