@@ -23,6 +23,8 @@ public enum CollectionName {
     public static let subscriptions = "device_subscriptions"
     /// Counters per key and time window, shared by every replica (`RateWindowDAO`); expired by a TTL index.
     public static let rateWindows = "rate_windows"
+    /// Named leases: which process runs a job that must run in one process at a time, and until when (`LeaseDAO`).
+    public static let leases = "leases"
     /// The `Idempotency-Key`s of POST /message, with the message each one stands for; expired after 24 hours
     /// by a TTL index (`IdempotencyKeyDAO`).
     public static let idempotencyKeys = "idempotency_keys"

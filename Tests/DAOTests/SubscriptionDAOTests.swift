@@ -1,10 +1,12 @@
 import DAO
 import Mongo
 import MongoTestSupport
+import Synchronization
 import Testing
 
-/// The reconciler's side of `SubscriptionDAO`: claims and their outcomes over batches larger than one command names.
-@Suite("Subscription claims")
+/// The reconciler's side of `SubscriptionDAO` (due subscriptions and their outcomes over batches larger than one
+/// command names) and the lease that lets one process at a time apply them.
+@Suite("Subscription batches and the reconciler's lease")
 struct SubscriptionDAOTests {
     /// Registers `count` devices, each wanting `topics`; returns them and the DAO.
     func seed(_ database: MongoDatabase, devices count: Int, topics: [String]) async throws -> ([Device], SubscriptionDAO) {
@@ -20,32 +22,32 @@ struct SubscriptionDAOTests {
         return (registered, subscriptions)
     }
 
-    @Test func concurrentClaimsOfMoreThanOneCommandsIdsNeverShareASubscription() async throws {
+    @Test func oneProcessAtATimeHoldsALeaseAndAnotherTakesItOnceItRunsOut() async throws {
         try await TestDatabase.with { database in
-            let (_, subscriptions) = try await seed(database, devices: 150, topics: ["t1", "t2"])
-            let claimed = try await withThrowingTaskGroup(of: [ObjectID].self) { group in
-                for worker in 0..<4 {
-                    group.addTask {
-                        var mine: [ObjectID] = []
-                        while case let batch = try await subscriptions.claim(owner: "w\(worker)", limit: 100, leaseMS: 60_000),
-                              !batch.isEmpty {
-                            mine += batch.map(\.id)
-                        }
-                        return mine
-                    }
-                }
-                return try await group.reduce(into: [ObjectID]()) { $0 += $1 }
-            }
-            #expect(claimed.count == 300, "every one of the 300 is claimed once")
-            #expect(Set(claimed).count == claimed.count, "no subscription is claimed twice")
-            #expect(try await subscriptions.claim(owner: "late", limit: 500, leaseMS: 60_000).isEmpty)
+            var clock: Int64 = 1_000_000
+            let time = Mutex(clock)
+            let leases = LeaseDAO(database: database, now: { time.withLock { $0 } })
+            let first = try #require(try await leases.hold("job", owner: "a", leaseMS: 1_000))
+            #expect(first == clock + 1_000)
+            #expect(try await leases.hold("job", owner: "b", leaseMS: 1_000) == nil, "held by a")
+            clock += 600
+            time.withLock { $0 = clock }
+            #expect(try await leases.hold("job", owner: "a", leaseMS: 1_000) == clock + 1_000, "a renews its own")
+            clock += 1_001
+            time.withLock { $0 = clock }
+            #expect(try await leases.hold("job", owner: "b", leaseMS: 1_000) == clock + 1_000, "a's ran out: b takes it")
+            #expect(try await leases.hold("job", owner: "a", leaseMS: 1_000) == nil)
+            try await leases.release("job", owner: "a")  // not a's any more: changes nothing
+            #expect(try await leases.hold("job", owner: "a", leaseMS: 1_000) == nil)
+            try await leases.release("job", owner: "b")
+            #expect(try await leases.hold("job", owner: "a", leaseMS: 1_000) != nil, "given up: free at once")
         }
     }
 
     @Test func appliedSettlesWhatDidNotChangeAndKeepsAChangedWishPending() async throws {
         try await TestDatabase.with { database in
             let (devices, subscriptions) = try await seed(database, devices: 100, topics: ["t1"])
-            let batch = try await subscriptions.claim(owner: "w", limit: 500, leaseMS: 60_000)
+            let batch = try await subscriptions.due(limit: 500)
             #expect(batch.count == 100)
             // While FCM is called, device 7 leaves the topic.
             let leaving = devices[7]
@@ -56,7 +58,7 @@ struct SubscriptionDAOTests {
             #expect(backlog.count == 1, "only the changed wish is still pending")
             let changed = try #require(try await subscriptions.all(of: leaving).first)
             #expect(changed.applied && !changed.want, "FCM has what was applied; the new wish waits for the next claim")
-            let next = try await subscriptions.claim(owner: "w", limit: 500, leaseMS: 60_000)
+            let next = try await subscriptions.due(limit: 500)
             #expect(next.map(\.id) == [changed.id] && next.first?.want == false)
             let settled = try #require(try await subscriptions.all(of: devices[8]).first)
             #expect(settled.applied && settled.want)

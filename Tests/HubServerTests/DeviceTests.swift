@@ -241,6 +241,42 @@ struct DeviceTests {
         }
     }
 
+    @Test func twoReconcilersOfOneProjectNeverApplyASubscriptionTwice() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
+                for index in 0..<100 {
+                    let (device, _) = try await devices.register(registration: "pair-\(index)", platform: .android,
+                                                                 locale: nil, appVersion: nil, secretHash: "x")
+                    try await wishes.wantNew([Self.forced, Self.recommended], for: device)
+                }
+                let account = try fake.makeServiceAccount()
+                fake.setResponseDelay(.milliseconds(5))
+                try await withHTTPClient { http in
+                    let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
+                                        configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
+                    let reconcilers = (0..<2).map { _ in
+                        SubscriptionReconciler(
+                            subscriptions: wishes, devices: devices, rates: RateWindowDAO(database: database),
+                            leases: LeaseDAO(database: database), fcm: fcm.topicSubscriptions, project: "pair",
+                            signal: OutboxSignal(), wishes: { ([], []) },
+                            configuration: .init(claimLimit: 64, lease: .seconds(2), repairInterval: nil),
+                            logger: Logger(label: "test"))
+                    }
+                    let running = reconcilers.map { reconciler in Task { await reconciler.run() } }
+                    try await eventually(within: .seconds(30)) { try await wishes.backlog().count == 0 }
+                    running.forEach { $0.cancel() }
+                    for task in running { await task.value }
+                }
+                // Each of the 200 created once: a second reconciler applying at the same time would have made
+                // calls FCM answers 409 (counted, but calls all the same).
+                #expect(fake.subscriptionCallCount == 200)
+                #expect(fake.subscribers(of: Self.forced).count == 100 && fake.subscribers(of: Self.recommended).count == 100)
+            }
+        }
+    }
+
     @Test func driftMadeAtTheFakeIsRepairedByTheNextPassAndAnAppsOwnTopicsStay() async throws {
         try await FakeFCM.with { fake in
             try await Self.with(fake) { hub in
@@ -258,7 +294,8 @@ struct DeviceTests {
                     let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database)
                     let reconciler = SubscriptionReconciler(
                         subscriptions: SubscriptionDAO(database: hub.database), devices: DeviceDAO(database: hub.database),
-                        rates: RateWindowDAO(database: hub.database), fcm: fcm.topicSubscriptions, project: "test",
+                        rates: RateWindowDAO(database: hub.database), leases: LeaseDAO(database: hub.database),
+                        fcm: fcm.topicSubscriptions, project: "test",
                         signal: services.devices.reconcilerSignal, wishes: { try await services.devices.topicsByLevel() },
                         configuration: .init(repairInterval: nil), logger: Logger(label: "test"))
                     try await reconciler.repairAll()

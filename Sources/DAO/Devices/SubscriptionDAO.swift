@@ -4,9 +4,11 @@ import Mongo
 /// one document per registration and topic (a unique index), with `want` (the hub's rule), `applied` (FCM's
 /// state as last seen) and `pending` (the two differ: the reconciler's work).
 ///
-/// Every change of `want` is one atomic update per document whatever its `applied` (two updates with disjoint
+/// Every change of `want` is one atomic update per document whatever its `applied` (updates with disjoint
 /// filters), and the reconciler records what it applied conditionally on the `want` it applied, so a change made
-/// while a call to FCM is in flight is never lost: the document stays pending.
+/// while a call to FCM is in flight is never lost: the document stays pending. One process at a time applies
+/// (the reconciler's `LeaseDAO` lease), so the documents carry no lease of their own: a subscription costs the
+/// database one write when FCM has it, not three.
 public struct SubscriptionDAO: Sendable {
     let collection: MongoCollection
     let now: @Sendable () -> Int64
@@ -76,35 +78,26 @@ public struct SubscriptionDAO: Sendable {
         try await removeRegistration(old)
     }
 
-    /// Sets `want` on the documents matching `filter`, with `pending` right whatever each one's `applied`. A document a
-    /// reconciler holds (its call to FCM in flight) is never settled or deleted here: it stays pending, so what that
-    /// call changes at FCM is looked at again.
+    /// Sets `want` on the documents matching `filter`, with `pending` right whatever each one's `applied`. A call to
+    /// FCM in flight for one of them is recorded by the reconciler as what FCM then has, pending again where that
+    /// differs from the new wish. Gone documents (`gone`) stay until the reconciler has removed them at FCM, even
+    /// those FCM is not known to have: a call in flight may be adding them.
     private func setWant(_ want: Bool, where filter: BSONDocument, gone: Bool = false) async throws {
         let time = now()
         var settled: BSONDocument = ["want": .bool(want), "pending": false, "updated_at": .int64(time)]
         var unsettled: BSONDocument = ["want": .bool(want), "pending": true, "due_at": .int64(time), "attempts": 0,
                                        "updated_at": .int64(time)]
         if gone { settled["gone"] = true; unsettled["gone"] = true }
-        let free: BSONValue = ["$lt": .int64(time)], held: BSONValue = ["$gte": .int64(time)]
         _ = try await mapErrors {
-            // Already as wanted at FCM: nothing to apply.
-            try await collection.updateMany(merging(filter, ["applied": .bool(want), "lease_until": free]),
-                                            ["$set": .document(settled)])
-            // As wanted at FCM but held by a call in flight: looked at again once it ends.
-            try await collection.updateMany(merging(filter, ["applied": .bool(want), "lease_until": held]),
-                                            ["$set": .document(unsettled)])
+            // Already as wanted at FCM: nothing to apply (gone: the reconciler removes the document).
+            try await collection.updateMany(merging(filter, ["applied": .bool(want)]),
+                                            ["$set": .document(gone ? unsettled : settled)])
             // Not as wanted at FCM: the reconciler's work.
             try await collection.updateMany(merging(filter, ["applied": .bool(!want), "dormant": ["$ne": true]]),
                                             ["$set": .document(unsettled)])
             // A registration FCM called gone: recorded, applied if it registers again (`wake`).
             try await collection.updateMany(merging(filter, ["applied": .bool(!want), "dormant": true]),
                                             ["$set": .document(settled)])
-        }
-        if gone {
-            // Gone, not at FCM and not held: nothing left to do.
-            _ = try await mapErrors {
-                try await collection.deleteMany(merging(filter, ["applied": false, "gone": true, "lease_until": free]))
-            }
         }
     }
 
@@ -126,7 +119,7 @@ public struct SubscriptionDAO: Sendable {
         return [
             "_id": .objectID(ObjectID()), "device": .objectID(device.id), "registration": .string(device.registration),
             "platform": .string(device.platform.rawValue), "topic": .string(topic), "want": .bool(want),
-            "applied": false, "pending": .bool(want), "due_at": .int64(time), "lease_until": .int64(0), "attempts": 0,
+            "applied": false, "pending": .bool(want), "due_at": .int64(time), "attempts": 0,
             "updated_at": .int64(time),
         ]
     }
@@ -195,41 +188,19 @@ public struct SubscriptionDAO: Sendable {
 
     // MARK: The reconciler
 
-    /// Leases up to `limit` due pending subscriptions for `leaseMS` to `owner`: one find, then the lease in slices
-    /// of `IDChunks.perCommand` ids; what was read is read back only when another claim took some of it meanwhile.
-    /// No sort: the `pending.due_at` index gives the oldest first, and a sort would make a server that cannot use
-    /// the index for it (SecantusDB) sort the whole backlog for every claim.
-    public func claim(owner: String, limit: Int, leaseMS: Int64) async throws -> [TopicSubscription] {
-        let time = now()
-        let due: BSONDocument = ["pending": true, "due_at": ["$lte": .int64(time)], "lease_until": ["$lt": .int64(time)]]
-        var candidates = try await mapErrors {
+    /// Up to `limit` due pending subscriptions, for the process that holds the reconciler's lease. No sort: the
+    /// `pending.due_at` index gives the oldest first, and a sort would make a server that cannot use the index for
+    /// it (SecantusDB) sort the whole backlog every time.
+    public func due(limit: Int) async throws -> [TopicSubscription] {
+        let due: BSONDocument = ["pending": true, "due_at": ["$lte": .int64(now())]]
+        return try await mapErrors {
             try await collection.find(due, options: FindOptions(limit: Int64(limit)))
         }.compactMap(TopicSubscription.init(document:))
-        guard !candidates.isEmpty else { return [] }
-        let leaseUntil = time + leaseMS
-        var leased: [TopicSubscription] = []
-        for chunk in IDChunks.of(candidates.indices.map { $0 }) {
-            let ids = chunk.map { candidates[$0].id }
-            let result = try await mapErrors {
-                try await collection.updateMany(["_id": IDChunks.membership(ids), "pending": true, "lease_until": ["$lt": .int64(time)]],
-                                                ["$set": ["lease_until": .int64(leaseUntil), "lease_owner": .string(owner)]])
-            }
-            if result.matchedCount == Int64(ids.count) {
-                for index in chunk { candidates[index].leaseUntil = leaseUntil; leased.append(candidates[index]) }
-            } else {
-                // Another claim (or a settled wish) got in between: what this lease holds, as it is now.
-                leased += try await mapErrors {
-                    try await collection.find(["_id": IDChunks.membership(ids), "lease_owner": .string(owner),
-                                               "lease_until": .int64(leaseUntil)])
-                }.compactMap(TopicSubscription.init(document:))
-            }
-        }
-        return leased
     }
 
-    /// Records that FCM now has each of `batch` as it was claimed (`want`), `IDChunks.perCommand` subscriptions a
-    /// command: settled where the wish did not change meanwhile and the claim still holds it, still pending where
-    /// the wish changed (recording what FCM has); gone ones FCM no longer has are deleted.
+    /// Records that FCM now has each of `batch` as it was read (`want`), `IDChunks.perCommand` subscriptions a
+    /// command: settled where the wish is still the one applied, pending again where it changed meanwhile
+    /// (recording what FCM has); gone ones FCM no longer has are deleted.
     public func applied(_ batch: [TopicSubscription]) async throws {
         guard !batch.isEmpty else { return }
         let time = now()
@@ -239,37 +210,30 @@ public struct SubscriptionDAO: Sendable {
                 try await collection.deleteMany(["_id": IDChunks.membership(chunk), "want": false, "gone": true])
             }
         }
-        let groups = Dictionary(grouping: batch) { Claimed(want: $0.want, leaseUntil: $0.leaseUntil) }
-        for (claimed, subscriptions) in groups {
-            for chunk in IDChunks.of(subscriptions.map(\.id)) {
-                let held: BSONDocument = ["_id": IDChunks.membership(chunk), "lease_until": .int64(claimed.leaseUntil)]
+        for want in [true, false] {
+            for chunk in IDChunks.of(batch.filter { $0.want == want }.map(\.id)) {
+                let ids = IDChunks.membership(chunk)
                 let settled = try await mapErrors {
-                    try await collection.updateMany(merging(held, ["want": .bool(claimed.want)]),
-                                                    ["$set": ["applied": .bool(claimed.want), "pending": false, "lease_until": 0,
-                                                              "attempts": 0, "updated_at": .int64(time)],
+                    try await collection.updateMany(["_id": ids, "want": .bool(want)],
+                                                    ["$set": ["applied": .bool(want), "pending": false, "attempts": 0,
+                                                              "updated_at": .int64(time)],
                                                      "$unset": ["last_error": ""]])
                 }
                 guard settled.matchedCount < Int64(chunk.count) else { continue }
-                // The wish changed while FCM was called: what FCM has is recorded, and the document stays pending.
+                // The wish changed while FCM was called: what FCM has is recorded, and the document is pending.
                 _ = try await mapErrors {
-                    try await collection.updateMany(held, ["$set": ["applied": .bool(claimed.want), "pending": true,
-                                                                    "due_at": .int64(time), "lease_until": 0]])
+                    try await collection.updateMany(["_id": ids, "want": .bool(!want)],
+                                                    ["$set": ["applied": .bool(want), "pending": true, "due_at": .int64(time)]])
                 }
             }
         }
-    }
-
-    /// What a claim applied: the wish it read and the lease it held.
-    private struct Claimed: Hashable {
-        var want: Bool
-        var leaseUntil: Int64
     }
 
     /// Puts `subscription` back for a retry at `dueAt` (Unix ms), noting the error.
     public func retry(_ subscription: TopicSubscription, at dueAt: Int64, error: String) async throws {
         _ = try await mapErrors {
             try await collection.updateOne(["_id": .objectID(subscription.id)],
-                                           ["$set": ["due_at": .int64(dueAt), "lease_until": 0, "last_error": .string(error),
+                                           ["$set": ["due_at": .int64(dueAt), "last_error": .string(error),
                                                      "updated_at": .int64(now())],
                                             "$inc": ["attempts": 1]])
         }
@@ -281,7 +245,7 @@ public struct SubscriptionDAO: Sendable {
         _ = try await mapErrors {
             try await collection.deleteMany(["registration": .string(registration), "gone": true])
             try await collection.updateMany(["registration": .string(registration)],
-                                            ["$set": ["dormant": true, "pending": false, "applied": false, "lease_until": 0]])
+                                            ["$set": ["dormant": true, "pending": false, "applied": false]])
         }
     }
 

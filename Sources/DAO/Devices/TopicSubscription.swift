@@ -15,8 +15,6 @@ public struct TopicSubscription: Sendable {
     public var applied: Bool
     /// How many times applying it failed in a row.
     public var attempts: Int
-    /// Until when (Unix ms) the claim that read it holds it; 0 when nobody does.
-    public var leaseUntil: Int64
 
     /// Reads a stored subscription; nil when the document is not one.
     public init?(document: BSONDocument) {
@@ -31,6 +29,5 @@ public struct TopicSubscription: Sendable {
         self.want = document["want"]?.boolValue ?? false
         self.applied = document["applied"]?.boolValue ?? false
         self.attempts = Int(document["attempts"]?.int64Value ?? 0)
-        self.leaseUntil = document["lease_until"]?.int64Value ?? 0
     }
 }

@@ -28,7 +28,7 @@ struct ReconcilerService: Service {
         self.httpClient = httpClient
         self.reconciler = SubscriptionReconciler(
             subscriptions: SubscriptionDAO(database: database), devices: DeviceDAO(database: database),
-            rates: RateWindowDAO(database: database), fcm: fcm.topicSubscriptions, project: fcm.projectID ?? "-",
+            rates: RateWindowDAO(database: database), leases: LeaseDAO(database: database), fcm: fcm.topicSubscriptions, project: fcm.projectID ?? "-",
             signal: devices.reconcilerSignal, wishes: { try await devices.topicsByLevel() },
             configuration: SubscriptionReconciler.Configuration(
                 rate: configuration.devices.subscriptionRate, concurrency: 16, lease: configuration.relay.lease,

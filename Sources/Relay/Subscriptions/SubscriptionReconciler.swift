@@ -4,9 +4,10 @@ import Foundation
 import Logging
 import Metrics
 import Mongo
+import Synchronization
 
-/// Applies the subscriptions the database wants at FCM, on the outbox's principles: leases so replicas never
-/// apply one twice at once, retries with backoff and `Retry-After` on 429, 5xx and time-outs, a rate cap per
+/// Applies the subscriptions the database wants at FCM, on the outbox's principles: one lease per FCM project
+/// (`LeaseDAO`), so one replica at a time applies and none applies a subscription twice at once, retries with backoff and `Retry-After` on 429, 5xx and time-outs, a rate cap per
 /// project shared by every replica (`RateWindowDAO`), and 409 on create or 404 on delete counted as done
 /// (`FCMTopicSubscriptions.Outcome.alreadyApplied`). FCM saying a registration is gone marks its device
 /// unregistered and puts its subscriptions to sleep. A periodic pass lists what FCM has for each device and
@@ -50,6 +51,7 @@ public final class SubscriptionReconciler: Sendable {
     private let subscriptions: SubscriptionDAO
     private let devices: DeviceDAO
     private let rates: RateWindowDAO
+    private let leases: LeaseDAO
     private let fcm: any TopicSubscribing
     private let signal: OutboxSignal
     private let wishes: Wishes
@@ -57,15 +59,18 @@ public final class SubscriptionReconciler: Sendable {
     private let logger: Logger
     /// This process's name in leases.
     private let owner = "reconciler-" + ObjectID().hex
-    /// The key of the shared rate window: one per FCM project.
+    /// The key of the shared rate window and of the lease: one per FCM project.
     private let rateKey: String
+    /// Until when (Unix ms) this process holds the lease, as last confirmed; 0 when it does not.
+    private let leadership = Mutex<Int64>(0)
 
-    public init(subscriptions: SubscriptionDAO, devices: DeviceDAO, rates: RateWindowDAO, fcm: any TopicSubscribing,
-                project: String, signal: OutboxSignal, wishes: @escaping Wishes, configuration: Configuration,
-                logger: Logger) {
+    public init(subscriptions: SubscriptionDAO, devices: DeviceDAO, rates: RateWindowDAO, leases: LeaseDAO,
+                fcm: any TopicSubscribing, project: String, signal: OutboxSignal, wishes: @escaping Wishes,
+                configuration: Configuration, logger: Logger) {
         self.subscriptions = subscriptions
         self.devices = devices
         self.rates = rates
+        self.leases = leases
         self.fcm = fcm
         self.signal = signal
         self.wishes = wishes
@@ -74,7 +79,8 @@ public final class SubscriptionReconciler: Sendable {
         self.rateKey = "fcm-subscriptions:\(project)"
     }
 
-    /// Applies pending subscriptions until cancelled; the periodic repair runs beside it.
+    /// Applies pending subscriptions while this process holds the project's lease, until cancelled (then gives
+    /// the lease up); the periodic repair runs beside it.
     public func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.applyLoop() }
@@ -82,6 +88,19 @@ public final class SubscriptionReconciler: Sendable {
                 group.addTask { await self.repairLoop(every: interval) }
             }
         }
+        if leadership.withLock({ $0 }) > 0 { try? await leases.release(rateKey, owner: owner) }
+    }
+
+    // MARK: Leading
+
+    /// Whether this process holds the project's lease for at least two thirds of a lease more, renewing it (or
+    /// taking it when free) otherwise.
+    private func lead() async throws -> Bool {
+        let leaseMS = configuration.lease.milliseconds
+        if leadership.withLock({ $0 }) - UnixTime.nowMilliseconds() > leaseMS * 2 / 3 { return true }
+        let until = try await leases.hold(rateKey, owner: owner, leaseMS: leaseMS)
+        leadership.withLock { $0 = until ?? 0 }
+        return until != nil
     }
 
     // MARK: Applying
@@ -90,6 +109,11 @@ public final class SubscriptionReconciler: Sendable {
         var backoff = Duration.milliseconds(200)
         while !Task.isCancelled {
             do {
+                guard try await lead() else {
+                    // Another replica applies; this one takes over within a third of a lease if it stops.
+                    try? await Task.sleep(for: configuration.lease / 3)
+                    continue
+                }
                 let applied = try await applyOnce()
                 backoff = .milliseconds(200)
                 if applied == 0 { await signal.wait(timeout: .milliseconds(500)) }
@@ -102,19 +126,18 @@ public final class SubscriptionReconciler: Sendable {
         }
     }
 
-    /// How many subscriptions of a claim are called at once before their outcomes are recorded: the calls of
+    /// How many subscriptions of a batch are called at once before their outcomes are recorded: the calls of
     /// the next slice go out while one slice is recorded.
     static let slice = 256
 
-    /// Claims one batch and applies it within the shared rate, a slice at a time; returns how many subscriptions
-    /// it handled.
+    /// Reads one batch of due subscriptions and applies it within the shared rate, a slice at a time, while this
+    /// process holds the lease; returns how many subscriptions it read.
     @discardableResult
     public func applyOnce() async throws -> Int {
-        let batch = try await subscriptions.claim(owner: owner, limit: max(1, min(configuration.rate, configuration.claimLimit)),
-                                                  leaseMS: configuration.lease.milliseconds)
+        let batch = try await subscriptions.due(limit: max(1, min(configuration.rate, configuration.claimLimit)))
         var remaining = batch[...]
         var recording: Task<Void, any Error>?
-        while !remaining.isEmpty, !Task.isCancelled {
+        while !remaining.isEmpty, !Task.isCancelled, try await lead() {
             // Only what the batch holds is taken from the shared allowance, so an idle replica spends none.
             let granted = try await takeRate(min(remaining.count, Self.slice))
             let applied = await apply(remaining.prefix(granted))
@@ -164,6 +187,8 @@ public final class SubscriptionReconciler: Sendable {
     /// Calls FCM for one subscription; returns it when FCM has it as wanted (recorded for the whole batch by the
     /// caller), nil when it failed (recorded here: a retry, or its registration gone).
     private func apply(_ subscription: TopicSubscription) async -> TopicSubscription? {
+        // Unwanted and never applied (a gone wish FCM does not have): nothing to call, only to record.
+        if !subscription.want, !subscription.applied { return subscription }
         let operation = subscription.want ? "subscribe" : "unsubscribe"
         do {
             let outcome = subscription.want
@@ -205,7 +230,7 @@ public final class SubscriptionReconciler: Sendable {
     private func repairLoop(every interval: Duration) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
-            do { try await repairAll() } catch {
+            do { if try await lead() { try await repairAll() } } catch {
                 if Task.isCancelled { return }
                 logger.warning("the subscription repair pass failed", metadata: ["error": "\(error)"])
             }
