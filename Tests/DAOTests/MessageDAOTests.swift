@@ -84,7 +84,8 @@ struct MessageDAOTests {
 
             let second = try await dao.page(MessageQuery(topicKeys: ["a"], limit: 3, after: cursor))
             #expect(second.messages.map(\.title) == ["m3", "m2", "m1"])
-            let third = try await dao.page(MessageQuery(topicKeys: ["a"], limit: 3, after: try #require(second.next)))
+            let secondCursor: MessageCursor = try #require(second.next)
+            let third = try await dao.page(MessageQuery(topicKeys: ["a"], limit: 3, after: secondCursor))
             #expect(third.messages.map(\.title) == ["m0"])
             #expect(third.next == nil)
         }

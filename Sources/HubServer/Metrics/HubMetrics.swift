@@ -45,7 +45,8 @@ final class HubMetrics: Sendable {
 
     /// Sets the gauge `name` with `labels` (created on first use, with `help` as its description).
     func set(_ name: String, labels: [(String, String)], _ value: Double, help: String) {
-        registry.makeGauge(name: name, labels: labels, help: help).set(to: value)
+        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels)
+            .set(to: value)
     }
 
     /// The registry in Prometheus's text format.
