@@ -43,7 +43,7 @@ public struct IdempotencyKeyDAO: Sendable {
         ]
         while true {
             do {
-                try await withDeadline(deadline) { try await collection.insertOne(record) }
+                _ = try await withDeadline(deadline) { try await collection.insertOne(record) }
                 return .claimed
             } catch let error as MongoError where error.code == .duplicateKey {
                 let found = try await mapErrors {
