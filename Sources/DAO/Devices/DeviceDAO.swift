@@ -104,12 +104,14 @@ public struct DeviceDAO: Sendable {
     }
 
     /// The active devices after `id` (nil: from the start), in id order: a page of the registry, for the
-    /// fan-out of a new subject and the periodic repair.
+    /// fan-out of a new subject and the periodic repair. Only what those need is read (id, registration,
+    /// platform, state): never the secret's hash.
     public func activePage(after id: ObjectID?, limit: Int64) async throws -> [Device] {
         var filter: BSONDocument = ["state": "active"]
         if let id { filter["_id"] = ["$gt": .objectID(id)] }
+        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1]
         return try await mapErrors {
-            try await collection.find(filter, options: FindOptions(sort: ["_id": 1], limit: limit))
+            try await collection.find(filter, options: FindOptions(projection: fields, sort: ["_id": 1], limit: limit))
         }.compactMap(Device.init(document:))
     }
 

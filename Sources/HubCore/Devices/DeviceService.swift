@@ -223,11 +223,12 @@ public struct DeviceService: Sendable {
         reconcilerSignal.notify()
     }
 
-    /// Wants `topic` for every active device that never chose, a page of devices at a time.
+    /// Wants `topic` for every active device that never chose, a page of devices at a time (pages of 5,000: a
+    /// server that reads every match before the limit, as SecantusDB does, reads the registry once per page).
     private func fanOut(_ topic: String) async throws {
         var last: ObjectID?
         while true {
-            let page = try await devices.activePage(after: last, limit: 1_000)
+            let page = try await devices.activePage(after: last, limit: 5_000)
             guard let tail = page.last else { break }
             try await subscriptions.wantNew(topic, forAll: page)
             last = tail.id
