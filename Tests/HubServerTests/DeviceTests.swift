@@ -261,7 +261,7 @@ struct DeviceTests {
                             subscriptions: wishes, devices: devices, rates: RateWindowDAO(database: database),
                             leases: LeaseDAO(database: database), fcm: fcm.topicSubscriptions, project: "pair",
                             signal: OutboxSignal(), wishes: { ([], []) },
-                            configuration: .init(claimLimit: 64, lease: .seconds(2), repairInterval: nil),
+                            configuration: .init(batchLimit: 64, lease: .seconds(2), repairInterval: nil),
                             logger: Logger(label: "test"))
                     }
                     let running = reconcilers.map { reconciler in Task { await reconciler.run() } }

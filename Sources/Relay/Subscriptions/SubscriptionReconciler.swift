@@ -19,11 +19,12 @@ public final class SubscriptionReconciler: Sendable {
         public var rate: Int
         /// Calls in flight at once in this process.
         public var concurrency: Int
-        /// The most subscriptions one claim leases (at most `rate`): finding the due ones costs a server that
-        /// reads every match before the limit (SecantusDB) as much for 2,000 as for 50, so large claims make a
-        /// large backlog cheaper; what one claim holds is applied within a few seconds at the cap.
-        public var claimLimit: Int
-        /// How long a claim holds its subscriptions.
+        /// The most due subscriptions one batch reads (at most `rate`): finding them costs a server that reads
+        /// every match before the limit (SecantusDB) as much for 2,000 as for 50, so large batches make a large
+        /// backlog cheaper; one batch is applied within a few seconds at the cap.
+        public var batchLimit: Int
+        /// How long the project's lease lasts unless renewed (every third of it): how soon another replica takes
+        /// over from one that stopped.
         public var lease: Duration
         /// Backoff for retryable failures.
         public var retry: RetryPolicy
@@ -32,12 +33,12 @@ public final class SubscriptionReconciler: Sendable {
         /// How long an unregistered device is kept before it is removed.
         public var retention: Duration
 
-        public init(rate: Int = 3_000, concurrency: Int = 32, claimLimit: Int = 2_048, lease: Duration = .seconds(30),
+        public init(rate: Int = 3_000, concurrency: Int = 32, batchLimit: Int = 2_048, lease: Duration = .seconds(30),
                     retry: RetryPolicy = RetryPolicy(quotaPause: nil), repairInterval: Duration? = .seconds(24 * 3600),
                     retention: Duration = .seconds(30 * 24 * 3600)) {
             self.rate = rate
             self.concurrency = concurrency
-            self.claimLimit = claimLimit
+            self.batchLimit = batchLimit
             self.lease = lease
             self.retry = retry
             self.repairInterval = repairInterval
@@ -134,7 +135,7 @@ public final class SubscriptionReconciler: Sendable {
     /// process holds the lease; returns how many subscriptions it read.
     @discardableResult
     public func applyOnce() async throws -> Int {
-        let batch = try await subscriptions.due(limit: max(1, min(configuration.rate, configuration.claimLimit)))
+        let batch = try await subscriptions.due(limit: max(1, min(configuration.rate, configuration.batchLimit)))
         var remaining = batch[...]
         var recording: Task<Void, any Error>?
         while !remaining.isEmpty, !Task.isCancelled, try await lead() {
