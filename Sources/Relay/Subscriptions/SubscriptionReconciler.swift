@@ -7,9 +7,9 @@ import Mongo
 import Synchronization
 
 /// Applies the subscriptions the database wants at FCM, on the outbox's principles: one lease per FCM project
-/// (`LeaseDAO`), so one replica at a time applies and none applies a subscription twice at once, retries with backoff and `Retry-After` on 429, 5xx and time-outs, a rate cap per
-/// project shared by every replica (`RateWindowDAO`), and 409 on create or 404 on delete counted as done
-/// (`FCMTopicSubscriptions.Outcome.alreadyApplied`). FCM saying a registration is gone marks its device
+/// (`LeaseDAO`), so one replica at a time applies and none applies a subscription twice at once; retries with
+/// backoff and `Retry-After` on 429, 5xx and time-outs; a rate cap per project shared by every replica
+/// (`RateWindowDAO`); and 409 on create or 404 on delete counted as done (`FCMTopicSubscriptions.Outcome.alreadyApplied`). FCM saying a registration is gone marks its device
 /// unregistered and puts its subscriptions to sleep. A periodic pass lists what FCM has for each device and
 /// repairs drift; it also removes devices unregistered for longer than the retention.
 public final class SubscriptionReconciler: Sendable {
@@ -60,8 +60,8 @@ public final class SubscriptionReconciler: Sendable {
     private let logger: Logger
     /// This process's name in leases.
     private let owner = "reconciler-" + ObjectID().hex
-    /// The key of the shared rate window and of the lease: one per FCM project.
-    private let rateKey: String
+    /// The key of the project's shared rate window and of its lease.
+    private let projectKey: String
     /// Until when (Unix ms) this process holds the lease, as last confirmed; 0 when it does not.
     private let leadership = Mutex<Int64>(0)
 
@@ -77,7 +77,7 @@ public final class SubscriptionReconciler: Sendable {
         self.wishes = wishes
         self.configuration = configuration
         self.logger = logger
-        self.rateKey = "fcm-subscriptions:\(project)"
+        self.projectKey = "fcm-subscriptions:\(project)"
     }
 
     /// Applies pending subscriptions while this process holds the project's lease, until cancelled (then gives
@@ -89,7 +89,7 @@ public final class SubscriptionReconciler: Sendable {
                 group.addTask { await self.repairLoop(every: interval) }
             }
         }
-        if leadership.withLock({ $0 }) > 0 { try? await leases.release(rateKey, owner: owner) }
+        if leadership.withLock({ $0 }) > 0 { try? await leases.release(projectKey, owner: owner) }
     }
 
     // MARK: Leading
@@ -99,7 +99,7 @@ public final class SubscriptionReconciler: Sendable {
     private func lead() async throws -> Bool {
         let leaseMS = configuration.lease.milliseconds
         if leadership.withLock({ $0 }) - UnixTime.nowMilliseconds() > leaseMS * 2 / 3 { return true }
-        let until = try await leases.hold(rateKey, owner: owner, leaseMS: leaseMS)
+        let until = try await leases.hold(projectKey, owner: owner, leaseMS: leaseMS)
         leadership.withLock { $0 = until ?? 0 }
         return until != nil
     }
@@ -144,6 +144,7 @@ public final class SubscriptionReconciler: Sendable {
             let applied = await apply(remaining.prefix(granted))
             remaining = remaining.dropFirst(granted)
             try await recording?.value
+            // Not a child task: once FCM has them, their record is written even if this loop stops.
             recording = Task { [subscriptions] in try await subscriptions.applied(applied) }
         }
         try await recording?.value
@@ -178,7 +179,7 @@ public final class SubscriptionReconciler: Sendable {
                 try await Task.sleep(for: .milliseconds(windowEnd - now + 1))
                 continue
             }
-            let (granted, next) = try await rates.take(count, of: rateKey, limit: configuration.rate, windowMS: 1000)
+            let (granted, next) = try await rates.take(count, of: projectKey, limit: configuration.rate, windowMS: 1000)
             if granted > 0 { return granted }
             try await Task.sleep(for: .milliseconds(max(1, next - UnixTime.nowMilliseconds() + 1)))
         }
