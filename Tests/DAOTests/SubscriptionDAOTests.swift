@@ -64,4 +64,22 @@ struct SubscriptionDAOTests {
             #expect(settled.applied && settled.want)
         }
     }
+
+    @Test func aRecordWrittenAfterFCMCalledTheRegistrationGoneLeavesItAsleep() async throws {
+        try await TestDatabase.with { database in
+            let (devices, subscriptions) = try await seed(database, devices: 2, topics: ["t1", "t2"])
+            let batch = try await subscriptions.due(limit: 10)
+            // FCM took t1 of device 0, then called its registration gone on t2, before t1's record was written.
+            try await subscriptions.sleep(registration: devices[0].registration)
+            try await subscriptions.applied(batch)
+
+            let asleep = try await subscriptions.all(of: devices[0])
+            #expect(asleep.count == 2 && asleep.allSatisfy { !$0.applied }, "FCM has nothing for a registration it called gone")
+            #expect(try await subscriptions.all(of: devices[1]).allSatisfy(\.applied))
+            #expect(try await subscriptions.backlog().count == 0)
+            // Registered again: both are applied again.
+            try await subscriptions.wake(registration: devices[0].registration)
+            #expect(try await subscriptions.due(limit: 10).count == 2)
+        }
+    }
 }

@@ -257,12 +257,7 @@ struct DeviceTests {
                     let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
                                         configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
                     let reconcilers = (0..<2).map { _ in
-                        SubscriptionReconciler(
-                            subscriptions: wishes, devices: devices, rates: RateWindowDAO(database: database),
-                            leases: LeaseDAO(database: database), fcm: fcm.topicSubscriptions, project: "pair",
-                            signal: OutboxSignal(), wishes: { ([], []) },
-                            configuration: .init(batchLimit: 64, lease: .seconds(2), repairInterval: nil),
-                            logger: Logger(label: "test"))
+                        Self.reconciler(database, fcm: fcm, configuration: .init(batchLimit: 64, lease: .seconds(2), repairInterval: nil))
                     }
                     let running = reconcilers.map { reconciler in Task { await reconciler.run() } }
                     try await eventually(within: .seconds(30)) { try await wishes.backlog().count == 0 }
@@ -273,6 +268,60 @@ struct DeviceTests {
                 // calls FCM answers 409 (counted, but calls all the same).
                 #expect(fake.subscriptionCallCount == 200)
                 #expect(fake.subscribers(of: Self.forced).count == 100 && fake.subscribers(of: Self.recommended).count == 100)
+            }
+        }
+    }
+
+    /// A reconciler of the project "test" on `database`, with no cube (no repair pass to run).
+    static func reconciler(_ database: MongoDatabase, fcm: FCMClient, configuration: SubscriptionReconciler.Configuration)
+        -> SubscriptionReconciler {
+        SubscriptionReconciler(
+            subscriptions: SubscriptionDAO(database: database), devices: DeviceDAO(database: database),
+            rates: RateWindowDAO(database: database), leases: LeaseDAO(database: database), fcm: fcm.topicSubscriptions,
+            project: "test", signal: OutboxSignal(), wishes: { ([], []) }, configuration: configuration,
+            logger: Logger(label: "test"))
+    }
+
+    @Test func callsRunAheadOfTheirRecordsWithoutCallingTwiceOrLosingAWishChangedMeanwhile() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
+                var phones: [Device] = []
+                for index in 0..<20 {
+                    let (device, _) = try await devices.register(registration: "ahead-\(index)", platform: .ios,
+                                                                 locale: nil, appVersion: nil, secretHash: "x")
+                    try await wishes.wantNew([Self.forced, Self.recommended], for: device)
+                    phones.append(device)
+                }
+                let account = try fake.makeServiceAccount()
+                try await withHTTPClient { http in
+                    let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
+                                        configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
+                    // Records wait three seconds for company: long enough to act while they wait.
+                    let reconciler = Self.reconciler(database, fcm: fcm, configuration: .init(recordWindow: .seconds(3),
+                                                                                                repairInterval: nil))
+                    try await reconciler.applyOnce()
+                    #expect(fake.subscriptionCallCount == 40)
+                    #expect(try await wishes.backlog().count == 40, "called, not yet recorded: still pending")
+                    // A phone leaves the Recommended topic while its record waits (the database still thinks FCM
+                    // lacks it, so the wish is stored as settled).
+                    try await wishes.set(want: false, topics: [Self.recommended], for: phones[0])
+                    // Read again before the records are written: nothing is called twice.
+                    try await reconciler.applyOnce()
+                    #expect(fake.subscriptionCallCount == 40)
+                    // Once written, the record makes the changed wish pending, and the next batch unsubscribes.
+                    try await eventually(within: .seconds(20)) {
+                        try await reconciler.applyOnce()
+                        return try await wishes.backlog().count == 0
+                    }
+                }
+                #expect(fake.subscriptionCallCount == 41)
+                #expect(fake.subscriptions(of: "ahead-0") == [Self.forced])
+                for index in 1..<20 { #expect(fake.subscriptions(of: "ahead-\(index)") == [Self.forced, Self.recommended]) }
+                let first = try await wishes.all(of: phones[0]).sorted { $0.topic < $1.topic }
+                #expect(first.map(\.applied) == first.map(\.want), "the database says what FCM has")
+                #expect(try await wishes.all(of: phones[1]).allSatisfy { $0.applied && $0.want })
             }
         }
     }

@@ -200,7 +200,8 @@ public struct SubscriptionDAO: Sendable {
 
     /// Records that FCM now has each of `batch` as it was read (`want`), `IDChunks.perCommand` subscriptions a
     /// command: settled where the wish is still the one applied, pending again where it changed meanwhile
-    /// (recording what FCM has); gone ones FCM no longer has are deleted.
+    /// (recording what FCM has); gone ones FCM no longer has are deleted. Dormant ones (FCM called their
+    /// registration gone since) are left as they are: FCM has nothing for them.
     public func applied(_ batch: [TopicSubscription]) async throws {
         guard !batch.isEmpty else { return }
         let time = now()
@@ -214,7 +215,7 @@ public struct SubscriptionDAO: Sendable {
             for chunk in IDChunks.of(batch.filter { $0.want == want }.map(\.id)) {
                 let ids = IDChunks.membership(chunk)
                 let settled = try await mapErrors {
-                    try await collection.updateMany(["_id": ids, "want": .bool(want)],
+                    try await collection.updateMany(["_id": ids, "want": .bool(want), "dormant": ["$ne": true]],
                                                     ["$set": ["applied": .bool(want), "pending": false, "attempts": 0,
                                                               "updated_at": .int64(time)],
                                                      "$unset": ["last_error": ""]])
@@ -222,7 +223,7 @@ public struct SubscriptionDAO: Sendable {
                 guard settled.matchedCount < Int64(chunk.count) else { continue }
                 // The wish changed while FCM was called: what FCM has is recorded, and the document is pending.
                 _ = try await mapErrors {
-                    try await collection.updateMany(["_id": ids, "want": .bool(!want)],
+                    try await collection.updateMany(["_id": ids, "want": .bool(!want), "dormant": ["$ne": true]],
                                                     ["$set": ["applied": .bool(want), "pending": true, "due_at": .int64(time)]])
                 }
             }

@@ -19,10 +19,15 @@ public final class SubscriptionReconciler: Sendable {
         public var rate: Int
         /// Calls in flight at once in this process.
         public var concurrency: Int
-        /// The most due subscriptions one batch reads (at most `rate`): finding them costs a server that reads
-        /// every match before the limit (SecantusDB) as much for 2,000 as for 50, so large batches make a large
-        /// backlog cheaper; one batch is applied within a few seconds at the cap.
+        /// The most due subscriptions one batch reads, about ten seconds of calls at Google's rate: finding them
+        /// costs a server that reads every match before the limit (SecantusDB) as much for 30,000 as for 50, and
+        /// stalls its other commands meanwhile, so large batches make a large backlog cheaper.
         public var batchLimit: Int
+        /// How many applied subscriptions may wait for their record before the calls wait for the database
+        /// (`SubscriptionRecorder`); about ten seconds of calls at Google's rate.
+        public var unrecordedLimit: Int
+        /// How long a record waits for others to share its write.
+        public var recordWindow: Duration
         /// How long the project's lease lasts unless renewed (every third of it): how soon another replica takes
         /// over from one that stopped.
         public var lease: Duration
@@ -33,12 +38,15 @@ public final class SubscriptionReconciler: Sendable {
         /// How long an unregistered device is kept before it is removed.
         public var retention: Duration
 
-        public init(rate: Int = 3_000, concurrency: Int = 32, batchLimit: Int = 2_048, lease: Duration = .seconds(30),
+        public init(rate: Int = 3_000, concurrency: Int = 32, batchLimit: Int = 30_000, unrecordedLimit: Int = 30_000,
+                    recordWindow: Duration = .milliseconds(20), lease: Duration = .seconds(30),
                     retry: RetryPolicy = RetryPolicy(quotaPause: nil), repairInterval: Duration? = .seconds(24 * 3600),
                     retention: Duration = .seconds(30 * 24 * 3600)) {
             self.rate = rate
             self.concurrency = concurrency
             self.batchLimit = batchLimit
+            self.unrecordedLimit = unrecordedLimit
+            self.recordWindow = recordWindow
             self.lease = lease
             self.retry = retry
             self.repairInterval = repairInterval
@@ -53,6 +61,8 @@ public final class SubscriptionReconciler: Sendable {
     private let devices: DeviceDAO
     private let rates: RateWindowDAO
     private let leases: LeaseDAO
+    /// Writes what FCM has behind the calls.
+    private let recorder: SubscriptionRecorder
     private let fcm: any TopicSubscribing
     private let signal: OutboxSignal
     private let wishes: Wishes
@@ -72,6 +82,8 @@ public final class SubscriptionReconciler: Sendable {
         self.devices = devices
         self.rates = rates
         self.leases = leases
+        self.recorder = SubscriptionRecorder(subscriptions: subscriptions, window: configuration.recordWindow,
+                                             capacity: configuration.unrecordedLimit, logger: logger)
         self.fcm = fcm
         self.signal = signal
         self.wishes = wishes
@@ -80,8 +92,9 @@ public final class SubscriptionReconciler: Sendable {
         self.projectKey = "fcm-subscriptions:\(project)"
     }
 
-    /// Applies pending subscriptions while this process holds the project's lease, until cancelled (then gives
-    /// the lease up); the periodic repair runs beside it.
+    /// Applies pending subscriptions while this process holds the project's lease, until cancelled (then writes
+    /// the records still held, for at most `recordDrainTime`, and gives the lease up); the periodic repair runs
+    /// beside it.
     public func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.applyLoop() }
@@ -89,8 +102,14 @@ public final class SubscriptionReconciler: Sendable {
                 group.addTask { await self.repairLoop(every: interval) }
             }
         }
+        // Not cancelled with the loops: the records are written while the database is still open.
+        await Task { [recorder] in await recorder.drain(timeout: Self.recordDrainTime) }.value
         if leadership.withLock({ $0 }) > 0 { try? await leases.release(projectKey, owner: owner) }
     }
+
+    /// How long a stopping reconciler goes on writing what FCM has: what it leaves unwritten, whoever leads next
+    /// applies again.
+    static let recordDrainTime = Duration.seconds(10)
 
     // MARK: Leading
 
@@ -101,6 +120,8 @@ public final class SubscriptionReconciler: Sendable {
         if leadership.withLock({ $0 }) - UnixTime.nowMilliseconds() > leaseMS * 2 / 3 { return true }
         let until = try await leases.hold(projectKey, owner: owner, leaseMS: leaseMS)
         leadership.withLock { $0 = until ?? 0 }
+        // Another process may lead and change FCM meanwhile: only the database tells what FCM has.
+        if until == nil { recorder.forget() }
         return until != nil
     }
 
@@ -127,66 +148,105 @@ public final class SubscriptionReconciler: Sendable {
         }
     }
 
-    /// How many subscriptions of a batch are called at once before their outcomes are recorded: the calls of
-    /// the next slice go out while one slice is recorded.
+    /// How many subscriptions of a batch are called at once: the share of the rate taken at a time, and the
+    /// records handed to the recorder together.
     static let slice = 256
 
     /// Reads one batch of due subscriptions and applies it within the shared rate, a slice at a time, while this
-    /// process holds the lease; returns how many subscriptions it read.
+    /// process holds the lease; the records follow (`SubscriptionRecorder`). Returns how many subscriptions it
+    /// read.
     @discardableResult
     public func applyOnce() async throws -> Int {
-        let batch = try await subscriptions.due(limit: max(1, min(configuration.rate, configuration.batchLimit)))
-        var remaining = batch[...]
-        var recording: Task<Void, any Error>?
-        while !remaining.isEmpty, !Task.isCancelled, try await lead() {
-            // Only what the batch holds is taken from the shared allowance, so an idle replica spends none.
-            let granted = try await takeRate(min(remaining.count, Self.slice))
-            let applied = await apply(remaining.prefix(granted))
-            remaining = remaining.dropFirst(granted)
-            try await recording?.value
-            // Not a child task: once FCM has them, their record is written even if this loop stops.
-            recording = Task { [subscriptions] in try await subscriptions.applied(applied) }
+        let read = try await readDue()
+        let batch = recorder.work(in: read)
+        if batch.isEmpty, !read.isEmpty {
+            // All that is due waits for its record: nothing to call until those are written.
+            await recorder.drain(timeout: configuration.lease / 3)
+            return read.count
         }
-        try await recording?.value
-        return batch.count
+        var remaining = batch[...]
+        while !remaining.isEmpty, !Task.isCancelled, try await lead() {
+            await recorder.waitForRoom()
+            // Only what the batch holds is taken from the shared allowance, so an idle replica spends none.
+            let (granted, windowEnd) = try await takeRate(min(remaining.count, Self.slice))
+            let calls = await apply(remaining.prefix(granted), startingBefore: windowEnd - Self.windowMargin)
+            recorder.record(calls.applied)
+            remaining = remaining.dropFirst(granted)
+            // Those whose share of the window ran out before their call went out come next, in a later window.
+            if !calls.notStarted.isEmpty { remaining = (calls.notStarted + remaining)[...] }
+        }
+        return read.count
     }
 
-    /// Calls FCM for `slice`, `concurrency` calls at a time; returns those FCM now has as wanted.
-    private func apply(_ slice: ArraySlice<TopicSubscription>) async -> [TopicSubscription] {
-        await withTaskGroup(of: TopicSubscription?.self) { group in
-            var running = 0, applied: [TopicSubscription] = []
+    /// Up to `batchLimit` due subscriptions besides those whose records the recorder holds, which a read returns
+    /// too: the read goes past them.
+    private func readDue() async throws -> [TopicSubscription] {
+        recorder.beginRead()
+        return try await subscriptions.due(limit: max(1, configuration.batchLimit) + recorder.held)
+    }
+
+    /// How long before its window ends a call taken from it must have gone out: calls that reach FCM in the
+    /// next second would count there.
+    static let windowMargin: Int64 = 100
+
+    /// What became of a slice's calls.
+    private enum Call {
+        /// FCM has it as wanted.
+        case applied(TopicSubscription)
+        /// Failed, and recorded as a retry or a registration gone.
+        case failed
+        /// Not made: its window was nearly over.
+        case notStarted(TopicSubscription)
+    }
+
+    /// Calls FCM for `slice`, `concurrency` calls at a time, none after `deadline` (Unix ms): returns those FCM
+    /// now has as wanted, and those not called.
+    private func apply(_ slice: ArraySlice<TopicSubscription>, startingBefore deadline: Int64)
+        async -> (applied: [TopicSubscription], notStarted: [TopicSubscription]) {
+        await withTaskGroup(of: Call.self) { group in
+            var running = 0, applied: [TopicSubscription] = [], notStarted: [TopicSubscription] = []
+            func collect(_ call: Call) {
+                switch call {
+                case .applied(let subscription): applied.append(subscription)
+                case .notStarted(let subscription): notStarted.append(subscription)
+                case .failed: break
+                }
+            }
             for subscription in slice {
-                if running >= configuration.concurrency {
-                    if let done = await group.next(), let done { applied.append(done) }
+                if running >= configuration.concurrency, let done = await group.next() {
+                    collect(done)
                     running -= 1
                 }
-                group.addTask { await self.apply(subscription) }
+                group.addTask {
+                    guard UnixTime.nowMilliseconds() < deadline else { return .notStarted(subscription) }
+                    return await self.apply(subscription).map(Call.applied) ?? .failed
+                }
                 running += 1
             }
-            for await done in group { if let done { applied.append(done) } }
-            return applied
+            for await done in group { collect(done) }
+            return (applied, notStarted)
         }
     }
 
     /// Takes up to `count` calls from this second's allowance, shared by every replica, waiting for the next
     /// second while the current one is spent (or nearly over, so calls made late do not land in the next
-    /// second's count).
-    private func takeRate(_ count: Int) async throws -> Int {
+    /// second's count); returns how many, and when that second ends (Unix ms).
+    private func takeRate(_ count: Int) async throws -> (granted: Int, windowEnd: Int64) {
         while !Task.isCancelled {
             let now = UnixTime.nowMilliseconds()
             let windowEnd = (now / 1000 + 1) * 1000
-            if windowEnd - now < 100 {
+            if windowEnd - now < Self.windowMargin {
                 try await Task.sleep(for: .milliseconds(windowEnd - now + 1))
                 continue
             }
             let (granted, next) = try await rates.take(count, of: projectKey, limit: configuration.rate, windowMS: 1000)
-            if granted > 0 { return granted }
+            if granted > 0 { return (granted, next) }
             try await Task.sleep(for: .milliseconds(max(1, next - UnixTime.nowMilliseconds() + 1)))
         }
         throw CancellationError()
     }
 
-    /// Calls FCM for one subscription; returns it when FCM has it as wanted (recorded for the whole batch by the
+    /// Calls FCM for one subscription; returns it when FCM has it as wanted (recorded with its slice by the
     /// caller), nil when it failed (recorded here: a retry, or its registration gone).
     private func apply(_ subscription: TopicSubscription) async -> TopicSubscription? {
         // Unwanted and never applied (a gone wish FCM does not have): nothing to call, only to record.
