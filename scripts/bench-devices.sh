@@ -4,7 +4,7 @@
 #     that does not talk to FCM (RELAY_CONCURRENCY=0), so registration is measured alone: requests/s and p99;
 #  2. a hub with the reconciler starts with their 20,000 subscriptions pending, FCM_SUBSCRIPTION_RATE=3000 (Google's
 #     documented limit): the time until the fake holds them all, beside what the cap allows, and the most calls the
-#     fake saw in one second;
+#     fake saw in one second; then the time until the hub has recorded them all (its records follow the calls);
 #  3. a new Forced subject (POST /subject) reaches the 10,000 devices: the time from the POST until the fake holds
 #     the 10,000 new subscriptions, beside what the cap allows.
 #
@@ -74,6 +74,14 @@ wait_for_fake() {  # wait_for_fake COUNT: until the fake holds COUNT subscriptio
     done
     echo "$peak"
 }
+wait_for_records() {  # until no subscription is pending in the database (the hub's records of what FCM has)
+    "$python" - "$uri" <<'PY'
+import sys, time, pymongo
+subscriptions = pymongo.MongoClient(sys.argv[1]).get_default_database()["device_subscriptions"]
+while subscriptions.find_one({"pending": True}, {"_id": 1}) is not None:
+    time.sleep(1)  # each look scans the backlog on SecantusDB: seldom, so the records are not slowed much
+PY
+}
 verdict() {  # verdict COUNT STARTED ENDED PEAK LABEL
     python3 - "$rate" "$@" <<'PY'
 import sys
@@ -98,6 +106,8 @@ kill "$hub_pid"; wait "$hub_pid" 2>/dev/null || true
 subscriptions=$(( (devices + 1) * 2 ))
 
 # 2. The backlog, applied by a hub that starts with it.
+db_ticks() { awk '{print $14 + $15}' "/proc/$db_pid/stat"; }
+ticks=$(db_ticks)
 port=$(free_port)
 started=$(date +%s.%N)
 start_hub "$port"
@@ -106,6 +116,11 @@ peak=$(wait_for_fake "$subscriptions")
 applied=$(date +%s.%N)
 python3 -c 'import sys; print("the reconciling hub was ready %.2f s after its start" % (float(sys.argv[2]) - float(sys.argv[1])))' "$started" "$ready"
 verdict "$subscriptions" "$ready" "$applied" "$peak" "backlog of $subscriptions"
+# The records follow the calls (SubscriptionRecorder): until then GET /device/:id/subscriptions says pending.
+wait_for_records
+recorded=$(date +%s.%N)
+python3 -c 'import sys; a, r, t, n, s = map(float, sys.argv[1:]); print("recorded in the database %.2f s after the fake held them all (%.2f s after ready); database CPU from the start until then: %.2f ms a subscription" % (r - a, r - s, t * 10 / n))' \
+    "$applied" "$recorded" "$(( $(db_ticks) - ticks ))" "$subscriptions" "$ready"
 
 # 3. A new Forced subject, fanned out to every device.
 admin=$("$bin_dir/msi-hub" token create --name bench-admin --role admin --mongodb-uri "$uri" | tail -n 1)
@@ -119,4 +134,6 @@ peak=$(wait_for_fake $(( subscriptions + devices + 1 )))
 applied=$(date +%s.%N)
 python3 -c 'import sys; print("POST /subject (a Forced subject for %s devices) answered in %.2f s" % (sys.argv[3], float(sys.argv[2]) - float(sys.argv[1])))' "$started" "$posted" "$((devices + 1))"
 verdict $(( devices + 1 )) "$started" "$applied" "$peak" "a new Forced subject"
+wait_for_records
+python3 -c 'import sys; print("recorded in the database %.2f s after the fake held them all" % (float(sys.argv[2]) - float(sys.argv[1])))' "$applied" "$(date +%s.%N)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
