@@ -211,12 +211,7 @@ struct DeviceTests {
                 try await DatabaseIndexes.ensure(in: database)
                 try await HubHarness.legacy(database)
                 // Sixty phones registered as the service registers them: each wants the Forced and Recommended topics.
-                let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
-                for index in 0..<60 {
-                    let (device, _) = try await devices.register(registration: "killed-\(index)", platform: .ios, locale: nil,
-                                                                 appVersion: nil, secretHash: "x")
-                    try await wishes.wantNew([Self.forced, Self.recommended], for: device)
-                }
+                _ = try await Self.registerWanting(60, prefix: "killed", in: database)
                 let account = try fake.makeServiceAccount()
                 let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
                                    "RELAY_LEASE_SECONDS": "2"]
@@ -245,12 +240,8 @@ struct DeviceTests {
         try await FakeFCM.with { fake in
             try await TestDatabase.with { database in
                 try await DatabaseIndexes.ensure(in: database)
-                let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
-                for index in 0..<100 {
-                    let (device, _) = try await devices.register(registration: "pair-\(index)", platform: .android,
-                                                                 locale: nil, appVersion: nil, secretHash: "x")
-                    try await wishes.wantNew([Self.forced, Self.recommended], for: device)
-                }
+                _ = try await Self.registerWanting(100, prefix: "pair", in: database)
+                let wishes = SubscriptionDAO(database: database)
                 let account = try fake.makeServiceAccount()
                 fake.setResponseDelay(.milliseconds(5))
                 try await withHTTPClient { http in
@@ -273,27 +264,64 @@ struct DeviceTests {
     }
 
     /// A reconciler of the project "test" on `database`, with no cube (no repair pass to run).
-    static func reconciler(_ database: MongoDatabase, fcm: FCMClient, configuration: SubscriptionReconciler.Configuration)
-        -> SubscriptionReconciler {
+    static func reconciler(_ database: MongoDatabase, fcm: FCMClient, signal: OutboxSignal = OutboxSignal(),
+                           configuration: SubscriptionReconciler.Configuration) -> SubscriptionReconciler {
         SubscriptionReconciler(
             subscriptions: SubscriptionDAO(database: database), devices: DeviceDAO(database: database),
             rates: RateWindowDAO(database: database), leases: LeaseDAO(database: database), fcm: fcm.topicSubscriptions,
-            project: "test", signal: OutboxSignal(), wishes: { ([], []) }, configuration: configuration,
+            project: "test", signal: signal, wishes: { ([], []) }, configuration: configuration,
             logger: Logger(label: "test"))
+    }
+
+    /// Registers `count` devices named `prefix-0`… wanting the Forced and Recommended topics, as the service does.
+    static func registerWanting(_ count: Int, prefix: String, in database: MongoDatabase) async throws -> [Device] {
+        let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
+        var registered: [Device] = []
+        for index in 0..<count {
+            let (device, _) = try await devices.register(registration: "\(prefix)-\(index)", platform: .ios, locale: nil,
+                                                         appVersion: nil, secretHash: "x")
+            try await wishes.wantNew([Self.forced, Self.recommended], for: device)
+            registered.append(device)
+        }
+        return registered
+    }
+
+    @Test func aWishMadeWhileRecordsWaitIsCalledWithoutWaitingForThem() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                _ = try await Self.registerWanting(10, prefix: "early", in: database)
+                let wishes = SubscriptionDAO(database: database), signal = OutboxSignal()
+                let account = try fake.makeServiceAccount()
+                try await withHTTPClient { http in
+                    let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
+                                        configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
+                    let reconciler = Self.reconciler(database, fcm: fcm, signal: signal,
+                                                     configuration: .init(recordWindow: .seconds(8), repairInterval: nil))
+                    try await reconciler.applyOnce()
+                    #expect(fake.subscriptionCallCount == 20)
+                    // All that is due waits for its record: the next batch waits for the records, or for new work.
+                    let waiting = Task { try await reconciler.applyOnce() }
+                    try await Task.sleep(for: .milliseconds(300))
+                    _ = try await Self.registerWanting(1, prefix: "late", in: database)
+                    signal.notify()
+                    try await waiting.value
+                    try await reconciler.applyOnce()
+                    #expect(fake.subscriptions(of: "late-0") == [Self.forced, Self.recommended])
+                    #expect(try await wishes.backlog().count == 22, "called before the earlier records were written")
+                    try await eventually(within: .seconds(30)) { try await wishes.backlog().count == 0 }
+                }
+                #expect(fake.subscriptionCallCount == 22)
+            }
+        }
     }
 
     @Test func callsRunAheadOfTheirRecordsWithoutCallingTwiceOrLosingAWishChangedMeanwhile() async throws {
         try await FakeFCM.with { fake in
             try await TestDatabase.with { database in
                 try await DatabaseIndexes.ensure(in: database)
-                let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
-                var phones: [Device] = []
-                for index in 0..<20 {
-                    let (device, _) = try await devices.register(registration: "ahead-\(index)", platform: .ios,
-                                                                 locale: nil, appVersion: nil, secretHash: "x")
-                    try await wishes.wantNew([Self.forced, Self.recommended], for: device)
-                    phones.append(device)
-                }
+                let phones = try await Self.registerWanting(20, prefix: "ahead", in: database)
+                let wishes = SubscriptionDAO(database: database)
                 let account = try fake.makeServiceAccount()
                 try await withHTTPClient { http in
                     let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,

@@ -160,8 +160,13 @@ public final class SubscriptionReconciler: Sendable {
         let read = try await readDue()
         let batch = recorder.work(in: read)
         if batch.isEmpty, !read.isEmpty {
-            // All that is due waits for its record: nothing to call until those are written.
-            await recorder.drain(timeout: configuration.lease / 3)
+            // All that is due waits for its record: nothing to call until those are written or new work comes.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.recorder.drain(timeout: self.configuration.lease / 3) }
+                group.addTask { await self.signal.wait(timeout: self.configuration.lease / 3) }
+                await group.next()
+                group.cancelAll()
+            }
             return read.count
         }
         var remaining = batch[...]
