@@ -74,7 +74,8 @@ struct SubscriptionDAOTests {
             try await subscriptions.applied(batch)
 
             let asleep = try await subscriptions.all(of: devices[0])
-            #expect(asleep.count == 2 && asleep.allSatisfy { !$0.applied }, "FCM has nothing for a registration it called gone")
+            #expect(asleep.count == 2 && asleep.allSatisfy { !$0.applied },
+                    "FCM has nothing for a registration it called gone")
             #expect(try await subscriptions.all(of: devices[1]).allSatisfy(\.applied))
             #expect(try await subscriptions.backlog().count == 0)
             // Registered again: both are applied again.

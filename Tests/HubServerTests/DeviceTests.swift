@@ -248,7 +248,8 @@ struct DeviceTests {
                     let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
                                         configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
                     let reconcilers = (0..<2).map { _ in
-                        Self.reconciler(database, fcm: fcm, configuration: .init(batchLimit: 64, lease: .seconds(2), repairInterval: nil))
+                        Self.reconciler(database, fcm: fcm,
+                                        configuration: .init(batchLimit: 64, lease: .seconds(2), repairInterval: nil))
                     }
                     let running = reconcilers.map { reconciler in Task { await reconciler.run() } }
                     try await eventually(within: .seconds(30)) { try await wishes.backlog().count == 0 }
@@ -278,8 +279,8 @@ struct DeviceTests {
         let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
         var registered: [Device] = []
         for index in 0..<count {
-            let (device, _) = try await devices.register(registration: "\(prefix)-\(index)", platform: .ios, locale: nil,
-                                                         appVersion: nil, secretHash: "x")
+            let (device, _) = try await devices.register(registration: "\(prefix)-\(index)", platform: .ios,
+                                                         locale: nil, appVersion: nil, secretHash: "x")
             try await wishes.wantNew([Self.forced, Self.recommended], for: device)
             registered.append(device)
         }
@@ -296,8 +297,9 @@ struct DeviceTests {
                 try await withHTTPClient { http in
                     let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
                                         configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
-                    let reconciler = Self.reconciler(database, fcm: fcm, signal: signal,
-                                                     configuration: .init(recordWindow: .seconds(8), repairInterval: nil))
+                    let reconciler = Self.reconciler(
+                        database, fcm: fcm, signal: signal,
+                        configuration: .init(recordWindow: .seconds(8), repairInterval: nil))
                     try await reconciler.applyOnce()
                     #expect(fake.subscriptionCallCount == 20)
                     // All that is due waits for its record: the next batch waits for the records, or for new work.
@@ -346,7 +348,9 @@ struct DeviceTests {
                 }
                 #expect(fake.subscriptionCallCount == 41)
                 #expect(fake.subscriptions(of: "ahead-0") == [Self.forced])
-                for index in 1..<20 { #expect(fake.subscriptions(of: "ahead-\(index)") == [Self.forced, Self.recommended]) }
+                for index in 1..<20 {
+                    #expect(fake.subscriptions(of: "ahead-\(index)") == [Self.forced, Self.recommended])
+                }
                 let first = try await wishes.all(of: phones[0]).sorted { $0.topic < $1.topic }
                 #expect(first.map(\.applied) == first.map(\.want), "the database says what FCM has")
                 #expect(try await wishes.all(of: phones[1]).allSatisfy { $0.applied && $0.want })

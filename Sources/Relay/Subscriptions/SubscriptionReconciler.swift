@@ -9,7 +9,8 @@ import Synchronization
 /// Applies the subscriptions the database wants at FCM, on the outbox's principles: one lease per FCM project
 /// (`LeaseDAO`), so one replica at a time applies and none applies a subscription twice at once; retries with
 /// backoff and `Retry-After` on 429, 5xx and time-outs; a rate cap per project shared by every replica
-/// (`RateWindowDAO`); and 409 on create or 404 on delete counted as done (`FCMTopicSubscriptions.Outcome.alreadyApplied`). FCM saying a registration is gone marks its device
+/// (`RateWindowDAO`); and 409 on create or 404 on delete counted as done
+/// (`FCMTopicSubscriptions.Outcome.alreadyApplied`). FCM saying a registration is gone marks its device
 /// unregistered and puts its subscriptions to sleep. A periodic pass lists what FCM has for each device and
 /// repairs drift; it also removes devices unregistered for longer than the retention.
 public final class SubscriptionReconciler: Sendable {

@@ -11,9 +11,11 @@ import Synchronization
 /// Until its record is written a subscription still reads as pending, so the reconciler passes what it reads
 /// through `work(in:)`: one FCM has as wanted is left out, one whose wish changed meanwhile is applied from what
 /// FCM has. A record written while a read runs may be missing from it, so what a record told is kept until the
-/// next read begins (`beginRead`). What is held here is only ahead of the database, never instead of it: a process that stops before
-/// writing leaves those subscriptions pending, and whoever leads next applies them again (FCM answers 409 or
-/// 404, counted as done).
+/// next read begins (`beginRead`).
+///
+/// What is held here is only ahead of the database, never instead of it: a process that stops before writing
+/// leaves those subscriptions pending, and whoever leads next applies them again (FCM answers 409 or 404,
+/// counted as done).
 final class SubscriptionRecorder: Sendable {
     private struct State {
         /// Records to write, oldest first, from `head` on.
@@ -202,7 +204,8 @@ final class SubscriptionRecorder: Sendable {
                 try await subscriptions.applied(batch)
                 return
             } catch {
-                logger.warning("recording applied subscriptions failed", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
+                logger.warning("recording applied subscriptions failed",
+                               metadata: ["error": "\(error)", "attempt": "\(attempt)"])
                 try? await Task.sleep(for: .milliseconds(250 << attempt))
             }
         }
