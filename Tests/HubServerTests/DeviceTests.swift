@@ -358,6 +358,31 @@ struct DeviceTests {
         }
     }
 
+    @Test func theCallsWaitForTheDatabaseOnceTooManyRecordsAreHeld() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                _ = try await Self.registerWanting(150, prefix: "held", in: database)
+                let wishes = SubscriptionDAO(database: database)
+                let account = try fake.makeServiceAccount()
+                try await withHTTPClient { http in
+                    let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
+                                        configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
+                    // At most 10 records held, each waiting 3 s for company: the first slice's 256 calls fill that,
+                    // so the rest of the batch waits until their records are written.
+                    let reconciler = Self.reconciler(
+                        database, fcm: fcm,
+                        configuration: .init(unrecordedLimit: 10, recordWindow: .seconds(3), repairInterval: nil))
+                    try await reconciler.applyOnce()
+                    #expect(fake.subscriptionCallCount == 300)
+                    #expect(try await wishes.backlog().count <= 300 - 256,
+                            "the first slice was recorded before the rest went out")
+                    try await eventually(within: .seconds(30)) { try await wishes.backlog().count == 0 }
+                }
+            }
+        }
+    }
+
     @Test func driftMadeAtTheFakeIsRepairedByTheNextPassAndAnAppsOwnTopicsStay() async throws {
         try await FakeFCM.with { fake in
             try await Self.with(fake) { hub in
