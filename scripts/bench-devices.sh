@@ -5,8 +5,8 @@
 #  2. a hub with the reconciler starts with their 20,000 subscriptions pending, FCM_SUBSCRIPTION_RATE=3000 (Google's
 #     documented limit): the time until the fake holds them all, beside what the cap allows, and the most calls the
 #     fake saw in one second; then the time until the hub has recorded them all (its records follow the calls);
-#  3. a new Forced subject (POST /subject) reaches the 10,000 devices: the time from the POST until the fake holds
-#     the 10,000 new subscriptions, beside what the cap allows.
+#  3. once the database is quiet again, a new Forced subject (POST /subject) reaches the 10,000 devices: the time
+#     from the POST until the fake holds the 10,000 new subscriptions, beside what the cap allows.
 #
 # The cube is the legacy fixture: one Forced and one Recommended subject, so each device needs two subscriptions.
 # Progress is read from the fake (GET /_subscriptions), not from the hub's metrics, so polling costs the database
@@ -121,6 +121,8 @@ wait_for_records
 recorded=$(date +%s.%N)
 python3 -c 'import sys; a, r, t, n, s = map(float, sys.argv[1:]); print("recorded in the database %.2f s after the fake held them all (%.2f s after ready); database CPU from the start until then: %.2f ms a subscription" % (r - a, r - s, t * 10 / n))' \
     "$applied" "$recorded" "$(( $(db_ticks) - ticks ))" "$subscriptions" "$ready"
+# After many updates SecantusDB's storage engine goes on evicting for a while: phase 3 starts on a quiet database.
+"$python" scripts/bench/bench.py quiet "$db_pid"
 
 # 3. A new Forced subject, fanned out to every device.
 admin=$("$bin_dir/msi-hub" token create --name bench-admin --role admin --mongodb-uri "$uri" | tail -n 1)

@@ -64,6 +64,14 @@ def settle(pid, quiet_ticks=4, limit=60.0):
         before = now
 
 
+def quiet(pid):
+    """Waits until the database `pid` is quiet (`settle`) and says how long that took and what it cost."""
+    started, before = time.time(), cpu_ticks(int(pid))
+    settle(int(pid), limit=120.0)
+    print("the database was quiet %.0f s later, after %.0f ms of CPU"
+          % (time.time() - started, (cpu_ticks(int(pid)) - before) * 1000.0 / CLOCK_TICKS))
+
+
 def status_kb(pid, key):
     with open("/proc/%d/status" % pid) as status:
         for line in status:
@@ -677,7 +685,7 @@ def main(argv):
     else:
         handlers = {"load": load, "topics": topics, "durable": durable, "drain": drain, "relay": relay,
                     "meta": meta, "table": table, "ticks": ticks, "relaycost": relaycost,
-                    "mixedposts": mixedposts}
+                    "mixedposts": mixedposts, "quiet": quiet}
         if command not in handlers:
             sys.exit(__doc__)
         handlers[command](*args)
