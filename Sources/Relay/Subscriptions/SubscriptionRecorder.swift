@@ -26,8 +26,6 @@ final class SubscriptionRecorder: Sendable {
         /// What FCM has, per subscription with a record held or written since the last read began.
         var known: [ObjectID: Known] = [:]
         var writing = false
-        var nextWaiter = 0
-        var waiters: [Int: (until: Until, continuation: CheckedContinuation<Void, Never>)] = [:]
     }
 
     private struct Known {
@@ -36,20 +34,15 @@ final class SubscriptionRecorder: Sendable {
         var records: Int
     }
 
-    /// What a waiter waits for.
-    private enum Until {
-        /// Fewer than `capacity` records held.
-        case room
-        /// None held.
-        case idle
-    }
-
     private let subscriptions: SubscriptionDAO
     private let window: Duration
     private let capacity: Int
     private let maximumBatch: Int
     private let logger: Logger
     private let state = Mutex(State())
+    /// Told whenever records are written, so `waitForRoom` and `drain` look again; one waiter at a time (the
+    /// reconciler's loop, or its end).
+    private let released = OutboxSignal()
 
     /// - Parameters:
     ///   - window: how long a write waits for more records once one is queued.
@@ -109,45 +102,20 @@ final class SubscriptionRecorder: Sendable {
         state.withLock { $0.known = [:] }
     }
 
-    /// Returns once fewer than `capacity` records are held.
+    /// Returns once fewer than `capacity` records are held, or once cancelled.
     func waitForRoom() async {
-        await wait(until: .room)
+        while held >= capacity, !Task.isCancelled {
+            await released.wait(timeout: .seconds(1))
+        }
     }
 
-    /// Returns once every record queued so far is written (or given up on), or after `timeout`.
+    /// Returns once every record queued so far is written (or given up on), after `timeout`, or once cancelled.
     func drain(timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.wait(until: .idle) }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func holds(_ state: State, until: Until) -> Bool {
-        switch until {
-        case .room: state.held < capacity
-        case .idle: state.held == 0
-        }
-    }
-
-    /// Returns once `until` holds, or once cancelled.
-    private func wait(until: Until) async {
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let now = state.withLock { state -> Bool in
-                    if holds(state, until: until) || Task.isCancelled { return true }
-                    state.waiters[id] = (until, continuation)
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume()
+        let deadline = ContinuousClock.now + timeout
+        while held > 0, !Task.isCancelled {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return }
+            await released.wait(timeout: min(left, .seconds(1)))
         }
     }
 
@@ -183,17 +151,14 @@ final class SubscriptionRecorder: Sendable {
 
     /// Forgets `batch`'s records (written or given up on) and wakes whoever waited for room or for none.
     private func release(_ batch: [TopicSubscription]) {
-        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        state.withLock { state in
             state.held -= batch.count
             for subscription in batch {
                 // Written (or given up on): kept for a read under way, until the next one begins.
                 state.known[subscription.id]?.records -= 1
             }
-            let ready = state.waiters.filter { holds(state, until: $0.value.until) }
-            for id in ready.keys { state.waiters.removeValue(forKey: id) }
-            return ready.values.map(\.continuation)
         }
-        for waiter in woken { waiter.resume() }
+        released.notify()
     }
 
     /// Writes `batch`, trying again a few times when the database fails; given up on, its subscriptions stay
