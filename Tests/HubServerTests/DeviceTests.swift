@@ -242,11 +242,8 @@ struct DeviceTests {
                 try await DatabaseIndexes.ensure(in: database)
                 _ = try await Self.registerWanting(100, prefix: "pair", in: database)
                 let wishes = SubscriptionDAO(database: database)
-                let account = try fake.makeServiceAccount()
                 fake.setResponseDelay(.milliseconds(5))
-                try await withHTTPClient { http in
-                    let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
-                                        configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
+                try await Self.withFCM(fake) { fcm in
                     let reconcilers = (0..<2).map { _ in
                         Self.reconciler(database, fcm: fcm,
                                         configuration: .init(batchLimit: 64, lease: .seconds(2), repairInterval: nil))
@@ -261,6 +258,15 @@ struct DeviceTests {
                 #expect(fake.subscriptionCallCount == 200)
                 #expect(fake.subscribers(of: Self.forced).count == 100 && fake.subscribers(of: Self.recommended).count == 100)
             }
+        }
+    }
+
+    /// Runs `body` with an FCM client of `fake`, signed in with a service account of its own.
+    static func withFCM(_ fake: FakeFCM, _ body: (FCMClient) async throws -> Void) async throws {
+        let account = try fake.makeServiceAccount()
+        try await withHTTPClient { http in
+            try await body(FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
+                                     configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send)))
         }
     }
 
@@ -293,10 +299,7 @@ struct DeviceTests {
                 try await DatabaseIndexes.ensure(in: database)
                 _ = try await Self.registerWanting(10, prefix: "early", in: database)
                 let wishes = SubscriptionDAO(database: database), signal = OutboxSignal()
-                let account = try fake.makeServiceAccount()
-                try await withHTTPClient { http in
-                    let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
-                                        configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
+                try await Self.withFCM(fake) { fcm in
                     let reconciler = Self.reconciler(
                         database, fcm: fcm, signal: signal,
                         configuration: .init(recordWindow: .seconds(8), repairInterval: nil))
@@ -324,10 +327,7 @@ struct DeviceTests {
                 try await DatabaseIndexes.ensure(in: database)
                 let phones = try await Self.registerWanting(20, prefix: "ahead", in: database)
                 let wishes = SubscriptionDAO(database: database)
-                let account = try fake.makeServiceAccount()
-                try await withHTTPClient { http in
-                    let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
-                                        configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
+                try await Self.withFCM(fake) { fcm in
                     // Records wait three seconds for company: long enough to act while they wait.
                     let reconciler = Self.reconciler(database, fcm: fcm, configuration: .init(recordWindow: .seconds(3),
                                                                                                 repairInterval: nil))
@@ -364,10 +364,7 @@ struct DeviceTests {
                 try await DatabaseIndexes.ensure(in: database)
                 _ = try await Self.registerWanting(150, prefix: "held", in: database)
                 let wishes = SubscriptionDAO(database: database)
-                let account = try fake.makeServiceAccount()
-                try await withHTTPClient { http in
-                    let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
-                                        configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
+                try await Self.withFCM(fake) { fcm in
                     // At most 10 records held, each waiting 3 s for company: the first slice's 256 calls fill that,
                     // so the rest of the batch waits until their records are written.
                     let reconciler = Self.reconciler(
@@ -393,10 +390,7 @@ struct DeviceTests {
                 fake.forceSubscribe("drifting", to: stray)
                 fake.forceSubscribe("drifting", to: "school-news")
                 // Another process's pass, as a periodic one would run.
-                let account = try fake.makeServiceAccount()
-                try await withHTTPClient { http in
-                    let fcm = FCMClient(account: try ServiceAccount(contentsOfFile: account.path), httpClient: http,
-                                        configuration: FCMClient.Configuration(endpoint: fake.baseURL, mode: .send))
+                try await Self.withFCM(fake) { fcm in
                     let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database)
                     let reconciler = SubscriptionReconciler(
                         subscriptions: SubscriptionDAO(database: hub.database), devices: DeviceDAO(database: hub.database),
