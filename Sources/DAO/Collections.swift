@@ -31,6 +31,9 @@ public enum CollectionName {
     /// One document per FCM project whose relay FCM asked to pause (503, 429, time-outs): until when
     /// (`RelayPauseDAO`), read by every replica's relay.
     public static let relayPause = "relay_pause"
+    /// One document per relay worker that ever ran: how far it got with the messages it stored and sends
+    /// itself, and until when it is alive (`RelayProgressDAO`).
+    public static let relayProgress = "relay_progress"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.

@@ -23,6 +23,8 @@ public struct HubServices: Sendable {
     public let outboxHandoff: OutboxHandoff
     /// Pauses of the relay that replicas share (FCM's 503, 429, time-outs).
     public let relayPauses: RelayPauseDAO
+    /// How far each relay worker got with the messages it stored and sends itself.
+    public let relayProgress: RelayProgressDAO
 
     /// The services over `database` (the pool's default database unless tests pick another).
     /// - Parameters:
@@ -44,9 +46,10 @@ public struct HubServices: Sendable {
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
         self.relayPauses = RelayPauseDAO(database: database)
+        self.relayProgress = RelayProgressDAO(database: database)
         self.messages = MessageService(messages: MessageDAO(database: database, writeDeadline: writeDeadline),
                                        idempotencyKeys: IdempotencyKeyDAO(database: database), cube: cube.cache,
-                                       relay: outboxHandoff, relayDeadlineMS: relayDeadlineMS)
+                                       relay: outboxHandoff, progress: relayProgress, relayDeadlineMS: relayDeadlineMS)
     }
 
     /// The follower that keeps the in-memory copies (cube, tokens) current with the database.

@@ -194,25 +194,56 @@ struct OutboxDAOTests {
         }
     }
 
-    @Test func aMessageStoredWithItsWorkersLeaseIsNotClaimedUntilTheLeaseRunsOut() async throws {
+    @Test func aDirectMessageIsSentByItsRecordAndHandedBackOnlyPastItOnceTheRecordIsTakenOver() async throws {
         try await TestDatabase.with { database in
             let messages = MessageDAO(database: database, now: { Self.now })
-            let plan = RelayPlan(dueAt: Self.now, deadlineAt: Self.now + 3_600_000,
-                                 lease: RelayLease(owner: "inserter", until: Self.now + 1_000))
-            let message = try await messages.add(MessageDraft(
-                title: "t", desc: "d", message: "m", topicKey: "a-b-c", distribution: .information, sender: "ann",
-                extra: ["relay": .document(plan.document(for: .information))]))
-            let state = try #require(RelayState(message: message.document))
-            #expect(state.lease == RelayLease(owner: "inserter", until: Self.now + 1_000) && state.attempts == 1)
+            func store(_ direct: DirectRelay) async throws -> Message {
+                let plan = RelayPlan(dueAt: Self.now, deadlineAt: Self.now + 3_600_000, direct: direct)
+                return try await messages.add(MessageDraft(
+                    title: "t", desc: "d", message: "m", topicKey: "a-b-c", distribution: .information, sender: "ann",
+                    extra: ["relay": .document(plan.document(for: .information))]))
+            }
+            var stored: [Message] = []
+            for seq in 1...3 { stored.append(try await store(DirectRelay(owner: "w/1", seq: Int64(seq)))) }
+            let state = try #require(RelayState(message: stored[0].document))
+            #expect(state.status == .direct && state.direct == DirectRelay(owner: "w/1", seq: 1) && state.attempts == 1)
             let outbox = OutboxDAO(database: database)
-            #expect(try await outbox.claim(owner: "other", now: Self.now + 999, leaseMS: 1_000, limit: 8) == nil)
-            #expect(try await outbox.renew([message.id], leases: ["inserter"], until: Self.now + 3_000) == 1)
-            #expect(try await outbox.claim(owner: "other", now: Self.now + 2_000, leaseMS: 1_000, limit: 8) == nil)
-            let again = try #require(try await outbox.claim(owner: "other", now: Self.now + 3_001, leaseMS: 1_000, limit: 8))
-            #expect(again.messages.map(\.id) == [message.id])
-            #expect(RelayState(message: again.messages[0].document)?.attempts == 2)
-            #expect(try await outbox.renew([message.id], leases: ["inserter"], until: Self.now + 9_000) == 0)
-            #expect(try await outbox.stillHeld([message.id], leases: ["inserter", again.lease]) == [message.id])
+            let progress = RelayProgressDAO(database: database)
+            // Never claimed while direct, however late.
+            #expect(try await outbox.claim(owner: "other", now: Self.now + 60_000, leaseMS: 1_000, limit: 8) == nil)
+
+            // The record says the first is done with: it shows as sent, the others as pending.
+            #expect(try await progress.report(owner: "w/1", through: 1, since: Self.now, until: Self.now + 1_000,
+                                              now: Self.now))
+            let shown = try await progress.resolved(stored).map { RelayState(message: $0.document)?.status }
+            #expect(shown == [.sent, .pending, .pending])
+            #expect(try await outbox.count(.sent, progress: progress) == 1)
+            #expect(try await outbox.count(.pending, progress: progress) == 2)
+
+            // Alive until 1 s: not taken; after, taken once, and its owner can no longer report.
+            #expect(try await progress.takeOverExpired(now: Self.now + 999).isEmpty)
+            let taken = try await progress.takeOverExpired(now: Self.now + 1_001)
+            #expect(taken.map(\.owner) == ["w/1"] && taken.first?.through == 1)
+            #expect(taken.first?.takenAt == Self.now + 1_001)
+            #expect(try await !progress.report(owner: "w/1", through: 3, since: Self.now, until: Self.now + 9_000,
+                                               now: Self.now))
+            #expect(try await progress.takeOverExpired(now: Self.now + 2_000).first?.takenAt == Self.now + 1_001)
+
+            // Only the messages past `through` go back to the outbox, once.
+            #expect(try await outbox.handBack(try #require(taken.first)) == 2)
+            #expect(try await outbox.handBack(try #require(taken.first)) == 0)
+            let claimed = try #require(
+                try await outbox.claim(owner: "other", now: Self.now + 1_002, leaseMS: 1_000, limit: 8))
+            #expect(Set(claimed.messages.map(\.id)) == Set(stored[1...].map(\.id)))
+            try await progress.settle(owner: "w/1")
+            #expect(try await progress.takeOverExpired(now: Self.now + 60_000).isEmpty)
+
+            // A ticket whose insert's outcome was unknown: handed back when stored, nothing when not.
+            let unsure = try await store(DirectRelay(owner: "w/2", seq: 1))
+            #expect(try await outbox.handBack(owner: "w/2", seqs: [2], since: Self.now) == 0)
+            #expect(try await outbox.handBack(owner: "w/2", seqs: [1, 2], since: Self.now) == 1)
+            let again = try await outbox.claim(owner: "other", now: Self.now + 1_003, leaseMS: 1_000, limit: 8)
+            #expect(again?.messages.map(\.id) == [unsure.id])
         }
     }
 

@@ -65,6 +65,17 @@ final class HubProcess: @unchecked Sendable {
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
     }
 
+    /// Sends a POST of `json` with `Authorization: Bearer token` and returns the status and body.
+    func post(_ path: String, json: String, token: String) async throws -> (status: Int, body: Data) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = "POST"
+        request.httpBody = Data(json.utf8)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    }
+
     /// SIGTERM: a graceful stop, not waited for (`stopped()` waits).
     func stop() {
         if !exit.hasExited { process.terminate() }

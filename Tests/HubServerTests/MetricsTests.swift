@@ -1,8 +1,10 @@
+import DAO
 import FakeFCM
 import Foundation
 import HTTPTypes
 import HubServer
 import HummingbirdTesting
+import Mongo
 import MongoTestSupport
 import Testing
 
@@ -59,6 +61,7 @@ struct MetricsTests {
     @Test func relayCountsAndTheOutboxBacklogAreMeasured() async throws {
         try await FakeFCM.with { fake in
             try await HubHarness.with(seed: HubHarness.legacy, relay: try RelayOutboxTests.relay(to: fake)) { hub in
+                try await hub.waitForRelayRecord()
                 let before = try await hub.request(.get, "/metrics").text
                 let sent = Self.sample(before, "msi_relay_sent_total", ["component": "data"]) ?? 0
                 let key = try await hub.post(RelayOutboxTests.alert())
@@ -66,9 +69,12 @@ struct MetricsTests {
                 let after = try await hub.request(.get, "/metrics").text
                 #expect((Self.sample(after, "msi_relay_sent_total", ["component": "data"]) ?? 0) >= sent + 1)
                 #expect((Self.sample(after, "msi_relay_sent_total", ["component": "notification"]) ?? 0) >= 1)
-                // Stored by this process, so handed to its relay in memory: no claim.
+                // Stored by this process, so handed to its relay in memory: no claim, and no write of its own (the
+                // worker's progress record says it is sent).
                 #expect((Self.sample(after, "msi_outbox_direct_messages_total") ?? 0) >= 1)
-                #expect((Self.sample(after, "msi_outbox_outcome_writes_total") ?? 0) >= 1)
+                #expect((Self.sample(after, "msi_outbox_progress_writes_total") ?? 0) >= 1)
+                let stored = try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(key)])
+                #expect(stored?[path: "relay.state"] == "direct")
                 #expect((Self.sample(after, "msi_fcm_token_exchanges_total") ?? 0) >= 1)
                 #expect(Self.sample(after, "msi_outbox_depth") == 0)
             }

@@ -3,6 +3,7 @@ import FakeFCM
 import FCM
 import Foundation
 import HTTPTypes
+import HubCore
 import HubServer
 import HummingbirdTesting
 import Mongo
@@ -36,6 +37,7 @@ struct RelayOutboxTests {
     @Test func anAlertArrivesAsTwoBodiesAndAnInformationAsOne() async throws {
         try await FakeFCM.with { fake in
             try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
+                try await hub.waitForRelayRecord()
                 let alert = try await hub.post(Self.alert())
                 let information = try await hub.post(Self.information())
                 try await eventually { fake.received.count >= 3 }
@@ -58,11 +60,15 @@ struct RelayOutboxTests {
                 #expect(informationBodies.first?.message["notification"] == nil)
                 #expect(informationBodies.first?.data["dist"] == "Information")
 
+                // Sent by the process that stored it: nothing written to the message, which shows as sent once
+                // the worker's progress record passed it.
                 try await eventually { try await hub.relayState(alert) == "sent" }
+                let raw = try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(alert)])
+                #expect(raw?[path: "relay.state"] == "direct" && raw?[path: "relay.seq"]?.int64Value == 1)
                 let stored = try await hub.request(.get, "/message/\(alert.hex)").json()
-                #expect(stored[path: "relay.components.notification.name"]?.stringValue == notification.name)
-                #expect(stored[path: "relay.components.data.name"]?.stringValue == data.name)
-                #expect(stored[path: "relay.components.data.attempts"]?.int64Value == 1)
+                #expect(stored[path: "relay.state"] == "sent" && stored[path: "relay.lease_owner"] == nil)
+                #expect(stored[path: "relay.components.notification.state"] == "sent")
+                #expect(stored[path: "relay.components.data.state"] == "sent")
             }
         }
     }
@@ -241,6 +247,67 @@ struct RelayOutboxTests {
         }
     }
 
+    @Test func aKilledHubResendsOnlyTheMessagesItStoredPastItsProgressRecord() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                try await HubHarness.legacy(database)
+                _ = try await TokenDAO(database: database).add(
+                    name: "bulletin-bot", role: .communicator,
+                    secretHash: Credentials.hash(token: HubHarness.communicatorToken))
+                let account = try fake.makeServiceAccount()
+                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
+                                   "RELAY_CONCURRENCY": "32"]
+                fake.setResponseDelay(.milliseconds(500))
+                let uri = try HubProcess.uri(of: database)
+                let first = try await HubProcess(mongoURI: uri, environment: environment)
+                let progress = RelayProgressDAO(database: database)
+                try await eventually { try await progress.all().count == 1 }
+                // Stored by the process that sends them: direct, with nothing written when FCM takes them.
+                let keys = try await withThrowingTaskGroup(of: [String].self) { group in
+                    for client in 0..<10 {
+                        group.addTask {
+                            var keys: [String] = []
+                            for index in 0..<30 {
+                                let answer = try await first.post(
+                                    "/message", json: Self.information("Direct \(client)-\(index)"),
+                                    token: HubHarness.communicatorToken)
+                                #expect(answer.status == 201)
+                                let json = try BSONDocument(extendedJSON: String(decoding: answer.body, as: UTF8.self))
+                                keys.append(try #require(json["msi_key"]?.stringValue))
+                            }
+                            return keys
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0 += $1 }
+                }
+                let messages = database.collection(CollectionName.message)
+                #expect(try await messages.countDocuments(["relay.state": "direct"]) == 300)
+                try await eventually(within: .seconds(30)) { fake.received.count >= 64 }
+                // Sent twice at most: the sends in flight at the kill, and those FCM answered in its last 250 ms.
+                let killedAt = Date()
+                await first.kill()
+                let bound = fake.received.filter { $0.receivedAt > killedAt.addingTimeInterval(-0.75) }.count
+
+                let second = try await HubProcess(mongoURI: uri, environment: environment)
+                defer { second.stop() }
+                let outbox = OutboxDAO(database: database)
+                try await eventually(within: .seconds(20)) { try await outbox.count(.sent, progress: progress) == 300 }
+                let received = fake.received.compactMap { $0.data["msi_key"] }
+                let duplicates = received.count - Set(received).count
+                print("direct kill test: \(duplicates) duplicates (bound \(bound)); all 300 sent "
+                      + String(format: "%.1f s after the kill", Date().timeIntervalSince(killedAt)))
+                #expect(Set(received) == Set(keys))
+                #expect(duplicates <= bound)
+                // The dead process's record was taken over; only the messages past it were written again.
+                let records = try await progress.all()
+                #expect(records.contains { $0.takenAt != nil })
+                let through = records.first { $0.takenAt != nil }?.through ?? 0
+                #expect(try await messages.countDocuments(["relay.state": "sent"]) == 300 - through)
+            }
+        }
+    }
+
     @Test func anFCMOutagePausesTheWholeRelayUntilRetryAfterAndTheBacklogDrainsAfter() async throws {
         try await FakeFCM.with { fake in
             let outage: Double = 6
@@ -356,9 +423,18 @@ extension HubHarness {
         return try #require(try response.json()["msi_key"]?.stringValue.flatMap { ObjectID(hex: $0) })
     }
 
-    /// The stored `relay.state` of the message `msiKey`.
+    /// Waits until this hub's relay worker has written its progress record: from then on, the messages it
+    /// stores are sent without a claim (`direct`).
+    func waitForRelayRecord() async throws {
+        let progress = RelayProgressDAO(database: database)
+        try await eventually { try await progress.all().contains { $0.takenAt == nil } }
+    }
+
+    /// The `relay.state` of the message `msiKey` as people see it (a direct message's from its worker's record).
     func relayState(_ msiKey: ObjectID) async throws -> String? {
-        try await database.collection(CollectionName.message).findOne(["msi_key": .objectID(msiKey)])?[path: "relay.state"]?.stringValue
+        let stored = try await MessageDAO(database: database).get(msiKey: msiKey)
+        let shown = try await RelayProgressDAO(database: database).resolved([stored])[0]
+        return shown.document[path: "relay.state"]?.stringValue
     }
 }
 

@@ -139,6 +139,61 @@ public struct OutboxDAO: Sendable {
         return Int(result.matchedCount)
     }
 
+    /// How far before its record's `since` a message of a worker may be stamped: the stamp is taken a moment
+    /// before the worker numbers the message, on another thread.
+    static let handBackMargin: Int64 = 60_000
+
+    /// Hands back to the outbox the messages `progress`'s worker stored and had not done with when it was
+    /// taken over: they become pending, due at once, for any worker to claim. Returns how many.
+    /// - Throws: `DAOError`.
+    public func handBack(_ progress: RelayProgressDAO.Progress) async throws -> Int {
+        try await handBack(owner: progress.owner, seqs: ["$gt": .int64(progress.through)], since: progress.since)
+    }
+
+    /// Hands back to the outbox the messages of the record `owner` numbered `seqs`, those that were stored
+    /// (an insert's outcome was unknown); `since`: when the first ticket was given (Unix ms). Returns how many.
+    /// - Throws: `DAOError`.
+    public func handBack(owner: String, seqs: [Int64], since: Int64) async throws -> Int {
+        try await handBack(owner: owner, seqs: ["$in": .array(seqs.map(BSONValue.int64))], since: since)
+    }
+
+    /// One command, which the `timestamp` index bounds to the messages stored since `since`.
+    private func handBack(owner: String, seqs: BSONValue, since: Int64) async throws -> Int {
+        // `timestamp` first: the embedded server plans on the first indexed field it meets.
+        let filter: BSONDocument = [
+            "timestamp": ["$gte": .int64(since - Self.handBackMargin)],
+            "relay.state": "direct", "relay.lease_owner": .string(owner), "relay.seq": seqs,
+        ]
+        let result = try await mapErrors {
+            try await collection.updateMany(filter, [
+                "$set": ["relay.state": "pending"], "$unset": ["relay.lease_owner": "", "relay.seq": ""],
+            ])
+        }
+        return Int(result.modifiedCount)
+    }
+
+    /// How many messages stand at `status`, a message sent by the process that stored it counted as `.sent`
+    /// once that process's progress passed it and as `.pending` until then (for tests and the operator; it
+    /// reads every such message).
+    /// - Throws: `DAOError`.
+    public func count(_ status: RelayStatus, progress: RelayProgressDAO) async throws -> Int64 {
+        var total = try await mapErrors {
+            try await collection.countDocuments(["relay.state": .string(status.rawValue)])
+        }
+        guard status == .sent || status == .pending else { return total }
+        var through: [String: Int64] = [:]
+        for record in try await progress.all() { through[record.owner] = record.through }
+        let direct = try await mapErrors {
+            try await collection.find(["relay.state": "direct"], options: FindOptions(projection: ["relay": 1]))
+        }
+        for document in direct {
+            guard let relay = RelayState(message: document)?.direct else { continue }
+            let sent = through[relay.owner].map { relay.seq <= $0 } ?? false
+            if sent == (status == .sent) { total += 1 }
+        }
+        return total
+    }
+
     /// How many messages wait to be sent, and the due time of the oldest.
     /// - Throws: `DAOError`.
     public func backlog(now: Int64) async throws -> (count: Int64, oldestDueAt: Int64?) {

@@ -79,9 +79,10 @@ public struct RelayUpdate: Sendable {
     }
 
     /// Ends the lease on a message without recording anything, so that any worker may claim it at once (a
-    /// worker that stops before sending it).
+    /// worker that stops before sending it); a `.direct` message becomes pending.
     public static func release(id: ObjectID, lease: String) -> RelayUpdate {
         var update = RelayUpdate(id: id, lease: lease)
+        update.set.append(("relay.state", "pending"))
         update.endsLease = true
         return update
     }
@@ -158,7 +159,9 @@ public struct RelayUpdate: Sendable {
         }
         var stages: [BSONValue] = []
         if !fields.isEmpty { stages.append(["$set": .document(BSONDocument(fields))]) }
-        if shape.endsLease { stages.append(["$unset": .array(["relay.lease_owner", "relay.lease_until"])]) }
+        if shape.endsLease {
+            stages.append(["$unset": .array(["relay.lease_owner", "relay.lease_until", "relay.seq"])])
+        }
         // A pipeline is an array; the C driver takes it as a document keyed "0", "1", ...
         let pipeline = BSONDocument(stages.enumerated().map { (key: String($0.offset), value: $0.element) })
         return UpdateStatement(filter: ["_id": IDChunks.membership(updates.map(\.id)), "relay.lease_owner": .string(shape.lease)],

@@ -4,6 +4,10 @@ import Mongo
 public enum RelayStatus: String, Sendable, CaseIterable {
     /// Waiting to be sent, or to be retried at `due_at`.
     case pending
+    /// Being sent by the process that stored it (`relay.lease_owner`), which records nothing for it when every
+    /// component reaches FCM: the message counts as sent once its owner's progress (`RelayProgressDAO`) passes
+    /// its `relay.seq`. A failure, a retry or a hand-back is written to the message as for any other.
+    case direct
     /// Every component reached FCM.
     case sent
     /// FCM refused a component for good, or the retry deadline passed.
@@ -36,6 +40,17 @@ public struct RelayLease: Sendable, Hashable {
     }
 }
 
+/// The hold of the process that stores a message and sends it itself: its relay worker's name and the
+/// message's place in the order that worker reports its progress in (`RelayProgressDAO`).
+public struct DirectRelay: Sendable, Hashable {
+    /// The worker (`relay.lease_owner`), and the message's number among those it stored (`relay.seq`, from 1).
+    public var owner: String, seq: Int64
+
+    public init(owner: String, seq: Int64) {
+        (self.owner, self.seq) = (owner, seq)
+    }
+}
+
 /// The relay state a new message starts with.
 public struct RelayPlan: Sendable {
     /// When to send, in Unix ms (now, or the client's `send_at`).
@@ -46,17 +61,17 @@ public struct RelayPlan: Sendable {
     public var ttlSeconds: Int64?
     /// Retries stop and the message is marked failed after this (Unix ms).
     public var deadlineAt: Int64
-    /// The lease of the process that stores the message and sends it itself, taken in the same insert (no
-    /// claim); nil: any worker claims it when it is due.
-    public var lease: RelayLease?
+    /// The process that stores the message and sends it itself, named in the same insert (no claim, and no
+    /// write when it is sent); nil: any worker claims it when it is due.
+    public var direct: DirectRelay?
 
     public init(dueAt: Int64, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil, deadlineAt: Int64,
-                lease: RelayLease? = nil) {
+                direct: DirectRelay? = nil) {
         self.dueAt = dueAt
         self.expiresAt = expiresAt
         self.ttlSeconds = ttlSeconds
         self.deadlineAt = deadlineAt
-        self.lease = lease
+        self.direct = direct
     }
 
     /// The `relay` sub-document for a message of `distribution`.
@@ -66,12 +81,13 @@ public struct RelayPlan: Sendable {
             components.append((component.rawValue, ["state": "pending", "attempts": 0]))
         }
         var relay: [(key: String, value: BSONValue)] = [
-            ("state", "pending"), ("due_at", .int64(dueAt)), ("deadline_at", .int64(deadlineAt)),
-            // A lease taken at insert is the first attempt, as a claim would count it.
-            ("attempts", .int32(lease == nil ? 0 : 1)), ("components", .document(BSONDocument(components))),
+            ("state", direct == nil ? "pending" : "direct"),
+            ("due_at", .int64(dueAt)), ("deadline_at", .int64(deadlineAt)),
+            // A message its storing process sends is on its first attempt, as a claim would count it.
+            ("attempts", .int32(direct == nil ? 0 : 1)), ("components", .document(BSONDocument(components))),
         ]
-        if let lease {
-            relay += [("lease_owner", .string(lease.owner)), ("lease_until", .int64(lease.until))]
+        if let direct {
+            relay += [("lease_owner", .string(direct.owner)), ("seq", .int64(direct.seq))]
         }
         if let expiresAt { relay.append(("expires_at", .int64(expiresAt))) }
         if let ttlSeconds { relay.append(("ttl", .int64(ttlSeconds))) }
@@ -90,6 +106,8 @@ public struct RelayState: Sendable {
     public var attempts: Int64
     /// The lease that holds the message now, if any (it may have run out).
     public var lease: RelayLease?
+    /// The process that stored the message and sends it, while the state is `.direct`.
+    public var direct: DirectRelay?
     /// Each component's state, FCM message name, attempts and last error.
     public var components: [RelayComponent: ComponentState]
 
@@ -115,6 +133,9 @@ public struct RelayState: Sendable {
         self.attempts = relay["attempts"]?.int64Value ?? 0
         if let owner = relay["lease_owner"]?.stringValue, let until = relay["lease_until"]?.int64Value {
             self.lease = RelayLease(owner: owner, until: until)
+        }
+        if status == .direct, let owner = relay["lease_owner"]?.stringValue, let seq = relay["seq"]?.int64Value {
+            self.direct = DirectRelay(owner: owner, seq: seq)
         }
         var components: [RelayComponent: ComponentState] = [:]
         for (key, value) in relay["components"]?.documentValue ?? [:] {

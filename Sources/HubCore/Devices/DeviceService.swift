@@ -14,6 +14,8 @@ public struct DeviceService: Sendable {
     let rates: RateWindowDAO
     /// The archive, read for catch-ups.
     let messages: MessageDAO
+    /// The relay workers' progress, which says whether a message they sent themselves is sent.
+    let relayProgress: RelayProgressDAO
     let cube: CubeCache
     /// Wakes this process's reconciler when wishes change.
     public let reconcilerSignal: OutboxSignal
@@ -27,6 +29,7 @@ public struct DeviceService: Sendable {
         self.subscriptions = SubscriptionDAO(database: database)
         self.rates = RateWindowDAO(database: database)
         self.messages = MessageDAO(database: database)
+        self.relayProgress = RelayProgressDAO(database: database)
         self.cube = cube
         self.reconcilerSignal = OutboxSignal()
         self.logger = logger
@@ -146,12 +149,15 @@ public struct DeviceService: Sendable {
 
     /// What `device` missed: a page of the messages of its subscriptions at or after `since` (Unix ms), oldest
     /// first, without those whose `ttl` has run out or whose `send_at` has not come; `after` continues a previous
-    /// page. Two queries however many subscriptions: the device's topics, then one page of the archive.
+    /// page. Two queries however many subscriptions: the device's topics, then one page of the archive; and one
+    /// for the progress records of the messages on it that their hub sent itself, if any.
     /// - Throws: `DAOError`.
     public func catchUp(_ device: Device, since: Int64, limit: Int, after: MessageCursor?) async throws -> MessagePage {
         let topics = try await topicKeys(of: device)
-        return try await messages.catchUp(CatchUpQuery(topicKeys: topics, since: since, limit: limit, after: after,
-                                                       now: UnixTime.nowMilliseconds()))
+        var page = try await messages.catchUp(CatchUpQuery(topicKeys: topics, since: since, limit: limit, after: after,
+                                                           now: UnixTime.nowMilliseconds()))
+        page.messages = try await relayProgress.resolved(page.messages)
+        return page
     }
 
     /// Subscribes the device to a subject.

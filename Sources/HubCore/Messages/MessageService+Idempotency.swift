@@ -23,7 +23,8 @@ extension MessageService {
         case .claimed:
             return try await messages.add(document: document, deadline: deadline)
         case .earlier(let first):
-            return try await messages.add(document: first, deadline: deadline)
+            // Stored again (a no-op when it is) as any worker claims it: its first request's ticket is not ours.
+            return try await messages.add(document: RelayProgressDAO.shown(first, sent: false), deadline: deadline)
         case .otherRequest:
             throw SendRefusal(.idempotencyKeyReused,
                               "this Idempotency-Key was used within the last 24 hours for another message")

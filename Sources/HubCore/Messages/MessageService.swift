@@ -13,6 +13,8 @@ public struct MessageService: Sendable {
     let cube: CubeCache
     /// This process's relay, which sends what this process stores without claiming it.
     let relay: OutboxHandoff
+    /// The relay workers' progress, which says whether a message they sent themselves is sent.
+    let progress: RelayProgressDAO
     /// How long the relay retries a message before marking it failed, in milliseconds.
     let relayDeadlineMS: Int64
 
@@ -66,28 +68,45 @@ public struct MessageService: Sendable {
         }
         let now = UnixTime.nowMilliseconds()
         let dueAt = max(submission.sendAt ?? now, now)
-        // Due now: this process's relay holds it from the insert on, when it can take it.
-        let lease = dueAt <= now ? relay.lease(now: now) : nil
+        // Due now: this process's relay sends it from the insert on, when it can take it.
+        let ticket = dueAt <= now ? relay.ticket(now: now) : nil
         let plan = RelayPlan(dueAt: dueAt, expiresAt: submission.ttl.map { dueAt + $0 * 1000 }, ttlSeconds: submission.ttl,
-                             deadlineAt: dueAt + relayDeadlineMS, lease: lease)
-        let message = try await store(MessageDraft(
-            title: submission.title, desc: submission.desc, message: submission.message, topicKey: submission.topicKey,
-            distribution: submission.distribution, sender: identity.name,
-            extra: ["relay": .document(plan.document(for: submission.distribution))]),
-            idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
-        // The relay takes the message only under this process's lease (`handOff` checks the stored owner).
-        if lease != nil { relay.handOff(message) } else { relay.notify() }
+                             deadlineAt: dueAt + relayDeadlineMS, direct: ticket)
+        let message: Message
+        do {
+            message = try await store(MessageDraft(
+                title: submission.title, desc: submission.desc, message: submission.message, topicKey: submission.topicKey,
+                distribution: submission.distribution, sender: identity.name,
+                extra: ["relay": .document(plan.document(for: submission.distribution))]),
+                idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
+        } catch let error as DAOError where error.code == .outcomeUnknown {
+            if let ticket { relay.unsettled(ticket) }
+            throw error
+        } catch {
+            if let ticket { relay.notStored(ticket) }
+            throw error
+        }
+        // The relay takes the message only as stored with this ticket (an earlier request's is claimed).
+        if let ticket, RelayState(message: message.document)?.direct == ticket {
+            relay.handOff(message, ticket: ticket)
+            // Shown as any message waiting to be sent: the worker's name and number are its bookkeeping.
+            return Message(document: RelayProgressDAO.shown(message.document, sent: false)) ?? message
+        }
+        if let ticket { relay.notStored(ticket) }
+        relay.notify()
         return message
     }
 
     /// One archived message.
     /// - Throws: `DAOError` (`.messageNotFound`, `.unavailable`).
     public func message(msiKey: ObjectID) async throws -> Message {
-        try await messages.get(msiKey: msiKey)
+        try await progress.resolved([messages.get(msiKey: msiKey)])[0]
     }
 
     /// A page of history, newest first.
     public func page(_ query: MessageQuery) async throws -> MessagePage {
-        try await messages.page(query)
+        var page = try await messages.page(query)
+        page.messages = try await progress.resolved(page.messages)
+        return page
     }
 }

@@ -143,6 +143,7 @@ enum MessageRow {
                 return "Scheduled for \(PortalTime.text(milliseconds: relay.dueAt))"
             }
             return relay.attempts > 0 ? "Being retried" : "Waiting to be sent"
+        case .direct: return "Being sent"
         case .sent: return "Sent to the push service"
         case .failed:
             let reason = relay.components.values.compactMap(\.lastError).first.map { ": \($0)" } ?? ""

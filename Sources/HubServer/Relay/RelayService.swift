@@ -36,7 +36,8 @@ struct RelayService: Service {
         ])
         self.httpClient = httpClient
         self.worker = OutboxWorker(
-            outbox: services.outbox, pauses: services.relayPauses, handoff: services.outboxHandoff, sender: fcm,
+            outbox: services.outbox, progress: services.relayProgress, pauses: services.relayPauses,
+            handoff: services.outboxHandoff, sender: fcm,
             mapping: fcm.mappingOptions,
             configuration: OutboxWorker.Configuration(concurrency: configuration.concurrency, lease: configuration.lease,
                                                       project: fcm.projectID ?? "-"),

@@ -3,18 +3,27 @@ import Synchronization
 
 /// The hand-off, in memory, from the code that stores a message to this process's relay worker.
 ///
-/// While a worker runs here and can take more, `lease(now:)` gives the lease to store with a new message
-/// (in the same insert, so no claim is needed) and `handOff(_:)` gives the stored message to the worker,
-/// which sends it at once. Otherwise (no worker here, FCM asked to pause, or a long queue) a message is
-/// stored without a lease and `notify()` only wakes the worker, which claims it from the database as it
-/// claims messages stored by other replicas, retries and scheduled sends. A leased message that never
-/// arrives (the process died, the insert's outcome was unknown) is claimed by any worker once its lease
-/// runs out.
+/// While a worker runs here and can take more, `ticket(now:)` numbers a message to store as `.direct` (the
+/// worker's name and the number go in the same insert, so no claim is needed) and `handOff(_:ticket:)` gives
+/// the stored message to the worker, which sends it at once and writes nothing for it when FCM takes it: the
+/// worker's progress record (`RelayProgressDAO`) says how far it got. So every number given stays outstanding
+/// here until the worker is done with its message, or until the message is known not to be stored
+/// (`notStored`) or handed back to the outbox when that is unknown (`unsettled`): the progress never passes a
+/// message that might still need sending.
+///
+/// Otherwise (no worker here, FCM asked to pause, or a long queue) a message is stored pending and `notify()`
+/// only wakes the worker, which claims it from the database as it claims messages stored by other replicas,
+/// retries and scheduled sends.
 public final class OutboxHandoff: Sendable {
     private struct State {
-        /// The worker's lease name while it takes messages in memory.
+        /// The worker's name for the messages it stores and sends itself (kept once closed, for its last report).
         var owner: String?
-        var leaseMS: Int64 = 0
+        /// The worker stopped taking messages in memory.
+        var closed = true
+        /// Until when the worker's progress record holds, as last written (Unix ms), and how much of that a
+        /// new message needs left: no ticket is given on a record that may lapse before the message is sent.
+        var recordUntil: Int64 = 0
+        var margin: Int64 = 0
         /// Messages handed over and not yet taken, at most.
         var limit = 0
         var paused = false
@@ -23,6 +32,12 @@ public final class OutboxHandoff: Sendable {
         var queue: [Message] = []
         /// A message was stored without a lease since the worker last asked (it must be claimed).
         var storedWithoutLease = false
+        /// The next message's number under `owner`.
+        var nextSeq: Int64 = 1
+        /// The numbers given and not done with, and when each was given (Unix ms).
+        var outstanding: [Int64: Int64] = [:]
+        /// Numbers whose message may or may not be stored: the worker hands them back before they are done.
+        var unsettled: [DirectRelay: Int64] = [:]
     }
 
     private let state = Mutex(State())
@@ -31,25 +46,50 @@ public final class OutboxHandoff: Sendable {
 
     public init() {}
 
-    /// The lease to store with a message that is due now, or nil when no worker here takes it in memory.
-    public func lease(now: Int64) -> RelayLease? {
+    /// Numbers a message due now to be stored as `.direct` and sent by this process's worker, or nil when no
+    /// worker here takes it in memory. Every ticket given must come back: `handOff`, `notStored` or `unsettled`.
+    public func ticket(now: Int64) -> DirectRelay? {
         state.withLock { state in
-            guard let owner = state.owner, !state.paused,
+            guard let owner = state.owner, !state.closed, !state.paused, now + state.margin <= state.recordUntil,
                   state.queue.count + state.backlog < state.limit else { return nil }
-            return RelayLease(owner: owner, until: now + state.leaseMS)
+            defer { state.nextSeq += 1 }
+            state.outstanding[state.nextSeq] = now
+            return DirectRelay(owner: owner, seq: state.nextSeq)
         }
     }
 
-    /// Gives the worker a message stored with a lease from `lease(now:)`, and wakes it.
-    public func handOff(_ message: Message) {
+    /// Gives the worker a message stored with `ticket`, and wakes it. A message stored otherwise (an earlier
+    /// request's, returned for the same Idempotency-Key) only gives the ticket back.
+    public func handOff(_ message: Message, ticket: DirectRelay) {
         let taken = state.withLock { state -> Bool in
-            guard let owner = state.owner, RelayState(message: message.document)?.lease?.owner == owner else {
-                return false  // the worker stopped meanwhile: the lease runs out and a claim takes the message
+            // A worker that stopped or was taken over: its record is handed back to the outbox.
+            guard ticket.owner == state.owner, !state.closed else { return false }
+            guard RelayState(message: message.document)?.direct == ticket else {
+                state.outstanding.removeValue(forKey: ticket.seq)
+                return false
             }
             state.queue.append(message)
             return true
         }
         if taken { signal.notify() }
+    }
+
+    /// Gives back the ticket of a message that was not stored.
+    public func notStored(_ ticket: DirectRelay) {
+        state.withLock { state in
+            guard ticket.owner == state.owner else { return }
+            state.outstanding.removeValue(forKey: ticket.seq)
+        }
+    }
+
+    /// Gives back the ticket of a message that may be stored (its insert's outcome is unknown): the worker
+    /// hands it back to the outbox, if it is there, for any worker to claim.
+    public func unsettled(_ ticket: DirectRelay) {
+        state.withLock { state in
+            guard ticket.owner == state.owner, let at = state.outstanding[ticket.seq] else { return }
+            state.unsettled[ticket] = at
+        }
+        signal.notify()
     }
 
     /// Wakes the worker to look in the database (a message stored without a lease).
@@ -60,21 +100,61 @@ public final class OutboxHandoff: Sendable {
 
     // MARK: The worker's side
 
-    /// Starts taking messages in memory under the lease `owner`, `leaseMS` long, at most `limit` waiting.
-    func open(owner: String, leaseMS: Int64, limit: Int) {
+    /// Starts taking messages in memory under the name `owner` (numbered from 1), at most `limit` waiting, once
+    /// its progress record holds for `margin` ms more (`recordHeld`).
+    func open(owner: String, limit: Int, margin: Int64 = 0) {
         state.withLock { state in
             state.owner = owner
-            state.leaseMS = leaseMS
+            state.closed = false
+            state.recordUntil = 0
+            state.margin = margin
             state.limit = limit
+            state.nextSeq = 1
+            state.outstanding = [:]
+            state.unsettled = [:]
+            state.queue = []
         }
     }
 
     /// Stops taking messages in memory and returns those handed over and not taken.
     func close() -> [Message] {
         state.withLock { state in
-            state.owner = nil
+            state.closed = true
             defer { state.queue = [] }
             return state.queue
+        }
+    }
+
+    /// The progress record `owner` was written, and holds until `until` (Unix ms).
+    func recordHeld(owner: String, until: Int64) {
+        state.withLock { state in
+            if owner == state.owner { state.recordUntil = max(state.recordUntil, until) }
+        }
+    }
+
+    /// The worker is done with the messages `seqs` of `owner`: sent, or their outcome written.
+    func done(_ seqs: some Sequence<Int64>, owner: String) {
+        state.withLock { state in
+            guard owner == state.owner else { return }
+            for seq in seqs { state.outstanding.removeValue(forKey: seq) }
+        }
+    }
+
+    /// The tickets whose message may be stored, for the worker to hand back, with when each was given (Unix ms).
+    func takeUnsettled() -> [(ticket: DirectRelay, at: Int64)] {
+        state.withLock { state in
+            defer { state.unsettled = [:] }
+            return state.unsettled.map { ($0.key, $0.value) }
+        }
+    }
+
+    /// What the worker's progress record says now: every number up to `through` is done with, and the numbers
+    /// past it were given at `since` (Unix ms) or later; nil while no worker takes messages here.
+    func progress(now: Int64) -> (owner: String, through: Int64, since: Int64)? {
+        state.withLock { state in
+            guard let owner = state.owner else { return nil }
+            let through = (state.outstanding.keys.min() ?? state.nextSeq) - 1
+            return (owner, through, state.outstanding.values.min() ?? now)
         }
     }
 

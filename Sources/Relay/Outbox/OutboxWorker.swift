@@ -8,14 +8,17 @@ import Synchronization
 /// Relays what the outbox holds to FCM: sends each unsent component of a message under a lease, records
 /// each outcome as it happens, and keeps the leases of the messages it still holds alive.
 ///
-/// A message stored by this process comes with this worker's lease, taken in the insert itself, and is
-/// handed over in memory (`OutboxHandoff`): it costs no claim. Messages stored elsewhere or without a
-/// lease, retries, scheduled sends and the messages of a process that died are claimed from the
-/// database (find, lease, read back) when the worker has room, checked every `pollInterval`.
+/// A message stored by this process is stored `.direct`: with this worker's name and a number, in the insert
+/// itself, and handed over in memory (`OutboxHandoff`). It costs no claim, and nothing is written for it when
+/// FCM takes every component: the worker's progress record (`ProgressReporter`) says, in one write per
+/// `recordWindow` for all of them, how far it got. Messages stored elsewhere or without a lease, retries,
+/// scheduled sends and the messages of a process that died (handed back from its record) are claimed from
+/// the database (find, lease, read back) when the worker has room, checked every `pollInterval`.
 ///
-/// Leases are short (`lease`) and renewed in one command for every message still held, so a process that
-/// dies is taken over within a lease; nothing is sent once this worker no longer knows its lease to hold
-/// for a while yet. Outcomes go through `OutcomeRecorder`: one bulk write per `recordWindow` for all sends.
+/// Leases are short (`lease`): a claimed message's is renewed in one command for every message still held,
+/// and the progress record's keeps every direct message. So a process that dies is taken over within a
+/// lease; nothing is sent once this worker no longer knows its lease to hold for a while yet. Other outcomes
+/// go through `OutcomeRecorder`: one bulk write per `recordWindow` for all of them.
 /// FCM's 503, 429 and time-outs pause every send to the project (`RelayGate`), and the other replicas
 /// through `relay_pause`. Delivery is at least once: a process killed after FCM took a component but
 /// before it was written sends that component again, so at most the sends in flight and those of the last
@@ -48,8 +51,11 @@ public final class OutboxWorker: Sendable {
     }
 
     public let configuration: Configuration
-    /// This worker's name: the lease of the messages this process stores; claims add a part of their own.
+    /// This worker's name: claims add a part of their own, and so does each progress record.
     public let owner: String
+    /// The name of the progress record the messages this process stores go under now: a new one after another
+    /// worker took the last over.
+    private let directOwner: RecordName
     private let outbox: OutboxDAO
     private let pauses: RelayPauseDAO
     private let handoff: OutboxHandoff
@@ -60,6 +66,7 @@ public final class OutboxWorker: Sendable {
     private let now: @Sendable () -> Int64
     private let gate: RelayGate
     private let recorder: OutcomeRecorder
+    private let reporter: ProgressReporter
     /// The messages this worker holds (waiting, being sent, or their last write not yet done), with their
     /// lease as last confirmed.
     private let held = HeldLeases()
@@ -68,6 +75,7 @@ public final class OutboxWorker: Sendable {
 
     public init(
         outbox: OutboxDAO,
+        progress: RelayProgressDAO,
         pauses: RelayPauseDAO,
         handoff: OutboxHandoff,
         sender: any FCMSending,
@@ -90,8 +98,35 @@ public final class OutboxWorker: Sendable {
         // A message is let go once the write that ends its lease is done, not before: until then its lease is
         // renewed and no claim (of this worker or another) takes it again.
         self.recorder = OutcomeRecorder(outbox: outbox, window: configuration.recordWindow, metrics: metrics,
-                                        logger: logger) { [held] ended in held.release(ended) }
-        self.owner = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(ObjectID().hex.suffix(8))"
+                                        logger: logger) { [held, handoff] ended, written in
+            for (owner, seqs) in held.release(ended) {
+                if written {
+                    handoff.done(seqs, owner: owner)
+                } else {
+                    // Not on record: the message goes back to the outbox before the record may pass it.
+                    for seq in seqs { handoff.unsettled(DirectRelay(owner: owner, seq: seq)) }
+                }
+            }
+        }
+        let owner = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(ObjectID().hex.suffix(8))"
+        self.owner = owner
+        let directOwner = RecordName("\(owner)/1")
+        self.directOwner = directOwner
+        let limit = 16 * configuration.concurrency
+        self.reporter = ProgressReporter(
+            progress: progress, outbox: outbox, handoff: handoff, leaseMS: configuration.lease.milliseconds,
+            window: configuration.recordWindow, metrics: metrics, logger: logger, now: now
+        ) { [held, handoff] lostOwner in
+            // Another worker hands this record's messages back: send none of them, and go on under a new name.
+            let renamed = directOwner.name.withLock { current -> String? in
+                guard current == lostOwner else { return nil }
+                current = "\(owner)/\(ObjectID().hex.suffix(8))"
+                return current
+            }
+            guard let renamed else { return }
+            held.forget(directOf: lostOwner)
+            handoff.open(owner: renamed, limit: limit, margin: configuration.lease.milliseconds / 2)
+        }
     }
 
     private var leaseMS: Int64 { configuration.lease.milliseconds }
@@ -108,9 +143,10 @@ public final class OutboxWorker: Sendable {
         let concurrency = configuration.concurrency
         // Generous: every message this process stores should come in memory; the limit only bounds what a
         // slow FCM leaves waiting here (a pause stops leases at once).
-        handoff.open(owner: owner, leaseMS: leaseMS, limit: 16 * concurrency)
+        handoff.open(owner: directOwner.name.withLock { $0 }, limit: 16 * concurrency, margin: leaseMS / 2)
         // Not children of this task: they must outlive its cancellation until the sends have finished.
         let keeper = Task { await keepLeases() }
+        let reporting = Task { await reporter.run() }
         let watcher = Task { await watchPauses() }
         var ready: [Message] = []
         await withTaskGroup(of: Event.self) { group in
@@ -187,19 +223,21 @@ public final class OutboxWorker: Sendable {
             }
         }
         // What was not started goes back to the database for any worker, at once.
+        for message in handoff.close() {
+            if hold(direct: message) { ready.append(message) }
+        }
         for message in ready {
             if let lease = lease(of: message.id) { recorder.record(.release(id: message.id, lease: lease.owner)) }
-        }
-        for message in handoff.close() {
-            if let lease = RelayState(message: message.document)?.lease {
-                recorder.record(.release(id: message.id, lease: lease.owner))
-            }
         }
         await recorder.drain()
         keeper.cancel()
         watcher.cancel()
+        reporting.cancel()
         await keeper.value
         await watcher.value
+        await reporting.value
+        // Not cancelled with this task: the last report must land.
+        await Task { [reporter] in await reporter.finish() }.value
         logger.info("relay worker stopped", metadata: ["owner": "\(owner)"])
     }
 
@@ -207,12 +245,8 @@ public final class OutboxWorker: Sendable {
 
     /// Takes a message handed over in memory; false when it is held already.
     private func hold(direct message: Message) -> Bool {
-        guard let lease = RelayState(message: message.document)?.lease else { return false }
-        return held.state.withLock { held in
-            guard held[message.id] == nil else { return false }
-            held[message.id] = lease
-            return true
-        }
+        guard let direct = RelayState(message: message.document)?.direct else { return false }
+        return held.hold(message.id, direct: direct)
     }
 
     /// Takes a claimed message; false when this worker holds it already (its lease moves to the claim's).
@@ -234,13 +268,12 @@ public final class OutboxWorker: Sendable {
     }
 
     /// The lease of a held message while it holds for at least a quarter of a lease yet, else nil: nothing is
-    /// sent on a lease that may run out before FCM answers.
+    /// sent on a lease that may run out before FCM answers. A direct message's is its progress record's.
     private func safeLease(_ id: ObjectID) -> RelayLease? {
         let current = now()
-        return held.state.withLock { held in
-            guard let lease = held[id], lease.until - current >= leaseMS / 4 else { return nil }
-            return lease
-        }
+        guard let lease = lease(of: id) else { return nil }
+        let until = lease.until == HeldLeases.recordHeld ? reporter.confirmedUntil(owner: lease.owner) : lease.until
+        return until - current >= leaseMS / 4 ? lease : nil
     }
 
     /// Every quarter of a lease, moves on in one command the leases of the held messages that have less than
@@ -328,14 +361,29 @@ public final class OutboxWorker: Sendable {
     /// the message goes next. Stops without sending more when its lease is in doubt or the worker stops.
     func relay(_ message: Message) async {
         let id = message.id
+        // A direct message's writes wait for its outcome: when every component reached FCM, none is made.
+        var direct = RelayState(message: message.document)?.direct
+        var withheld: RelayUpdate?
         func record(_ update: (String) -> RelayUpdate) {
             guard let lease = lease(of: id) else { return }
-            recorder.record(update(lease.owner))
+            let write = update(lease.owner)
+            guard direct != nil, !write.endsLease else {
+                if var withheld { withheld.merge(write); recorder.record(withheld) } else { recorder.record(write) }
+                withheld = nil
+                return
+            }
+            if withheld == nil { withheld = write } else { withheld?.merge(write) }
         }
         func finish(_ outcome: RelayOutcome) {
+            metrics.finished(outcome.status)
+            if let sent = direct, outcome.status == .sent, outcome.lastError == nil {
+                direct = nil
+                if let owner = held.release(id, direct: sent) { handoff.done([sent.seq], owner: owner) }
+                reporter.changed()
+                return
+            }
             held.finishing.withLock { _ = $0.insert(id) }
             record { outcome.update(lease: $0, now: now()) }
-            metrics.finished(outcome.status)
         }
         guard let state = RelayState(message: message.document),
               let distribution = RelayMessage.Distribution(rawValue: message.distribution) else {
@@ -363,7 +411,12 @@ public final class OutboxWorker: Sendable {
             }
             guard safeLease(id) != nil else {
                 gate.abandon(ticket)
-                release(id)  // another worker holds it, or will before FCM could answer
+                if let direct, let owner = held.release(id, direct: direct) {
+                    // The record may hold on after all: the message goes back to the outbox.
+                    handoff.unsettled(DirectRelay(owner: owner, seq: direct.seq))
+                } else {
+                    release(id)  // another worker holds it, or will before FCM could answer
+                }
                 return
             }
             if ticket.probe { metrics.probed() }
@@ -424,15 +477,64 @@ public final class OutboxWorker: Sendable {
     }
 }
 
+/// The name of the progress record a worker's new messages go under.
+final class RecordName: Sendable {
+    let name: Mutex<String>
+
+    init(_ name: String) {
+        self.name = Mutex(name)
+    }
+}
+
 /// The messages a worker holds and their leases, shared with its recorder.
 final class HeldLeases: Sendable {
+    /// The `until` of a direct message's lease: it holds while its progress record does.
+    static let recordHeld = Int64.max
+
     let state = Mutex<[ObjectID: RelayLease]>([:])
     /// Those whose outcome is written and not yet acknowledged.
     let finishing = Mutex<Set<ObjectID>>([])
+    /// The direct messages among them, and their number.
+    private let direct = Mutex<[ObjectID: DirectRelay]>([:])
 
-    /// Lets go of messages whose lease a write ended.
-    func release(_ ids: [ObjectID]) {
+    /// Holds a direct message; false when it is held already.
+    func hold(_ id: ObjectID, direct relay: DirectRelay) -> Bool {
+        let held = state.withLock { held in
+            guard held[id] == nil else { return false }
+            held[id] = RelayLease(owner: relay.owner, until: Self.recordHeld)
+            return true
+        }
+        if held { direct.withLock { $0[id] = relay } }
+        return held
+    }
+
+    /// Lets go of messages whose lease a write ended; returns the numbers of the direct ones, by record.
+    func release(_ ids: [ObjectID]) -> [String: [Int64]] {
         state.withLock { held in for id in ids { held.removeValue(forKey: id) } }
         finishing.withLock { finishing in for id in ids { finishing.remove(id) } }
+        var seqs: [String: [Int64]] = [:]
+        direct.withLock { direct in
+            for id in ids {
+                if let relay = direct.removeValue(forKey: id) { seqs[relay.owner, default: []].append(relay.seq) }
+            }
+        }
+        return seqs
+    }
+
+    /// Lets go of the direct message `id` with no write; returns its record's name, or nil when it was not held.
+    func release(_ id: ObjectID, direct relay: DirectRelay) -> String? {
+        guard direct.withLock({ $0.removeValue(forKey: id) }) == relay else { return nil }
+        state.withLock { _ = $0.removeValue(forKey: id) }
+        return relay.owner
+    }
+
+    /// Lets go of every direct message of the record `owner`, which another worker took over.
+    func forget(directOf owner: String) {
+        let ids = direct.withLock { direct -> [ObjectID] in
+            let ids = direct.filter { $0.value.owner == owner }.map(\.key)
+            for id in ids { direct.removeValue(forKey: id) }
+            return ids
+        }
+        state.withLock { held in for id in ids { held.removeValue(forKey: id) } }
     }
 }

@@ -21,12 +21,12 @@ final class OutcomeRecorder: Sendable {
     private let maximumBatch: Int
     private let metrics: RelayMetrics
     private let logger: Logger
-    /// Told the messages whose lease a write ended, once it is done (or given up on).
-    private let ended: @Sendable ([ObjectID]) -> Void
+    /// Told the messages whose lease a write ended once it is done, or given up on (`written` false).
+    private let ended: @Sendable (_ ids: [ObjectID], _ written: Bool) -> Void
     private let state = Mutex(State())
 
     init(outbox: OutboxDAO, window: Duration, maximumBatch: Int = 512, metrics: RelayMetrics, logger: Logger,
-         ended: @escaping @Sendable ([ObjectID]) -> Void = { _ in }) {
+         ended: @escaping @Sendable (_ ids: [ObjectID], _ written: Bool) -> Void = { _, _ in }) {
         self.outbox = outbox
         self.window = window
         self.maximumBatch = max(maximumBatch, 1)
@@ -72,8 +72,8 @@ final class OutcomeRecorder: Sendable {
                 return ids.compactMap { state.pending.removeValue(forKey: $0) }
             }
             if !batch.isEmpty {
-                await write(batch)
-                ended(batch.filter(\.endsLease).map(\.id))
+                let written = await write(batch)
+                ended(batch.filter(\.endsLease).map(\.id), written)
             }
             let idle = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
                 guard state.order.isEmpty else { return nil }
@@ -88,8 +88,8 @@ final class OutcomeRecorder: Sendable {
         }
     }
 
-    /// Writes `batch` in one command, trying again a few times when the database fails.
-    private func write(_ batch: [RelayUpdate]) async {
+    /// Writes `batch` in one command, trying again a few times when the database fails; false when it gave up.
+    private func write(_ batch: [RelayUpdate]) async -> Bool {
         for attempt in 1...4 {
             do {
                 let written = try await outbox.record(batch)
@@ -98,7 +98,7 @@ final class OutcomeRecorder: Sendable {
                     logger.warning("a relay lease ran out before its outcomes were written; others will resend",
                                    metadata: ["lost": "\(batch.count - written)"])
                 }
-                return
+                return true
             } catch {
                 logger.warning("recording relay outcomes failed", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
                 try? await Task.sleep(for: .milliseconds(250 << attempt))
@@ -106,5 +106,6 @@ final class OutcomeRecorder: Sendable {
         }
         logger.error("relay outcomes could not be written; their leases run out and others will resend",
                      metadata: ["messages": "\(batch.count)"])
+        return false
     }
 }

@@ -14,6 +14,8 @@ struct RelayMetrics: Sendable {
     private let outcomeWrites = Counter(label: "msi_outbox_outcome_writes_total")
     private let outcomeStatements = Counter(label: "msi_outbox_outcome_statements_total")
     private let direct = Counter(label: "msi_outbox_direct_messages_total")
+    private let progressWrites = Counter(label: "msi_outbox_progress_writes_total")
+    private let handedBackMessages = Counter(label: "msi_outbox_handed_back_messages_total")
     private let renewals = Counter(label: "msi_outbox_lease_renewals_total")
     private let lostLeases = Counter(label: "msi_outbox_lost_leases_total")
     private let pauses = Counter(label: "msi_relay_pauses_total")
@@ -43,6 +45,16 @@ struct RelayMetrics: Sendable {
     /// A message stored by this process came to its worker in memory, without a claim.
     func handedOver(_ count: Int) {
         direct.increment(by: count)
+    }
+
+    /// The worker's progress record was written (messages sent without a write of their own, and its lease).
+    func progressWritten() {
+        progressWrites.increment()
+    }
+
+    /// Messages of a direct record went back to the outbox: a dead worker's, or unsure inserts.
+    func handedBack(_ count: Int) {
+        handedBackMessages.increment(by: count)
     }
 
     /// One command renewed the leases of messages still being sent.

@@ -104,11 +104,13 @@ struct LiveHub: Sendable {
         return phone
     }
 
-    /// Waits until every message sent so far has reached FCM (none left pending in the outbox).
+    /// Waits until every message sent so far has reached FCM (none left pending in the outbox, nor past its
+    /// worker's progress record).
     func waitUntilRelayed(limit: Duration = .seconds(60)) async throws {
-        let messages = database.collection(CollectionName.message)
+        let outbox = OutboxDAO(database: database)
+        let progress = RelayProgressDAO(database: database)
         try await waitUntil(limit: limit, "every message relayed") {
-            try await messages.countDocuments(["relay.state": "pending"]) == 0
+            try await outbox.count(.pending, progress: progress) == 0
         }
     }
 }
