@@ -308,6 +308,43 @@ struct RelayOutboxTests {
         }
     }
 
+    @Test func aLiveWorkerWhoseRecordIsTakenOverSendsNoneOfItsMessagesAndGoesOnUnderANewRecord() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
+                try await hub.waitForRelayRecord()
+                let progress = RelayProgressDAO(database: hub.database)
+                let old = try #require(try await progress.all().first)
+                fake.setResponseDelay(.milliseconds(800))
+                var keys: [ObjectID] = []
+                for index in 0..<40 { keys.append(try await hub.post(Self.information("Held \(index)"))) }
+                try await eventually { fake.sendsInFlight > 0 }
+                let inFlight = fake.sendsInFlight
+
+                // Another worker (this test) decides the record's owner is gone: it takes the record over and hands
+                // its messages past `through` back to the outbox.
+                let taken = try await progress.takeOverExpired(now: old.until + 60_000).first { $0.owner == old.owner }
+                let record = try #require(taken)
+                let outbox = OutboxDAO(database: hub.database)
+                let handedBack = try await outbox.handBack(record)
+                #expect(handedBack > 0 && handedBack <= 40)
+
+                // The worker learns it at its next report, and goes on under a new record.
+                try await eventually { try await progress.all().contains { $0.owner != old.owner && $0.takenAt == nil } }
+                let later = try await hub.post(Self.information("Later"))
+                try await eventually { try await outbox.count(.sent, progress: progress) == 41 }
+                let stored = try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(later)])
+                let owner = stored?[path: "relay.lease_owner"]?.stringValue
+                #expect(owner != nil && owner != old.owner)
+
+                // Every message arrived; only those in flight at the takeover, or started before the worker's next
+                // report told it (one round of sends at most), may have gone twice.
+                let received = fake.received.compactMap { $0.data["msi_key"] }
+                #expect(Set(received) == Set((keys + [later]).map(\.hex)))
+                #expect(received.count - Set(received).count <= inFlight + RelayConfiguration().concurrency)
+            }
+        }
+    }
+
     @Test func anFCMOutagePausesTheWholeRelayUntilRetryAfterAndTheBacklogDrainsAfter() async throws {
         try await FakeFCM.with { fake in
             let outage: Double = 6
