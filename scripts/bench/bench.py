@@ -331,7 +331,7 @@ def arrivals(fake):
 
 def relaycost(results, uri, db_pid, ticks_before, fake, keys_path, wrk_started, timeout):
     """After the POST run: waits (polling the fake) until every component of every 201 has reached the fake
-    and then until no message is pending (every outcome written), then records the database's CPU per message from the POST run's start to here, the
+    and then until every outcome is on record (none pending, none past its hub's progress), then records the database's CPU per message from the POST run's start to here, the
     end-to-end relay rate and the lag from each message's timestamp (stored just before its 201) to its
     components' arrival at the fake."""
     messages = {}
@@ -379,7 +379,7 @@ def relaycost(results, uri, db_pid, ticks_before, fake, keys_path, wrk_started, 
     with open(results, "a") as out:
         out.write(json.dumps(result) + "\n")
     print("POST run relayed: %d of %d components at the fake; database CPU %.3f ms per message (POST to outcome "
-          "written, %.1f s after the POST run started); lag from 201 to the fake p50 %s ms, p99 %s ms; %.0f messages/s "
+          "on record, %.1f s after the POST run started); lag from 201 to the fake p50 %s ms, p99 %s ms; %.0f messages/s "
           "end to end; then the database used %.0f ms of CPU in %.0f s before it was quiet (not counted)"
           % (arrived, components, result["db_cpu_ms_per_message"], result["recorded_s"], result["lag_p50_ms"],
              result["lag_p99_ms"], result["relay_rate"], result["db_cpu_ms_after"], result["quiet_after_s"]), flush=True)
