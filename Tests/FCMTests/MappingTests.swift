@@ -180,3 +180,42 @@ struct MappingTests {
         ]
     }
 }
+
+@Suite("FCM request JSON")
+struct FCMJSONTests {
+    /// Text with every character class the writer treats apart: controls, quotes, backslash, slash, DEL,
+    /// accents, emoji, line and paragraph separators, a byte-order mark.
+    static let awkward = (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }.joined()
+        + "\"quoted\" back\\slash a/b \u{7F} café 📚 \u{2028}\u{2029}\u{FEFF} end"
+
+    @Test(arguments: [false, true])
+    func everyRequestIsWhatJSONEncoderWritesByteForByte(validateOnly: Bool) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for distribution in [RelayMessage.Distribution.alert, .information] {
+            for ttl in [nil, 0, 3600] as [Int64?] {
+                let message = RelayMessage.sample(distribution, title: Self.awkward, desc: Self.awkward,
+                                                  message: Self.awkward, ttlSeconds: ttl)
+                let options = FCMMappingOptions(validateOnly: validateOnly)
+                for request in FCMMapping.requests(for: message, options: options) {
+                    let decoded = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
+                    #expect(decoded?["message"] != nil)
+                }
+                let wire = Wire.SendRequest(message: Wire.Message(
+                    topic: Self.awkward, notification: Wire.Notification(title: Self.awkward, body: "b"),
+                    data: ["msi_key": Self.awkward, "z": "", "a": "/"],
+                    android: Wire.Android(priority: "HIGH", ttl: ttl.map { "\($0)s" },
+                                          notification: .init(sound: "default")),
+                    apns: Wire.APNS(headers: ["apns-priority": "5", "apns-expiration": "0"], payload: .init(
+                        aps: .init(sound: ttl == nil ? nil : "default", contentAvailable: 1)))),
+                    validateOnly: validateOnly ? true : nil)
+                #expect(FCMJSON.bytes(wire.json) == Array(try encoder.encode(wire)))
+                let bare = Wire.Message(topic: "t", notification: nil, data: [:],
+                                        android: Wire.Android(priority: "HIGH", ttl: nil, notification: nil),
+                                        apns: Wire.APNS(headers: [:], payload: .init(
+                                            aps: .init(sound: nil, contentAvailable: nil))))
+                #expect(FCMJSON.bytes(bare.json) == Array(try encoder.encode(bare)))
+            }
+        }
+    }
+}

@@ -1,5 +1,3 @@
-import Foundation
-
 /// The FCM mapping: the spec's components, in FCM HTTP v1 form. Pure: no clock, no I/O.
 public enum FCMMapping {
     /// The request bodies for `message`: an Alert's notification and data components, in that order, or an
@@ -90,7 +88,8 @@ public enum FCMMapping {
         _ truncated: Bool
     ) -> FCMRequest {
         let body = Wire.SendRequest(message: message, validateOnly: options.validateOnly ? true : nil)
-        return FCMRequest(component: component, body: encode(body), payloadSize: size, isTruncated: truncated)
+        return FCMRequest(component: component, body: FCMJSON.bytes(body.json), payloadSize: size,
+                          isTruncated: truncated)
     }
 
     /// `android.ttl`: "<seconds>s", at most 4 weeks.
@@ -109,7 +108,7 @@ public enum FCMMapping {
 
     /// The payload size: compact JSON of `data`, plus compact JSON of `notification` when there is one.
     static func payloadSize(data: [String: String], notification: Wire.Notification?) -> Int {
-        encode(data).count + (notification.map { encode($0).count } ?? 0)
+        FCMJSON.bytes(FCMJSON.object(data)).count + (notification.map { FCMJSON.bytes($0.json).count } ?? 0)
     }
 
     /// The longest prefix of `text`, in whole Characters, for which `fits` holds ("" if none does).
@@ -128,12 +127,5 @@ public enum FCMMapping {
             }
         }
         return String(characters[..<low])
-    }
-
-    private static func encode(_ value: some Encodable) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding these plain structs of strings and integers cannot fail.
-        return (try? Array(encoder.encode(value))) ?? []
     }
 }

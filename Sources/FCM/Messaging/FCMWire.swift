@@ -52,3 +52,50 @@ enum Wire {
         }
     }
 }
+
+// MARK: JSON
+
+/// A wire type as `FCMJSON` writes it; its `Encodable` form is what the test compares the writer against.
+protocol FCMJSONRepresentable {
+    var json: FCMJSON.Value { get }
+}
+
+extension Wire.SendRequest: FCMJSONRepresentable {
+    var json: FCMJSON.Value {
+        var members: [(key: String, value: FCMJSON.Value)] = [("message", message.json)]
+        if let validateOnly { members.append(("validate_only", .bool(validateOnly))) }
+        return .object(members)
+    }
+}
+
+extension Wire.Message: FCMJSONRepresentable {
+    var json: FCMJSON.Value {
+        var members: [(key: String, value: FCMJSON.Value)] = [
+            ("topic", .string(topic)), ("data", FCMJSON.object(data)), ("android", android.json), ("apns", apns.json),
+        ]
+        if let notification { members.append(("notification", notification.json)) }
+        return .object(members)
+    }
+}
+
+extension Wire.Notification: FCMJSONRepresentable {
+    var json: FCMJSON.Value { .object([("title", .string(title)), ("body", .string(body))]) }
+}
+
+extension Wire.Android: FCMJSONRepresentable {
+    var json: FCMJSON.Value {
+        var members: [(key: String, value: FCMJSON.Value)] = [("priority", .string(priority))]
+        if let ttl { members.append(("ttl", .string(ttl))) }
+        if let notification { members.append(("notification", .object([("sound", .string(notification.sound))]))) }
+        return .object(members)
+    }
+}
+
+extension Wire.APNS: FCMJSONRepresentable {
+    var json: FCMJSON.Value {
+        var aps: [(key: String, value: FCMJSON.Value)] = []
+        if let sound = payload.aps.sound { aps.append(("sound", .string(sound))) }
+        if let available = payload.aps.contentAvailable { aps.append(("content-available", .int(available))) }
+        return .object([("headers", FCMJSON.object(headers)), ("payload", .object([("aps", .object(aps))]))])
+    }
+}

@@ -361,8 +361,9 @@ public final class OutboxWorker: Sendable {
     /// the message goes next. Stops without sending more when its lease is in doubt or the worker stops.
     func relay(_ message: Message) async {
         let id = message.id
+        let stored = RelayState(message: message.document)
         // A direct message's writes wait for its outcome: when every component reached FCM, none is made.
-        var direct = RelayState(message: message.document)?.direct
+        var direct = stored?.direct
         var withheld: RelayUpdate?
         func record(_ update: (String) -> RelayUpdate) {
             guard let lease = lease(of: id) else { return }
@@ -385,7 +386,7 @@ public final class OutboxWorker: Sendable {
             held.finishing.withLock { _ = $0.insert(id) }
             record { outcome.update(lease: $0, now: now()) }
         }
-        guard let state = RelayState(message: message.document),
+        guard let state = stored,
               let distribution = RelayMessage.Distribution(rawValue: message.distribution) else {
             return finish(RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
         }
