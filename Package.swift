@@ -44,11 +44,14 @@ let package = Package(
             pkgConfig: "libmongoc-1.0",
             providers: [.apt(["libmongoc-dev", "libbson-dev"])]
         ),
+        // JSON's string syntax, shared by every writer of JSON text (Mongo's legacy JSON, FCM's requests).
+        .target(name: "JSONText", swiftSettings: swiftSettings),
         // The safe Swift layer over libmongoc: BSON, JSON, client pool, collections, errors.
         .target(
             name: "Mongo",
             dependencies: [
                 "CMongo",
+                "JSONText",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -154,6 +157,7 @@ let package = Package(
             name: "FCM",
             dependencies: [
                 "CCurl",
+                "JSONText",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -1,3 +1,5 @@
+import JSONText
+
 /// The JSON of FCM's requests, written by hand: compact, keys sorted, `/` left as it is. Byte for byte what
 /// Foundation's `JSONEncoder` (`.sortedKeys`, `.withoutEscapingSlashes`) writes for the same values (a test
 /// holds it to that), at a fraction of its cost: the relay writes every request and measures every payload,
@@ -28,7 +30,7 @@ enum FCMJSON {
     private static func write(_ value: Value, to output: inout [UInt8]) {
         switch value {
         case .string(let string):
-            write(string, to: &output)
+            JSONString.append(string, to: &output)
         case .int(let number):
             output.append(contentsOf: String(number).utf8)
         case .bool(let flag):
@@ -37,35 +39,11 @@ enum FCMJSON {
             output.append(UInt8(ascii: "{"))
             for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
-                write(member.key, to: &output)
+                JSONString.append(member.key, to: &output)
                 output.append(UInt8(ascii: ":"))
                 write(member.value, to: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    /// A string: `"` and `\` escaped, control characters as `\b \f \n \r \t` or `\u00xx`, the rest as UTF-8.
-    private static func write(_ string: String, to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x00..<0x20:
-                output.append(contentsOf: Array("\\u00".utf8))
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0x0F)])
-            default: output.append(byte)
-            }
-        }
-        output.append(UInt8(ascii: "\""))
     }
 }

@@ -1,3 +1,5 @@
+import JSONText
+
 /// Writes documents as JSON in the shape the legacy Node.js hub served, which every existing client reads.
 ///
 /// The legacy hub read documents with the Node.js driver 3.x (js-bson 1.x, default options) and answered
@@ -159,27 +161,8 @@ public struct LegacyJSONWriter: Sendable {
     }
 
     private func writeString(_ string: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0..<0x20:
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(Self.hex[Int(byte >> 4)])
-                out.append(Self.hex[Int(byte & 0xF)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONString.append(string, to: &out)
     }
-
-    private static let hex = Array("0123456789abcdef".utf8)
 }
 
 /// Standard base64 (RFC 4648) with padding, for binary values in JSON.
