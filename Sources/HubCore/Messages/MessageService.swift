@@ -86,15 +86,13 @@ public struct MessageService: Sendable {
             if let ticket { relay.notStored(ticket) }
             throw error
         }
-        // The relay takes the message only as stored with this ticket (an earlier request's is claimed).
-        if let ticket, RelayState(message: message.document)?.direct == ticket {
-            relay.handOff(message, ticket: ticket)
-            // Shown as any message waiting to be sent: the worker's name and number are its bookkeeping.
-            return Message(document: RelayProgressDAO.shown(message.document, sent: false)) ?? message
+        guard let ticket else {
+            relay.notify()
+            return message
         }
-        if let ticket { relay.notStored(ticket) }
-        relay.notify()
-        return message
+        guard relay.handOff(message, ticket: ticket) else { return message }  // an earlier request's, claimed
+        // Shown as any message waiting to be sent: the worker's name and number are its bookkeeping.
+        return Message(document: RelayProgressDAO.shown(message.document, sent: false)) ?? message
     }
 
     /// One archived message.

@@ -58,20 +58,24 @@ public final class OutboxHandoff: Sendable {
         }
     }
 
-    /// Gives the worker a message stored with `ticket`, and wakes it. A message stored otherwise (an earlier
-    /// request's, returned for the same Idempotency-Key) only gives the ticket back.
-    public func handOff(_ message: Message, ticket: DirectRelay) {
-        let taken = state.withLock { state -> Bool in
+    /// Gives the worker `message`, stored for `ticket`, and wakes it; returns whether the message is stored
+    /// with that ticket (`.direct`). One stored otherwise (an earlier request's, returned for the same
+    /// Idempotency-Key, which any worker claims) gives the ticket back and asks the worker to claim.
+    @discardableResult
+    public func handOff(_ message: Message, ticket: DirectRelay) -> Bool {
+        let isDirect = RelayState(message: message.document)?.direct == ticket
+        state.withLock { state in
             // A worker that stopped or was taken over: its record is handed back to the outbox.
-            guard ticket.owner == state.owner, !state.closed else { return false }
-            guard RelayState(message: message.document)?.direct == ticket else {
+            guard ticket.owner == state.owner, !state.closed else { return }
+            if isDirect {
+                state.queue.append(message)
+            } else {
                 state.outstanding.removeValue(forKey: ticket.seq)
-                return false
+                state.storedWithoutLease = true
             }
-            state.queue.append(message)
-            return true
         }
-        if taken { signal.notify() }
+        signal.notify()
+        return isDirect
     }
 
     /// Gives back the ticket of a message that was not stored.
