@@ -306,7 +306,7 @@ struct DeviceTests {
                     try await reconciler.applyOnce()
                     #expect(fake.subscriptionCallCount == 20)
                     // All that is due waits for its record: the next batch waits for the records, or for new work.
-                    let waiting = Task { try await reconciler.applyOnce() }
+                    let waiting = Task { _ = try await reconciler.applyOnce() }
                     try await Task.sleep(for: .milliseconds(300))
                     _ = try await Self.registerWanting(1, prefix: "late", in: database)
                     signal.notify()
