@@ -136,6 +136,11 @@ public final class OutboxHandoff: Sendable {
         }
     }
 
+    /// Until when the progress record `owner` holds as last written (Unix ms); 0 for a record not current.
+    func recordUntil(owner: String) -> Int64 {
+        state.withLock { $0.owner == owner ? $0.recordUntil : 0 }
+    }
+
     /// The worker is done with the messages `seqs` of `owner`: sent, or their outcome written.
     func done(_ seqs: some Sequence<Int64>, owner: String) {
         state.withLock { state in

@@ -272,7 +272,7 @@ public final class OutboxWorker: Sendable {
     private func safeLease(_ id: ObjectID) -> RelayLease? {
         let current = now()
         guard let lease = lease(of: id) else { return nil }
-        let until = lease.until == HeldLeases.recordHeld ? reporter.confirmedUntil(owner: lease.owner) : lease.until
+        let until = lease.until == HeldLeases.recordHeld ? handoff.recordUntil(owner: lease.owner) : lease.until
         return until - current >= leaseMS / 4 ? lease : nil
     }
 

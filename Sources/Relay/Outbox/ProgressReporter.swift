@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// A message the worker sent costs one write of the record, shared with every other message done within
 /// `window`, instead of a write of its own. The record is written again every quarter of a lease while
-/// nothing changes, which keeps the worker alive; `confirmedUntil` says until when the last write that landed
+/// nothing changes, which keeps the worker alive; the hand-off learns until when the last write that landed
 /// holds, and nothing stored under the record is sent past it. Every quarter of a lease the reporter also
 /// takes over the records that stopped being kept alive and hands their unfinished messages back to the
 /// outbox; a record is settled once a second hand-back after `settleAfter` found inserts that landed late.
@@ -25,7 +25,6 @@ final class ProgressReporter: Sendable {
     /// Told the name of a record another worker took over: nothing stored under it may be sent any more.
     private let lost: @Sendable (String) -> Void
     private let signal = OutboxSignal()
-    private let confirmed = Mutex<(owner: String, until: Int64)>(("", 0))
     /// The tickets of messages whose insert's outcome is unknown, until handed back.
     private let unsettled = Mutex<[(ticket: DirectRelay, at: Int64)]>([])
 
@@ -43,11 +42,6 @@ final class ProgressReporter: Sendable {
         self.logger = logger
         self.now = now
         self.lost = lost
-    }
-
-    /// Until when the record `owner` holds as last written (Unix ms); 0 before the first write landed.
-    func confirmedUntil(owner: String) -> Int64 {
-        confirmed.withLock { $0.owner == owner ? $0.until : 0 }
     }
 
     /// Messages were done with: the record is written within `window`.
@@ -95,7 +89,6 @@ final class ProgressReporter: Sendable {
             if try await progress.report(owner: current.owner, through: current.through, since: current.since,
                                          until: until, now: now()) {
                 metrics.progressWritten()
-                confirmed.withLock { $0 = (current.owner, until) }
                 handoff.recordHeld(owner: current.owner, until: until)
                 return true
             }
@@ -140,7 +133,8 @@ final class ProgressReporter: Sendable {
                 let justTaken = record.takenAt == current
                 let settles = current - (record.takenAt ?? current) >= settleAfterMS
                 guard justTaken || settles else { continue }
-                if justTaken, record.owner == confirmed.withLock({ $0.owner }) { lost(record.owner) }
+                // This worker's own record, if it could not keep it alive: `lost` ignores any other.
+                if justTaken { lost(record.owner) }
                 handedBack += try await outbox.handBack(record)
                 if settles { try await progress.settle(owner: record.owner) }
                 if justTaken {
