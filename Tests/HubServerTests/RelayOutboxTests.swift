@@ -262,7 +262,7 @@ struct RelayOutboxTests {
                 let uri = try HubProcess.uri(of: database)
                 let first = try await HubProcess(mongoURI: uri, environment: environment)
                 let progress = RelayProgressDAO(database: database)
-                try await eventually { try await progress.all().count == 1 }
+                try await HubHarness.waitForRelayRecord(in: database)
                 // Stored by the process that sends them: direct, with nothing written when FCM takes them.
                 let keys = try await withThrowingTaskGroup(of: [String].self) { group in
                     for client in 0..<10 {
@@ -460,11 +460,22 @@ extension HubHarness {
         return try #require(try response.json()["msi_key"]?.stringValue.flatMap { ObjectID(hex: $0) })
     }
 
-    /// Waits until this hub's relay worker has written its progress record: from then on, the messages it
-    /// stores are sent without a claim (`direct`).
+    /// Waits until this hub's relay worker has written its progress record twice: the worker learns that its
+    /// first write landed before it makes the second, and from then on the messages it stores are sent without
+    /// a claim (`direct`).
     func waitForRelayRecord() async throws {
-        let progress = RelayProgressDAO(database: database)
-        try await eventually { try await progress.all().contains { $0.takenAt == nil } }
+        try await Self.waitForRelayRecord(in: database)
+    }
+
+    /// `waitForRelayRecord()` for a hub on `database`, in this process or another.
+    static func waitForRelayRecord(in database: MongoDatabase) async throws {
+        let records = database.collection(CollectionName.relayProgress)
+        var first: BSONValue?
+        try await eventually(within: .seconds(15)) {
+            guard let record = try await records.findOne(["taken_at": ["$exists": false]]) else { return false }
+            if first == nil { first = record["updated_at"] }
+            return record["updated_at"] != first
+        }
     }
 
     /// The `relay.state` of the message `msiKey` as people see it (a direct message's from its worker's record).
