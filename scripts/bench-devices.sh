@@ -5,8 +5,9 @@
 #  2. a hub with the reconciler starts with their 20,000 subscriptions pending, FCM_SUBSCRIPTION_RATE=3000 (Google's
 #     documented limit): the time until the fake holds them all, beside what the cap allows, and the most calls the
 #     fake saw in one second; then the time until the hub has recorded them all (its records follow the calls);
-#  3. once the database is quiet again, a new Forced subject (POST /subject) reaches the 10,000 devices: the time
-#     from the POST until the fake holds the 10,000 new subscriptions, beside what the cap allows.
+#  3. once the database is quiet again, a new Forced subject (POST /subject) reaches the 10,000 devices: how long
+#     the POST takes (one rollout document, whatever the registry's size), the time from the POST until the fake
+#     holds the 10,000 new subscriptions, beside what the cap allows, and until the hub has recorded them.
 #
 # The cube is the legacy fixture: one Forced and one Recommended subject, so each device needs two subscriptions.
 # Progress is read from the fake (GET /_subscriptions), not from the hub's metrics, so polling costs the database
@@ -74,11 +75,12 @@ wait_for_fake() {  # wait_for_fake COUNT: until the fake holds COUNT subscriptio
     done
     echo "$peak"
 }
-wait_for_records() {  # until no subscription is pending in the database (the hub's records of what FCM has)
+wait_for_records() {  # until no subscription is pending and no rollout is under way (the hub's records of what FCM has)
     "$python" - "$uri" <<'PY'
 import sys, time, pymongo
-subscriptions = pymongo.MongoClient(sys.argv[1]).get_default_database()["device_subscriptions"]
-while subscriptions.find_one({"pending": True}, {"_id": 1}) is not None:
+database = pymongo.MongoClient(sys.argv[1]).get_default_database()
+while (database["subscription_rollouts"].find_one({}, {"_id": 1}) is not None
+       or database["device_subscriptions"].find_one({"pending": True}, {"_id": 1}) is not None):
     time.sleep(1)  # each look scans the backlog on SecantusDB: seldom, so the records are not slowed much
 PY
 }
@@ -124,7 +126,7 @@ python3 -c 'import sys; a, r, t, n, s = map(float, sys.argv[1:]); print("recorde
 # After many updates SecantusDB's storage engine goes on evicting for a while: phase 3 starts on a quiet database.
 "$python" scripts/bench/bench.py quiet "$db_pid"
 
-# 3. A new Forced subject, fanned out to every device.
+# 3. A new Forced subject, rolled out to every device.
 admin=$("$bin_dir/msi-hub" token create --name bench-admin --role admin --mongodb-uri "$uri" | tail -n 1)
 started=$(date +%s.%N)
 curl -sf -o /dev/null -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \

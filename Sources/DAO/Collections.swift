@@ -21,6 +21,8 @@ public enum CollectionName {
     public static let devices = "devices"
     /// What each registration should be subscribed to at FCM and whether FCM has it (`SubscriptionDAO`).
     public static let subscriptions = "device_subscriptions"
+    /// The subjects on their way to every registered device, one document per topic (`RolloutDAO`).
+    public static let rollouts = "subscription_rollouts"
     /// Counters per key and time window, shared by every replica (`RateWindowDAO`); expired by a TTL index.
     public static let rateWindows = "rate_windows"
     /// Named leases: which process runs a job that must run in one process at a time, and until when (`LeaseDAO`).

@@ -275,6 +275,7 @@ struct DeviceTests {
                            configuration: SubscriptionReconciler.Configuration) -> SubscriptionReconciler {
         SubscriptionReconciler(
             subscriptions: SubscriptionDAO(database: database), devices: DeviceDAO(database: database),
+            rollouts: RolloutDAO(database: database),
             rates: RateWindowDAO(database: database), leases: LeaseDAO(database: database), fcm: fcm.topicSubscriptions,
             project: "test", signal: signal, wishes: { ([], []) }, configuration: configuration,
             logger: Logger(label: "test"))
@@ -395,6 +396,7 @@ struct DeviceTests {
                     let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database)
                     let reconciler = SubscriptionReconciler(
                         subscriptions: SubscriptionDAO(database: hub.database), devices: DeviceDAO(database: hub.database),
+                        rollouts: RolloutDAO(database: hub.database),
                         rates: RateWindowDAO(database: hub.database), leases: LeaseDAO(database: hub.database),
                         fcm: fcm.topicSubscriptions, project: "test",
                         signal: services.devices.reconcilerSignal, wishes: { try await services.devices.topicsByLevel() },

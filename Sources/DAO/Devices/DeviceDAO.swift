@@ -115,6 +115,17 @@ public struct DeviceDAO: Sendable {
         }.compactMap(Device.init(document:))
     }
 
+    /// The devices from `first` through `last` (by id) as they are now, whatever their state, by id: what a
+    /// rollout checks once it has recorded a page (deleted, unregistered or given a new registration meanwhile).
+    public func range(from first: ObjectID, through last: ObjectID) async throws -> [ObjectID: Device] {
+        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1]
+        let found = try await mapErrors {
+            try await collection.find(["_id": ["$gte": .objectID(first), "$lte": .objectID(last)]],
+                                      options: FindOptions(projection: fields))
+        }.compactMap(Device.init(document:))
+        return Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// How many devices are active, per platform (for metrics).
     public func countByPlatform() async throws -> [Platform: Int] {
         var counts: [Platform: Int] = [:]

@@ -32,21 +32,24 @@ public struct SubscriptionDAO: Sendable {
         try await insertMissing(topics.map { (device, $0) })
     }
 
-    /// Wants `topic` for every device in `devices` that has no wish recorded for it (opt-outs are kept).
-    public func wantNew(_ topic: String, forAll devices: [Device]) async throws {
-        try await insertMissing(devices.map { ($0, topic) })
-    }
-
-    /// Sets `want` for `topics` of `device`'s registration (recording a wish where none was).
+    /// Sets `want` for `topics` of `device`'s registration, recording a wish where none was: an opt-out too, so
+    /// a rollout that has not reached the device yet leaves it out.
     public func set(want: Bool, topics: [String], for device: Device) async throws {
         guard !topics.isEmpty else { return }
-        if want { try await insertMissing(topics.map { (device, $0) }) }
+        try await insertMissing(topics.map { (device, $0) }, want: want)
         try await setWant(want, where: ["registration": .string(device.registration), "topic": ["$in": .array(topics.map(BSONValue.string))]])
     }
 
-    /// Wants `topic` for every document that has it (opt-outs included): a subject turned Forced.
+    /// Wants `topic` wherever it is unwanted (the opt-outs): a subject turned Forced. The devices with no wish
+    /// for it are the rollout's (`RolloutDAO`).
     public func wantEverywhere(_ topic: String) async throws {
-        try await setWant(true, where: ["topic": .string(topic)])
+        try await setWant(true, where: ["topic": .string(topic), "want": false])
+    }
+
+    /// Unwants `topic` for `registration` and marks it gone (a rollout reached a device that was deleted, or
+    /// whose registration changed, meanwhile).
+    public func remove(_ topic: String, registration: String) async throws {
+        try await setWant(false, where: ["registration": .string(registration), "topic": .string(topic)], gone: true)
     }
 
     /// Unwants every topic that starts with `prefix` (a deleted channel or area: `channel-` or `channel-area-`;
@@ -101,11 +104,57 @@ public struct SubscriptionDAO: Sendable {
         }
     }
 
+    // MARK: Rollouts
+
+    /// The registrations with a wish for `topic`, either way (a rollout leaves them as they are).
+    public func registrations(wishing topic: String) async throws -> Set<String> {
+        let documents = try await mapErrors {
+            try await collection.find(["topic": .string(topic)], options: FindOptions(projection: ["registration": 1]))
+        }
+        return Set(documents.compactMap { $0["registration"]?.stringValue })
+    }
+
+    /// Records that FCM has each of `applied` (a rollout's calls): one insert. A device that got a wish for the
+    /// topic meanwhile keeps that wish; where it is an opt-out made since `since` (Unix ms), what FCM has is
+    /// recorded on it, pending, so the reconciler takes the subscription away again.
+    public func rolledOut(_ applied: [TopicSubscription], since: Int64) async throws {
+        guard let topic = applied.first?.topic else { return }
+        let time = now()
+        let documents = applied.map { subscription -> BSONDocument in
+            var document = newDocument(subscription)
+            document["applied"] = true
+            document["pending"] = false
+            return document
+        }
+        do {
+            _ = try await mapErrors { try await collection.insertMany(documents, ordered: false) }
+        } catch let error as DAOError where error.code == .duplicate {
+            _ = try await mapErrors {
+                try await collection.updateMany(["topic": .string(topic), "want": false, "applied": false,
+                                                 "gone": ["$ne": true], "updated_at": ["$gte": .int64(since)]],
+                                                ["$set": ["applied": true, "pending": true, "due_at": .int64(time)]])
+            }
+        }
+    }
+
+    /// Records a rollout's wish that FCM could not take yet: pending, due at `dueAt` (Unix ms).
+    public func wantLater(_ subscription: TopicSubscription, at dueAt: Int64, error: String) async throws {
+        var document = newDocument(subscription)
+        document["due_at"] = .int64(dueAt)
+        document["attempts"] = 1
+        document["last_error"] = .string(error)
+        do {
+            _ = try await mapErrors { try await collection.insertOne(document) }
+        } catch let error as DAOError where error.code == .duplicate {
+            // A wish recorded meanwhile decides.
+        }
+    }
+
     /// Inserts a wish for each pair that has none (a duplicate key means one exists: kept as it is).
-    private func insertMissing(_ pairs: [(Device, String)]) async throws {
+    private func insertMissing(_ pairs: [(Device, String)], want: Bool = true) async throws {
         guard !pairs.isEmpty else { return }
         for start in stride(from: 0, to: pairs.count, by: 1_000) {
-            let documents = pairs[start..<min(start + 1_000, pairs.count)].map { newDocument(device: $0.0, topic: $0.1, want: true) }
+            let documents = pairs[start..<min(start + 1_000, pairs.count)].map { newDocument(device: $0.0, topic: $0.1, want: want) }
             do {
                 _ = try await mapErrors { try await collection.insertMany(documents, ordered: false) }
             } catch let error as DAOError where error.code == .duplicate {
@@ -115,10 +164,21 @@ public struct SubscriptionDAO: Sendable {
     }
 
     private func newDocument(device: Device, topic: String, want: Bool) -> BSONDocument {
+        newDocument(id: ObjectID(), device: device.id, registration: device.registration, platform: device.platform,
+                    topic: topic, want: want)
+    }
+
+    private func newDocument(_ subscription: TopicSubscription) -> BSONDocument {
+        newDocument(id: subscription.id, device: subscription.device, registration: subscription.registration,
+                    platform: subscription.platform, topic: subscription.topic, want: subscription.want)
+    }
+
+    private func newDocument(id: ObjectID, device: ObjectID, registration: String, platform: Platform, topic: String,
+                             want: Bool) -> BSONDocument {
         let time = now()
         return [
-            "_id": .objectID(ObjectID()), "device": .objectID(device.id), "registration": .string(device.registration),
-            "platform": .string(device.platform.rawValue), "topic": .string(topic), "want": .bool(want),
+            "_id": .objectID(id), "device": .objectID(device), "registration": .string(registration),
+            "platform": .string(platform.rawValue), "topic": .string(topic), "want": .bool(want),
             "applied": false, "pending": .bool(want), "due_at": .int64(time), "attempts": 0,
             "updated_at": .int64(time),
         ]
@@ -146,17 +206,39 @@ public struct SubscriptionDAO: Sendable {
             .compactMap(TopicSubscription.init(document:))
     }
 
-    /// Devices that will receive a message to `topic`, per platform: (applied, pending).
-    public func audience(of topic: String) async throws -> [Platform: (applied: Int, pending: Int)] {
-        var result: [Platform: (applied: Int, pending: Int)] = [:]
-        for platform in Platform.allCases {
-            let base: BSONDocument = ["topic": .string(topic), "want": true, "platform": .string(platform.rawValue),
-                                      "dormant": ["$ne": true]]
-            // All first, then the applied ones: a subscription applied between the two counts is counted once.
-            let all = try await mapErrors { try await collection.countDocuments(base) }
-            let applied = try await mapErrors { try await collection.countDocuments(merging(base, ["applied": true])) }
-            let pending = max(0, all - applied)
-            result[platform] = (Int(applied), Int(pending))
+    /// How the wishes for one topic stand on one platform.
+    public struct TopicWishes: Sendable, Equatable {
+        /// Devices that want it and that FCM has.
+        public var applied = 0
+        /// Devices that want it and that FCM does not have yet.
+        public var pending = 0
+        /// Devices that opted out.
+        public var unwanted = 0
+
+        /// Devices with a wish either way.
+        public var recorded: Int { applied + pending + unwanted }
+
+        public init() {}
+    }
+
+    /// The wishes for `topic` per platform, gone and sleeping ones left out, counted by one aggregation so the
+    /// numbers agree with each other while a rollout records more.
+    public func wishes(for topic: String) async throws -> [Platform: TopicWishes] {
+        let rows = try await mapErrors {
+            try await collection.aggregate([
+                ["$match": ["topic": .string(topic), "gone": ["$ne": true], "dormant": ["$ne": true]]],
+                ["$group": ["_id": ["platform": "$platform", "want": "$want", "applied": "$applied"], "count": ["$sum": 1]]],
+            ])
+        }
+        var result: [Platform: TopicWishes] = [:]
+        for row in rows {
+            guard case .document(let key)? = row["_id"], let platform = Platform(rawValue: key.string("platform")) else { continue }
+            let count = Int(row["count"]?.int64Value ?? 0)
+            switch (key["want"]?.boolValue ?? false, key["applied"]?.boolValue ?? false) {
+            case (true, true): result[platform, default: TopicWishes()].applied += count
+            case (true, false): result[platform, default: TopicWishes()].pending += count
+            case (false, _): result[platform, default: TopicWishes()].unwanted += count
+            }
         }
         return result
     }

@@ -16,6 +16,19 @@ public struct TopicSubscription: Sendable {
     /// How many times applying it failed in a row.
     public var attempts: Int
 
+    /// A subscription of `device` to `topic` that no document holds yet (a rollout's call), with the id its
+    /// record will have.
+    public init(rolling topic: String, to device: Device) {
+        self.id = ObjectID()
+        self.device = device.id
+        self.registration = device.registration
+        self.platform = device.platform
+        self.topic = topic
+        self.want = true
+        self.applied = false
+        self.attempts = 0
+    }
+
     /// Reads a stored subscription; nil when the document is not one.
     public init?(document: BSONDocument) {
         guard let id = document.objectID("_id"), let device = document.objectID("device"),

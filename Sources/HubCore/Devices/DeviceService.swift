@@ -11,6 +11,8 @@ import Relay
 public struct DeviceService: Sendable {
     let devices: DeviceDAO
     let subscriptions: SubscriptionDAO
+    /// The subjects on their way to every device.
+    let rollouts: RolloutDAO
     let rates: RateWindowDAO
     /// The archive, read for catch-ups.
     let messages: MessageDAO
@@ -27,6 +29,7 @@ public struct DeviceService: Sendable {
     init(database: MongoDatabase, cube: CubeCache, logger: Logger) {
         self.devices = DeviceDAO(database: database)
         self.subscriptions = SubscriptionDAO(database: database)
+        self.rollouts = RolloutDAO(database: database)
         self.rates = RateWindowDAO(database: database)
         self.messages = MessageDAO(database: database)
         self.relayProgress = RelayProgressDAO(database: database)
@@ -114,10 +117,13 @@ public struct DeviceService: Sendable {
         return updated
     }
 
-    /// Removes a device and, through the reconciler, all its subscriptions at FCM.
+    /// Removes a device and, through the reconciler, all its subscriptions at FCM: its wishes before the device
+    /// (a stop in between leaves nothing behind), and again after, for what a rollout recorded meanwhile (it checks
+    /// the device once it has recorded: either it finds the device gone, or this finds its record).
     public func delete(_ device: Device) async throws {
         try await subscriptions.removeRegistration(device.registration)
         try await devices.delete(device.id)
+        try await subscriptions.removeRegistration(device.registration)
         reconcilerSignal.notify()
     }
 
@@ -132,19 +138,29 @@ public struct DeviceService: Sendable {
 
     // MARK: Subscriptions
 
-    /// The subjects the device receives (subjects no longer in the cube are left out).
+    /// The subjects the device receives (subjects no longer in the cube are left out), those a rollout has yet
+    /// to bring to it included, as pending.
     public func subscriptions(of device: Device) async throws -> [DeviceSubscription] {
         let snapshot = try await cube.snapshot()
-        return try await subscriptions.wanted(by: device).compactMap { subscription in
-            snapshot.topics[subscription.topic].map {
-                DeviceSubscription(topicKey: subscription.topic, location: $0, applied: subscription.applied)
-            }
+        return try await wishes(of: device).compactMap { topic, applied in
+            snapshot.topics[topic].map { DeviceSubscription(topicKey: topic, location: $0, applied: applied) }
         }
     }
 
-    /// The device's topic keys (what it receives), for the catch-up route.
+    /// The device's topic keys (what it receives, or soon will), for the catch-up route.
     public func topicKeys(of device: Device) async throws -> [String] {
-        try await subscriptions.wanted(by: device).map(\.topic)
+        try await wishes(of: device).map(\.topic)
+    }
+
+    /// What the device wants, by topic key in order, with whether FCM has it: its wishes, and the topics being
+    /// rolled out for which it has none (not reached yet; an opt-out is a wish).
+    private func wishes(of device: Device) async throws -> [(topic: String, applied: Bool)] {
+        let recorded = try await subscriptions.all(of: device)
+        let known = Set(recorded.map(\.topic))
+        let unreached = device.state == .active
+            ? try await rollouts.topicsUnderWay().map(\.topic).filter { !known.contains($0) } : []
+        let wanted = recorded.filter(\.want).map { ($0.topic, $0.applied) } + unreached.map { ($0, false) }
+        return wanted.sorted { $0.0 < $1.0 }.map { (topic: $0.0, applied: $0.1) }
     }
 
     /// What `device` missed: a page of the messages of its subscriptions at or after `since` (Unix ms), oldest
@@ -185,7 +201,17 @@ public struct DeviceService: Sendable {
     /// - Throws: `DeviceRefusal.topicNotFound`; `DAOError`.
     public func audience(of topicKey: String) async throws -> Audience {
         _ = try await subject(topicKey)
-        return Audience(topicKey: topicKey, byPlatform: try await subscriptions.audience(of: topicKey))
+        let wishes = try await subscriptions.wishes(for: topicKey)
+        // While the topic is rolled out, the active devices with no wish for it yet are on their way.
+        let rolling = try await rollouts.topicsUnderWay().contains { $0.topic == topicKey }
+        let active = rolling ? try await devices.countByPlatform() : [:]
+        var byPlatform: [Platform: (applied: Int, pending: Int)] = [:]
+        for platform in Platform.allCases {
+            let counts = wishes[platform] ?? SubscriptionDAO.TopicWishes()
+            let unreached = max(0, (active[platform] ?? 0) - counts.recorded)
+            byPlatform[platform] = (counts.applied, counts.pending + unreached)
+        }
+        return Audience(topicKey: topicKey, byPlatform: byPlatform)
     }
 
     /// Devices by platform and the reconciler's backlog, for metrics.
@@ -198,7 +224,15 @@ public struct DeviceService: Sendable {
 
     /// For every topic, how many devices a message to it reaches (the portal's send form and subject pages).
     public func audienceSizes() async throws -> [String: Int] {
-        try await subscriptions.audienceSizes()
+        var sizes = try await subscriptions.audienceSizes()
+        let underWay = try await rollouts.topicsUnderWay()
+        guard !underWay.isEmpty else { return sizes }
+        let active = try await devices.countByPlatform().values.reduce(0, +)
+        for rollout in underWay {
+            let wishing = try await subscriptions.wishes(for: rollout.topic).values.reduce(0) { $0 + $1.recorded }
+            sizes[rollout.topic, default: 0] += max(0, active - wishing)
+        }
+        return sizes
     }
 
     // MARK: Following the cube
@@ -225,20 +259,17 @@ public struct DeviceService: Sendable {
     /// Subjects went away (a subject: its topic key; an area or channel: the prefix of their topic keys): no
     /// subscription to them remains, here or, through the reconciler, at FCM.
     func topicsRemoved(prefix: String, exact: Bool) async throws {
+        // The rollouts first: a page in flight either sees the cancellation once it has recorded, or has
+        // recorded before the wishes are unwanted here.
+        try await rollouts.cancel(prefix: prefix, exact: exact)
         try await subscriptions.removeTopics(prefix: prefix, exact: exact)
         reconcilerSignal.notify()
     }
 
-    /// Wants `topic` for every active device that never chose, a page of devices at a time (pages of 5,000: a
-    /// server that reads every match before the limit, as SecantusDB does, reads the registry once per page).
+    /// Rolls `topic` out to every active device that has no wish for it (`SubscriptionReconciler.rollOutOnce`):
+    /// one write here, however many devices are registered.
     private func fanOut(_ topic: String) async throws {
-        var last: ObjectID?
-        while true {
-            let page = try await devices.activePage(after: last, limit: 5_000)
-            guard let tail = page.last else { break }
-            try await subscriptions.wantNew(topic, forAll: page)
-            last = tail.id
-        }
+        try await rollouts.start(topic)
         reconcilerSignal.notify()
     }
 

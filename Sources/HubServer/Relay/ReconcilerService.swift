@@ -28,6 +28,7 @@ struct ReconcilerService: Service {
         self.httpClient = httpClient
         self.reconciler = SubscriptionReconciler(
             subscriptions: SubscriptionDAO(database: database), devices: DeviceDAO(database: database),
+            rollouts: RolloutDAO(database: database),
             rates: RateWindowDAO(database: database), leases: LeaseDAO(database: database), fcm: fcm.topicSubscriptions, project: fcm.projectID ?? "-",
             signal: devices.reconcilerSignal, wishes: { try await devices.topicsByLevel() },
             configuration: SubscriptionReconciler.Configuration(

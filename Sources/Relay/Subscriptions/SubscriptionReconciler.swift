@@ -32,6 +32,9 @@ public final class SubscriptionReconciler: Sendable {
         /// How long the project's lease lasts unless renewed (every third of it): how soon another replica takes
         /// over from one that stopped.
         public var lease: Duration
+        /// How many devices one page of a rollout reads (`RolloutDAO`): the calls of a page go out before its
+        /// records are in, and the rollout moves on once they are.
+        public var rolloutPage: Int
         /// Backoff for retryable failures.
         public var retry: RetryPolicy
         /// How often every device's subscriptions are compared with FCM's list; nil: never.
@@ -40,7 +43,7 @@ public final class SubscriptionReconciler: Sendable {
         public var retention: Duration
 
         public init(rate: Int = 3_000, concurrency: Int = 32, batchLimit: Int = 30_000, unrecordedLimit: Int = 30_000,
-                    recordWindow: Duration = .milliseconds(20), lease: Duration = .seconds(30),
+                    recordWindow: Duration = .milliseconds(20), lease: Duration = .seconds(30), rolloutPage: Int = 5_000,
                     retry: RetryPolicy = RetryPolicy(quotaPause: nil), repairInterval: Duration? = .seconds(24 * 3600),
                     retention: Duration = .seconds(30 * 24 * 3600)) {
             self.rate = rate
@@ -49,6 +52,7 @@ public final class SubscriptionReconciler: Sendable {
             self.unrecordedLimit = unrecordedLimit
             self.recordWindow = recordWindow
             self.lease = lease
+            self.rolloutPage = rolloutPage
             self.retry = retry
             self.repairInterval = repairInterval
             self.retention = retention
@@ -58,17 +62,18 @@ public final class SubscriptionReconciler: Sendable {
     /// The Forced and Recommended topics of the cube, for the repair pass.
     public typealias Wishes = @Sendable () async throws -> (forced: [String], recommended: [String])
 
-    private let subscriptions: SubscriptionDAO
-    private let devices: DeviceDAO
+    let subscriptions: SubscriptionDAO
+    let devices: DeviceDAO
+    let rollouts: RolloutDAO
     private let rates: RateWindowDAO
     private let leases: LeaseDAO
     /// Writes what FCM has behind the calls.
     private let recorder: SubscriptionRecorder
     private let fcm: any TopicSubscribing
-    private let signal: OutboxSignal
+    let signal: OutboxSignal
     private let wishes: Wishes
-    private let configuration: Configuration
-    private let logger: Logger
+    let configuration: Configuration
+    let logger: Logger
     /// This process's name in leases.
     private let owner = "reconciler-" + ObjectID().hex
     /// The key of the project's shared rate window and of its lease.
@@ -76,11 +81,12 @@ public final class SubscriptionReconciler: Sendable {
     /// Until when (Unix ms) this process holds the lease, as last confirmed; 0 when it does not.
     private let leadership = Mutex<Int64>(0)
 
-    public init(subscriptions: SubscriptionDAO, devices: DeviceDAO, rates: RateWindowDAO, leases: LeaseDAO,
-                fcm: any TopicSubscribing, project: String, signal: OutboxSignal, wishes: @escaping Wishes,
-                configuration: Configuration, logger: Logger) {
+    public init(subscriptions: SubscriptionDAO, devices: DeviceDAO, rollouts: RolloutDAO, rates: RateWindowDAO,
+                leases: LeaseDAO, fcm: any TopicSubscribing, project: String, signal: OutboxSignal,
+                wishes: @escaping Wishes, configuration: Configuration, logger: Logger) {
         self.subscriptions = subscriptions
         self.devices = devices
+        self.rollouts = rollouts
         self.rates = rates
         self.leases = leases
         self.recorder = SubscriptionRecorder(subscriptions: subscriptions, window: configuration.recordWindow,
@@ -116,7 +122,7 @@ public final class SubscriptionReconciler: Sendable {
 
     /// Whether this process holds the project's lease for at least two thirds of a lease more, renewing it (or
     /// taking it when free) otherwise.
-    private func lead() async throws -> Bool {
+    func lead() async throws -> Bool {
         let leaseMS = configuration.lease.milliseconds
         if leadership.withLock({ $0 }) - UnixTime.nowMilliseconds() > leaseMS * 2 / 3 { return true }
         let until = try await leases.hold(projectKey, owner: owner, leaseMS: leaseMS)
@@ -137,9 +143,10 @@ public final class SubscriptionReconciler: Sendable {
                     try? await Task.sleep(for: configuration.lease / 3)
                     continue
                 }
-                let applied = try await applyOnce()
+                var worked = try await applyOnce() > 0
+                if try await lead() { worked = try await rollOutOnce() || worked }
                 backoff = .milliseconds(200)
-                if applied == 0 { await signal.wait(timeout: .milliseconds(500)) }
+                if !worked { await signal.wait(timeout: .milliseconds(500)) }
             } catch {
                 if Task.isCancelled { return }
                 logger.warning("applying subscriptions failed; retrying", metadata: ["error": "\(error)"])
@@ -175,7 +182,9 @@ public final class SubscriptionReconciler: Sendable {
             await recorder.waitForRoom()
             // Only what the batch holds is taken from the shared allowance, so an idle replica spends none.
             let (granted, windowEnd) = try await takeRate(min(remaining.count, Self.slice))
-            let calls = await apply(remaining.prefix(granted), startingBefore: windowEnd - Self.windowMargin)
+            let calls = await apply(remaining.prefix(granted), startingBefore: windowEnd - Self.windowMargin) {
+                try await self.subscriptions.retry($0, at: $1, error: $2)
+            }
             recorder.record(calls.applied)
             remaining = remaining.dropFirst(granted)
             // Those whose share of the window ran out before their call went out come next, in a later window.
@@ -195,6 +204,9 @@ public final class SubscriptionReconciler: Sendable {
     /// next second would count there.
     static let windowMargin: Int64 = 100
 
+    /// Records a failed call for a retry at a time (Unix ms), with the error's name.
+    typealias RetryRecord = @Sendable (TopicSubscription, Int64, String) async throws -> Void
+
     /// What became of a slice's calls.
     private enum Call {
         /// FCM has it as wanted.
@@ -206,8 +218,8 @@ public final class SubscriptionReconciler: Sendable {
     }
 
     /// Calls FCM for `slice`, `concurrency` calls at a time, none after `deadline` (Unix ms): returns those FCM
-    /// now has as wanted, and those not called.
-    private func apply(_ slice: ArraySlice<TopicSubscription>, startingBefore deadline: Int64)
+    /// now has as wanted, and those not called; those that failed are recorded through `retry`.
+    func apply(_ slice: ArraySlice<TopicSubscription>, startingBefore deadline: Int64, retry: @escaping RetryRecord)
         async -> (applied: [TopicSubscription], notStarted: [TopicSubscription]) {
         await withTaskGroup(of: Call.self) { group in
             var running = 0, applied: [TopicSubscription] = [], notStarted: [TopicSubscription] = []
@@ -225,7 +237,7 @@ public final class SubscriptionReconciler: Sendable {
                 }
                 group.addTask {
                     guard UnixTime.nowMilliseconds() < deadline else { return .notStarted(subscription) }
-                    return await self.apply(subscription).map(Call.applied) ?? .failed
+                    return await self.apply(subscription, retry: retry).map(Call.applied) ?? .failed
                 }
                 running += 1
             }
@@ -237,7 +249,7 @@ public final class SubscriptionReconciler: Sendable {
     /// Takes up to `count` calls from this second's allowance, shared by every replica, waiting for the next
     /// second while the current one is spent (or nearly over, so calls made late do not land in the next
     /// second's count); returns how many, and when that second ends (Unix ms).
-    private func takeRate(_ count: Int) async throws -> (granted: Int, windowEnd: Int64) {
+    func takeRate(_ count: Int) async throws -> (granted: Int, windowEnd: Int64) {
         while !Task.isCancelled {
             let now = UnixTime.nowMilliseconds()
             let windowEnd = (now / 1000 + 1) * 1000
@@ -253,8 +265,8 @@ public final class SubscriptionReconciler: Sendable {
     }
 
     /// Calls FCM for one subscription; returns it when FCM has it as wanted (recorded with its slice by the
-    /// caller), nil when it failed (recorded here: a retry, or its registration gone).
-    private func apply(_ subscription: TopicSubscription) async -> TopicSubscription? {
+    /// caller), nil when it failed (recorded here: through `retry`, or its registration gone).
+    private func apply(_ subscription: TopicSubscription, retry: RetryRecord) async -> TopicSubscription? {
         // Unwanted and never applied (a gone wish FCM does not have): nothing to call, only to record.
         if !subscription.want, !subscription.applied { return subscription }
         let operation = subscription.want ? "subscribe" : "unsubscribe"
@@ -283,12 +295,10 @@ public final class SubscriptionReconciler: Sendable {
                     dimensions: [("operation", operation), ("outcome", retryable ? "retried" : "failed")]).increment()
             let delay = retryable ? configuration.retry.delay(afterAttempt: Int64(subscription.attempts + 1), error: error)
                 : configuration.retry.cap
-            try? await subscriptions.retry(subscription, at: UnixTime.nowMilliseconds() + delay.milliseconds,
-                                           error: "\(error.code)")
+            try? await retry(subscription, UnixTime.nowMilliseconds() + delay.milliseconds, "\(error.code)")
         } catch {
             logger.warning("applying a subscription failed", metadata: ["error": "\(error)"])
-            try? await subscriptions.retry(subscription, at: UnixTime.nowMilliseconds() + configuration.retry.base.milliseconds,
-                                           error: "transport")
+            try? await retry(subscription, UnixTime.nowMilliseconds() + configuration.retry.base.milliseconds, "transport")
         }
         return nil
     }
