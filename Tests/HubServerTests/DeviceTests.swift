@@ -182,7 +182,7 @@ struct DeviceTests {
                 try await eventually { fake.subscribers(of: Self.forced).count == 3 }
                 let metrics = try await hub.request(.get, "/metrics").text
                 #expect(metrics.contains(#"msi_devices{platform="android"} 3"#))
-                #expect(metrics.contains("msi_subscriptions_pending"))
+                #expect(metrics.contains("msi_subscriptions_pending") && metrics.contains("msi_subscription_rollouts "))
                 #expect(metrics.contains(#"msi_subscription_operations_total{operation="subscribe",outcome="applied"}"#))
                 // The registration tokens appear nowhere.
                 #expect(!metrics.contains("counted-") && !send.text.contains("counted-") && !subjects.text.contains("counted-"))

@@ -66,12 +66,13 @@ struct RolloutTests {
                 try await HubHarness.legacy(database)
                 let services = HubServices(pool: try TestDatabase.sharedPool(), database: database)
                 try await services.cube.cache.refresh()
-                let phones = try await Self.register(60, prefix: "moving", in: database)
+                // Four full pages of 16, called while the pages before them settle, then an empty one.
+                let phones = try await Self.register(64, prefix: "moving", in: database)
                 try await RolloutDAO(database: database).start(Self.topic)
                 // Slow calls at 20 a second: the changes below land while the page is being called.
                 fake.setResponseDelay(.milliseconds(100))
                 try await DeviceTests.withFCM(fake) { fcm in
-                    let reconciler = DeviceTests.reconciler(database, fcm: fcm, configuration: .init(rate: 20, repairInterval: nil))
+                    let reconciler = DeviceTests.reconciler(database, fcm: fcm, configuration: .init(rate: 20, rolloutPage: 16, repairInterval: nil))
                     let rollout = Task { try await reconciler.rollOutOnce() }
                     try await Task.sleep(for: .milliseconds(300))
                     // An early device and a late one of each kind.
@@ -81,7 +82,7 @@ struct RolloutTests {
                         _ = try await services.devices.update(phones[index], registration: "moved-\(index)", locale: nil, appVersion: nil)
                     }
                     #expect(try await rollout.value)
-                    #expect(try await reconciler.rollOutOnce() == false, "a page shorter than a page ends the rollout")
+                    #expect(try await reconciler.rollOutOnce() == false, "the empty page after the last full one ends the rollout")
                     try await eventually(within: .seconds(30)) {
                         try await reconciler.applyOnce()
                         return try await SubscriptionDAO(database: database).backlog().count == 0
@@ -90,11 +91,11 @@ struct RolloutTests {
                 let subscribers = Set(fake.subscribers(of: Self.topic))
                 for index in [1, 55, 2, 56, 3, 57] { #expect(!subscribers.contains("moving-\(index)"), "moving-\(index)") }
                 #expect(subscribers.contains("moved-3") && subscribers.contains("moved-57"))
-                #expect(subscribers.count == 60 - 4)
+                #expect(subscribers.count == 64 - 4)
                 let records = database.collection(CollectionName.subscriptions)
                 #expect(try await records.countDocuments(["registration": "moving-2"]) == 0)
                 #expect(try await records.countDocuments(["registration": "moving-55", "want": false, "applied": false]) == 1)
-                #expect(try await records.countDocuments(["topic": .string(Self.topic), "want": true, "applied": true]) == 56)
+                #expect(try await records.countDocuments(["topic": .string(Self.topic), "want": true, "applied": true]) == 60)
             }
         }
     }

@@ -80,10 +80,19 @@ public struct RolloutDAO: Sendable {
         }.matchedCount > 0
     }
 
-    /// Ends `rollout` (every device has it, or it was cancelled and cleaned up), unless it started over meanwhile.
+    /// Ends `rollout` once every device has it, unless it started over or was cancelled meanwhile (a cancelled
+    /// one stays until `discard`, so its cleanup is never skipped).
     public func finish(_ rollout: TopicRollout) async throws {
         _ = try await mapErrors {
-            try await collection.deleteOne(["_id": .string(rollout.topic), "run": .objectID(rollout.run)])
+            try await collection.deleteOne(["_id": .string(rollout.topic), "run": .objectID(rollout.run),
+                                            "cancelled": ["$ne": true]])
+        }
+    }
+
+    /// Ends a cancelled rollout once its topic is unwanted wherever it recorded it.
+    public func discard(_ rollout: TopicRollout) async throws {
+        _ = try await mapErrors {
+            try await collection.deleteOne(["_id": .string(rollout.topic), "run": .objectID(rollout.run), "cancelled": true])
         }
     }
 

@@ -214,12 +214,13 @@ public struct DeviceService: Sendable {
         return Audience(topicKey: topicKey, byPlatform: byPlatform)
     }
 
-    /// Devices by platform and the reconciler's backlog, for metrics.
+    /// Devices by platform and the reconciler's backlog (pending subscriptions, and subjects being rolled out),
+    /// for metrics.
     public func statistics(now: Int64) async throws
-        -> (byPlatform: [Platform: Int], pending: Int, oldestPendingAgeSeconds: Double) {
+        -> (byPlatform: [Platform: Int], pending: Int, oldestPendingAgeSeconds: Double, rollouts: Int) {
         let backlog = try await subscriptions.backlog()
         let age = backlog.oldestDueAt.map { Double(max(now - $0, 0)) / 1000 } ?? 0
-        return (try await devices.countByPlatform(), backlog.count, age)
+        return (try await devices.countByPlatform(), backlog.count, age, try await rollouts.topicsUnderWay().count)
     }
 
     /// For every topic, how many devices a message to it reaches (the portal's send form and subject pages).

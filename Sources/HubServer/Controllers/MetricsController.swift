@@ -37,6 +37,8 @@ struct MetricsController {
                         help: "Device subscriptions the reconciler has yet to apply at FCM")
             metrics.set("msi_subscriptions_oldest_pending_age_seconds", devices.oldestPendingAgeSeconds,
                         help: "How long the oldest pending subscription has waited")
+            metrics.set("msi_subscription_rollouts", Double(devices.rollouts),
+                        help: "Subjects on their way to every registered device")
         }
         let cube = services.cube.cache.statistics
         metrics.set("msi_cube_version", Double(cube.version), help: "Distinct cube contents this process has served")

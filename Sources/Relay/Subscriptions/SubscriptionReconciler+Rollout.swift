@@ -3,38 +3,71 @@ import Mongo
 
 /// Rollouts: a subject every registered device should receive reaches them at FCM's pace. The calls go out
 /// first, a page of the registry at a time and within the shared rate, and their records follow in inserts
-/// behind them; the rollout moves on (`RolloutDAO.advance`) only once a page is recorded and checked, so a
-/// process that stops mid-page leaves the page to whoever leads next, who calls again what has no record yet
-/// (FCM answers 409, counted as done).
+/// behind them, while the next page is already being called; the rollout moves on (`RolloutDAO.advance`) only
+/// once a page is recorded and checked, so a process that stops mid-page leaves the page to whoever leads next,
+/// who calls again what has no record yet (FCM answers 409, counted as done).
 extension SubscriptionReconciler {
-    /// Takes the oldest rollout a page further, or ends a cancelled one once its topic is unwanted everywhere;
-    /// false when there is none.
+    /// A page of a rollout whose calls went out: what its settling needs.
+    struct RolloutPage: Sendable {
+        var rollout: TopicRollout
+        /// The page's first and last device; nil: the page was empty (the one after a full last page).
+        var first: ObjectID?
+        var last: ObjectID?
+        /// Fewer devices than a page: the rollout's last.
+        var isLast: Bool
+        /// The calls made (each device of the page with no wish for the topic).
+        var reached: [TopicSubscription]
+        /// Writes the page's records; done once they are all written.
+        var records: Task<Void, any Error>?
+    }
+
+    /// Takes the oldest rollout further, up to `batchLimit` devices (about ten seconds of calls, so the
+    /// subscriptions that fall due meanwhile wait no longer), or ends a cancelled one once its topic is unwanted
+    /// everywhere; false when there is none.
     @discardableResult
     public func rollOutOnce() async throws -> Bool {
         guard let rollout = try await rollouts.all().first else { return false }
         if rollout.cancelled {
             try await subscriptions.removeTopics(prefix: rollout.topic, exact: true)
-            try await rollouts.finish(rollout)
+            try await rollouts.discard(rollout)
             signal.notify()
-        } else {
-            try await rollOutPage(of: rollout)
+            return true
         }
+        // Each page settles after the one before it, in a task of its own, while the next is called.
+        var settling: Task<Void, any Error>?
+        do {
+            var cursor = rollout, read = 0
+            while read < configuration.batchLimit, let page = try await callPage(of: cursor) {
+                let previous = settling
+                settling = Task {
+                    _ = try await previous?.value
+                    try await self.settle(page)
+                }
+                read += configuration.rolloutPage
+                guard !page.isLast, let last = page.last else { break }
+                cursor.after = last
+            }
+        } catch {
+            try? await settling?.value
+            throw error
+        }
+        try await settling?.value
+        signal.notify()
         return true
     }
 
     /// Calls FCM for every active device of the rollout's next page that has no wish for its topic (an opt-out,
-    /// a device that registered meanwhile and wants it already), records what FCM took, checks what changed
-    /// meanwhile, and moves the rollout on; ends it after the last page.
-    func rollOutPage(of rollout: TopicRollout) async throws {
+    /// a device that registered meanwhile and wants it already); nil when this process stopped leading before
+    /// every call went out.
+    private func callPage(of rollout: TopicRollout) async throws -> RolloutPage? {
         let page = try await devices.activePage(after: rollout.after, limit: Int64(max(1, configuration.rolloutPage)))
-        guard let first = page.first, let last = page.last else {
-            try await rollouts.finish(rollout)
-            return
+        guard !page.isEmpty else {
+            return RolloutPage(rollout: rollout, first: nil, last: nil, isLast: true, reached: [], records: nil)
         }
         let since = UnixTime.nowMilliseconds()
         let wishing = try await subscriptions.registrations(wishing: rollout.topic)
-        let reach = page.filter { !wishing.contains($0.registration) }.map { TopicSubscription(rolling: rollout.topic, to: $0) }
-        var remaining = reach[...]
+        let reached = page.filter { !wishing.contains($0.registration) }.map { TopicSubscription(rolling: rollout.topic, to: $0) }
+        var remaining = reached[...]
         // Each slice's records are written after the previous slice's, in a task of their own: once FCM has
         // them they are written even if this process stops leading.
         var records: Task<Void, any Error>?
@@ -51,15 +84,24 @@ extension SubscriptionReconciler {
             remaining = remaining.dropFirst(granted)
             if !calls.notStarted.isEmpty { remaining = (calls.notStarted + remaining)[...] }
         }
-        try await records?.value
-        guard remaining.isEmpty else { return }
-        try await check(reach, of: rollout, from: first.id, through: last.id)
-        if page.count < configuration.rolloutPage {
-            try await rollouts.finish(rollout)
-        } else {
-            _ = try await rollouts.advance(rollout, after: last.id)
+        guard remaining.isEmpty else {
+            try await records?.value
+            return nil
         }
-        signal.notify()
+        return RolloutPage(rollout: rollout, first: page.first?.id, last: page.last?.id,
+                           isLast: page.count < configuration.rolloutPage, reached: reached, records: records)
+    }
+
+    /// Once a page's records are written: checks them against what changed while it was called, then moves the
+    /// rollout past the page (or ends it after its last).
+    private func settle(_ page: RolloutPage) async throws {
+        try await page.records?.value
+        try await check(page)
+        if page.isLast {
+            try await rollouts.finish(page.rollout)
+        } else if let last = page.last {
+            _ = try await rollouts.advance(page.rollout, after: last)
+        }
     }
 
     /// Brings the records of a page just rolled out in line with what changed while it was called: a device
@@ -67,9 +109,16 @@ extension SubscriptionReconciler {
     /// FCM called gone sleeps; a subject deleted meanwhile is unwanted everywhere. Each of those changes is made
     /// before the check reads (device first, wishes after), so one that the check does not see finds the records
     /// it must change already written.
-    private func check(_ reached: [TopicSubscription], of rollout: TopicRollout, from first: ObjectID,
-                       through last: ObjectID) async throws {
-        let now = try await devices.range(from: first, through: last)
+    private func check(_ page: RolloutPage) async throws {
+        if let first = page.first, let last = page.last, !page.reached.isEmpty {
+            try await check(page.reached, now: try await devices.range(from: first, through: last))
+        }
+        if try await rollouts.current(page.rollout)?.cancelled == true {
+            try await subscriptions.removeTopics(prefix: page.rollout.topic, exact: true)
+        }
+    }
+
+    private func check(_ reached: [TopicSubscription], now: [ObjectID: Device]) async throws {
         for subscription in reached {
             guard let device = now[subscription.device] else {
                 try await subscriptions.remove(subscription.topic, registration: subscription.registration)
@@ -81,9 +130,6 @@ extension SubscriptionReconciler {
             } else if device.state != .active {
                 try await subscriptions.sleep(registration: device.registration)
             }
-        }
-        if try await rollouts.current(rollout)?.cancelled == true {
-            try await subscriptions.removeTopics(prefix: rollout.topic, exact: true)
         }
     }
 }
