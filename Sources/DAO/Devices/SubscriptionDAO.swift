@@ -114,21 +114,28 @@ public struct SubscriptionDAO: Sendable {
         return Set(documents.compactMap { $0["registration"]?.stringValue })
     }
 
-    /// Records that FCM has each of `applied` (a rollout's calls): one insert. A device that got a wish for the
-    /// topic meanwhile keeps that wish; where it is an opt-out made since `since` (Unix ms), what FCM has is
-    /// recorded on it, pending, so the reconciler takes the subscription away again.
+    /// Records that FCM has each of `applied` (a rollout's calls), in inserts of `rolledOutPerInsert` (a server
+    /// that holds its lock for a whole insert, as SecantusDB does, answers the calls' other commands between
+    /// them). A device that got a wish for the topic meanwhile keeps that wish; where it is an opt-out made since
+    /// `since` (Unix ms), what FCM has is recorded on it, pending, so the reconciler takes the subscription away.
     public func rolledOut(_ applied: [TopicSubscription], since: Int64) async throws {
         guard let topic = applied.first?.topic else { return }
         let time = now()
-        let documents = applied.map { subscription -> BSONDocument in
-            var document = newDocument(subscription)
-            document["applied"] = true
-            document["pending"] = false
-            return document
+        var duplicates = false
+        for start in stride(from: 0, to: applied.count, by: Self.rolledOutPerInsert) {
+            let documents = applied[start..<min(start + Self.rolledOutPerInsert, applied.count)].map { subscription in
+                var document = newDocument(subscription)
+                document["applied"] = true
+                document["pending"] = false
+                return document
+            }
+            do {
+                _ = try await mapErrors { try await collection.insertMany(documents, ordered: false) }
+            } catch let error as DAOError where error.code == .duplicate {
+                duplicates = true
+            }
         }
-        do {
-            _ = try await mapErrors { try await collection.insertMany(documents, ordered: false) }
-        } catch let error as DAOError where error.code == .duplicate {
+        if duplicates {
             _ = try await mapErrors {
                 try await collection.updateMany(["topic": .string(topic), "want": false, "applied": false,
                                                  "gone": ["$ne": true], "updated_at": ["$gte": .int64(since)]],
@@ -136,6 +143,9 @@ public struct SubscriptionDAO: Sendable {
             }
         }
     }
+
+    /// How many records of a rollout one insert carries.
+    static let rolledOutPerInsert = 256
 
     /// Records a rollout's wish that FCM could not take yet: pending, due at `dueAt` (Unix ms).
     public func wantLater(_ subscription: TopicSubscription, at dueAt: Int64, error: String) async throws {

@@ -33,46 +33,79 @@ extension SubscriptionReconciler {
             signal.notify()
             return true
         }
-        // Each page settles after the one before it, in a task of its own, while the next is called.
+        // Each page settles after the one before it, in a task of its own, while the next is called; and the
+        // page after that is read meanwhile.
         var settling: Task<Void, any Error>?
+        var reading: Task<DevicesToReach, any Error>?
         do {
-            var cursor = rollout, read = 0
-            while read < configuration.batchLimit, let page = try await callPage(of: cursor) {
+            var read = 0
+            var next = try await devicesToReach(by: rollout, after: rollout.after)
+            while true {
+                let current = next
+                read += current.devices.count
+                let more = current.devices.count >= configuration.rolloutPage && read < configuration.batchLimit
+                // Read once the page's first calls are under way: a read started before them would hold up the
+                // command that lets them go (on a server that runs one command at a time, as SecantusDB does).
+                guard let page = try await call(current, of: rollout, whenUnderWay: {
+                    if more, reading == nil, let last = current.devices.last?.id {
+                        reading = Task { try await self.devicesToReach(by: rollout, after: last) }
+                    }
+                }) else { break }
                 let previous = settling
                 settling = Task {
                     _ = try await previous?.value
                     try await self.settle(page)
                 }
-                read += configuration.rolloutPage
-                guard !page.isLast, let last = page.last else { break }
-                cursor.after = last
+                guard more, let following = reading else { break }
+                next = try await following.value
+                reading = nil
             }
         } catch {
+            reading?.cancel()
             try? await settling?.value
             throw error
         }
+        reading?.cancel()
         try await settling?.value
         signal.notify()
         return true
     }
 
-    /// Calls FCM for every active device of the rollout's next page that has no wish for its topic (an opt-out,
-    /// a device that registered meanwhile and wants it already); nil when this process stopped leading before
-    /// every call went out.
-    private func callPage(of rollout: TopicRollout) async throws -> RolloutPage? {
-        let page = try await devices.activePage(after: rollout.after, limit: Int64(max(1, configuration.rolloutPage)))
+    /// A page of the registry and the registrations that have a wish for the rollout's topic, read at `since`.
+    struct DevicesToReach: Sendable {
+        var devices: [Device]
+        var wishing: Set<String>
+        var since: Int64
+    }
+
+    /// Reads the page of active devices after `after`, and who has a wish for the rollout's topic already.
+    private func devicesToReach(by rollout: TopicRollout, after: ObjectID?) async throws -> DevicesToReach {
+        let devices = try await self.devices.activePage(after: after, limit: Int64(max(1, configuration.rolloutPage)))
+        let since = UnixTime.nowMilliseconds()
+        let wishing = devices.isEmpty ? [] : try await subscriptions.registrations(wishing: rollout.topic)
+        return DevicesToReach(devices: devices, wishing: wishing, since: since)
+    }
+
+    /// Calls FCM for every device of a page that has no wish for the rollout's topic (an opt-out, a device that
+    /// registered meanwhile and wants it already); nil when this process stopped leading before every call went
+    /// out.
+    private func call(_ read: DevicesToReach, of rollout: TopicRollout, whenUnderWay: () -> Void) async throws
+        -> RolloutPage? {
+        defer { whenUnderWay() }
+        let page = read.devices, since = read.since
         guard !page.isEmpty else {
             return RolloutPage(rollout: rollout, first: nil, last: nil, isLast: true, reached: [], records: nil)
         }
-        let since = UnixTime.nowMilliseconds()
-        let wishing = try await subscriptions.registrations(wishing: rollout.topic)
-        let reached = page.filter { !wishing.contains($0.registration) }.map { TopicSubscription(rolling: rollout.topic, to: $0) }
+        let reached = page.filter { !read.wishing.contains($0.registration) }.map { TopicSubscription(rolling: rollout.topic, to: $0) }
         var remaining = reached[...]
         // Each slice's records are written after the previous slice's, in a task of their own: once FCM has
         // them they are written even if this process stops leading.
         var records: Task<Void, any Error>?
         while !remaining.isEmpty, !Task.isCancelled, try await lead() {
-            let (granted, windowEnd) = try await takeRate(min(remaining.count, Self.slice))
+            // A second's allowance at a time: the database, busy writing the records of the calls before, is asked
+            // once a second, not once a slice.
+            let (granted, windowEnd) = try await takeRate(min(remaining.count, max(configuration.rate, 1)))
+            whenUnderWay()
             let calls = await apply(remaining.prefix(granted), startingBefore: windowEnd - Self.windowMargin) {
                 try await self.subscriptions.wantLater($0, at: $1, error: $2)
             }
