@@ -18,8 +18,9 @@ public struct DeviceDAO: Sendable {
     }
 
     /// Registers `registration`, or gives the device that has it already a new secret (and makes it active
-    /// again). Returns the device and whether it is new. One atomic upsert, so two concurrent registrations of
-    /// one token make one device.
+    /// again). Returns the device and whether it is new. A new registration costs one insert; a known one (the
+    /// insert meets the unique index) one atomic update, so two concurrent registrations of one token make one
+    /// device.
     /// - Throws: `DAOError`.
     public func register(registration: String, platform: Platform, locale: String?, appVersion: String?,
                          secretHash: String) async throws -> (device: Device, created: Bool) {
@@ -30,27 +31,26 @@ public struct DeviceDAO: Sendable {
         ]
         if let locale { set["locale"] = .string(locale) }
         if let appVersion { set["app_version"] = .string(appVersion) }
-        let update: BSONDocument = [
-            "$set": .document(set), "$unset": ["unregistered_at": ""],
-            "$setOnInsert": ["_id": .objectID(ObjectID()), "created_at": .int64(time)],
-        ]
-        let filter: BSONDocument = ["registration": .string(registration)]
-        let document: BSONDocument?
-        do {
-            document = try await mapErrors {
-                try await collection.findOneAndUpdate(filter, update, options: FindOneAndUpdateOptions(returnNew: true, upsert: true))
+        // A device deleted between a failed insert and the update is inserted again: at most a few rounds.
+        for _ in 0..<3 {
+            var document: BSONDocument = ["_id": .objectID(ObjectID()), "registration": .string(registration)]
+            for (key, value) in set { document[key] = value }
+            document["created_at"] = .int64(time)
+            do {
+                _ = try await mapErrors { try await collection.insertOne(document) }
+                guard let device = Device(document: document) else { break }
+                return (device, true)
+            } catch let error as DAOError where error.code == .duplicate {
+                // Known: the same device, with the new secret.
             }
-        } catch let error as DAOError where error.code == .duplicate {
-            // Two upserts raced and the other inserted first: this one is now an update.
-            document = try await mapErrors {
-                try await collection.findOneAndUpdate(filter, update, options: FindOneAndUpdateOptions(returnNew: true))
+            let updated = try await mapErrors {
+                try await collection.findOneAndUpdate(["registration": .string(registration)],
+                                                      ["$set": .document(set), "$unset": ["unregistered_at": ""]],
+                                                      options: FindOneAndUpdateOptions(returnNew: true))
             }
+            if let updated, let device = Device(document: updated) { return (device, false) }
         }
-        guard let document, let device = Device(document: document) else {
-            throw DAOError(.database, "the registered device did not read back")
-        }
-        // `created_at` is set only by the insert, to this call's time.
-        return (device, device.createdAt == time)
+        throw DAOError(.database, "the registered device did not read back")
     }
 
     /// The device with this id.
