@@ -159,8 +159,9 @@ public struct DeviceService: Sendable {
         let known = Set(recorded.map(\.topic))
         let unreached = device.state == .active
             ? try await rollouts.topicsUnderWay().map(\.topic).filter { !known.contains($0) } : []
-        let wanted = recorded.filter(\.want).map { ($0.topic, $0.applied) } + unreached.map { ($0, false) }
-        return wanted.sorted { $0.0 < $1.0 }.map { (topic: $0.0, applied: $0.1) }
+        let wanted: [(topic: String, applied: Bool)] = recorded.filter(\.want).map { ($0.topic, $0.applied) }
+            + unreached.map { ($0, false) }
+        return wanted.sorted { $0.topic < $1.topic }
     }
 
     /// What `device` missed: a page of the messages of its subscriptions at or after `since` (Unix ms), oldest

@@ -11,7 +11,8 @@ import Synchronization
 /// backoff and `Retry-After` on 429, 5xx and time-outs; a rate cap per project shared by every replica
 /// (`RateWindowDAO`); and 409 on create or 404 on delete counted as done
 /// (`FCMTopicSubscriptions.Outcome.alreadyApplied`). FCM saying a registration is gone marks its device
-/// unregistered and puts its subscriptions to sleep. A periodic pass lists what FCM has for each device and
+/// unregistered and puts its subscriptions to sleep. A subject every device should receive is rolled out by the
+/// same leader, at the same rate (`rollOutOnce`, in `SubscriptionReconciler+Rollout.swift`). A periodic pass lists what FCM has for each device and
 /// repairs drift; it also removes devices unregistered for longer than the retention.
 public final class SubscriptionReconciler: Sendable {
     /// How the reconciler batches, paces and retries.
@@ -73,7 +74,7 @@ public final class SubscriptionReconciler: Sendable {
     let signal: OutboxSignal
     private let wishes: Wishes
     let configuration: Configuration
-    let logger: Logger
+    private let logger: Logger
     /// This process's name in leases.
     private let owner = "reconciler-" + ObjectID().hex
     /// The key of the project's shared rate window and of its lease.
