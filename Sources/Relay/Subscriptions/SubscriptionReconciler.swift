@@ -157,8 +157,7 @@ public final class SubscriptionReconciler: Sendable {
         }
     }
 
-    /// How many subscriptions of a batch are called at once: the share of the rate taken at a time, and the
-    /// records handed to the recorder together.
+    /// How many subscriptions of a batch are called at once: the records handed to the recorder together.
     static let slice = 256
 
     /// Reads one batch of due subscriptions and applies it within the shared rate, a slice at a time, while this
@@ -181,15 +180,22 @@ public final class SubscriptionReconciler: Sendable {
         var remaining = batch[...]
         while !remaining.isEmpty, !Task.isCancelled, try await lead() {
             await recorder.waitForRoom()
-            // Only what the batch holds is taken from the shared allowance, so an idle replica spends none.
-            let (granted, windowEnd) = try await takeRate(min(remaining.count, Self.slice))
-            let calls = await apply(remaining.prefix(granted), startingBefore: windowEnd - Self.windowMargin) {
-                try await self.subscriptions.retry($0, at: $1, error: $2)
-            }
-            recorder.record(calls.applied)
+            // Only what the batch holds is taken from the shared allowance, so an idle replica spends none; up to a
+            // second's at a time, so the database, busy with the records, is asked once a second, not once a slice.
+            let (granted, windowEnd) = try await takeRate(min(remaining.count, max(configuration.rate, 1)))
+            var grant = remaining.prefix(granted), late: [TopicSubscription] = []
             remaining = remaining.dropFirst(granted)
+            while !grant.isEmpty {
+                let calls = await apply(grant.prefix(Self.slice), startingBefore: windowEnd - Self.windowMargin) {
+                    try await self.subscriptions.retry($0, at: $1, error: $2)
+                }
+                recorder.record(calls.applied)
+                late += calls.notStarted
+                grant = grant.dropFirst(Self.slice)
+                if !grant.isEmpty { await recorder.waitForRoom() }
+            }
             // Those whose share of the window ran out before their call went out come next, in a later window.
-            if !calls.notStarted.isEmpty { remaining = (calls.notStarted + remaining)[...] }
+            if !late.isEmpty { remaining = (late + remaining)[...] }
         }
         return read.count
     }
