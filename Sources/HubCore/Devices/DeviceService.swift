@@ -13,7 +13,8 @@ public struct DeviceService: Sendable {
     let subscriptions: SubscriptionDAO
     /// The subjects on their way to every device.
     let rollouts: RolloutDAO
-    let rates: RateWindowDAO
+    /// The per-address limit on registrations.
+    let throttle: RegistrationThrottle
     /// The archive, read for catch-ups.
     let messages: MessageDAO
     /// The relay workers' progress, which says whether a message they sent themselves is sent.
@@ -30,7 +31,7 @@ public struct DeviceService: Sendable {
         self.devices = DeviceDAO(database: database)
         self.subscriptions = SubscriptionDAO(database: database)
         self.rollouts = RolloutDAO(database: database)
-        self.rates = RateWindowDAO(database: database)
+        self.throttle = RegistrationThrottle(rates: RateWindowDAO(database: database))
         self.messages = MessageDAO(database: database)
         self.relayProgress = RelayProgressDAO(database: database)
         self.cube = cube
@@ -52,7 +53,7 @@ public struct DeviceService: Sendable {
     /// Whether `address` may register another device now, `perMinute` a minute at most (a per-address throttle
     /// shared by every replica).
     public func mayRegister(from address: String, perMinute: Int) async throws -> Bool {
-        try await rates.take(1, of: "register:\(address)", limit: perMinute, windowMS: 60_000).granted == 1
+        try await throttle.mayRegister(from: address, perMinute: perMinute)
     }
 
     /// Registers a device (or gives the device of a known registration a new secret), wanting every Forced and
