@@ -101,7 +101,7 @@ struct RolloutTests {
     }
 
     @Test func devicesTheRolloutHasNotReachedShowItPendingAndCountInTheAudience() async throws {
-        try await TestDatabase.with { database in
+        try await FakeFCM.with { fake in try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
             try await HubHarness.legacy(database)
             let services = HubServices(pool: try TestDatabase.sharedPool(), database: database)
@@ -120,9 +120,21 @@ struct RolloutTests {
             #expect(audience.byPlatform[.ios]?.pending == 1 && audience.byPlatform[.web]?.pending == 2)
             #expect(try await services.devices.audienceSizes()[Self.topic] == 3)
 
-            // A subject deleted meanwhile cancels it; the reconciler ends it.
+            // A subject deleted meanwhile cancels it; the reconciler ends it before it takes any other further.
+            try await RolloutDAO(database: database).start(DeviceTests.optional)
+            try await Task.sleep(for: .milliseconds(5))
+            try await RolloutDAO(database: database).start(Self.topic)  // started over: now the newer one
             try await RolloutDAO(database: database).cancel(prefix: Self.topic, exact: true)
-            #expect(try await services.devices.subscriptions(of: phones[1]).isEmpty)
-        }
+            #expect(try await services.devices.subscriptions(of: phones[1]).map(\.topicKey) == [DeviceTests.optional])
+            try await DeviceTests.withFCM(fake) { fcm in
+                let reconciler = DeviceTests.reconciler(database, fcm: fcm, configuration: .init(repairInterval: nil))
+                #expect(try await reconciler.rollOutOnce())
+                #expect(fake.subscriptionCallCount == 0)
+                let left = try await RolloutDAO(database: database).all()
+                #expect(left.map(\.topic) == [DeviceTests.optional])
+            }
+            let records = database.collection(CollectionName.subscriptions)
+            #expect(try await records.countDocuments(["topic": .string(Self.topic), "gone": ["$ne": true]]) == 0)
+        } }
     }
 }

@@ -21,12 +21,13 @@ extension SubscriptionReconciler {
         var records: Task<Void, any Error>?
     }
 
-    /// Takes the oldest rollout further, up to `batchLimit` devices (about ten seconds of calls, so the
-    /// subscriptions that fall due meanwhile wait no longer), or ends a cancelled one once its topic is unwanted
-    /// everywhere; false when there is none.
+    /// Ends a cancelled rollout once its topic is unwanted everywhere, or else takes the oldest rollout further,
+    /// up to `batchLimit` devices (about ten seconds of calls, so the subscriptions that fall due meanwhile wait no
+    /// longer); false when there is none.
     @discardableResult
     public func rollOutOnce() async throws -> Bool {
-        guard let rollout = try await rollouts.all().first else { return false }
+        let all = try await rollouts.all()
+        guard let rollout = all.first(where: \.cancelled) ?? all.first else { return false }
         if rollout.cancelled {
             try await subscriptions.removeTopics(prefix: rollout.topic, exact: true)
             try await rollouts.discard(rollout)
