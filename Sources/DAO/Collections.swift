@@ -66,7 +66,9 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.loginFailures).createIndexes(LoginFailureDAO.indexes)
             try await database.collection(CollectionName.fences).createIndexes(FenceDAO.indexes)
             try await database.collection(CollectionName.devices).createIndexes(DeviceDAO.indexes)
-            try await database.collection(CollectionName.subscriptions).createIndexes(SubscriptionDAO.indexes)
+            let subscriptions = database.collection(CollectionName.subscriptions)
+            try await subscriptions.createIndexes(SubscriptionDAO.indexes)
+            for name in SubscriptionDAO.retiredIndexes { try await subscriptions.dropIndex(named: name) }
             try await database.collection(CollectionName.rateWindows).createIndexes(RateWindowDAO.indexes)
             try await database.collection(CollectionName.idempotencyKeys).createIndexes(IdempotencyKeyDAO.indexes)
         }

@@ -83,4 +83,27 @@ struct SubscriptionDAOTests {
             #expect(try await subscriptions.due(limit: 10).count == 2)
         }
     }
+
+    @Test func aRolloutPageReadsOnlyTheWishesOfItsOwnDevices() async throws {
+        try await TestDatabase.with { database in
+            // An index of an earlier version is retired at start-up.
+            let collection = database.collection(CollectionName.subscriptions)
+            try await collection.createIndexes([IndexModel(keys: ["topic": 1, "want": 1], name: "topic.want")])
+            let (devices, subscriptions) = try await seed(database, devices: 12, topics: [])
+            let names = try await database.runCommand(["listIndexes": .string(CollectionName.subscriptions)])[
+                path: "cursor.firstBatch"]?.arrayValue?.compactMap { $0.documentValue?["name"]?.stringValue } ?? []
+            #expect(names.contains("topic.device") && !names.contains("topic.want"))
+
+            // Every other device has a wish for t1 (an opt-out among them); one has only t2.
+            for (index, device) in devices.enumerated() where index.isMultiple(of: 2) {
+                try await subscriptions.set(want: index != 4, topics: ["t1"], for: device)
+            }
+            try await subscriptions.wantNew(["t2"], for: devices[5])
+            let page = devices[3...8]
+            let wishing = try await subscriptions.registrations(wishing: "t1", devices: page.first!.id,
+                                                                through: page.last!.id)
+            #expect(wishing == Set([4, 6, 8].map { devices[$0].registration }),
+                    "the page's wishes either way, none of another page's or another topic's")
+        }
+    }
 }

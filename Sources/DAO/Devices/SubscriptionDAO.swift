@@ -16,8 +16,12 @@ public struct SubscriptionDAO: Sendable {
     static let indexes = [
         IndexModel(keys: ["registration": 1, "topic": 1], name: "registration.topic", unique: true),
         IndexModel(keys: ["pending": 1, "due_at": 1], name: "pending.due_at"),
-        IndexModel(keys: ["topic": 1, "want": 1], name: "topic.want"),
+        // A topic's wishes (audiences, opt-outs, removals), and a rollout's page of them by device.
+        IndexModel(keys: ["topic": 1, "device": 1], name: "topic.device"),
     ]
+
+    /// Indexes of earlier versions that `indexes` replaces: dropped at start-up, so no write keeps paying for them.
+    static let retiredIndexes = ["topic.want"]
 
     public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.subscriptions)
@@ -106,10 +110,14 @@ public struct SubscriptionDAO: Sendable {
 
     // MARK: Rollouts
 
-    /// The registrations with a wish for `topic`, either way (a rollout leaves them as they are).
-    public func registrations(wishing topic: String) async throws -> Set<String> {
+    /// The registrations with a wish for `topic`, either way (a rollout leaves them as they are), among the
+    /// wishes of the devices from `first` through `last` (a rollout's page): one range of the `topic.device` index,
+    /// so a page costs its own wishes, not every wish for the topic.
+    public func registrations(wishing topic: String, devices first: ObjectID, through last: ObjectID) async throws
+        -> Set<String> {
+        let filter: BSONDocument = ["topic": .string(topic), "device": ["$gte": .objectID(first), "$lte": .objectID(last)]]
         let documents = try await mapErrors {
-            try await collection.find(["topic": .string(topic)], options: FindOptions(projection: ["registration": 1]))
+            try await collection.find(filter, options: FindOptions(projection: ["registration": 1]))
         }
         return Set(documents.compactMap { $0["registration"]?.stringValue })
     }

@@ -49,6 +49,18 @@ extension MongoCollection {
         }
     }
 
+    /// Drops the index called `name`; dropping one that does not exist (or a collection that does not) is not an
+    /// error.
+    /// - Throws: the mapped `MongoError`.
+    public func dropIndex(named name: String) async throws {
+        do {
+            _ = try await MongoDatabase(pool: pool, name: databaseName).runCommand(["dropIndexes": .string(self.name),
+                                                                                   "index": .string(name)])
+        } catch let error as MongoError where error.serverCode == 27 || error.serverCode == 26 {
+            return  // IndexNotFound, NamespaceNotFound
+        }
+    }
+
     /// Drops the collection; dropping one that does not exist is not an error.
     /// - Throws: the mapped `MongoError`.
     public func drop() async throws {

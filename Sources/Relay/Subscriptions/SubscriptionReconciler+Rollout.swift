@@ -83,7 +83,10 @@ extension SubscriptionReconciler {
     private func devicesToReach(by rollout: TopicRollout, after: ObjectID?) async throws -> DevicesToReach {
         let devices = try await self.devices.activePage(after: after, limit: Int64(max(1, configuration.rolloutPage)))
         let since = UnixTime.nowMilliseconds()
-        let wishing = devices.isEmpty ? [] : try await subscriptions.registrations(wishing: rollout.topic)
+        guard let first = devices.first?.id, let last = devices.last?.id else {
+            return DevicesToReach(devices: [], wishing: [], since: since)
+        }
+        let wishing = try await subscriptions.registrations(wishing: rollout.topic, devices: first, through: last)
         return DevicesToReach(devices: devices, wishing: wishing, since: since)
     }
 
