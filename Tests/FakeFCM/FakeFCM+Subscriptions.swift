@@ -11,6 +11,15 @@ extension FakeFCM {
         }
     }
 
+    /// Makes every subscription call that carries a valid token fail with `status` and `Retry-After: retryAfter`
+    /// for the next `duration`: an outage of the topic subscription API. Sends are not affected (`failFor` is
+    /// theirs).
+    public func failSubscriptionCalls(for duration: Duration, status: Int, retryAfter: String? = nil) {
+        let until = Date().addingTimeInterval(Double(duration.components.seconds)
+            + Double(duration.components.attoseconds) / 1e18)
+        state.withState { $0.subscriptionOutage = (until, status, retryAfter) }
+    }
+
     /// Makes `registration` gone, as when its app is uninstalled: its subscription calls and sends to it as a
     /// `token` answer 404 with the `UNREGISTERED` detail. Its subscriptions stay, as the fake saw them.
     public func markUnregistered(_ registration: String) {

@@ -64,6 +64,8 @@ final class FakeFCMState: Sendable {
         /// Registrations that answer 404 `UNREGISTERED`.
         var unregistered: Set<String> = []
         var subscriptionFailures = InjectedFailure(remaining: 0, status: 0)
+        /// Every subscription call with a valid token fails so until this time, whatever `subscriptionFailures` says.
+        var subscriptionOutage: (until: Date, status: Int, retryAfter: String?)?
         var subscriptionCalls = 0
         /// Subscription calls by the Unix second they arrived in.
         var subscriptionCallsPerSecond: [Int64: Int] = [:]

@@ -37,6 +37,9 @@ extension FakeFCMState {
             guard project == projectID else {
                 return Self.notFound()
             }
+            if let outage = state.subscriptionOutage, now < outage.until {
+                return Self.injected(outage.status, retryAfter: outage.retryAfter)
+            }
             if state.subscriptionFailures.remaining > 0 {
                 state.subscriptionFailures.remaining -= 1
                 return Self.injected(

@@ -152,16 +152,29 @@ struct DeviceTests {
         }
     }
 
-    @Test func withFCMAnswering429NothingIsLostAndTheCapIsNeverExceeded() async throws {
+    @Test func withFCMAnswering429ForAMinuteNothingIsLostAndTheCapIsNeverExceeded() async throws {
         try await FakeFCM.with { fake in
             try await Self.with(fake, devices: DeviceConfiguration(registrationsPerMinute: 100_000, subscriptionRate: 20)) { hub in
-                fake.failNextSubscriptionCalls(10, status: 429, retryAfter: "1")
+                let outage = Duration.seconds(60), retryAfter = Duration.seconds(10)
+                let outageEnds = ContinuousClock.now + outage
+                fake.failSubscriptionCalls(for: outage, status: 429, retryAfter: "\(retryAfter.components.seconds)")
                 for index in 0..<30 { _ = try await hub.register("capped-\(index)") }
-                try await eventually(within: .seconds(20)) { fake.subscribers(of: Self.forced).count == 30 }
-                try await eventually { fake.subscribers(of: Self.recommended).count == 30 }
+
+                // The whole project waits out each Retry-After, then one call probes: a few calls in all, not a
+                // retry per subscription.
+                try await Task.sleep(until: outageEnds - .seconds(1), clock: .continuous)
+                #expect(fake.subscribers(of: Self.forced).isEmpty && fake.subscribers(of: Self.recommended).isEmpty)
+                let callsDuringOutage = fake.subscriptionCallCount
+                #expect(callsDuringOutage <= 20 + 8, "one window's calls, then a probe per Retry-After: \(callsDuringOutage)")
+
+                // Once it is over, every subscription lands within a Retry-After and a few seconds, and is on record.
+                try await eventually(within: retryAfter + .seconds(15)) {
+                    fake.subscribers(of: Self.forced).count == 30 && fake.subscribers(of: Self.recommended).count == 30
+                }
+                try await eventually { try await SubscriptionDAO(database: hub.database).backlog().count == 0 }
                 let perSecond = fake.subscriptionCallsPerSecond
                 #expect(perSecond.values.max() ?? 0 <= 20, "\(perSecond.sorted { $0.key < $1.key })")
-                #expect(fake.subscriptionCallCount >= 70)
+                #expect(fake.subscriptionCallCount >= callsDuringOutage + 60)
             }
         }
     }

@@ -12,6 +12,18 @@ struct RelayGateTests {
 
     static let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
 
+    @Test func aCallDueBeforeThePauseEndsGivesUpAtOnceAndOneDueAfterWaits() async throws {
+        let gate = RelayGate(concurrency: 2, now: Self.clock)
+        let first = try #require(await gate.admit())
+        let until = try #require(gate.failed(first, error: Self.unavailable(retryAfter: .milliseconds(300))))
+        let started = Self.clock()
+        #expect(await gate.admit(notAfter: until - 100) == nil, "its rate window ends inside the pause")
+        #expect(Self.clock() - started < 100, "without waiting for the pause")
+        let probe = try #require(await gate.admit(notAfter: until + 1_000))
+        #expect(probe.probe && Self.clock() >= until)
+        gate.succeeded(probe)
+    }
+
     @Test func a503ClosesTheGateUntilRetryAfterThenOneProbeGoesAlone() async throws {
         let gate = RelayGate(concurrency: 4, now: Self.clock)
         let first = try #require(await gate.admit())

@@ -106,6 +106,7 @@ extension SubscriptionReconciler {
         // them they are written even if this process stops leading.
         var records: Task<Void, any Error>?
         while !remaining.isEmpty, !Task.isCancelled, try await lead() {
+            guard await waitOutPause() else { continue }
             // A second's allowance at a time: the database, busy writing the records of the calls before, is asked
             // once a second, not once a slice.
             let (granted, windowEnd) = try await takeRate(min(remaining.count, max(configuration.rate, 1)))

@@ -8,7 +8,9 @@ import Synchronization
 
 /// Applies the subscriptions the database wants at FCM, on the outbox's principles: one lease per FCM project
 /// (`LeaseDAO`), so one replica at a time applies and none applies a subscription twice at once; retries with
-/// backoff and `Retry-After` on 429, 5xx and time-outs; a rate cap per project shared by every replica
+/// backoff and `Retry-After` on 5xx and time-outs; back-pressure when FCM is overloaded (a 429, a 503 or a
+/// time-out pauses every call of the project until `Retry-After`, then one call probes, as the outbox's
+/// `RelayGate` does for sends); a rate cap per project shared by every replica
 /// (`RateWindowDAO`); and 409 on create or 404 on delete counted as done
 /// (`FCMTopicSubscriptions.Outcome.alreadyApplied`). FCM saying a registration is gone marks its device
 /// unregistered and puts its subscriptions to sleep. A subject every device should receive is rolled out by the
@@ -70,6 +72,11 @@ public final class SubscriptionReconciler: Sendable {
     private let leases: LeaseDAO
     /// Writes what FCM has behind the calls.
     private let recorder: SubscriptionRecorder
+    /// Back-pressure: closed for the project while FCM asks for a pause. Only the leader calls FCM, so the pause
+    /// need not be shared: a new leader learns of it from its first call.
+    let gate: RelayGate
+    /// The end of the last pause logged (Unix ms).
+    private let loggedPauseEnd = Mutex<Int64>(0)
     private let fcm: any TopicSubscribing
     let signal: OutboxSignal
     private let wishes: Wishes
@@ -92,6 +99,7 @@ public final class SubscriptionReconciler: Sendable {
         self.leases = leases
         self.recorder = SubscriptionRecorder(subscriptions: subscriptions, window: configuration.recordWindow,
                                              capacity: configuration.unrecordedLimit, logger: logger)
+        self.gate = RelayGate(concurrency: configuration.concurrency, now: UnixTime.nowMilliseconds)
         self.fcm = fcm
         self.signal = signal
         self.wishes = wishes
@@ -179,6 +187,7 @@ public final class SubscriptionReconciler: Sendable {
         }
         var remaining = batch[...]
         while !remaining.isEmpty, !Task.isCancelled, try await lead() {
+            guard await waitOutPause() else { continue }
             await recorder.waitForRoom()
             // Only what the batch holds is taken from the shared allowance, so an idle replica spends none; up to a
             // second's at a time, so the database, busy with the records, is asked once a second, not once a slice.
@@ -210,6 +219,14 @@ public final class SubscriptionReconciler: Sendable {
     /// How long before its window ends a call taken from it must have gone out: calls that reach FCM in the
     /// next second would count there.
     static let windowMargin: Int64 = 100
+
+    /// Sleeps through a pause FCM asked for, a third of a lease at most at a time so the caller renews its lease
+    /// meanwhile; true when calls may go (perhaps a probe first).
+    func waitOutPause() async -> Bool {
+        guard let pause = gate.pause() else { return true }
+        try? await Task.sleep(for: min(pause, configuration.lease / 3))
+        return gate.pause() == nil
+    }
 
     /// Records a failed call for a retry at a time (Unix ms), with the error's name.
     typealias RetryRecord = @Sendable (TopicSubscription, Int64, String) async throws -> Void
@@ -244,7 +261,7 @@ public final class SubscriptionReconciler: Sendable {
                 }
                 group.addTask {
                     guard UnixTime.nowMilliseconds() < deadline else { return .notStarted(subscription) }
-                    return await self.apply(subscription, retry: retry).map(Call.applied) ?? .failed
+                    return await self.apply(subscription, startingBefore: deadline, retry: retry)
                 }
                 running += 1
             }
@@ -271,20 +288,29 @@ public final class SubscriptionReconciler: Sendable {
         throw CancellationError()
     }
 
-    /// Calls FCM for one subscription; returns it when FCM has it as wanted (recorded with its slice by the
-    /// caller), nil when it failed (recorded here: through `retry`, or its registration gone).
-    private func apply(_ subscription: TopicSubscription, retry: RetryRecord) async -> TopicSubscription? {
+    /// Calls FCM for one subscription once the gate lets it, before `deadline` (Unix ms): `.applied` when FCM has
+    /// it as wanted (recorded with its slice by the caller), `.failed` when it failed (recorded here: through
+    /// `retry`, or its registration gone), `.notStarted` when the gate stayed closed or the deadline passed.
+    private func apply(_ subscription: TopicSubscription, startingBefore deadline: Int64, retry: RetryRecord) async
+        -> Call {
         // Unwanted and never applied (a gone wish FCM does not have): nothing to call, only to record.
-        if !subscription.want, !subscription.applied { return subscription }
+        if !subscription.want, !subscription.applied { return .applied(subscription) }
+        guard let ticket = await gate.admit(notAfter: deadline) else { return .notStarted(subscription) }
+        guard UnixTime.nowMilliseconds() < deadline else {
+            gate.abandon(ticket)
+            return .notStarted(subscription)
+        }
         let operation = subscription.want ? "subscribe" : "unsubscribe"
         do {
             let outcome = subscription.want
                 ? try await fcm.subscribe(registration: subscription.registration, topic: subscription.topic)
                 : try await fcm.unsubscribe(registration: subscription.registration, topic: subscription.topic)
+            gate.succeeded(ticket)
             Counter(label: "msi_subscription_operations_total",
                     dimensions: [("operation", operation), ("outcome", outcome == .applied ? "applied" : "already")]).increment()
-            return subscription
+            return .applied(subscription)
         } catch let error as FCMError where error.code == .unregistered {
+            gate.failed(ticket, error: error)
             Counter(label: "msi_subscription_operations_total", dimensions: [("operation", operation), ("outcome", "unregistered")])
                 .increment()
             // Logged by device, never by registration: a registration token is a credential.
@@ -300,14 +326,35 @@ public final class SubscriptionReconciler: Sendable {
             let retryable = error.isRetryable
             Counter(label: "msi_subscription_operations_total",
                     dimensions: [("operation", operation), ("outcome", retryable ? "retried" : "failed")]).increment()
+            // FCM overloaded: every call of the project waits, and this one is due when the pause ends.
+            if let pauseEnd = gate.failed(ticket, error: error) {
+                logPause(until: pauseEnd, error: error)
+                try? await retry(subscription, pauseEnd, "\(error.code)")
+                return .failed
+            }
             let delay = retryable ? configuration.retry.delay(afterAttempt: Int64(subscription.attempts + 1), error: error)
                 : configuration.retry.cap
             try? await retry(subscription, UnixTime.nowMilliseconds() + delay.milliseconds, "\(error.code)")
         } catch {
+            gate.abandon(ticket)
             logger.warning("applying a subscription failed", metadata: ["error": "\(error)"])
             try? await retry(subscription, UnixTime.nowMilliseconds() + configuration.retry.base.milliseconds, "transport")
         }
-        return nil
+        return .failed
+    }
+
+    /// Counts and logs a pause of the project's subscription calls, once however many calls in flight FCM
+    /// refused with it.
+    private func logPause(until: Int64, error: FCMError) {
+        let now = UnixTime.nowMilliseconds()
+        let isNew = loggedPauseEnd.withLock { end in
+            defer { end = max(end, until) }
+            return end <= now
+        }
+        guard isNew else { return }
+        Counter(label: "msi_subscription_pauses_total", dimensions: [("reason", "\(error.code)")]).increment()
+        logger.warning("FCM asked for a pause: no subscription calls until it ends",
+                       metadata: ["reason": "\(error.code)", "seconds": "\(max(until - now, 0) / 1000)"])
     }
 
     // MARK: Repair
@@ -343,10 +390,9 @@ public final class SubscriptionReconciler: Sendable {
     private func repair(_ device: Device, levels: (forced: [String], recommended: [String])) async throws {
         try await subscriptions.wantNew(levels.forced + levels.recommended, for: device)
         try await subscriptions.set(want: true, topics: levels.forced, for: device)
-        _ = try await takeRate(1)
         let atFCM: [String]
         do {
-            atFCM = try await fcm.topics(of: device.registration)
+            atFCM = try await listedThroughGate(device.registration)
         } catch let error as FCMError where error.code == .unregistered {
             try await devices.markUnregistered(registration: device.registration)
             try await subscriptions.sleep(registration: device.registration)
@@ -355,6 +401,32 @@ public final class SubscriptionReconciler: Sendable {
         // Only the hub's own topics (channel-area-subject ids): what an app subscribed itself to stays its own.
         try await subscriptions.observed(registration: device.registration,
                                          topics: Set(atFCM.filter(Self.isTopicKey)), for: device)
+    }
+
+    /// FCM's list of `registration`'s topics, within the shared rate; a pause FCM asks for is waited out and the
+    /// list asked for again, so an overloaded FCM slows the pass down instead of ending it.
+    /// - Throws: `FCMError` other than a pause; `DAOError`; `CancellationError`.
+    private func listedThroughGate(_ registration: String) async throws -> [String] {
+        while true {
+            guard let ticket = await gate.admit() else { throw CancellationError() }
+            do {
+                _ = try await takeRate(1)
+            } catch {
+                gate.abandon(ticket)
+                throw error
+            }
+            do {
+                let topics = try await fcm.topics(of: registration)
+                gate.succeeded(ticket)
+                return topics
+            } catch let error as FCMError {
+                guard let pauseEnd = gate.failed(ticket, error: error) else { throw error }
+                logPause(until: pauseEnd, error: error)
+            } catch {
+                gate.abandon(ticket)
+                throw error
+            }
+        }
     }
 
     private func removeExpiredDevices() async throws {

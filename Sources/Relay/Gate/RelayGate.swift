@@ -1,13 +1,15 @@
 import FCM
 import Synchronization
 
-/// Back-pressure on one FCM project: every send of this process passes the gate first.
+/// Back-pressure on one FCM API of one project: every call of this process to it passes the gate first (the
+/// outbox's sends through one gate, the reconciler's topic subscription calls through another: FCM limits them
+/// apart).
 ///
 /// A 503, a 429 or a time-out (FCM overloaded or unreachable) closes the gate for the whole project until
 /// `Retry-After`, or for an exponential backoff when FCM names no time; a pause other replicas
-/// stored (`relay_pause`) closes it too. When the pause is over, one send goes alone as a probe; if FCM
-/// takes it, the sends allowed in flight come back gradually (one more for each send FCM takes, so the
-/// window doubles every round trip) up to the relay's concurrency; if not, the gate closes again, longer.
+/// stored (`relay_pause`) closes it too. When the pause is over, one call goes alone as a probe; if FCM
+/// takes it, the calls allowed in flight come back gradually (one more for each call FCM takes, so the
+/// window doubles every round trip) up to the caller's concurrency; if not, the gate closes again, longer.
 final class RelayGate: Sendable {
     /// A send let through, to report its result with.
     struct Ticket: Sendable {
@@ -64,8 +66,9 @@ final class RelayGate: Sendable {
         return remaining > 0 ? .milliseconds(remaining) : nil
     }
 
-    /// Waits until a send may go and lets it through; nil when the task was cancelled meanwhile.
-    func admit() async -> Ticket? {
+    /// Waits until a send may go and lets it through; nil when the task was cancelled meanwhile, or when the
+    /// gate stays closed past `notAfter` (Unix ms; a call due within a rate window gives up rather than wait).
+    func admit(notAfter: Int64? = nil) async -> Ticket? {
         enum Decision { case go(Ticket), sleep(Duration), waitForChange(after: Int) }
         while !Task.isCancelled {
             let current = now()
@@ -85,6 +88,7 @@ final class RelayGate: Sendable {
             case .go(let ticket):
                 return ticket
             case .sleep(let duration):
+                if let notAfter, current + duration.milliseconds > notAfter { return nil }
                 try? await Task.sleep(for: duration)
             case .waitForChange(let seen):
                 await waitForChange(after: seen)
