@@ -185,15 +185,19 @@ measure "POST /message, 16 conn" hub "$hub_pid" \
 "$python" "$helper" relaycost "$results" "$uri" "$db_pid" "$db_ticks" "$fake_url" "$BENCH_KEYS_FILE" "$post_started" 60
 "$python" "$helper" durable "$results" "$uri" "$BENCH_KEYS_FILE"
 # The mixed phase: GET /channel (plain, then conditional) at 16 connections while POST /message runs at 16
-# connections beside it, against the same runs without the writes above.
+# connections beside it, against the same runs without the writes above. nginx serving the same bytes beside the
+# same POSTs is the control: what the machine's two cores, busy with the writes, do to any server's p99.
 mixed=$(( duration > 4 ? duration / 2 : 2 ))
-BENCH_KEYS_FILE=$work/mixed-keys.txt wrk -t1 -c16 -d"$(( 2 * mixed + 3 ))s" -s scripts/bench/post-message.lua \
+BENCH_KEYS_FILE=$work/mixed-keys.txt wrk -t1 -c16 -d"$(( 4 * mixed + 5 ))s" -s scripts/bench/post-message.lua \
     "$hub/message" >"$work/mixed-post.txt" 2>&1 &
 mixed_post=$!
 sleep 1
 measure "mixed: GET /channel, 16 conn" hub "$hub_pid" -t1 -c16 -d"${mixed}s" --latency "$hub/channel"
+measure "mixed: GET /channel, 16 conn" nginx "$nginx_pid" -t1 -c16 -d"${mixed}s" --latency "$static/channel"
 measure "mixed: conditional GET, 16 conn" hub "$hub_pid" \
     -t1 -c16 -d"${mixed}s" --latency -H "If-None-Match: $hub_etag" "$hub/channel"
+measure "mixed: conditional GET, 16 conn" nginx "$nginx_pid" \
+    -t1 -c16 -d"${mixed}s" --latency -H "If-None-Match: $nginx_etag" "$static/channel"
 wait "$mixed_post" || true
 "$python" "$helper" mixedposts "$results" "$work/mixed-post.txt"
 "$python" "$helper" drain "$uri" 30

@@ -628,14 +628,15 @@ def table(results, out_path):
         add("")
 
     mixed_posts = next((row for row in rows if row.get("label") == "mixedposts"), None)
-    mixed = [(runs.get((alone, "hub")), runs.get((beside, "hub"))) for alone, beside in (
-        ("GET /channel, 16 conn", "mixed: GET /channel, 16 conn"),
-        ("conditional GET (304), 16 conn", "mixed: conditional GET, 16 conn"))]
-    if any(beside for _, beside in mixed):
+    mixed_labels = (("GET /channel, 16 conn", "mixed: GET /channel, 16 conn"),
+                    ("conditional GET (304), 16 conn", "mixed: conditional GET, 16 conn"))
+    mixed = [(runs.get((alone, "hub")), runs.get((beside, "hub")), runs.get((alone, "nginx")),
+              runs.get((beside, "nginx"))) for alone, beside in mixed_labels]
+    if any(row[1] for row in mixed):
         add("mixed phase (issue 14): GETs at 16 conn while POST /message runs at 16 conn beside them%s"
             % (" (POSTs: %.0f req/s, %d answered 201, %d other)" % (mixed_posts["rps"], mixed_posts.get("created", 0),
                                                                    mixed_posts.get("other", 0)) if mixed_posts else ""))
-        for alone, beside in mixed:
+        for alone, beside, control_alone, control_beside in mixed:
             if not (alone and beside):
                 continue
             p99 = ratio(beside["p99"], alone["p99"])
@@ -643,6 +644,9 @@ def table(results, out_path):
             add("  %-64s %-22s %s" % ("%s p99 <= 2x without writes, zero errors" % beside["label"][7:],
                                       "%.2fx, %d errors" % (p99 or 0, errors),
                                       "PASS" if p99 is not None and p99 <= 2 and errors == 0 else "MISS"))
+            if control_alone and control_beside:
+                add("    control: nginx serving the same bytes beside the same POSTs: p99 %.2f ms -> %.2f ms, %.2fx"
+                    % (control_alone["p99"], control_beside["p99"], ratio(control_beside["p99"], control_alone["p99"])))
         add("")
 
     durable_row = next((row for row in rows if row.get("label") == "durable"), None)
