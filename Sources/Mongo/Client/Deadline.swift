@@ -5,7 +5,8 @@ import Synchronization
 ///
 /// libmongoc's calls block a pool thread and cannot be interrupted (a hung server holds them until the socket
 /// time-out), and a task group would wait for them; so the operation runs in a task of its own and the caller
-/// stops waiting for it at the deadline. Whoever finishes first resumes the caller, once.
+/// stops waiting for it at the deadline, which the shared `DeadlineWatch` keeps (no timer per call). Whoever
+/// finishes first resumes the caller, once.
 /// - Throws: `MongoError.deadlineExceeded` (`.notAttempted` when the deadline had passed already), or what
 ///   `operation` throws.
 public func withDeadline<T: Sendable>(_ deadline: ContinuousClock.Instant,
@@ -16,8 +17,7 @@ public func withDeadline<T: Sendable>(_ deadline: ContinuousClock.Instant,
     let waiter = DeadlineWaiter<T>()
     return try await withCheckedThrowingContinuation { continuation in
         waiter.wait(continuation)
-        let timer = Task {
-            try await Task.sleep(until: deadline, clock: .continuous)
+        let alarm = DeadlineWatch.shared.schedule(at: deadline) {
             waiter.finish(.failure(MongoError(.deadlineExceeded, "the operation did not end before its deadline")))
         }
         Task {
@@ -26,7 +26,7 @@ public func withDeadline<T: Sendable>(_ deadline: ContinuousClock.Instant,
             } catch {
                 waiter.finish(.failure(error))
             }
-            timer.cancel()
+            DeadlineWatch.shared.cancel(alarm)
         }
     }
 }

@@ -200,11 +200,10 @@ public final class InsertBatcher: Sendable {
         // A document still queued behind a hung command at the deadline was never sent: it is withdrawn, and
         // known not stored. One already sent is waited for a moment longer than that, then is unknown.
         let ticket = tickets.add(1, ordering: .relaxed).newValue
-        let withdrawal = Task {
-            try await Task.sleep(until: deadline, clock: .continuous)
+        let withdrawal = DeadlineWatch.shared.schedule(at: deadline) {
             self.withdraw(ticket, error: MongoError(.notAttempted, "the insert waited its turn until its deadline"))
         }
-        defer { withdrawal.cancel() }
+        defer { DeadlineWatch.shared.cancel(withdrawal) }
         do {
             try await withDeadline(deadline.advanced(by: .milliseconds(50))) {
                 try await self.insert(document, ticket: ticket)
