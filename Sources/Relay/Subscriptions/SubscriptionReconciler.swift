@@ -74,7 +74,7 @@ public final class SubscriptionReconciler: Sendable {
     private let recorder: SubscriptionRecorder
     /// Back-pressure: closed for the project while FCM asks for a pause. Only the leader calls FCM, so the pause
     /// need not be shared: a new leader learns of it from its first call.
-    let gate: RelayGate
+    private let gate: RelayGate
     /// The end of the last pause logged (Unix ms).
     private let loggedPauseEnd = Mutex<Int64>(0)
     private let fcm: any TopicSubscribing
