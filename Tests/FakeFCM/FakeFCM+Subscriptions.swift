@@ -15,9 +15,7 @@ extension FakeFCM {
     /// for the next `duration`: an outage of the topic subscription API. Sends are not affected (`failFor` is
     /// theirs).
     public func failSubscriptionCalls(for duration: Duration, status: Int, retryAfter: String? = nil) {
-        let until = Date().addingTimeInterval(Double(duration.components.seconds)
-            + Double(duration.components.attoseconds) / 1e18)
-        state.withState { $0.subscriptionOutage = (until, status, retryAfter) }
+        state.withState { $0.subscriptionOutage = (Date(after: duration), status, retryAfter) }
     }
 
     /// Makes `registration` gone, as when its app is uninstalled: its subscription calls and sends to it as a

@@ -195,9 +195,7 @@ public final class FakeFCM: Sendable {
     /// Makes every call to messages:send that carries a valid token fail with `status` and `Retry-After:
     /// retryAfter` for the next `duration`: an outage of FCM.
     public func failFor(_ duration: Duration, status: Int, retryAfter: String? = nil) {
-        let until = Date().addingTimeInterval(Double(duration.components.seconds)
-            + Double(duration.components.attoseconds) / 1e18)
-        state.withState { $0.outage = (until, status, retryAfter) }
+        state.withState { $0.outage = (Date(after: duration), status, retryAfter) }
     }
 
     /// The messages:send requests received and not yet answered (answers wait for `setResponseDelay`).
@@ -232,4 +230,12 @@ public struct FakeFCMError: Error, Sendable, CustomStringConvertible {
 
     /// The message.
     public var description: String { message }
+}
+
+extension Date {
+    /// `duration` from now: when an injected outage ends.
+    init(after duration: Duration) {
+        self = Date().addingTimeInterval(Double(duration.components.seconds)
+            + Double(duration.components.attoseconds) / 1e18)
+    }
 }
