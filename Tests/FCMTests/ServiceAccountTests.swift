@@ -1,6 +1,6 @@
 import _CryptoExtras
 import FakeFCM
-import FCM
+@testable import FCM
 import Foundation
 import Testing
 
@@ -89,6 +89,65 @@ struct ServiceAccountTests {
                     ["GOOGLE_APPLICATION_CREDENTIALS": "/nonexistent/sa.json"], httpClient: http)
             }
             #expect(missing?.code == .fileNotFound)
+        }
+    }
+
+    @Test(arguments: [
+        ("localhost", true), ("LOCALHOST.", true), ("127.0.0.1", true), ("127.200.3.4", true), ("::1", true),
+        ("[::1]", true), ("0:0:0:0:0:0:0:1", true), ("128.0.0.1", false), ("10.0.0.1", false), ("::2", false),
+        ("::ffff:10.0.0.1", false), ("localhost.example.org", false), ("fcm.googleapis.com", false),
+    ])
+    func loopbackIsThisMachineOnly(host: String, expected: Bool) {
+        #expect(PlainHTTPPolicy.isLoopback(host: host) == expected, "\(host)")
+    }
+
+    @Test func aPlainHTTPEndpointOnAnotherMachineIsRefusedUnlessAllowed() async throws {
+        try await withHTTPClient { http in
+            let refused = #expect(throws: RelayConfigurationError.self) {
+                try FCMClient.fromEnvironment(["FCM_ENDPOINT": "http://fcm.example.org"], httpClient: http)
+            }
+            #expect(refused?.message.contains("FCM_ENDPOINT") == true)
+            #expect(refused?.message.contains("FCM_ALLOW_INSECURE=true") == true)
+            #expect(throws: RelayConfigurationError.self) {
+                try FCMClient.fromEnvironment(["FCM_ENDPOINT": "HTTP://10.1.2.3:8080/"], httpClient: http)
+            }
+            #expect(throws: RelayConfigurationError.self) {
+                try FCMClient.fromEnvironment(["FCM_ENDPOINT": "ftp://fcm.example.org"], httpClient: http)
+            }
+            let allowed = try FCMClient.fromEnvironment(
+                ["FCM_ENDPOINT": "http://fcm.example.org", "FCM_ALLOW_INSECURE": "true"], httpClient: http)
+            #expect(allowed.configuration.endpoint == "http://fcm.example.org")
+            for endpoint in ["https://fcm.example.org", "http://127.0.0.1:9", "http://localhost:9", "http://[::1]:9"] {
+                let client = try FCMClient.fromEnvironment(["FCM_ENDPOINT": endpoint], httpClient: http)
+                #expect(client.configuration.endpoint == endpoint)
+            }
+            let unclear = #expect(throws: RelayConfigurationError.self) {
+                try FCMClient.fromEnvironment(["FCM_ALLOW_INSECURE": "maybe"], httpClient: http)
+            }
+            #expect(unclear?.message.contains("FCM_ALLOW_INSECURE") == true)
+        }
+    }
+
+    @Test func aPlainHTTPTokenURIOnAnotherMachineIsRefusedUnlessAllowed() async throws {
+        try await withHTTPClient { http in
+            let remote = try TestServiceAccount.generate(tokenURI: "http://oauth.example.org/token")
+            defer { remote.remove() }
+            let environment = ["GOOGLE_APPLICATION_CREDENTIALS": remote.path, "FCM_ENDPOINT": "http://127.0.0.1:2"]
+            let refused = #expect(throws: RelayConfigurationError.self) {
+                try FCMClient.fromEnvironment(environment, httpClient: http)
+            }
+            #expect(refused?.message.contains("token_uri") == true)
+            #expect(refused?.message.contains(remote.path) == true)
+            var allowed = environment
+            allowed["FCM_ALLOW_INSECURE"] = "true"
+            #expect(try FCMClient.fromEnvironment(allowed, httpClient: http).projectID == "msi-test")
+
+            let local = try TestServiceAccount.generate(tokenURI: "http://localhost:1/token")
+            defer { local.remove() }
+            let client = try FCMClient.fromEnvironment(
+                ["GOOGLE_APPLICATION_CREDENTIALS": local.path, "FCM_ENDPOINT": "https://fcm.googleapis.com"],
+                httpClient: http)
+            #expect(client.configuration.mode == .send)
         }
     }
 

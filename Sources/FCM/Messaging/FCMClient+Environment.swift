@@ -2,9 +2,11 @@ import Logging
 
 extension FCMClient {
     /// The client the environment describes (ARCHITECTURE.md's configuration table):
-    /// `GOOGLE_APPLICATION_CREDENTIALS`, `FCM_ENDPOINT`, `FCM_MODE` (`send` with credentials, else `log`).
+    /// `GOOGLE_APPLICATION_CREDENTIALS`, `FCM_ENDPOINT`, `FCM_MODE` (`send` with credentials, else `log`),
+    /// `FCM_ALLOW_INSECURE` (plain HTTP to a non-loopback `FCM_ENDPOINT` or `token_uri`; `false`).
     /// - Throws: `CredentialsError` for an unusable key file; `RelayConfigurationError` for an unknown
-    ///   `FCM_MODE`, or `send`/`validate` without credentials.
+    ///   `FCM_MODE`, `send`/`validate` without credentials, or a plain-HTTP endpoint or `token_uri` on another
+    ///   machine without `FCM_ALLOW_INSECURE=true`.
     public static func fromEnvironment(
         _ environment: [String: String],
         httpClient: CurlClient,
@@ -12,6 +14,7 @@ extension FCMClient {
         logger: Logger = Logger(label: "msi-hub.relay.fcm")
     ) throws -> FCMClient {
         let credentialsPath = environment["GOOGLE_APPLICATION_CREDENTIALS"].flatMap { $0.isEmpty ? nil : $0 }
+        let plainHTTP = try PlainHTTPPolicy(environment: environment)
         let mode: Mode
         switch environment["FCM_MODE"].flatMap({ $0.isEmpty ? nil : $0 }) {
         case nil:
@@ -27,6 +30,9 @@ extension FCMClient {
             mode: mode,
             payloadLimit: payloadLimit
         )
+        if let endpoint = environment["FCM_ENDPOINT"], !endpoint.isEmpty {
+            try plainHTTP.check(endpoint, source: "FCM_ENDPOINT")
+        }
         guard let credentialsPath else {
             guard mode == .log else {
                 throw RelayConfigurationError(
@@ -37,6 +43,8 @@ extension FCMClient {
             return .logOnly(configuration: configuration, logger: logger)
         }
         let account = try ServiceAccount(contentsOfFile: credentialsPath)
+        try plainHTTP.check(account.tokenURI,
+                            source: "the token_uri of GOOGLE_APPLICATION_CREDENTIALS (\"\(credentialsPath)\")")
         return FCMClient(account: account, httpClient: httpClient, configuration: configuration, logger: logger)
     }
 }

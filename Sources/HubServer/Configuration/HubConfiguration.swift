@@ -102,7 +102,8 @@ public struct HubConfiguration: Sendable {
 
 /// How the hub relays messages to FCM.
 public struct RelayConfiguration: Sendable {
-    /// The variables the FCM client reads: `GOOGLE_APPLICATION_CREDENTIALS`, `FCM_ENDPOINT`, `FCM_MODE`.
+    /// The variables the FCM client reads: `GOOGLE_APPLICATION_CREDENTIALS`, `FCM_ENDPOINT`, `FCM_MODE`,
+    /// `FCM_ALLOW_INSECURE`.
     public var fcmEnvironment: [String: String]
     /// The data payload a component may carry before its text is cut (`FCM_PAYLOAD_LIMIT`, bytes).
     public var payloadLimit: Int
@@ -116,7 +117,7 @@ public struct RelayConfiguration: Sendable {
     public var deadline: Duration
 
     /// The names `fcmEnvironment` takes from the environment.
-    public static let fcmVariables = ["GOOGLE_APPLICATION_CREDENTIALS", "FCM_ENDPOINT", "FCM_MODE"]
+    public static let fcmVariables = ["GOOGLE_APPLICATION_CREDENTIALS", "FCM_ENDPOINT", "FCM_MODE", "FCM_ALLOW_INSECURE"]
 
     public init(fcmEnvironment: [String: String] = [:], payloadLimit: Int = 2048, concurrency: Int = 16,
                 lease: Duration = .seconds(5), deadline: Duration = .seconds(6 * 3600)) {
