@@ -1,5 +1,6 @@
 import FakeFCM
 import Foundation
+import Logging
 import Testing
 
 @testable import FCM
@@ -213,6 +214,8 @@ struct FCMClientTests {
             #expect(harness.fake.tokenExchanges == 0)
             let logged = recorder.records.filter { $0.metadata["body"] != nil }
             #expect(logged.map { $0.metadata["component"] } == ["notification", "data"])
+            // Bodies hold the message's text: never in an info log.
+            #expect(logged.allSatisfy { $0.level == .debug })
             #expect(logged.map { Array(($0.metadata["body"] ?? "").utf8) } == requests.map(\.body))
         }
     }

@@ -17,7 +17,7 @@ public struct FCMClient: FCMSending {
         case send
         /// Send with `validate_only`: FCM checks each request and delivers nothing.
         case validate
-        /// Send nothing; log each body.
+        /// Send nothing; log each body (at debug: bodies hold the messages' text).
         case log
     }
 
@@ -103,13 +103,14 @@ public struct FCMClient: FCMSending {
         "\(configuration.endpoint)/v1/projects/\(projectID ?? "-")/messages:send"
     }
 
-    /// Sends one request body; in log mode logs it instead and returns a made-up name.
+    /// Sends one request body; in log mode logs it at debug instead and returns a made-up name.
     /// - Throws: `FCMError`: `.quotaExceeded`, `.unavailable`, `.internal`, `.timeout` and `.connectionFailed`
     ///   are retryable; `.invalidArgument`, `.senderIdMismatch`, `.notFound`, `.unregistered` (a token target
     ///   that is gone) and `.unauthenticated` are not.
     public func send(_ request: FCMRequest) async throws -> String {
         guard configuration.mode != .log, let transport else {
-            logger.info("fcm log mode: not sent", metadata: [
+            // At debug: a body holds the message's text, which an info log (kept, shipped) must not.
+            logger.debug("fcm log mode: not sent", metadata: [
                 "component": "\(request.component.rawValue)",
                 "body": "\(String(decoding: request.body, as: UTF8.self))",
             ])

@@ -116,7 +116,7 @@ public struct FCMTopicSubscriptions: Sendable {
     /// The transport for a real call, or nil in log mode after logging what would have been called.
     private func live(_ call: Call, registration: String, topic: String?) -> FCMTransport? {
         guard configuration.mode == .log || transport == nil else { return transport }
-        logger.info("fcm log mode: no subscription call", metadata: [
+        logger.debug("fcm log mode: no subscription call", metadata: [
             "call": "\(call.rawValue)",
             "topic": "\(topic ?? "-")",
             "registration": "\(registration.prefix(8))…",
