@@ -1,5 +1,5 @@
 import FakeFCM
-import FCM
+@testable import FCM
 import Foundation
 import Testing
 
@@ -111,6 +111,26 @@ struct HTTPClientTests {
                 )
             }
             #expect(error?.code == .invalidRequest)
+        }
+    }
+
+    /// Under AddressSanitizer (`make leakcheck`) this fails if the handle reaches a former request's header list or
+    /// collector: each request frees them, the next has fewer headers, and the last cleanup closes a live connection.
+    @Test func aHandleKeepsNoPointerToAFormerRequestsStorage() async throws {
+        try await FakeFCM.with { fake in
+            var handle: CurlHandle? = try CurlHandle()
+            for (index, count) in [6, 1, 0].enumerated() {
+                let headers = (0..<count).map { HTTPHeader("X-Relay-Test-\($0)", String(repeating: "v", count: 64)) }
+                let body = Array("request \(index)".utf8)
+                let response = try #require(handle).perform(CurlRequest(
+                    method: .post, url: fake.baseURL + "/echo", headers: headers, body: body,
+                    connectTimeout: .seconds(5), timeout: .seconds(30), maxResponseBytes: 1 << 20))
+                #expect(response.status == 200 && response.body == body)
+                #expect(response.reusedConnection == (index > 0))
+                #expect((0..<6).filter { response.header("X-Relay-Test-\($0)") != nil } == Array(0..<count))
+            }
+            handle = nil  // curl_easy_cleanup with the kept-alive connection still open
+            #expect(handle == nil)
         }
     }
 

@@ -26,8 +26,11 @@ struct CurlRequest: Sendable {
 /// One libcurl easy handle, reused request after request so that its connection cache keeps connections
 /// alive (HTTP/1.1 keep-alive, HTTP/2 where the server offers it over TLS).
 ///
-/// `curl_easy_cleanup` runs exactly once, in `deinit`; header lists live for one request and are freed by a
-/// `defer` on every path.
+/// `curl_easy_cleanup` runs exactly once, in `deinit`. Between requests the handle holds no pointer to memory
+/// it does not own: a request's header list and response collector live for that request only, and the options
+/// that point at them are cleared before they go (`forgetRequestStorage`), so neither a later reset nor the
+/// cleanup (which closes the kept connections) can reach freed memory. The error buffer lives as long as the
+/// handle and is freed after the cleanup.
 final class CurlHandle {
     private let handle: UnsafeMutableRawPointer
     /// libcurl writes its detailed message for a failed transfer here (CURLOPT_ERRORBUFFER).
@@ -77,6 +80,8 @@ final class CurlHandle {
 
         let collector = ResponseCollector(maxBodyBytes: request.maxResponseBytes)
         let userdata = Unmanaged.passUnretained(collector).toOpaque()
+        // Runs before the header list is freed (defers run last-declared first) and while the collector lives.
+        defer { withExtendedLifetime(collector) { forgetRequestStorage() } }
         let code: CURLcode = withExtendedLifetime(collector) {
             let setup = configure(request, headerList: headerList, userdata: userdata)
             guard setup == CURLE_OK else { return setup }
@@ -102,6 +107,15 @@ final class CurlHandle {
             httpVersion: Self.versionName(version),
             reusedConnection: connects == 0
         )
+    }
+
+    /// Clears the options that point at one request's storage (its header list, its collector), so the handle
+    /// keeps no pointer to freed memory until the next request's reset. The callbacks stay: without their
+    /// userdata they take nothing.
+    private func forgetRequestStorage() {
+        _ = ccurl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
+        _ = ccurl_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
+        _ = ccurl_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
     }
 
     /// Sets every option of `request` on the handle; the first failing option's code, or CURLE_OK.
