@@ -10,14 +10,15 @@ public struct HubRequestContext: RequestContext {
     public var identity: Identity?
     /// A device's secret (`Authorization: Bearer msd_...`), checked by the device routes.
     public var deviceSecret: String?
-    /// The peer's IP address (for the registration throttle); nil when the channel has none.
-    public let peerAddress: String?
+    /// Who sent the request, as the throttles count it: the TCP peer, which `ClientAddressMiddleware` replaces
+    /// with the client a trusted proxy names (`TRUSTED_PROXIES`); nil when the channel has no IP peer.
+    public var clientAddress: ClientAddress?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = CoreRequestContextStorage(source: source)
         self.identity = nil
         self.deviceSecret = nil
-        self.peerAddress = source.channel.remoteAddress?.ipAddress
+        self.clientAddress = source.channel.remoteAddress?.ipAddress.flatMap { ClientAddress($0) }
     }
 
     /// Request bodies are read up to this size (larger ones get 413).

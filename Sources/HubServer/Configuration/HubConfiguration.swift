@@ -1,3 +1,4 @@
+import HubCore
 import Logging
 import Mongo
 
@@ -26,6 +27,8 @@ public struct HubConfiguration: Sendable {
     public var portal: PortalConfiguration
     /// Device registration and the subscription reconciler.
     public var devices: DeviceConfiguration
+    /// The proxies whose `X-Forwarded-For` names the client (`TRUSTED_PROXIES`, comma-separated CIDRs); none by default.
+    public var trustedProxies = TrustedProxies()
 
     /// The local database that `make run` starts.
     public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
@@ -91,6 +94,13 @@ public struct HubConfiguration: Sendable {
         configuration.relay = try RelayConfiguration.fromEnvironment(environment)
         configuration.portal = try PortalConfiguration.fromEnvironment(environment)
         configuration.devices = try DeviceConfiguration.fromEnvironment(environment)
+        if let list = environment["TRUSTED_PROXIES"] {
+            do {
+                configuration.trustedProxies = try TrustedProxies(parsing: list)
+            } catch let error as AddressRangeError {
+                throw ConfigurationError("TRUSTED_PROXIES must list CIDRs separated by commas: \(error)")
+            }
+        }
         return configuration
     }
 

@@ -12,9 +12,12 @@ struct PortalRequestContext: ChildRequestContext {
     var form = PortalForm()
     /// Why the session could not be read (the database is unavailable), if it could not.
     var sessionFailure: (any Error)?
+    /// Who sent the request (`HubRequestContext.clientAddress`: the peer, or the client a trusted proxy names).
+    let clientAddress: ClientAddress?
 
     init(context: HubRequestContext) throws {
         self.coreContext = context.coreContext
+        self.clientAddress = context.clientAddress
     }
 
     /// Forms are small: the longest field is a 1,500-character message.
