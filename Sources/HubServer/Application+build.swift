@@ -45,7 +45,10 @@ public func buildApplication(
                                                 logger: logger)
     return Application(
         router: router,
-        server: .hubHTTP1(cube: cubeHandler),
+        server: .hubHTTP1(cube: cubeHandler,
+                          limit: ConnectionLimitHandler.Shared(maximum: configuration.connections.maxConnections,
+                                                               logger: logger),
+                          deadlines: RequestDeadlineHandler.Shared(configuration.connections, logger: logger)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         services: background,
         logger: logger

@@ -27,6 +27,9 @@ public struct HubConfiguration: Sendable {
     public var portal: PortalConfiguration
     /// Device registration and the subscription reconciler.
     public var devices: DeviceConfiguration
+    /// Connection deadlines and the cap on open connections (`HTTP_IDLE_TIMEOUT_SECONDS`,
+    /// `HTTP_HEADER_TIMEOUT_SECONDS`, `HTTP_REQUEST_TIMEOUT_SECONDS`, `HTTP_MAX_CONNECTIONS`).
+    public var connections = ConnectionConfiguration()
     /// The proxies whose `X-Forwarded-For` names the client (`TRUSTED_PROXIES`, comma-separated CIDRs); none by default.
     public var trustedProxies = TrustedProxies()
 
@@ -94,6 +97,7 @@ public struct HubConfiguration: Sendable {
         configuration.relay = try RelayConfiguration.fromEnvironment(environment)
         configuration.portal = try PortalConfiguration.fromEnvironment(environment)
         configuration.devices = try DeviceConfiguration.fromEnvironment(environment)
+        configuration.connections = try ConnectionConfiguration.fromEnvironment(environment)
         if let list = environment["TRUSTED_PROXIES"] {
             do {
                 configuration.trustedProxies = try TrustedProxies(parsing: list)
