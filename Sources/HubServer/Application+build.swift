@@ -29,7 +29,8 @@ public func buildApplication(
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()
     let router = buildRouter(services: services, portal: configuration.portal, devices: configuration.devices,
-                             answers: answers, trustedProxies: configuration.trustedProxies)
+                             answers: answers, metricsToken: configuration.metricsToken,
+                             trustedProxies: configuration.trustedProxies)
     // The in-memory copies follow the database, so other replicas' writes reach them within a second.
     let follower = services.follower(logger: logger)
     // Services stop in reverse order: the relay finishes its batches before the pool closes.

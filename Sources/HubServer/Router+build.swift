@@ -10,7 +10,7 @@ public func buildRouter(services: HubServices, portal: PortalConfiguration = Por
 }
 
 func buildRouter(services: HubServices, portal: PortalConfiguration, devices: DeviceConfiguration,
-                 answers: CubeAnswers,
+                 answers: CubeAnswers, metricsToken: String? = nil,
                  trustedProxies: TrustedProxies = TrustedProxies()) -> Router<HubRequestContext> {
     // Every GET route answers HEAD too (RFC 9110 §9.3.2): GET's status and headers, no body.
     let router = Router(context: HubRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -28,7 +28,7 @@ func buildRouter(services: HubServices, portal: PortalConfiguration, devices: De
     DeviceController(services: services, configuration: devices).addRoutes(to: router)
     AudienceController(services: services).addRoutes(to: router)
     HealthController(services: services).addRoutes(to: router)
-    MetricsController(services: services).addRoutes(to: router)
+    MetricsController(services: services, token: metricsToken).addRoutes(to: router)
     Portal(services: services, configuration: portal).addRoutes(to: router)
     allowed.fill(from: router)
     return router

@@ -6,10 +6,12 @@ public struct DeviceDAO: Sendable {
     let collection: MongoCollection
     let now: @Sendable () -> Int64
 
-    /// One device per registration; unregistered devices by age, for their removal.
+    /// One device per registration; unregistered devices by age, for their removal; active devices by platform,
+    /// counted from the index alone (`countByPlatform`, for metrics and audiences), never by reading the devices.
     static let indexes = [
         IndexModel(keys: ["registration": 1], name: "registration", unique: true),
         IndexModel(keys: ["state": 1, "unregistered_at": 1], name: "state.unregistered_at"),
+        IndexModel(keys: ["state": 1, "platform": 1], name: "state.platform"),
     ]
 
     public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {

@@ -216,13 +216,14 @@ public struct DeviceService: Sendable {
         return Audience(topicKey: topicKey, byPlatform: byPlatform)
     }
 
-    /// Devices by platform and the reconciler's backlog (pending subscriptions, and subjects being rolled out),
-    /// for metrics.
-    public func statistics(now: Int64) async throws
-        -> (byPlatform: [Platform: Int], pending: Int, oldestPendingAgeSeconds: Double, rollouts: Int) {
+    /// Active devices by platform and the reconciler's backlog (pending subscriptions and the due time of the
+    /// oldest, in Unix ms; subjects being rolled out), for metrics (`DatabaseGauges`). Every count runs on an index
+    /// (`state.platform`, `pending.due_at`); the rollouts are one small document per subject under way.
+    public func statistics() async throws
+        -> (byPlatform: [Platform: Int], pending: Int, oldestPendingDueAt: Int64?, rollouts: Int) {
         let backlog = try await subscriptions.backlog()
-        let age = backlog.oldestDueAt.map { Double(max(now - $0, 0)) / 1000 } ?? 0
-        return (try await devices.countByPlatform(), backlog.count, age, try await rollouts.topicsUnderWay().count)
+        return (try await devices.countByPlatform(), backlog.count, backlog.oldestDueAt,
+                try await rollouts.topicsUnderWay().count)
     }
 
     /// For every topic, how many devices a message to it reaches (the portal's send form and subject pages).

@@ -7,7 +7,9 @@ import Hummingbird
 /// secret (`Bearer msd_...`) is kept for the device routes, which check it against the device they name.
 ///
 /// Requests without the header pass through anonymous; routes that need a caller say so with
-/// `context.require(...)`. Credentials that are given but wrong are refused at once (401).
+/// `context.require(...)`. Credentials that are given but wrong are refused at once (401). A Bearer value that is
+/// neither an API token (`msi_`) nor a device secret is no credential of a caller: it passes through anonymous, for
+/// the route that takes it (`/metrics` and its `METRICS_TOKEN`).
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = HubRequestContext
     let credentials: Credentials
@@ -18,10 +20,17 @@ struct AuthMiddleware: RouterMiddleware {
         var context = context
         if let secret = Self.deviceSecret(header) {
             context.deviceSecret = secret
-        } else {
+        } else if !Self.isOtherBearer(header) {
             context.identity = try await identity(header)
         }
         return try await next(request, context)
+    }
+
+    /// Whether the header is a Bearer value other than an API token (a device secret is taken before).
+    private static func isOtherBearer(_ header: String) -> Bool {
+        let parts = header.split(separator: " ", maxSplits: 1)
+        return parts.count == 2 && parts[0].lowercased() == "bearer"
+            && !String(parts[1]).trimmingSpaces.hasPrefix("msi_")  // every API token starts with this
     }
 
     /// The device secret a `Bearer msd_...` header carries.

@@ -32,6 +32,8 @@ public struct HubConfiguration: Sendable {
     public var connections = ConnectionConfiguration()
     /// The proxies whose `X-Forwarded-For` names the client (`TRUSTED_PROXIES`, comma-separated CIDRs); none by default.
     public var trustedProxies = TrustedProxies()
+    /// The Bearer token `/metrics` needs (`METRICS_TOKEN`); nil: anyone may scrape.
+    public var metricsToken: String?
 
     /// The local database that `make run` starts.
     public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
@@ -48,7 +50,8 @@ public struct HubConfiguration: Sendable {
         maxBodySize: Int = 64 * 1024,
         relay: RelayConfiguration = RelayConfiguration(),
         portal: PortalConfiguration = PortalConfiguration(),
-        devices: DeviceConfiguration = DeviceConfiguration()
+        devices: DeviceConfiguration = DeviceConfiguration(),
+        metricsToken: String? = nil
     ) {
         self.mongoURI = mongoURI
         self.host = host
@@ -62,6 +65,7 @@ public struct HubConfiguration: Sendable {
         self.relay = relay
         self.portal = portal
         self.devices = devices
+        self.metricsToken = metricsToken
     }
 
     /// The configuration the environment gives, defaults elsewhere.
@@ -104,6 +108,14 @@ public struct HubConfiguration: Sendable {
             } catch let error as AddressRangeError {
                 throw ConfigurationError("TRUSTED_PROXIES must list CIDRs separated by commas: \(error)")
             }
+        }
+        if let token = environment["METRICS_TOKEN"], !token.isEmpty {
+            // Bearer values with these prefixes are API tokens and device secrets, which the hub checks as such.
+            guard token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), token.utf8.count <= 256,
+                  !token.hasPrefix("msi_"), !token.hasPrefix("msd_") else {
+                throw ConfigurationError("METRICS_TOKEN must be up to 256 visible ASCII characters without spaces, not starting with msi_ or msd_")
+            }
+            configuration.metricsToken = token
         }
         return configuration
     }
