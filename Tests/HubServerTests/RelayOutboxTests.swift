@@ -65,7 +65,8 @@ struct RelayOutboxTests {
                 try await eventually { try await hub.relayState(alert) == "sent" }
                 let raw = try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(alert)])
                 #expect(raw?[path: "relay.state"] == "direct" && raw?[path: "relay.seq"]?.int64Value == 1)
-                let stored = try await hub.request(.get, "/message/\(alert.hex)").json()
+                // Its sender sees the relay's detail (others its state alone: `PublicHistoryTests`).
+                let stored = try await hub.request(.get, "/message/\(alert.hex)", as: .communicator).json()
                 #expect(stored[path: "relay.state"] == "sent" && stored[path: "relay.lease_owner"] == nil)
                 #expect(stored[path: "relay.components.notification.state"] == "sent")
                 #expect(stored[path: "relay.components.data.state"] == "sent")
@@ -103,7 +104,7 @@ struct RelayOutboxTests {
                 #expect(Set(components).count == 6)
                 var retried = 0
                 for key in keys {
-                    let stored = try await hub.request(.get, "/message/\(key.hex)").json()
+                    let stored = try await hub.request(.get, "/message/\(key.hex)", as: .communicator).json()
                     if (stored[path: "relay.attempts"]?.int64Value ?? 0) > 1 { retried += 1 }
                 }
                 #expect(retried >= 1)
@@ -117,7 +118,7 @@ struct RelayOutboxTests {
                 fake.failNext(1, status: 400)
                 let key = try await hub.post(Self.information())
                 try await eventually { try await hub.relayState(key) == "failed" }
-                let stored = try await hub.request(.get, "/message/\(key.hex)").json()
+                let stored = try await hub.request(.get, "/message/\(key.hex)", as: .communicator).json()
                 #expect(stored[path: "relay.components.data.state"] == "failed")
                 #expect(stored[path: "relay.components.data.last_error"]?.stringValue?.contains("400") == true)
                 try await Task.sleep(for: .milliseconds(1_500))

@@ -71,7 +71,10 @@ public struct MessageDAO: Sendable {
         return message
     }
 
-    /// A page of messages, newest first, filtered by topic and time.
+    /// A page of messages, newest first, filtered by topic, sender, time and send time. The send time is a condition
+    /// of the query itself, so a page of sent messages is full and its cursor exact; it is checked on the rows the
+    /// `timestamp` (or `topic_key.timestamp`) index gives in order: scheduled messages are few, and the scan passes
+    /// over them.
     /// - Throws: `DAOError`.
     public func page(_ query: MessageQuery) async throws -> MessagePage {
         var conditions: [BSONValue] = []
@@ -82,6 +85,11 @@ public struct MessageDAO: Sendable {
         }
         if let sender = query.sender { conditions.append(["sender": .string(sender)]) }
         if let since = query.since { conditions.append(["timestamp": ["$gte": .int64(since)]]) }
+        if let sentBy = query.sentBy {
+            // `$not` also matches a missing field: a message sent on arrival, or the legacy hub's.
+            let sent: BSONValue = ["relay.send_at": ["$not": ["$gt": .int64(sentBy)]]]
+            conditions.append(query.scheduledOf.map { ["$or": [sent, ["sender": .string($0)]]] } ?? sent)
+        }
         if let after = query.after {
             conditions.append(["$or": [
                 ["timestamp": ["$lt": .int64(after.timestamp)]],

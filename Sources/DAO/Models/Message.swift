@@ -70,14 +70,20 @@ public struct MessageQuery: Sendable {
     public var after: MessageCursor?
     /// Only messages this user or token sent; nil means anyone's.
     public var sender: String?
+    /// Only messages whose send time (`relay.send_at`) has come by this Unix-ms time; nil: scheduled ones too.
+    public var sentBy: Int64?
+    /// With `sentBy`: this sender's scheduled messages are in all the same.
+    public var scheduledOf: String?
 
     public init(topicKeys: [String] = [], since: Int64? = nil, limit: Int = 50, after: MessageCursor? = nil,
-                sender: String? = nil) {
+                sender: String? = nil, sentBy: Int64? = nil, scheduledOf: String? = nil) {
         self.topicKeys = topicKeys
         self.since = since
         self.limit = limit
         self.after = after
         self.sender = sender
+        self.sentBy = sentBy
+        self.scheduledOf = scheduledOf
     }
 }
 

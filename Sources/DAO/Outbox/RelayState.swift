@@ -55,6 +55,9 @@ public struct DirectRelay: Sendable, Hashable {
 public struct RelayPlan: Sendable {
     /// When to send, in Unix ms (now, or the client's `send_at`).
     public var dueAt: Int64
+    /// The send time the client chose (Unix ms, `relay.send_at`), kept as given while `due_at` moves with
+    /// retries: until it comes, the message is shown to its sender and admins only; nil: sent on arrival.
+    public var sendAt: Int64?
     /// After this (Unix ms) nothing is sent any more: the message's `ttl` from its timestamp.
     public var expiresAt: Int64?
     /// The `ttl` in seconds, carried to FCM as `android.ttl` and `apns-expiration`.
@@ -65,9 +68,10 @@ public struct RelayPlan: Sendable {
     /// write when it is sent); nil: any worker claims it when it is due.
     public var direct: DirectRelay?
 
-    public init(dueAt: Int64, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil, deadlineAt: Int64,
-                direct: DirectRelay? = nil) {
+    public init(dueAt: Int64, sendAt: Int64? = nil, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil,
+                deadlineAt: Int64, direct: DirectRelay? = nil) {
         self.dueAt = dueAt
+        self.sendAt = sendAt
         self.expiresAt = expiresAt
         self.ttlSeconds = ttlSeconds
         self.deadlineAt = deadlineAt
@@ -89,6 +93,7 @@ public struct RelayPlan: Sendable {
         if let direct {
             relay += [("lease_owner", .string(direct.owner)), ("seq", .int64(direct.seq))]
         }
+        if let sendAt { relay.append(("send_at", .int64(sendAt))) }
         if let expiresAt { relay.append(("expires_at", .int64(expiresAt))) }
         if let ttlSeconds { relay.append(("ttl", .int64(ttlSeconds))) }
         return BSONDocument(relay)
@@ -99,6 +104,8 @@ public struct RelayPlan: Sendable {
 public struct RelayState: Sendable {
     public var status: RelayStatus
     public var dueAt: Int64
+    /// The send time the client chose, if it chose one (`RelayPlan.sendAt`).
+    public var sendAt: Int64?
     public var deadlineAt: Int64
     public var expiresAt: Int64?
     public var ttlSeconds: Int64?
@@ -127,6 +134,7 @@ public struct RelayState: Sendable {
               let status = RelayStatus(rawValue: relay.string("state")) else { return nil }
         self.status = status
         self.dueAt = relay["due_at"]?.int64Value ?? 0
+        self.sendAt = relay["send_at"]?.int64Value
         self.deadlineAt = relay["deadline_at"]?.int64Value ?? .max
         self.expiresAt = relay["expires_at"]?.int64Value
         self.ttlSeconds = relay["ttl"]?.int64Value
@@ -146,6 +154,14 @@ public struct RelayState: Sendable {
                 lastError: state["last_error"]?.stringValue)
         }
         self.components = components
+    }
+
+    /// Whether the message still waits for its send time at `now` (Unix ms): its `send_at` is later; or, stored
+    /// before `send_at` was recorded, it was never claimed and is due later (a retry moves `due_at` only after a
+    /// claim).
+    public func waitsForSendTime(at now: Int64) -> Bool {
+        if let sendAt { return sendAt > now }
+        return status == .pending && attempts == 0 && dueAt > now
     }
 
     /// The components still to send, in the order the spec lists them.

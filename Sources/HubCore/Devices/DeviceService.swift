@@ -168,13 +168,17 @@ public struct DeviceService: Sendable {
     /// What `device` missed: a page of the messages of its subscriptions at or after `since` (Unix ms), oldest
     /// first, without those whose `ttl` has run out or whose `send_at` has not come; `after` continues a previous
     /// page. Two queries however many subscriptions: the device's topics, then one page of the archive; and one
-    /// for the progress records of the messages on it that their hub sent itself, if any.
+    /// for the progress records of the messages on it that their hub sent itself, if any. Each message as a device
+    /// sees it (`MessageVisibility`: its public fields).
     /// - Throws: `DAOError`.
     public func catchUp(_ device: Device, since: Int64, limit: Int, after: MessageCursor?) async throws -> MessagePage {
         let topics = try await topicKeys(of: device)
+        let now = UnixTime.nowMilliseconds()
         var page = try await messages.catchUp(CatchUpQuery(topicKeys: topics, since: since, limit: limit, after: after,
-                                                           now: UnixTime.nowMilliseconds()))
-        page.messages = try await relayProgress.resolved(page.messages)
+                                                           now: now))
+        page.messages = try await relayProgress.resolved(page.messages).compactMap {
+            MessageVisibility.view($0, for: .device, now: now)
+        }
         return page
     }
 

@@ -70,7 +70,8 @@ public struct MessageService: Sendable {
         let dueAt = max(submission.sendAt ?? now, now)
         // Due now: this process's relay sends it from the insert on, when it can take it.
         let ticket = dueAt <= now ? relay.ticket(now: now) : nil
-        let plan = RelayPlan(dueAt: dueAt, expiresAt: submission.ttl.map { dueAt + $0 * 1000 }, ttlSeconds: submission.ttl,
+        let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
+                             expiresAt: submission.ttl.map { dueAt + $0 * 1000 }, ttlSeconds: submission.ttl,
                              deadlineAt: dueAt + relayDeadlineMS, direct: ticket)
         let message: Message
         do {
@@ -95,16 +96,42 @@ public struct MessageService: Sendable {
         return Message(document: RelayProgressDAO.shown(message.document, sent: false)) ?? message
     }
 
-    /// One archived message.
-    /// - Throws: `DAOError` (`.messageNotFound`, `.unavailable`).
-    public func message(msiKey: ObjectID) async throws -> Message {
-        try await progress.resolved([messages.get(msiKey: msiKey)])[0]
+    /// One archived message as `viewer` sees it (`MessageVisibility`).
+    /// - Throws: `DAOError` (`.messageNotFound`, also for a message `viewer` may not see yet; `.unavailable`).
+    public func message(msiKey: ObjectID, for viewer: MessageViewer) async throws -> Message {
+        let message = try await progress.resolved([messages.get(msiKey: msiKey)])[0]
+        guard let view = MessageVisibility.view(message, for: viewer, now: UnixTime.nowMilliseconds()) else {
+            throw DAOError(.messageNotFound, "no message has the msi_key \(msiKey.hex)")
+        }
+        return view
     }
 
-    /// A page of history, newest first.
-    public func page(_ query: MessageQuery) async throws -> MessagePage {
-        var page = try await messages.page(query)
-        page.messages = try await progress.resolved(page.messages)
+    /// A message whose detail `identity` sees (its sender, or an admin), for the portal's pages of sent messages.
+    /// - Throws: `DAOError` (`.messageNotFound`, also for another sender's message; `.unavailable`).
+    public func detailedMessage(msiKey: ObjectID, for identity: Identity) async throws -> Message {
+        let message = try await message(msiKey: msiKey, for: .caller(identity))
+        guard MessageVisibility.seesDetail(of: message, .caller(identity)) else {
+            throw DAOError(.messageNotFound, "no message has the msi_key \(msiKey.hex)")
+        }
+        return message
+    }
+
+    /// A page of history, newest first, as `viewer` sees it: what it may not see yet is left out by the query.
+    public func page(_ query: MessageQuery, for viewer: MessageViewer) async throws -> MessagePage {
+        let now = UnixTime.nowMilliseconds()
+        var page = try await messages.page(MessageVisibility.restrict(query, for: viewer, now: now))
+        // The cursor stays the query's: a row left out here (scheduled before `send_at` was recorded) moves nothing.
+        page.messages = try await progress.resolved(page.messages).compactMap {
+            MessageVisibility.view($0, for: viewer, now: now)
+        }
         return page
+    }
+
+    /// A page of the messages whose detail `identity` sees (its own; an admin's: everyone's), newest first, for
+    /// the portal's list of sent messages.
+    public func detailedPage(_ query: MessageQuery, for identity: Identity) async throws -> MessagePage {
+        var query = query
+        query.sender = MessageVisibility.detailSender(for: identity)
+        return try await page(query, for: .caller(identity))
     }
 }

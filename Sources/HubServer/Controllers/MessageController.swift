@@ -54,13 +54,15 @@ struct MessageController {
         return String(key)
     }
 
-    /// GET /message/:msiKey: one archived message.
+    /// GET /message/:msiKey: one archived message, as the caller may see it (`MessageVisibility`): all of it for its
+    /// sender and admins, its public fields for others once it is sent, and 404 before.
     @Sendable func get(request: Request, context: HubRequestContext) async throws -> Response {
-        let message = try await services.messages.message(msiKey: try context.parameters.objectID("msiKey"))
+        let message = try await services.messages.message(msiKey: try context.parameters.objectID("msiKey"),
+                                                          for: context.messageViewer)
         return JSONResponse.make(.document(message.document))
     }
 
-    /// GET /message?topic_key=...&since=...&limit=...&cursor=...: history, newest first.
+    /// GET /message?topic_key=...&since=...&limit=...&cursor=...: history, newest first, as the caller may see it.
     @Sendable func history(request: Request, context: HubRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         let topicKeys = query.getAll("topic_key").flatMap { $0.split(separator: ",").map(String.init) }
@@ -69,9 +71,15 @@ struct MessageController {
         }
         let parameters = try PageParameters(query)
         let page = try await services.messages.page(MessageQuery(
-            topicKeys: topicKeys, since: parameters.since, limit: parameters.limit, after: parameters.after))
+            topicKeys: topicKeys, since: parameters.since, limit: parameters.limit, after: parameters.after),
+            for: context.messageViewer)
         return PageParameters.response(page)
     }
+}
+
+extension HubRequestContext {
+    /// Who the caller is to `MessageVisibility`: a user or token, else anonymous.
+    var messageViewer: MessageViewer { identity.map { .caller($0) } ?? .anonymous }
 }
 
 extension HTTPField.Name {

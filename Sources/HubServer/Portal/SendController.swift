@@ -71,11 +71,10 @@ struct SendController {
         }
         let message: Message
         do {
-            message = try await services.messages.message(msiKey: msiKey)
+            message = try await services.messages.detailedMessage(msiKey: msiKey, for: user.identity)
         } catch let error as DAOError where error.code == .messageNotFound {
             throw PortalError.notFound("This message")
         }
-        guard user.isAdmin || message.sender == user.username else { throw PortalError.notFound("This message") }
         let location = try? await services.cube.location(topicKey: message.topicKey)
         var data = MessageRow.make(message, location: location)
         if let location {

@@ -4,8 +4,8 @@ import HTTPTypes
 import Hummingbird
 import Mongo
 
-/// The sent messages: newest first, filtered by channel, area or subject, each with its relay state. A
-/// communicator sees their own messages; an admin everyone's.
+/// The sent messages: newest first, filtered by channel, area or subject, each with its relay state: those whose
+/// detail the user sees (`MessageVisibility`: a communicator their own, an admin everyone's).
 struct SentController {
     let services: HubServices
     let pages: PortalPages
@@ -23,7 +23,7 @@ struct SentController {
         let targets = SendTargets(channels: cube.channels, identity: user.identity)
         let query = request.uri.queryParameters
         let selection = SendTargets.Selection(query: query)
-        var messageQuery = MessageQuery(limit: Self.pageSize, sender: user.isAdmin ? nil : user.username)
+        var messageQuery = MessageQuery(limit: Self.pageSize)
         messageQuery.after = query.get("cursor").flatMap(MessageCursor.init(token:))
         var messages: [Message] = []
         var next: MessageCursor?
@@ -32,14 +32,15 @@ struct SentController {
             // A filter that names no subject matches no message (an empty list would mean "all").
         } else {
             messageQuery.topicKeys = topicKeys ?? []
-            let page = try await services.messages.page(messageQuery)
+            let page = try await services.messages.detailedPage(messageQuery, for: user.identity)
             messages = page.messages
             next = page.next
         }
         var data = targets.selectData(selection)
         data["rows"] = messages.map { MessageRow.make($0, location: cube.topics[$0.topicKey]) }
         data["isEmpty"] = messages.isEmpty
-        data["showSender"] = user.isAdmin
+        // Another sender's messages are listed only to those who see every sender's.
+        data["showSender"] = MessageVisibility.detailSender(for: user.identity) == nil
         data["filtered"] = topicKeys != nil
         if let next {
             var parameters = [("channel", selection.channel), ("area", selection.area), ("subject", selection.subject)]

@@ -1,0 +1,78 @@
+import DAO
+import Mongo
+
+/// Who is looking at messages: what `MessageVisibility` decides on.
+public enum MessageViewer: Sendable, Equatable {
+    /// A caller without credentials (the public history).
+    case anonymous
+    /// A phone, through its catch-up.
+    case device
+    /// A user or an API token.
+    case caller(Identity)
+}
+
+/// Who may see what of a message, the one rule every route and page that shows messages follows.
+///
+/// A message's sender and admins see all of it, scheduled or not, with its relay detail (leases, attempts, FCM's
+/// answers). Everyone else (anonymous callers, devices, other communicators) sees a message only once its send time
+/// has come, and then only its public fields (`publicFields`, its `ttl` and `send_at`, and its delivery state as
+/// `relay.state`): never the relay's bookkeeping (lease owners, FCM message names and error texts), nor fields
+/// unknown to the hub.
+public enum MessageVisibility {
+    /// The stored fields everyone may see, as stored.
+    public static let publicFields = ["_id", "msi_key", "title", "desc", "message", "topic_key", "distribution",
+                                      "sender", "timestamp"]
+
+    /// Whether `viewer` sees all of `message`: its sender and admins.
+    public static func seesDetail(of message: Message, _ viewer: MessageViewer) -> Bool {
+        guard case .caller(let identity) = viewer else { return false }
+        return identity.role == .admin || identity.name == message.sender
+    }
+
+    /// The messages whose detail `identity` sees, as a history filter: the sender's own (nil for an admin: all).
+    public static func detailSender(for identity: Identity) -> String? {
+        identity.role == .admin ? nil : identity.name
+    }
+
+    /// `message` as `viewer` sees it at `now` (Unix ms), or nil when it may not see it at all (scheduled, and not
+    /// theirs).
+    public static func view(_ message: Message, for viewer: MessageViewer, now: Int64) -> Message? {
+        if seesDetail(of: message, viewer) { return message }
+        let relay = RelayState(message: message.document)
+        if relay?.waitsForSendTime(at: now) == true { return nil }
+        return Message(document: publicDocument(message, relay: relay))
+    }
+
+    /// `query` narrowed to what `viewer` may list at `now`: for all but admins, no message whose send time has not
+    /// come, other than the viewer's own.
+    public static func restrict(_ query: MessageQuery, for viewer: MessageViewer, now: Int64) -> MessageQuery {
+        var query = query
+        switch viewer {
+        case .caller(let identity) where identity.role == .admin: return query
+        case .caller(let identity): query.scheduledOf = identity.name
+        case .anonymous, .device: query.scheduledOf = nil
+        }
+        query.sentBy = now
+        return query
+    }
+
+    /// The public fields of `message`: the legacy ones as stored, its `ttl` and `send_at` (top-level, as POST
+    /// /message takes them) and its delivery state.
+    static func publicDocument(_ message: Message, relay: RelayState?) -> BSONDocument {
+        var document = BSONDocument(publicFields.compactMap { key in message.document[key].map { (key: key, value: $0) } })
+        if let ttl = relay?.ttlSeconds { document["ttl"] = .int64(ttl) }
+        if let sendAt = relay?.sendAt { document["send_at"] = .int64(sendAt) }
+        if let relay { document["relay"] = ["state": .string(publicState(relay.status))] }
+        return document
+    }
+
+    /// A relay state as the public sees it: whether the message went out, not how.
+    static func publicState(_ status: RelayStatus) -> String {
+        switch status {
+        case .pending, .direct: "pending"
+        case .sent, .imported: "sent"
+        case .failed: "failed"
+        case .expired: "expired"
+        }
+    }
+}
