@@ -22,7 +22,7 @@ func buildRouter(services: HubServices, portal: PortalConfiguration, devices: De
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: MethodNotAllowedMiddleware(allowed: allowed))
-    router.add(middleware: AuthMiddleware(credentials: services.accounts.credentials))
+    router.add(middleware: AuthMiddleware(accounts: services.accounts))
     CubeController(services: services, answers: answers).addRoutes(to: router)
     MessageController(services: services).addRoutes(to: router)
     DeviceController(services: services, configuration: devices).addRoutes(to: router)

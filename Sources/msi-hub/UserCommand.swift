@@ -3,12 +3,12 @@ import DAO
 import Foundation
 import HubCore
 
-/// `msi-hub user add|list|disable|enable|passwd|role`: portal and API users, through `AccountService` (the
+/// `msi-hub user add|list|disable|enable|passwd|role|unlock`: portal and API users, through `AccountService` (the
 /// portal's own rules and consequences: a new password, role or a disable ends the user's portal sessions).
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Manage users (passwords are read from standard input, never from arguments).",
-        subcommands: [Add.self, List.self, Disable.self, Enable.self, Passwd.self, SetRole.self])
+        subcommands: [Add.self, List.self, Disable.self, Enable.self, Passwd.self, SetRole.self, Unlock.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")
@@ -83,6 +83,18 @@ struct UserCommand: AsyncParsableCommand {
             print("\(username) is now \(role.rawValue)")
         }
     }
+
+    struct Unlock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Forget a user's failed logins, from every address, so the login throttle lets them in at once.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument var username: String
+
+        func run() async throws {
+            try await database.withServices { try await $0.accounts.unlock(username) }
+            print("unlocked \(username)")
+        }
+    }
 }
 
 extension Role: ExpressibleByArgument {}
@@ -96,9 +108,9 @@ enum PasswordInput {
         } else {
             password = readLine(strippingNewline: true)
         }
-        guard let password, password.count >= AccountService.minimumPasswordLength else {
-            throw ValidationError("a password of at least \(AccountService.minimumPasswordLength) characters is needed on standard input")
-        }
+        guard let password else { throw ValidationError("a password is needed on standard input") }
+        // The account service's rule, checked before the database is opened.
+        if let problem = AccountService.passwordProblem(password) { throw ValidationError(problem) }
         return password
     }
 }

@@ -80,6 +80,13 @@ public struct TokenDAO: Sendable {
         return token
     }
 
+    /// The live (not revoked) token called `name`, or nil.
+    /// - Throws: `DAOError`.
+    public func live(named name: String) async throws -> APIToken? {
+        let document = try await mapErrors { try await collection.findOne(["live_name": .string(name)]) }
+        return document.flatMap(APIToken.init(document:))
+    }
+
     /// Every live (not revoked) token.
     /// - Throws: `DAOError`.
     public func live() async throws -> [APIToken] {

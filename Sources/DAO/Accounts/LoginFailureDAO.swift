@@ -1,14 +1,16 @@
 import Mongo
 
-/// Failed portal logins, one document each in `login_failures`, kept in the database so that every replica
-/// throttles the same user; a TTL index deletes them once they no longer count.
+/// Failed logins (portal form, HTTP Basic), one document each in `login_failures` with the username and the
+/// client's address key, kept in the database so that every replica counts the same failures; a TTL index
+/// deletes them once they no longer count.
 public struct LoginFailureDAO: Sendable {
     let collection: MongoCollection
     let now: @Sendable () -> Int64
 
-    /// The indexes `DatabaseIndexes.ensure` creates: the count's query, and expiry (well after any window used).
+    /// The indexes `DatabaseIndexes.ensure` creates: the two counts' queries, and expiry (well after any window used).
     static let indexes = [
         IndexModel(keys: ["username": 1, "at": -1], name: "username.at"),
+        IndexModel(keys: ["address": 1, "at": -1], name: "address.at"),
         IndexModel(keys: ["at": 1], name: "at", expireAfterSeconds: 3600),
     ]
 
@@ -17,25 +19,41 @@ public struct LoginFailureDAO: Sendable {
         self.now = now
     }
 
-    /// How many failed logins `username` had in the last `windowMS`.
+    /// How many failed logins `username` had, and how many came from `address` (any username), in the last
+    /// `windowMS`; both counts run at once.
     /// - Throws: `DAOError`.
-    public func count(username: String, windowMS: Int64) async throws -> Int {
-        let since = now() - windowMS
-        return Int(try await mapErrors {
-            try await collection.countDocuments(["username": .string(username), "at": ["$gt": .datetime(since)]])
-        })
+    public func counts(username: String, address: String,
+                       windowMS: Int64) async throws -> (username: Int, address: Int) {
+        let since = BSONValue.datetime(now() - windowMS)
+        async let byUsername = mapErrors {
+            try await collection.countDocuments(["username": .string(username), "at": ["$gt": since]])
+        }
+        async let byAddress = mapErrors {
+            try await collection.countDocuments(["address": .string(address), "at": ["$gt": since]])
+        }
+        return (Int(try await byUsername), Int(try await byAddress))
     }
 
-    /// Records a failed login of `username` now.
+    /// Records a failed login of `username` from `address` now.
     /// - Throws: `DAOError`.
-    public func record(username: String) async throws {
+    public func record(username: String, address: String) async throws {
         let document: BSONDocument = [
-            "_id": .objectID(ObjectID()), "username": .string(username), "at": .datetime(now()),
+            "_id": .objectID(ObjectID()), "username": .string(username), "address": .string(address),
+            "at": .datetime(now()),
         ]
         _ = try await mapErrors { try await collection.insertOne(document) }
     }
 
-    /// Forgets the failures of `username` (after a successful login).
+    /// Forgets the failures of `username` from `address` (after a successful login from there); those from other
+    /// addresses still count against it there.
+    /// - Throws: `DAOError`.
+    public func clear(username: String, address: String) async throws {
+        _ = try await mapErrors {
+            try await collection.deleteMany(["username": .string(username), "address": .string(address)])
+        }
+    }
+
+    /// Forgets every failure of `username`, from anywhere (`msi-hub user unlock`).
     /// - Throws: `DAOError`.
     public func clear(username: String) async throws {
         _ = try await mapErrors { try await collection.deleteMany(["username": .string(username)]) }

@@ -41,39 +41,47 @@ public struct SessionDAO: Sendable {
         self.now = now
     }
 
-    /// Stores a new session under `key` that expires `lifetimeMS` from now.
+    /// Stores a new session under `key` that expires `lifetimeMS` from now, or `maxLifetimeMS` when that is sooner.
     /// - Throws: `DAOError` (`.duplicate` if the key exists, which 256 random bits make impossible in practice).
-    public func create(key: String, username: String, csrfToken: String, lifetimeMS: Int64) async throws -> PortalSession {
+    public func create(key: String, username: String, csrfToken: String, lifetimeMS: Int64,
+                       maxLifetimeMS: Int64) async throws -> PortalSession {
         let time = now()
         let document: BSONDocument = [
             "_id": .string(key), "username": .string(username), "csrf": .string(csrfToken),
-            "created_at": .int64(time), "expires_at": .datetime(time + lifetimeMS),
+            "created_at": .int64(time), "expires_at": .datetime(time + min(lifetimeMS, maxLifetimeMS)),
         ]
         try await mapErrors { _ = try await collection.insertOne(document) }
         guard let session = PortalSession(document: document) else { preconditionFailure("a session made here reads back") }
         return session
     }
 
-    /// The live session stored under `key`, or nil (the TTL monitor runs only once a minute, so expiry is
-    /// checked here too).
+    /// The live session stored under `key` created less than `maxLifetimeMS` ago, or nil (the TTL monitor runs
+    /// only once a minute, so expiry is checked here too).
     /// - Throws: `DAOError`.
-    public func find(key: String) async throws -> PortalSession? {
+    public func find(key: String, maxLifetimeMS: Int64) async throws -> PortalSession? {
+        let time = now()
         let document = try await mapErrors {
-            try await collection.findOne(["_id": .string(key), "expires_at": ["$gt": .datetime(now())]])
+            try await collection.findOne(["_id": .string(key), "expires_at": ["$gt": .datetime(time)],
+                                          "created_at": ["$gt": .int64(time - maxLifetimeMS)]])
         }
         return document.flatMap(PortalSession.init(document:))
     }
 
-    /// Moves a session's expiry to `lifetimeMS` from now, once the session has used up `slackMS` of it
-    /// (so an active user does not cause a write per page).
+    /// Moves `session`'s expiry to `lifetimeMS` from now, never past `maxLifetimeMS` after it was created, once
+    /// that moves it by more than `slackMS` (so an active user does not cause a write per page); returns the
+    /// expiry the session has now.
     /// - Throws: `DAOError`.
-    public func extend(key: String, lifetimeMS: Int64, slackMS: Int64) async throws {
-        let expiresAt = now() + lifetimeMS
+    @discardableResult
+    public func extend(_ session: PortalSession, lifetimeMS: Int64, maxLifetimeMS: Int64,
+                       slackMS: Int64) async throws -> Int64 {
+        let expiresAt = min(now() + lifetimeMS, session.createdAt + maxLifetimeMS)
+        guard expiresAt - session.expiresAt > slackMS else { return session.expiresAt }
         _ = try await mapErrors {
             try await collection.updateOne(
-                ["_id": .string(key), "expires_at": ["$lt": .datetime(expiresAt - slackMS)]],
+                ["_id": .string(session.key), "expires_at": ["$lt": .datetime(expiresAt - slackMS)]],
                 ["$set": ["expires_at": .datetime(expiresAt)]])
         }
+        return expiresAt
     }
 
     /// Ends the session stored under `key`; ending one that does not exist is not an error.

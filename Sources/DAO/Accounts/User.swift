@@ -66,6 +66,21 @@ public struct UserDAO: Sendable {
         return user
     }
 
+    /// Whether a user is called `username`.
+    /// - Throws: `DAOError`.
+    public func exists(username: String) async throws -> Bool {
+        let document = try await mapErrors {
+            try await collection.findOne(["username": .string(username)], projection: ["_id": 1])
+        }
+        return document != nil
+    }
+
+    /// Deletes the user with this id (an add undone); deleting one that does not exist is not an error.
+    /// - Throws: `DAOError`.
+    public func delete(id: ObjectID) async throws {
+        _ = try await mapErrors { try await collection.deleteOne(["_id": .objectID(id)]) }
+    }
+
     /// Every user, by name.
     /// - Throws: `DAOError`.
     public func list() async throws -> [User] {

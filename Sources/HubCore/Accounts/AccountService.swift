@@ -1,33 +1,50 @@
 import DAO
+import Logging
 import Mongo
 
-/// Users, API tokens and portal sessions: each change with its consequences in one place, which the portal
-/// and the command line both call. A password reset, a role change or a disable ends the user's portal
+/// Users, API tokens, logins and portal sessions: each change with its consequences in one place, which the portal,
+/// the API and the command line all call. A password reset, a role change or a disable ends the user's portal
 /// sessions (but the session of an admin changing their own password); a revoked token stops working in this
-/// process at once and everywhere within a second.
+/// process at once and everywhere within a second; every password login goes through one policy (`logIn`).
 public struct AccountService: Sendable {
-    /// Checks passwords and tokens; hashes new ones.
+    /// Checks tokens; hashes new passwords (password logins go through `logIn`).
     public let credentials: Credentials
     /// The live API tokens in memory.
     public let tokenDirectory: TokenDirectory
-    /// Portal sessions (the portal's middleware finds and extends them).
-    public let sessions: SessionDAO
-    /// Failed portal logins, for the throttle.
-    public let loginFailures: LoginFailureDAO
     let users: UserDAO
     let tokens: TokenDAO
+    let sessions: SessionDAO
+    let login: LoginPolicy
 
-    init(database: MongoDatabase, bcryptCost: UInt8) {
-        self.users = UserDAO(database: database)
-        self.tokens = TokenDAO(database: database)
-        self.sessions = SessionDAO(database: database)
-        self.loginFailures = LoginFailureDAO(database: database)
+    init(database: MongoDatabase, bcryptCost: UInt8, loginLimits: LoginLimits = LoginLimits(),
+         now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+        self.users = UserDAO(database: database, now: now)
+        self.tokens = TokenDAO(database: database, now: now)
+        self.sessions = SessionDAO(database: database, now: now)
         self.tokenDirectory = TokenDirectory(tokens: tokens)
-        self.credentials = Credentials(users: users, tokens: tokens, bcryptCost: bcryptCost, directory: tokenDirectory)
+        self.credentials = Credentials(users: users, tokens: tokens, bcryptCost: bcryptCost, directory: tokenDirectory,
+                                       gate: BcryptGate(concurrency: loginLimits.concurrentChecks,
+                                                        queue: loginLimits.waitingChecks))
+        self.login = LoginPolicy(failures: LoginFailureDAO(database: database, now: now), credentials: credentials,
+                                 limits: loginLimits)
     }
 
-    /// The shortest password accepted.
-    public static let minimumPasswordLength = 8
+    /// The shortest password accepted, in characters.
+    public static let minimumPasswordLength = 10
+    /// The longest password accepted, in UTF-8 bytes: bcrypt ignores every byte past the 72nd.
+    public static let maximumPasswordBytes = 72
+
+    /// Why `password` cannot be a password, or nil when it can: 10 characters at least (with the login throttle,
+    /// beyond guessing online), 72 bytes at most (what bcrypt reads; a longer one would be cut silently).
+    public static func passwordProblem(_ password: String) -> String? {
+        if password.count < minimumPasswordLength {
+            return "A password needs at least \(minimumPasswordLength) characters."
+        }
+        if password.utf8.count > maximumPasswordBytes {
+            return "A password may have at most \(maximumPasswordBytes) bytes (72 letters without accents, fewer with)."
+        }
+        return nil
+    }
 
     /// Why `name` cannot be a username or token name, or nil when it can: what `access` lists and message
     /// senders hold, short and printable.
@@ -36,6 +53,66 @@ public struct AccountService: Sendable {
             return "Use 1 to 64 letters, digits, “.”, “_”, “-” or “@”."
         }
         return nil
+    }
+
+    // MARK: Logging in
+
+    /// The enabled user `username` with `password`, logging in from `address` (nil: the command line), through
+    /// the one login policy: failures counted per username and per address in the database and checked before
+    /// bcrypt runs; the bcrypt work bounded.
+    /// - Throws: `LoginRefusal` (`.invalidCredentials`, `.throttled` with when to retry, `.busy`); `DAOError`.
+    public func logIn(username: String, password: String, from address: ClientAddress?,
+                      logger: Logger = Logger(label: "msi-hub")) async throws -> Identity {
+        try await login.logIn(username: username, password: password, from: address, logger: logger)
+    }
+
+    /// Forgets the failed logins of `username` from every address, so the throttle lets them in at once.
+    /// - Throws: `AccountRefusal.userNotFound`; `DAOError`.
+    public func unlock(_ username: String) async throws {
+        _ = try await user(username)
+        try await login.unlock(username)
+    }
+
+    // MARK: Portal sessions
+
+    /// Stores a new portal session of `username` under `key` (a hash of the cookie's secret).
+    /// - Throws: `DAOError`.
+    public func startSession(key: String, username: String, csrfToken: String,
+                             lifetime: SessionLifetime) async throws -> PortalSession {
+        try await sessions.create(key: key, username: username, csrfToken: csrfToken,
+                                  lifetimeMS: lifetime.idleMS, maxLifetimeMS: lifetime.maximumMS)
+    }
+
+    /// The session stored under `key` and its user, or nil when there is none: it expired (idle, or older than
+    /// the maximum), or its user is gone or disabled. A found session's idle expiry moves forward, never past
+    /// the maximum, at most one write every few minutes.
+    /// - Throws: `DAOError`.
+    public func session(key: String, lifetime: SessionLifetime) async throws -> (session: PortalSession, user: User)? {
+        guard var session = try await sessions.find(key: key, maxLifetimeMS: lifetime.maximumMS) else { return nil }
+        let user: User
+        do {
+            user = try await users.get(username: session.username)
+        } catch let error as DAOError where error.code == .userNotFound {
+            return nil
+        }
+        guard !user.disabled else { return nil }
+        session.expiresAt = try await sessions.extend(session, lifetimeMS: lifetime.idleMS,
+                                                      maxLifetimeMS: lifetime.maximumMS,
+                                                      slackMS: min(lifetime.idleMS / 10, 300_000))
+        return (session, user)
+    }
+
+    /// Ends the session stored under `key` (logging out, or a new login replacing it); ending one that does
+    /// not exist is not an error.
+    /// - Throws: `DAOError`.
+    public func endSession(key: String) async throws {
+        try await sessions.delete(key: key)
+    }
+
+    /// Ends every portal session of `username`.
+    /// - Throws: `DAOError`.
+    public func endSessions(of username: String) async throws {
+        try await sessions.deleteAll(username: username)
     }
 
     // MARK: Users
@@ -61,10 +138,19 @@ public struct AccountService: Sendable {
     public func addUser(_ username: String, role: Role, password: String? = nil) async throws -> String {
         if let problem = Self.nameProblem(username) { throw AccountRefusal(.invalidName, problem) }
         let password = try Self.checked(password ?? PasswordGenerator.make())
+        // A token of the same name would pass every access list that names the user, and the other way round.
+        guard try await tokens.live(named: username) == nil else { throw Self.tokenHasName(username) }
+        let user: User
         do {
-            _ = try await users.add(username: username, passwordHash: try await credentials.hash(password: password), role: role)
+            let hash = try await credentials.hash(password: password)
+            user = try await users.add(username: username, passwordHash: hash, role: role)
         } catch let error as DAOError where error.code == .duplicate {
             throw AccountRefusal(.nameTaken, "a user called \(username) exists already")
+        }
+        // A token created meanwhile under the name: one of the two gives way (both, if both look at once).
+        if try await tokens.live(named: username) != nil {
+            try await users.delete(id: user.id)
+            throw Self.tokenHasName(username)
         }
         return password
     }
@@ -86,7 +172,7 @@ public struct AccountService: Sendable {
         let password = try Self.checked(password ?? PasswordGenerator.make())
         _ = try await user(username)
         try await users.setPasswordHash(username: username, try await credentials.hash(password: password))
-        if username != actor { try await sessions.deleteAll(username: username) }
+        if username != actor { try await endSessions(of: username) }
         return password
     }
 
@@ -98,7 +184,7 @@ public struct AccountService: Sendable {
             throw AccountRefusal(.selfLockout, "you cannot take away your own admin role")
         }
         try await users.setRole(username: username, role)
-        if username != actor { try await sessions.deleteAll(username: username) }
+        if username != actor { try await endSessions(of: username) }
     }
 
     /// Disables a user (they can no longer log in, their sessions end) or enables them again.
@@ -107,7 +193,7 @@ public struct AccountService: Sendable {
         _ = try await user(username)
         if disabled, username == actor { throw AccountRefusal(.selfLockout, "you cannot disable yourself") }
         try await users.setDisabled(username: username, disabled)
-        if disabled { try await sessions.deleteAll(username: username) }
+        if disabled { try await endSessions(of: username) }
     }
 
     // MARK: Tokens
@@ -121,11 +207,20 @@ public struct AccountService: Sendable {
     /// - Throws: `AccountRefusal` (`.invalidName`, `.nameTaken`); `DAOError`.
     public func createToken(name: String, role: Role) async throws -> String {
         if let problem = Self.nameProblem(name) { throw AccountRefusal(.invalidName, problem) }
+        // Messages sent with the token carry its name as sender, and access lists name users: a token named like
+        // a user would send wherever that user may.
+        guard try await !users.exists(username: name) else { throw Self.userHasName(name) }
         let (secret, hash) = Credentials.newToken()
+        let token: APIToken
         do {
-            _ = try await tokens.add(name: name, role: role, secretHash: hash)
+            token = try await tokens.add(name: name, role: role, secretHash: hash)
         } catch let error as DAOError where error.code == .duplicate {
             throw AccountRefusal(.nameTaken, "a live token called \(name) exists already")
+        }
+        // A user added meanwhile under the name: the token gives way.
+        if try await users.exists(username: name) {
+            try await tokens.revoke(nameOrID: token.id.hex)
+            throw Self.userHasName(name)
         }
         return secret
     }
@@ -144,9 +239,15 @@ public struct AccountService: Sendable {
     }
 
     private static func checked(_ password: String) throws -> String {
-        guard password.count >= minimumPasswordLength else {
-            throw AccountRefusal(.weakPassword, "a password needs at least \(minimumPasswordLength) characters")
-        }
+        if let problem = passwordProblem(password) { throw AccountRefusal(.weakPassword, problem) }
         return password
+    }
+
+    private static func tokenHasName(_ name: String) -> AccountRefusal {
+        AccountRefusal(.nameTaken, "a live API token is called \(name); a user cannot have a token's name")
+    }
+
+    private static func userHasName(_ name: String) -> AccountRefusal {
+        AccountRefusal(.nameTaken, "a user is called \(name); a token cannot have a user's name")
     }
 }

@@ -11,26 +11,36 @@ public struct Credentials: Sendable {
     let bcryptCost: UInt8
     /// Live tokens in memory, when the hub follows them; nil: every lookup asks the database.
     let directory: TokenDirectory?
+    /// Bounds the password checks running and waiting at once.
+    let gate: BcryptGate
 
     public init(users: UserDAO, tokens: TokenDAO, bcryptCost: UInt8 = 11, directory: TokenDirectory? = nil) {
+        let limits = LoginLimits()
+        self.init(users: users, tokens: tokens, bcryptCost: bcryptCost, directory: directory,
+                  gate: BcryptGate(concurrency: limits.concurrentChecks, queue: limits.waitingChecks))
+    }
+
+    init(users: UserDAO, tokens: TokenDAO, bcryptCost: UInt8, directory: TokenDirectory?, gate: BcryptGate) {
         self.users = users
         self.tokens = tokens
         self.bcryptCost = bcryptCost
         self.directory = directory
+        self.gate = gate
     }
 
-    /// The identity of a username and password, or nil when they do not match an enabled user.
-    /// - Throws: `DAOError` when the database fails.
-    public func identity(username: String, password: String) async throws -> Identity? {
+    /// The identity of a username and password, or nil when they do not match an enabled user. Only the login
+    /// policy calls it (`AccountService.logIn`), which counts failures before a check runs.
+    /// - Throws: `LoginRefusal.busy` when the gate is full; `DAOError` when the database fails.
+    func identity(username: String, password: String) async throws -> Identity? {
         let user: User
         do {
             user = try await users.get(username: username)
         } catch let error as DAOError where error.code == .userNotFound {
             // Spend the same time as a real check, so timing does not tell which usernames exist.
-            _ = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: Self.dummyHash) }
+            _ = try await verify(password, hash: Self.dummyHash)
             return nil
         }
-        guard try await Self.verify(password, hash: user.passwordHash), !user.disabled else { return nil }
+        guard try await verify(password, hash: user.passwordHash), !user.disabled else { return nil }
         return Identity(name: user.username, role: user.role, kind: .user)
     }
 
@@ -68,9 +78,12 @@ public struct Credentials: Sendable {
     /// Every token starts with this, so leaked ones are easy to recognise.
     static let tokenPrefix = "msi_"
 
-    /// bcrypt is slow on purpose: it runs on NIO's blocking pool, never on an event loop.
-    private static func verify(_ password: String, hash: String) async throws -> Bool {
-        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+    /// bcrypt is slow on purpose: it runs on NIO's blocking pool, never on an event loop, and through the gate.
+    /// `hash` is an autoclosure so the dummy hash is first made inside `runIfActive` too.
+    private func verify(_ password: String, hash: @escaping @Sendable @autoclosure () -> String) async throws -> Bool {
+        try await gate.run {
+            try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash()) }
+        }
     }
 
     /// A hash no password matches, checked when the username is unknown. Made on first use, which is inside

@@ -9,10 +9,12 @@ import Hummingbird
 /// Requests without the header pass through anonymous; routes that need a caller say so with
 /// `context.require(...)`. Credentials that are given but wrong are refused at once (401). A Bearer value that is
 /// neither an API token (`msi_`) nor a device secret is no credential of a caller: it passes through anonymous, for
-/// the route that takes it (`/metrics` and its `METRICS_TOKEN`).
+/// the route that takes it (`/metrics` and its `METRICS_TOKEN`). A password goes through the login policy
+/// (`AccountService.logIn`), as the portal's form does: past the failure limits 429 with `Retry-After` and no
+/// bcrypt, 503 `busy` when the password checks are full.
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = HubRequestContext
-    let credentials: Credentials
+    let accounts: AccountService
 
     func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -21,7 +23,7 @@ struct AuthMiddleware: RouterMiddleware {
         if let secret = Self.deviceSecret(header) {
             context.deviceSecret = secret
         } else if !Self.isOtherBearer(header) {
-            context.identity = try await identity(header)
+            context.identity = try await identity(header, context: context)
         }
         return try await next(request, context)
     }
@@ -41,12 +43,14 @@ struct AuthMiddleware: RouterMiddleware {
         return value.hasPrefix(DeviceService.secretPrefix) ? value : nil
     }
 
-    private func identity(_ header: String) async throws -> Identity {
+    /// The caller a Bearer token or Basic username and password names.
+    /// - Throws: `HubError.unauthenticated`; `LoginRefusal` from the login policy (mapped once, in `HubError`).
+    private func identity(_ header: String, context: Context) async throws -> Identity {
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2 else { throw HubError.unauthenticated }
         let scheme = parts[0].lowercased()
         let value = String(parts[1]).trimmingSpaces
-        if scheme == "bearer", let identity = try await credentials.identity(token: value) {
+        if scheme == "bearer", let identity = try await accounts.credentials.identity(token: value) {
             return identity
         }
         if scheme == "basic", let data = Data(base64Encoded: value),
@@ -54,9 +58,8 @@ struct AuthMiddleware: RouterMiddleware {
            let separator = decoded.firstIndex(of: ":") {
             let username = String(decoded[..<separator])
             let password = String(decoded[decoded.index(after: separator)...])
-            if let identity = try await credentials.identity(username: username, password: password) {
-                return identity
-            }
+            return try await accounts.logIn(username: username, password: password, from: context.clientAddress,
+                                            logger: context.logger)
         }
         throw HubError.unauthenticated
     }

@@ -24,6 +24,8 @@ extension HubError {
             return HubError(error)
         case let error as AccountRefusal:
             return HubError(error)
+        case let error as LoginRefusal:
+            return HubError(error)
         case let error as DeviceRefusal:
             return HubError(error)
         case let error as HTTPParserError:
@@ -51,6 +53,17 @@ extension HubError {
         case .nameTaken: self.init(.conflict, .conflict, refusal.message)
         case .selfLockout: self.init(.conflict, .conflict, refusal.message)
         default: self.init(.unprocessableContent, .invalidField, refusal.message)
+        }
+    }
+
+    /// The answer a refused password login (HTTP Basic) becomes: 401, 429 or 503, with `Retry-After` when known.
+    init(_ refusal: LoginRefusal) {
+        var headers: HTTPFields = [:]
+        if let seconds = refusal.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+        switch refusal.code {
+        case .throttled: self.init(.tooManyRequests, .tooManyRequests, refusal.message, headers: headers)
+        case .busy: self.init(.serviceUnavailable, .busy, refusal.message, headers: headers)
+        default: self = .unauthenticated
         }
     }
 

@@ -19,7 +19,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case subjectNotFound = "subject_not_found", topicNotFound = "topic_not_found"
             case messageNotFound = "message_not_found", userNotFound = "user_not_found", tokenNotFound = "token_not_found"
             case methodNotAllowed = "method_not_allowed", conflict, distributionMismatch = "distribution_mismatch"
-            case tooManyRequests = "too_many_requests", databaseUnavailable = "database_unavailable"
+            case tooManyRequests = "too_many_requests", databaseUnavailable = "database_unavailable", busy
             case forcedSubscription = "forced_subscription"
             case idempotencyKeyReused = "idempotency_key_reused", writeOutcomeUnknown = "write_outcome_unknown"
             case internalError = "internal_error"
@@ -81,6 +81,8 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let tooManyRequests = Code(.tooManyRequests)
         /// 503: the database is unavailable; `Retry-After` says when to try again.
         public static let databaseUnavailable = Code(.databaseUnavailable)
+        /// 503: every password check is taken and the line for them is full; `Retry-After` says when to try again.
+        public static let busy = Code(.busy)
         /// 422: the `Idempotency-Key` was used within 24 hours for another body.
         public static let idempotencyKeyReused = Code(.idempotencyKeyReused)
         /// 503: the database did not confirm the write before the deadline: it may or may not be stored (retry with

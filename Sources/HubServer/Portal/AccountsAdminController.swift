@@ -44,7 +44,7 @@ struct AccountsAdminController {
         do {
             password = try await services.accounts.addUser(username, role: role)
         } catch let refusal as AccountRefusal where refusal.code == .nameTaken {
-            entry.errors["username"] = "A user called \(username) exists already."
+            entry.errors["username"] = "A user or a live API token is called \(username) already."
             return try await usersPage(context: context, values: entry.values, errors: entry.errors)
         }
         return pages.render("secret", context.page("User added", [
@@ -148,7 +148,7 @@ struct AccountsAdminController {
         do {
             secret = try await services.accounts.createToken(name: name, role: role)
         } catch let refusal as AccountRefusal where refusal.code == .nameTaken {
-            entry.errors["name"] = "A live token called \(name) exists already."
+            entry.errors["name"] = "A user or a live token is called \(name) already."
             return try await tokensPage(context: context, values: entry.values, errors: entry.errors)
         }
         return pages.render("secret", context.page("Token created", [

@@ -1,5 +1,4 @@
 import DAO
-import FCM
 import HubCore
 import HTTPTypes
 import Hummingbird
@@ -27,7 +26,8 @@ struct LoginController {
         return loginPage(context: context, next: request.uri.queryParameters.get("next"), notice: notice)
     }
 
-    /// POST /portal/login: a new session for the right password, unless the username is throttled.
+    /// POST /portal/login: a new session for the right password, through the login policy (`AccountService.logIn`):
+    /// 429 past the failure limits, 503 when the password checks are full.
     @Sendable func login(request: Request, context: PortalRequestContext) async throws -> Response {
         let username = context.form.trimmed("username")
         let password = context.form["password"] ?? ""
@@ -36,26 +36,34 @@ struct LoginController {
             return loginPage(context: context, next: next, username: username,
                              error: "Enter your username and password.", status: .unprocessableContent)
         }
-        let window = configuration.loginWindow.milliseconds
-        if try await services.accounts.loginFailures.count(username: username, windowMS: window) >= configuration.loginAttempts {
-            context.logger.notice("portal login throttled", metadata: ["username": "\(username)"])
-            return loginPage(context: context, next: next, username: username,
-                             error: "Too many failed logins for this username. Wait a minute, then try again.",
-                             status: .tooManyRequests, headers: [.retryAfter: String(window / 1000)])
+        let identity: Identity
+        do {
+            identity = try await services.accounts.logIn(username: username, password: password,
+                                                         from: context.clientAddress, logger: context.logger)
+        } catch let refusal as LoginRefusal {
+            var headers: HTTPFields = [:]
+            if let seconds = refusal.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+            switch refusal.code {
+            case .throttled:
+                return loginPage(context: context, next: next, username: username,
+                                 error: "Too many failed logins for this username or from this address. "
+                                     + "Wait a minute, then try again.",
+                                 status: .tooManyRequests, headers: headers)
+            case .busy:
+                return loginPage(context: context, next: next, username: username,
+                                 error: "The hub is busy checking passwords. Try again in a moment.",
+                                 status: .serviceUnavailable, headers: headers)
+            default:
+                return loginPage(context: context, next: next, username: username,
+                                 error: "The username or password is not right.", status: .unauthorized)
+            }
         }
-        guard let identity = try await services.accounts.credentials.identity(username: username, password: password),
-              identity.kind == .user else {
-            try await services.accounts.loginFailures.record(username: username)
-            return loginPage(context: context, next: next, username: username,
-                             error: "The username or password is not right.", status: .unauthorized)
-        }
-        try await services.accounts.loginFailures.clear(username: username)
         // A fresh session (and id) at every login; one the browser still had ends now.
-        if let old = context.user { try await services.accounts.sessions.delete(key: old.sessionKey) }
+        if let old = context.user { try await services.accounts.endSession(key: old.sessionKey) }
         let secret = PortalSecret.make()
-        _ = try await services.accounts.sessions.create(key: PortalSecret.storageKey(secret), username: identity.name,
-                                               csrfToken: PortalSecret.make(),
-                                               lifetimeMS: configuration.sessionLifetime.milliseconds)
+        _ = try await services.accounts.startSession(key: PortalSecret.storageKey(secret), username: identity.name,
+                                                     csrfToken: PortalSecret.make(),
+                                                     lifetime: configuration.sessionLifetimes)
         context.logger.info("portal login", metadata: ["username": "\(identity.name)"])
         var response = Response.redirect(to: Self.safeNext(next) ?? "/portal")
         response.setCookie(configuration.sessionCookie(secret))
@@ -67,7 +75,7 @@ struct LoginController {
     /// POST /portal/logout: ends the session on the server and in the browser.
     @Sendable func logout(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        try await services.accounts.sessions.delete(key: user.sessionKey)
+        try await services.accounts.endSession(key: user.sessionKey)
         var response = Response.redirect(to: Self.loginPath + "?logged_out=1")
         response.setCookie(configuration.expiredSessionCookie)
         return response

@@ -1,26 +1,26 @@
-import FCM
+import HubCore
 
-/// How the portal's sessions behave.
+/// How the portal's sessions behave. (How many failed logins are allowed is the login policy's, `LoginLimits`,
+/// shared with HTTP Basic.)
 public struct PortalConfiguration: Sendable {
     /// Marks the session cookie `Secure` (and names it `__Host-msi_session`): set it when the hub is reached
     /// over HTTPS (`PORTAL_SECURE_COOKIES`).
     public var secureCookies: Bool
     /// How long a session lasts without a request.
     public var sessionLifetime: Duration
-    /// Failed logins of one username within `loginWindow` after which further logins are refused (429).
-    public var loginAttempts: Int
-    public var loginWindow: Duration
+    /// How long a session lasts at most after the login, however active (`PORTAL_SESSION_MAX_HOURS`).
+    public var sessionMaxLifetime: Duration
 
-    public init(secureCookies: Bool = false, sessionLifetime: Duration = .seconds(8 * 3600), loginAttempts: Int = 5,
-                loginWindow: Duration = .seconds(60)) {
+    public init(secureCookies: Bool = false, sessionLifetime: Duration = .seconds(8 * 3600),
+                sessionMaxLifetime: Duration = .seconds(12 * 3600)) {
         self.secureCookies = secureCookies
         self.sessionLifetime = sessionLifetime
-        self.loginAttempts = loginAttempts
-        self.loginWindow = loginWindow
+        self.sessionMaxLifetime = sessionMaxLifetime
     }
 
     /// The portal configuration the environment gives.
-    /// - Throws: `ConfigurationError` when `PORTAL_SECURE_COOKIES` is neither true nor false.
+    /// - Throws: `ConfigurationError` when `PORTAL_SECURE_COOKIES` is neither true nor false, or
+    ///   `PORTAL_SESSION_MAX_HOURS` is not a whole number from 1 to 720.
     static func fromEnvironment(_ environment: [String: String]) throws -> PortalConfiguration {
         var portal = PortalConfiguration()
         if let value = environment["PORTAL_SECURE_COOKIES"], !value.isEmpty {
@@ -30,10 +30,20 @@ public struct PortalConfiguration: Sendable {
             default: throw ConfigurationError("PORTAL_SECURE_COOKIES must be true or false, not \"\(value)\"")
             }
         }
+        if let text = environment["PORTAL_SESSION_MAX_HOURS"], !text.isEmpty {
+            guard let hours = Int(text), (1...720).contains(hours) else {
+                throw ConfigurationError(
+                    "PORTAL_SESSION_MAX_HOURS must be a whole number from 1 to 720, not \"\(text)\"")
+            }
+            portal.sessionMaxLifetime = .seconds(hours * 3600)
+        }
         return portal
     }
 
     /// The session cookie's name: the `__Host-` prefix makes browsers refuse it unless it is Secure, host-only
     /// and for the whole site.
     var sessionCookieName: String { secureCookies ? "__Host-msi_session" : "msi_session" }
+
+    /// The idle and the maximum lifetime, as the account service applies them.
+    var sessionLifetimes: SessionLifetime { SessionLifetime(idle: sessionLifetime, maximum: sessionMaxLifetime) }
 }

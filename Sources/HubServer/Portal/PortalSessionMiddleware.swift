@@ -1,12 +1,11 @@
 import DAO
-import FCM
 import HubCore
 import HTTPTypes
 import Hummingbird
 
-/// Finds the session of the request's cookie and its user; a disabled or deleted user has no session.
-/// An active session's expiry moves forward (at most one write every few minutes). When the database is out of
-/// reach the request goes on without a user and pages that need one show the outage.
+/// Finds the session of the request's cookie and its user (`AccountService.session`: a disabled or deleted user
+/// has no session; an active session's expiry moves forward, never past its maximum lifetime). When the database
+/// is out of reach the request goes on without a user and pages that need one show the outage.
 struct PortalSessionMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
     let accounts: AccountService
@@ -25,20 +24,9 @@ struct PortalSessionMiddleware: RouterMiddleware {
 
     private func withSession(_ request: Request, _ context: Context) async throws -> Context {
         guard let secret = request.cookies[configuration.sessionCookieName]?.value, PortalSecret.isWellFormed(secret),
-              let session = try await accounts.sessions.find(key: PortalSecret.storageKey(secret)) else {
+              let (session, user) = try await accounts.session(key: PortalSecret.storageKey(secret),
+                                                               lifetime: configuration.sessionLifetimes) else {
             return context
-        }
-        let user: User
-        do {
-            user = try await accounts.user(session.username)
-        } catch let refusal as AccountRefusal where refusal.code == .userNotFound {
-            return context
-        }
-        guard !user.disabled else { return context }
-        let lifetime = configuration.sessionLifetime.milliseconds
-        let slack = min(lifetime / 10, 300_000)
-        if session.expiresAt - UnixTime.nowMilliseconds() < lifetime - slack {
-            try await accounts.sessions.extend(key: session.key, lifetimeMS: lifetime, slackMS: slack)
         }
         var context = context
         context.user = PortalUser(username: user.username, role: user.role, csrfToken: session.csrfToken,
