@@ -39,8 +39,9 @@ struct DeviceTests {
                     try await hub.subscriptions(phone).allSatisfy { $0["applied"]?.boolValue == true }
                 }
 
-                // The same registration again: the same device, a fresh secret; the old one stops working.
-                let again = try await hub.register("token-a")
+                // The same registration again, with the device's secret: the same device, a fresh secret; the old
+                // one stops working.
+                let again = try await hub.register("token-a", secret: phone.secret)
                 #expect(again.status == .ok)
                 #expect(again.deviceID == phone.deviceID && again.secret != phone.secret)
                 #expect(try await hub.request(.get, "/device/\(phone.deviceID)", as: .token(phone.secret)).status == .unauthorized)
@@ -80,8 +81,8 @@ struct DeviceTests {
                 try await eventually { fake.subscriptions(of: "token-b") == [Self.forced, Self.optional] }
                 #expect(Set(try await hub.subscriptions(phone).compactMap { $0["topic_key"]?.stringValue })
                     == [Self.forced, Self.optional])
-                // A later registration of the same token keeps the opt-out.
-                _ = try await hub.register("token-b")
+                // A later registration of the same token, by the same device, keeps the opt-out.
+                #expect(try await hub.register("token-b", secret: phone.secret).deviceID == phone.deviceID)
                 try await Task.sleep(for: .milliseconds(300))
                 #expect(fake.subscriptions(of: "token-b") == [Self.forced, Self.optional])
             }
@@ -103,6 +104,107 @@ struct DeviceTests {
                 }
             }
         }
+    }
+
+    @Test func aKnownTokenWithoutItsDevicesSecretGetsANewDeviceAndTheOldOneIsRetired() async throws {
+        try await FakeFCM.with { fake in
+            try await Self.with(fake) { hub in
+                let phone = try await hub.register("taken-token")
+                // The phone chose: the optional subject joined, the Recommended one left.
+                #expect(try await hub.request(.put, "/device/\(phone.deviceID)/subscriptions/\(Self.optional)",
+                                              as: .token(phone.secret)).status == .ok)
+                #expect(try await hub.request(.delete, "/device/\(phone.deviceID)/subscriptions/\(Self.recommended)",
+                                              as: .token(phone.secret)).status == .noContent)
+                try await eventually { fake.subscriptions(of: "taken-token") == [Self.forced, Self.optional] }
+
+                // Someone who knows the token, not the device's secret: a new device, never the old one's id.
+                let stranger = try await hub.register("taken-token")
+                #expect(stranger.status == .created)
+                #expect(!stranger.deviceID.isEmpty && stranger.deviceID != phone.deviceID)
+                #expect(!stranger.text.contains(phone.deviceID) && !stranger.text.contains("taken-token"))
+                // The old device is retired: its id and its secret open nothing.
+                #expect(try await hub.request(.get, "/device/\(phone.deviceID)", as: .token(phone.secret)).status
+                    == .unauthorized)
+                #expect(try await hub.request(.get, "/device/\(phone.deviceID)/subscriptions", as: .token(phone.secret))
+                    .status == .unauthorized)
+                #expect(try await hub.request(.get, "/device/\(stranger.deviceID)", as: .token(stranger.secret)).status == .ok)
+                let devices = hub.database.collection(CollectionName.devices)
+                #expect(try await devices.countDocuments(["registration": "taken-token"]) == 1)
+                // The registration's subscriptions are the new device's, every Forced and Recommended subject wanted:
+                // the opt-out was the old owner's choice, not the new one's.
+                #expect(Set(stranger.topics) == [Self.forced, Self.recommended, Self.optional])
+                let wishes = try await hub.database.collection(CollectionName.subscriptions).find(["registration": "taken-token"])
+                #expect(!wishes.isEmpty && wishes.allSatisfy { $0["device"]?.objectIDValue?.hex == stranger.deviceID })
+                try await eventually { fake.subscriptions(of: "taken-token") == [Self.forced, Self.recommended, Self.optional] }
+
+                // A wrong secret proves nothing: a new device again, the stranger's retired in turn.
+                let guess = try await hub.register("taken-token", secret: "msd_" + String(repeating: "x", count: 43))
+                #expect(guess.status == .created && guess.deviceID != stranger.deviceID && guess.deviceID != phone.deviceID)
+                #expect(try await hub.request(.get, "/device/\(stranger.deviceID)", as: .token(stranger.secret)).status
+                    == .unauthorized)
+                // The right secret keeps the device: the same id, a new secret.
+                let owner = try await hub.register("taken-token", secret: guess.secret)
+                #expect(owner.status == .ok && owner.deviceID == guess.deviceID && owner.secret != guess.secret)
+                #expect(try await devices.countDocuments(["registration": "taken-token"]) == 1)
+            }
+        }
+    }
+
+    @Test func concurrentRegistrationsOfAKnownTokenLeaveExactlyOneDevice() async throws {
+        try await FakeFCM.with { fake in
+            try await Self.with(fake) { hub in
+                let devices = hub.database.collection(CollectionName.devices)
+                let wishes = hub.database.collection(CollectionName.subscriptions)
+                var previous = try await hub.register("raced-token")
+                for round in 0..<3 {
+                    async let first = hub.register("raced-token")
+                    async let second = hub.register("raced-token")
+                    async let third = hub.register("raced-token")
+                    let answers = try await [first, second, third]
+                    // Each is a new device, or (its place taken again and again meanwhile) a refusal to try again.
+                    #expect(answers.allSatisfy { $0.status == .created || $0.status == .conflict }, "round \(round)")
+                    let live = try await devices.find(["registration": "raced-token"]).compactMap { $0["_id"]?.objectIDValue?.hex }
+                    #expect(live.count == 1, "round \(round)")
+                    let winner = try #require(answers.first { $0.deviceID == live.first })
+                    #expect(try await hub.request(.get, "/device/\(winner.deviceID)", as: .token(winner.secret)).status == .ok)
+                    for loser in answers + [previous] where loser.status == .created && loser.deviceID != winner.deviceID {
+                        #expect(try await hub.request(.get, "/device/\(loser.deviceID)", as: .token(loser.secret)).status
+                            == .unauthorized)
+                    }
+                    // The wishes follow the device that stayed.
+                    let holders = Set(try await wishes.find(["registration": "raced-token"]).compactMap { $0["device"]?.objectIDValue?.hex })
+                    #expect(holders == [winner.deviceID], "round \(round)")
+                    #expect(Set(try await hub.subscriptions(winner).compactMap { $0["topic_key"]?.stringValue })
+                        == [Self.forced, Self.recommended])
+                    previous = winner
+                }
+            }
+        }
+    }
+
+    @Test func theAppKeyIsComparedWhole() async throws {
+        #expect(DeviceController.isAppKey("school-app-key-1", "school-app-key-1"))
+        #expect(!DeviceController.isAppKey("school-app-key-2", "school-app-key-1"))
+        #expect(!DeviceController.isAppKey("school-app-key", "school-app-key-1"))
+        #expect(!DeviceController.isAppKey("", "school-app-key-1") && !DeviceController.isAppKey(nil, "school-app-key-1"))
+        try await FakeFCM.with { fake in
+            let devices = DeviceConfiguration(registrationKey: "school-app-key-1", registrationsPerMinute: 100_000)
+            try await Self.with(fake, devices: devices) { hub in
+                var statuses: [HTTPResponse.Status] = []
+                for key in [nil, "school-app-key-2", "school-app-key-1-and-more", "school-app-key-1"] {
+                    statuses.append(try await Self.register(on: hub, appKey: key))
+                }
+                #expect(statuses == [.unauthorized, .unauthorized, .unauthorized, .created])
+            }
+        }
+    }
+
+    /// The status of a registration that sends `appKey` in `X-App-Key`.
+    static func register(on hub: HubHarness, appKey: String?) async throws -> HTTPResponse.Status {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let appKey { headers[.appKey] = appKey }
+        return try await hub.client.execute(uri: "/device", method: .post, headers: headers,
+                                            body: ByteBuffer(string: #"{"registration": "keyed", "platform": "ios"}"#)).status
     }
 
     @Test func deletingASubjectOrADeviceLeavesNoSubscriptionBehind() async throws {
@@ -434,9 +536,10 @@ struct Phone: Sendable {
 }
 
 extension HubHarness {
-    /// Registers `registration` as an Android phone.
-    func register(_ registration: String) async throws -> Phone {
-        let response = try await request(.post, "/device", json: #"{"registration": "\#(registration)", "platform": "android"}"#)
+    /// Registers `registration` as an Android phone, proving with `secret` that it is the device registered with it.
+    func register(_ registration: String, secret: String? = nil) async throws -> Phone {
+        let response = try await request(.post, "/device", as: secret.map(Caller.token) ?? .anonymous,
+                                         json: #"{"registration": "\#(registration)", "platform": "android"}"#)
         let body = try response.json()
         return Phone(status: response.status, deviceID: body["device_id"]?.stringValue ?? "",
                      secret: body["device_secret"]?.stringValue ?? "",

@@ -19,40 +19,73 @@ public struct DeviceDAO: Sendable {
         self.now = now
     }
 
-    /// Registers `registration`, or gives the device that has it already a new secret (and makes it active
-    /// again). Returns the device and whether it is new. A new registration costs one insert; a known one (the
-    /// insert meets the unique index) one atomic update, so two concurrent registrations of one token make one
-    /// device.
-    /// - Throws: `DAOError`.
+    /// Inserts a new device for `registration`, with an id and a secret of its own. A device that has the
+    /// registration already is retired (deleted, so its id and secret stop working) and the new one takes its place:
+    /// the unique index lets one device in, so of concurrent registrations of one token exactly one stays, and a
+    /// device inserted by another call meanwhile is retired in turn, once. A new registration costs one insert.
+    /// Returns the new device and, for a known registration, the ids this call retired (empty when another call
+    /// retired them first); nil when the registration was new.
+    /// - Throws: `DAOError` (`.duplicate` when other registrations of the token kept taking the place).
     public func register(registration: String, platform: Platform, locale: String?, appVersion: String?,
-                         secretHash: String) async throws -> (device: Device, created: Bool) {
-        let time = now()
-        var set: BSONDocument = [
-            "platform": .string(platform.rawValue), "secret_hash": .string(secretHash), "state": .string("active"),
-            "updated_at": .int64(time),
-        ]
-        if let locale { set["locale"] = .string(locale) }
-        if let appVersion { set["app_version"] = .string(appVersion) }
-        // A device deleted between a failed insert and the update is inserted again: at most a few rounds.
-        for _ in 0..<3 {
-            var document: BSONDocument = ["_id": .objectID(ObjectID()), "registration": .string(registration)]
-            for (key, value) in set { document[key] = value }
-            document["created_at"] = .int64(time)
+                         secretHash: String) async throws -> (device: Device, retired: [ObjectID]?) {
+        var retired: [ObjectID]?
+        for attempt in 0..<3 {
+            let time = now()
+            var document: BSONDocument = [
+                "_id": .objectID(ObjectID()), "registration": .string(registration),
+                "platform": .string(platform.rawValue), "secret_hash": .string(secretHash), "state": "active",
+                "created_at": .int64(time), "updated_at": .int64(time),
+            ]
+            if let locale { document["locale"] = .string(locale) }
+            if let appVersion { document["app_version"] = .string(appVersion) }
             do {
                 _ = try await mapErrors { try await collection.insertOne(document) }
                 guard let device = Device(document: document) else { break }
-                return (device, true)
-            } catch let error as DAOError where error.code == .duplicate {
-                // Known: the same device, with the new secret.
+                return (device, retired)
+            } catch let error as DAOError where error.code == .duplicate && attempt < 2 {
+                // Known: the device that has it is retired, by its id, so a device that replaced it meanwhile is
+                // left to the next round.
+                var ids = retired ?? []
+                if let holder = try await holder(of: registration),
+                   try await mapErrors({ try await collection.deleteOne(["_id": .objectID(holder.id),
+                                                                         "registration": .string(registration)]) }) > 0 {
+                    ids.append(holder.id)
+                }
+                retired = ids
             }
-            let updated = try await mapErrors {
-                try await collection.findOneAndUpdate(["registration": .string(registration)],
-                                                      ["$set": .document(set), "$unset": ["unregistered_at": ""]],
-                                                      options: FindOneAndUpdateOptions(returnNew: true))
-            }
-            if let updated, let device = Device(document: updated) { return (device, false) }
         }
         throw DAOError(.database, "the registered device did not read back")
+    }
+
+    /// Gives the device that has `registration` a new secret, a platform, locale and app version, and makes it
+    /// active again, when `currentHash` is the hash of its current secret (one atomic update: the proof and the
+    /// change cannot be separated by another registration). Nil when no device has the registration with that
+    /// secret.
+    /// - Throws: `DAOError`.
+    public func renew(registration: String, provenBy currentHash: String, secretHash: String, platform: Platform,
+                      locale: String?, appVersion: String?) async throws -> Device? {
+        var set: BSONDocument = [
+            "platform": .string(platform.rawValue), "secret_hash": .string(secretHash), "state": "active",
+            "updated_at": .int64(now()),
+        ]
+        if let locale { set["locale"] = .string(locale) }
+        if let appVersion { set["app_version"] = .string(appVersion) }
+        // An equality on the hash, not on the secret: timing reveals nothing of a secret whose hash it cannot steer.
+        let updated = try await mapErrors {
+            try await collection.findOneAndUpdate(["registration": .string(registration), "secret_hash": .string(currentHash)],
+                                                  ["$set": .document(set), "$unset": ["unregistered_at": ""]],
+                                                  options: FindOneAndUpdateOptions(returnNew: true))
+        }
+        return updated.flatMap(Device.init(document:))
+    }
+
+    /// The device that has `registration` now (its id, platform and state; never the secret's hash), if any.
+    /// - Throws: `DAOError`.
+    public func holder(of registration: String) async throws -> Device? {
+        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1]
+        return try await mapErrors {
+            try await collection.findOne(["registration": .string(registration)], projection: fields)
+        }.flatMap(Device.init(document:))
     }
 
     /// The device with this id.

@@ -85,6 +85,16 @@ public struct SubscriptionDAO: Sendable {
         try await removeRegistration(old)
     }
 
+    /// Gives the wishes of `device`'s registration to `device` (a known registration registered again without its
+    /// device's secret: a new device takes them, and FCM, which knows the registration alone, keeps what it has).
+    /// One update; the wishes themselves are left as they are.
+    public func reassign(to device: Device) async throws {
+        _ = try await mapErrors {
+            try await collection.updateMany(["registration": .string(device.registration), "device": ["$ne": .objectID(device.id)]],
+                                            ["$set": ["device": .objectID(device.id), "platform": .string(device.platform.rawValue)]])
+        }
+    }
+
     /// Sets `want` on the documents matching `filter`, with `pending` right whatever each one's `applied`. A call to
     /// FCM in flight for one of them is recorded by the reconciler as what FCM then has, pending again where that
     /// differs from the new wish. Gone documents (`gone`) stay until the reconciler has removed them at FCM, even

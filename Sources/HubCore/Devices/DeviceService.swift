@@ -43,7 +43,7 @@ public struct DeviceService: Sendable {
     public struct Registration: Sendable {
         public var device: Device
         public var secret: String
-        /// False when the registration was known: the same device, with a new secret.
+        /// False when the request proved it is the device of a known registration: the same device, a new secret.
         public var created: Bool
         public var subscriptions: [DeviceSubscription]
     }
@@ -56,28 +56,66 @@ public struct DeviceService: Sendable {
         try await throttle.mayRegister(from: address, perMinute: perMinute)
     }
 
-    /// Registers a device (or gives the device of a known registration a new secret), wanting every Forced and
-    /// Recommended subject (a known device keeps its opt-outs, but never of a Forced subject).
-    /// - Throws: `DeviceRefusal.invalidRegistration`; `DAOError`.
-    public func register(registration: String, platform: Platform, locale: String?, appVersion: String?) async throws -> Registration {
+    /// Registers a device, wanting every Forced and Recommended subject. Knowing a registration token does not give
+    /// its device away: a known registration keeps its device only when `presentedSecret` is that device's current
+    /// secret (the same id, a new secret, its opt-outs kept but never of a Forced subject). Otherwise the caller gets
+    /// a new device and the old one is retired (its id and secret stop working); the registration's subscriptions
+    /// pass to the new device, with every Forced and Recommended subject wanted again, and nothing else of the old
+    /// device does.
+    /// - Throws: `DeviceRefusal` (`.invalidRegistration`; `.registrationTaken` when concurrent registrations of the
+    ///   token kept replacing this one); `DAOError`.
+    public func register(registration: String, platform: Platform, locale: String?, appVersion: String?,
+                         presenting presentedSecret: String? = nil) async throws -> Registration {
         try Self.check(registration)
         let secret = Self.secretPrefix + Secret.make()
-        let (device, created) = try await devices.register(registration: registration, platform: platform, locale: locale,
+        if let presentedSecret, presentedSecret.hasPrefix(Self.secretPrefix), presentedSecret.utf8.count < 200,
+           let device = try await devices.renew(registration: registration, provenBy: Secret.hash(presentedSecret),
+                                                secretHash: Secret.hash(secret), platform: platform, locale: locale,
+                                                appVersion: appVersion) {
+            return try await renewed(device, secret: secret)
+        }
+        let device: Device, retired: [ObjectID]?
+        do {
+            (device, retired) = try await devices.register(registration: registration, platform: platform, locale: locale,
                                                            appVersion: appVersion, secretHash: Secret.hash(secret))
+        } catch let error as DAOError where error.code == .duplicate {
+            throw DeviceRefusal(.registrationTaken, "this registration is being registered by another request; try again")
+        }
         let snapshot = try await cube.snapshot()
         let levels = Self.topicsByLevel(snapshot)
-        try await subscriptions.wantNew(levels.forced + levels.recommended, for: device)
-        reconcilerSignal.notify()
-        guard !created else {
+        let wanted = levels.forced + levels.recommended
+        guard let retired else {
+            try await subscriptions.wantNew(wanted, for: device)
+            reconcilerSignal.notify()
             // A new device wants exactly these and FCM has none yet: two commands in all, no read back.
-            let wanted = (levels.forced + levels.recommended).compactMap { topic in
+            let answer = wanted.compactMap { topic in
                 snapshot.topics[topic].map { DeviceSubscription(topicKey: topic, location: $0, applied: false) }
             }
-            return Registration(device: device, secret: secret, created: true, subscriptions: wanted)
+            return Registration(device: device, secret: secret, created: true, subscriptions: answer)
         }
-        // A known device keeps its opt-outs, but never of a Forced subject.
+        // Never the registration: it is a credential of the phone.
+        logger.notice("a known registration was registered without its device's secret: that device is retired",
+                      metadata: ["retired": .string(retired.map(\.hex).joined(separator: ",")),
+                                 "device": .string(device.id.hex)])
+        // The wishes first, then who holds them: whichever registration of the token wrote last, the wishes end with
+        // the device that has it (a later one moves them again; one that lost the race hands them on below).
         try await subscriptions.wake(registration: registration)
+        try await subscriptions.set(want: true, topics: wanted, for: device)
+        try await subscriptions.reassign(to: device)
+        if let holder = try await devices.holder(of: registration), holder.id != device.id {
+            try await subscriptions.reassign(to: holder)
+        }
+        reconcilerSignal.notify()
+        return Registration(device: device, secret: secret, created: true, subscriptions: try await self.subscriptions(of: device))
+    }
+
+    /// The answer to a known device that proved itself: it keeps its opt-outs, but never of a Forced subject.
+    private func renewed(_ device: Device, secret: String) async throws -> Registration {
+        let levels = try await topicsByLevel()
+        try await subscriptions.wantNew(levels.forced + levels.recommended, for: device)
+        try await subscriptions.wake(registration: device.registration)
         try await subscriptions.set(want: true, topics: levels.forced, for: device)
+        reconcilerSignal.notify()
         return Registration(device: device, secret: secret, created: false, subscriptions: try await self.subscriptions(of: device))
     }
 

@@ -21,10 +21,12 @@ struct DeviceController {
         router.get("/device/:deviceID/messages", use: messages)
     }
 
-    /// POST /device: `{"registration", "platform", "locale"?, "app_version"?}` → 201 (new) or 200 (a known
-    /// registration: the same device, a new secret) with the device's id, its secret (shown once) and subscriptions.
+    /// POST /device: `{"registration", "platform", "locale"?, "app_version"?}`, with `Authorization: Bearer msd_...`
+    /// when the device re-registers → 200 (a known registration with its device's secret: the same device, a new
+    /// secret) or 201 (a new device; a known registration's old device is retired) with the device's id, its secret
+    /// (shown once) and subscriptions.
     @Sendable func register(request: Request, context: HubRequestContext) async throws -> Response {
-        if let key = configuration.registrationKey, request.headers[.appKey] != key {
+        if let key = configuration.registrationKey, !Self.isAppKey(request.headers[.appKey], key) {
             throw HubError(.unauthorized, .unauthenticated, "registering a device needs the app's key in X-App-Key")
         }
         if let address = context.clientAddress?.throttleKey, try await !services.devices.mayRegister(from: address, perMinute: configuration.registrationsPerMinute) {
@@ -38,11 +40,18 @@ struct DeviceController {
         let locale = try fields.optionalString("locale", maxLength: 35)
         let appVersion = try fields.optionalString("app_version", maxLength: 64)
         let result = try await services.devices.register(registration: registration, platform: platform, locale: locale,
-                                                         appVersion: appVersion)
+                                                         appVersion: appVersion, presenting: context.deviceSecret)
         var body = services.devices.view(result.device)
         body["device_secret"] = .string(result.secret)
         body["subscriptions"] = .array(result.subscriptions.map { .document($0.document) })
         return JSONResponse.make(.document(body), status: result.created ? .created : .ok)
+    }
+
+    /// Whether `given` is the app's key, compared in time that tells neither where they differ nor how long the key
+    /// is (their SHA-256 digests are compared).
+    static func isAppKey(_ given: String?, _ key: String) -> Bool {
+        guard let given else { return false }
+        return Secret.constantTimeEquals(Secret.hash(given), Secret.hash(key))
     }
 
     /// GET /device/:deviceID
