@@ -1,8 +1,14 @@
+import DAO
 import FakeFCM
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HTTPTypes
 import MSIKit
+import Mongo
 import MongoTestSupport
+import Synchronization
 import Testing
 
 /// MSIKit against a real hub and the fake FCM, over HTTP, with no stand-in for either: the design's modules as a
@@ -189,5 +195,81 @@ extension MSIKitAgainstHubTests {
                 #expect(Set(try await phone.client.subscriptions().map(\.topicKey)) == SchoolCube.automatic)
             }
         }
+    }
+}
+
+extension MSIKitAgainstHubTests {
+    @Test func aPhoneWhoseTokenSomeoneElseRegisteredGoesOnWithANewDeviceAndItsSubscriptions() async throws {
+        try await LiveHub.with { hub in
+            let phone = try SimulatedPhone(hub: hub.url, fake: hub.fake, token: "stolen-1")
+            try await phone.start()
+            _ = try await phone.client.subscribe(SchoolCube.chess.topicKey)
+            guard case .initialised(let first) = try await phone.client.registrationState() else {
+                Issue.record("not initialised")
+                return
+            }
+            // Someone who learnt the token registers it: a device of their own, never the phone's.
+            let stranger = try await Self.registerDevice("stolen-1", at: hub.url)
+            #expect(stranger.status == 201 && stranger.deviceID != first)
+
+            // The phone's next call meets a 401: it registers again (the refused secret proves nothing), gets a new
+            // device, which the stranger's loses to, and goes on with the token's subscriptions.
+            let subscriptions = Set(try await phone.client.subscriptions().map(\.topicKey))
+            #expect(subscriptions == SchoolCube.automatic.union([SchoolCube.chess.topicKey]))
+            guard case .registered(let second) = try await phone.client.registrationState() else {
+                Issue.record("the new device was not saved")
+                return
+            }
+            #expect(second != first && second != stranger.deviceID)
+            #expect(try await Self.deviceStatus(stranger.deviceID, secret: stranger.secret, at: hub.url) == 401)
+            try await phone.start()
+            #expect(try await phone.client.registrationState() == .initialised(deviceID: second))
+            #expect(try await hub.database.collection(CollectionName.devices).countDocuments() == 1)
+        }
+    }
+
+    @Test func aRefusalTheHubDidNotMakeGivesTheSameDeviceBackForItsSecret() async throws {
+        try await LiveHub.with { hub in
+            try await FlakyGateway.with(to: hub.url) { gateway in
+                let phone = try SimulatedPhone(hub: gateway.url, fake: hub.fake, token: "proven-1")
+                try await phone.start()
+                guard case .initialised(let deviceID) = try await phone.client.registrationState() else {
+                    Issue.record("not initialised")
+                    return
+                }
+                // Something between the phone and the hub answers 401 once: the phone registers again with its
+                // secret, which the hub still takes: the same device, initialised as it was.
+                let refusals = Mutex(1)
+                gateway.fail(with: .unauthorized, body: #"{"error": {"code": "unauthenticated", "message": "no"}}"#) {
+                    method, path in
+                    method == .get && path.hasSuffix("/subscriptions")
+                        && refusals.withLock { left in defer { left -= 1 }; return left > 0 }
+                }
+                #expect(Set(try await phone.client.subscriptions().map(\.topicKey)) == SchoolCube.automatic)
+                #expect(try await phone.client.registrationState() == .initialised(deviceID: deviceID))
+                #expect(gateway.forwarded.filter { $0 == "POST /device" }.count == 2)
+                #expect(try await hub.database.collection(CollectionName.devices).countDocuments() == 1)
+            }
+        }
+    }
+
+    /// `POST /device` for `token` without any secret, as someone other than the phone would.
+    static func registerDevice(_ token: String, at hub: URL) async throws -> (status: Int, deviceID: String, secret: String) {
+        var request = URLRequest(url: hub.appendingPathComponent("device"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(#"{"registration": "\#(token)", "platform": "ios"}"#.utf8)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let answer = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, answer["device_id"] as? String ?? "",
+                answer["device_secret"] as? String ?? "")
+    }
+
+    /// The status of `GET /device/:id` with `secret`.
+    static func deviceStatus(_ deviceID: String, secret: String, at hub: URL) async throws -> Int {
+        var request = URLRequest(url: hub.appendingPathComponent("device/\(deviceID)"))
+        request.setValue("Bearer \(secret)", forHTTPHeaderField: "Authorization")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 }

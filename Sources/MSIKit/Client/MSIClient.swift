@@ -11,7 +11,8 @@ import Foundation
 /// ```
 ///
 /// Everything the library keeps lives in the configuration's folder: the messages and the device's registration
-/// in `msikit.sqlite`, the cube's last copy in `cube.json`. Calls are safe from any task.
+/// in `msikit.sqlite`, the cube's last copy in `cube.json`; but the device's secret, which is in the Keychain on
+/// Apple platforms and in `msikit.device-secret` (mode 0600) elsewhere. Calls are safe from any task.
 public final class MSIClient: Sendable {
     /// The messages received so far (the design's Message module).
     public let store: MessageStore
@@ -38,8 +39,8 @@ public final class MSIClient: Sendable {
         hub = HubConnection(hub: configuration.hub, appKey: configuration.appKey)
         cubeCache = CubeCache(hub: hub, directory: configuration.directory)
         registration = DeviceRegistration(
-            hub: hub, database: store.database, platform: configuration.platform, locale: configuration.locale,
-            appVersion: configuration.appVersion)
+            hub: hub, database: store.database, secrets: defaultSecretStore(directory: configuration.directory),
+            platform: configuration.platform, locale: configuration.locale, appVersion: configuration.appVersion)
     }
 
     // MARK: - Start and run

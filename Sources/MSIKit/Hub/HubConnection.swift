@@ -72,6 +72,15 @@ struct HubConnection: Sendable {
         _ method: String, _ path: [String], query: [URLQueryItem] = [], headers: [String: String] = [:],
         body: (some Encodable)? = Optional<Empty>.none, as type: Answer.Type = Answer.self
     ) async throws(MSIKitError) -> Answer {
+        try await exchange(method, path, query: query, headers: headers, body: body, as: type).answer
+    }
+
+    /// As `json`, with the answer's status (where 200 and 201 mean different things, as for `POST /device`).
+    /// - Throws: as `json`.
+    func exchange<Answer: Decodable>(
+        _ method: String, _ path: [String], query: [URLQueryItem] = [], headers: [String: String] = [:],
+        body: (some Encodable)? = Optional<Empty>.none, as type: Answer.Type = Answer.self
+    ) async throws(MSIKitError) -> (answer: Answer, status: Int) {
         var headers = headers
         var data: Data?
         if let body {
@@ -83,7 +92,7 @@ struct HubConnection: Sendable {
             }
         }
         let response = try await send(method, path, query: query, headers: headers, body: data)
-        return try Self.decode(Answer.self, from: response.body)
+        return (try Self.decode(Answer.self, from: response.body), response.status)
     }
 
     /// Decodes a JSON answer.

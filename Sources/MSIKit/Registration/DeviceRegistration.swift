@@ -4,11 +4,15 @@ import Foundation
 /// getSubscribed, now through the hub's device API).
 ///
 /// Every step is saved before the next one starts, so set-up interrupted at any point resumes on the next
-/// `start(token:cube:)`: a registration whose answer was lost is made again (the hub answers a known FCM token
-/// with the same device and a fresh secret), and unfinished initial subscriptions are completed.
+/// `start(token:cube:)`: a registration whose answer was lost is made again (the hub answers a known FCM token with
+/// a new device, which takes over its subscriptions, unless the request carries the device's secret), and
+/// unfinished initial subscriptions are completed. The secret is kept in a `DeviceSecretStore`, never in the
+/// database.
 actor DeviceRegistration {
     private let hub: HubConnection
     private let database: LocalDatabase
+    /// Where the device's secret is kept.
+    private let secrets: any DeviceSecretStore
     private let platform: Platform
     private let locale: String?
     private let appVersion: String?
@@ -20,9 +24,11 @@ actor DeviceRegistration {
     /// that showing a message's topic does not cost a request each time.
     private var knownTopics: Set<String>?
 
-    init(hub: HubConnection, database: LocalDatabase, platform: Platform, locale: String?, appVersion: String?) {
+    init(hub: HubConnection, database: LocalDatabase, secrets: any DeviceSecretStore, platform: Platform,
+         locale: String?, appVersion: String?) {
         self.hub = hub
         self.database = database
+        self.secrets = secrets
         self.platform = platform
         self.locale = locale
         self.appVersion = appVersion
@@ -69,7 +75,7 @@ actor DeviceRegistration {
     }
 
     /// Runs a device route with the device's credentials; when the hub answers 401, registers again with the saved
-    /// token (which yields a fresh secret) and runs it once more.
+    /// token (which yields a new device, or the same one with a fresh secret) and runs it once more.
     /// - Throws: `.notRegistered` before the first registration, or what `body` throws.
     func authorized<T: Sendable>(
         _ body: @Sendable (_ deviceID: String, _ secret: String) async throws(MSIKitError) -> T
@@ -127,14 +133,21 @@ actor DeviceRegistration {
 
     // MARK: - Steps
 
-    /// `POST /device`; saves the id and secret. `previous` is the record a 401 or 404 invalidated: its phase is
-    /// kept if the hub gives the same device back (its subscriptions are still there).
+    /// `POST /device`; saves the id and secret. `previous` is the device's record (the one a 401 or 404 invalidated):
+    /// its secret goes with the request, the proof the hub asks before it gives a known token's device back with a
+    /// new secret (200), and its phase is kept then. Any other answer is a new device (201): the hub retired the one
+    /// that had the token, and the new one is initialised afresh.
     private func register(token: String, keeping previous: DeviceRecord?) async throws(MSIKitError) -> DeviceRecord {
         let body = NewDevice(registration: token, platform: platform, locale: locale, appVersion: appVersion)
         var headers: [String: String] = [:]
         if let appKey = hub.appKey { headers["X-App-Key"] = appKey }
-        let answer: NewDeviceAnswer = try await hub.json("POST", ["device"], headers: headers, body: body)
-        let phase = previous?.deviceID == answer.deviceID ? previous?.phase ?? .registered : .registered
+        if let previous, previous.hub == hub.base, !previous.deviceSecret.isEmpty {
+            headers.merge(HubConnection.bearer(previous.deviceSecret)) { _, secret in secret }
+        }
+        let (answer, status) = try await hub.exchange("POST", ["device"], headers: headers, body: body,
+                                                      as: NewDeviceAnswer.self)
+        let same = status == 200 && previous?.deviceID == answer.deviceID
+        let phase = same ? previous?.phase ?? .registered : .registered
         let device = DeviceRecord(
             hub: hub.base, deviceID: answer.deviceID, deviceSecret: answer.deviceSecret, registration: token,
             phase: phase)
@@ -180,14 +193,19 @@ actor DeviceRegistration {
 
     private func current() async throws(MSIKitError) -> DeviceRecord? {
         if !recordLoaded {
-            record = try await DeviceRecord.load(from: database)
+            record = try await DeviceRecord.load(from: database, secrets: secrets)
             recordLoaded = true
         }
         return record
     }
 
+    /// Saves `device`; the secret of a device it replaces is forgotten (a failure to forget one leaves a secret
+    /// the hub no longer takes).
     private func save(_ device: DeviceRecord) async throws(MSIKitError) {
-        try await device.save(to: database)
+        try await device.save(to: database, secrets: secrets)
+        if let replaced = record, replaced.secretAccount != device.secretAccount {
+            try? secrets.remove(for: replaced.secretAccount)
+        }
         record = device
         recordLoaded = true
     }

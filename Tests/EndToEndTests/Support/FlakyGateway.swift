@@ -11,11 +11,13 @@ import Testing
 
 /// The network between a phone and the hub, made to fail on purpose: an HTTP gateway on 127.0.0.1 that forwards
 /// every request to the real hub, except those `failing` picks, which it answers 502 Bad Gateway as a proxy whose
-/// upstream dropped the connection would. It records what it forwarded.
+/// upstream dropped the connection would (or another status it is given). It records what it forwarded.
 final class FlakyGateway: Sendable {
     /// The gateway's URL, to give the phone instead of the hub's.
     let url: URL
     private let failing: Mutex<@Sendable (HTTPRequest.Method, String) -> Bool>
+    /// What the requests `failing` picks are answered: a status and a JSON body, if any.
+    private let failure = Mutex<(status: HTTPResponse.Status, body: String?)>((.badGateway, nil))
     private let log = Mutex<[String]>([])
 
     private init(url: URL) {
@@ -23,8 +25,11 @@ final class FlakyGateway: Sendable {
         failing = Mutex { _, _ in false }
     }
 
-    /// From now on, answers 502 to the requests (method, path) for which `predicate` holds.
-    func fail(when predicate: @escaping @Sendable (HTTPRequest.Method, String) -> Bool) {
+    /// From now on, answers `status` (502 unless told) with `body` as JSON to the requests (method, path) for which
+    /// `predicate` holds.
+    func fail(with status: HTTPResponse.Status = .badGateway, body: String? = nil,
+              when predicate: @escaping @Sendable (HTTPRequest.Method, String) -> Bool) {
+        failure.withLock { $0 = (status, body) }
         failing.withLock { $0 = predicate }
     }
 
@@ -49,7 +54,12 @@ final class FlakyGateway: Sendable {
 
     private func forward(_ request: Request, to hub: URL, session: URLSession) async throws -> Response {
         let path = request.uri.path
-        if failing.withLock({ $0 })(request.method, path) { return Response(status: .badGateway) }
+        if failing.withLock({ $0 })(request.method, path) {
+            let (status, body) = failure.withLock { $0 }
+            guard let body else { return Response(status: status) }
+            return Response(status: status, headers: [.contentType: "application/json"],
+                            body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
         log.withLock { $0.append("\(request.method) \(path)") }
         var upstream = URLRequest(url: URL(string: hub.absoluteString + request.uri.description)!)
         upstream.httpMethod = request.method.rawValue
