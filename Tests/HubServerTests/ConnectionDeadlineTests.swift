@@ -20,7 +20,7 @@ struct ConnectionDeadlineTests {
     @Test func aHeadSentAByteAtATimeIsClosedAtItsDeadlineWhileAnotherClientIsServed() async throws {
         let deadlines = ConnectionConfiguration(idleTimeout: .seconds(60), headerTimeout: .seconds(1),
                                                 requestTimeout: .seconds(3))
-        try await Self.withHub(deadlines) { port, _ in
+        try await Self.withHub(deadlines) { port, client in
             let slowClosed = Flag()
             async let slow = RawConnection.with(port: port) { connection in
                 let started = ContinuousClock.now
@@ -50,6 +50,8 @@ struct ConnectionDeadlineTests {
             #expect(slowResult.after >= .seconds(1), "closed before the head's deadline")
             #expect(statuses.count >= 2)
             #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains(#"msi_http_connections_timed_out_total{deadline="header"}"#))
         }
     }
 
@@ -77,11 +79,12 @@ struct ConnectionDeadlineTests {
                                                 requestTimeout: .seconds(5))
         try await Self.withHub(deadlines) { port, _ in
             async let idle = RawConnection.with(port: port) { connection in
+                // Counted from before the request: the hub's idle time starts after it, when the answer is written.
+                let asked = ContinuousClock.now
                 try await connection.send(Self.health)
                 let status = try await connection.responseStatus()
-                let answered = ContinuousClock.now
                 let closed = await connection.closedByTheHub()
-                return (status: status, closed: closed, after: ContinuousClock.now - answered)
+                return (status: status, closed: closed, after: ContinuousClock.now - asked)
             }
             // A request every 300 ms keeps a connection busy for twice the idle timeout and more.
             async let busy = RawConnection.with(port: port) { connection in
@@ -139,6 +142,8 @@ struct ConnectionDeadlineTests {
                 try await first.send(Self.health)
                 #expect(try await first.responseStatus() == 200)
             }
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains("msi_http_connections_refused_total"))
         }
     }
 
