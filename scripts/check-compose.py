@@ -43,6 +43,16 @@ for match in re.findall(r'fcmVariables = \[([^\]]*)\]', sources):
 if len(variables) < 8:
     failures.append(f"found only {sorted(variables)} in the sources: the pattern no longer matches the code")
 
+# `HubConfiguration.variables` (the flags of `msi-hub serve`) lists exactly the variables the sources read.
+listed = re.search(r'public static let variables: \[String\] = \[([^\]]*)\]', sources)
+if listed is None:
+    failures.append("HubConfiguration.variables is not found in the sources")
+else:
+    listed = set(re.findall(r'"([A-Z][A-Z0-9_]+)"', listed.group(1)))
+    if listed != variables:
+        failures.append("HubConfiguration.variables differs from the variables the sources read: "
+                        f"missing {sorted(variables - listed)}, extra {sorted(listed - variables)}")
+
 
 def environment_of(name):
     environment = services.get(name, {}).get("environment", {})

@@ -9,9 +9,11 @@ struct DatabaseOptions: ParsableArguments {
     @Option(name: .customLong("mongodb-uri"), help: "The database (MONGODB_URI).")
     var mongoURI: String?
 
-    /// The configuration from the environment, with this command's flags on top.
-    func configuration() throws -> HubConfiguration {
-        var configuration = try HubConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
+    /// The configuration from the environment, with `settings` (`--name value` flags for the variables) and this
+    /// command's flags on top.
+    func configuration(settings: [String] = []) throws -> HubConfiguration {
+        let environment = try HubConfiguration.environment(ProcessInfo.processInfo.environment, flags: settings)
+        var configuration = try HubConfiguration.fromEnvironment(environment)
         if let mongoURI { configuration.mongoURI = mongoURI }
         return configuration
     }

@@ -21,9 +21,12 @@ struct ServeCommand: AsyncParsableCommand {
     var relayConcurrency: Int?
     @Flag(name: .customLong("portal-secure-cookies"), help: "Secure portal cookies, for HTTPS (PORTAL_SECURE_COOKIES).")
     var portalSecureCookies = false
+    @Argument(parsing: .allUnrecognized,
+              help: "Any other variable of the configuration as a flag: --trusted-proxies 10.0.0.0/8 (secrets excepted).")
+    var settings: [String] = []
 
     func run() async throws {
-        var configuration = try database.configuration()
+        var configuration = try database.configuration(settings: settings)
         if let host { configuration.host = host }
         if let port { configuration.port = port }
         if portalSecureCookies { configuration.portal.secureCookies = true }
