@@ -20,6 +20,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case messageNotFound = "message_not_found", userNotFound = "user_not_found", tokenNotFound = "token_not_found"
             case methodNotAllowed = "method_not_allowed", conflict, distributionMismatch = "distribution_mismatch"
             case tooManyRequests = "too_many_requests", databaseUnavailable = "database_unavailable", busy
+            case tooManyConnections = "too_many_connections"
             case forcedSubscription = "forced_subscription"
             case idempotencyKeyReused = "idempotency_key_reused", writeOutcomeUnknown = "write_outcome_unknown"
             case internalError = "internal_error"
@@ -83,6 +84,8 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let databaseUnavailable = Code(.databaseUnavailable)
         /// 503: every password check is taken and the line for them is full; `Retry-After` says when to try again.
         public static let busy = Code(.busy)
+        /// 503: the hub has `HTTP_MAX_CONNECTIONS` connections open; answered before the request is read, then closed.
+        public static let tooManyConnections = Code(.tooManyConnections)
         /// 422: the `Idempotency-Key` was used within 24 hours for another body.
         public static let idempotencyKeyReused = Code(.idempotencyKeyReused)
         /// 503: the database did not confirm the write before the deadline: it may or may not be stored (retry with

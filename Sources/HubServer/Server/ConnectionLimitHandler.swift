@@ -96,7 +96,8 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
 
     /// The whole answer to a connection past the cap, written before any request is read.
     private static let refusal: [UInt8] = {
-        let body = #"{"error":{"code":"too_many_connections","message":"The hub has as many connections open as it "#
+        let body = #"{"error":{"code":""# + HubError.Code.tooManyConnections.description
+            + #"","message":"The hub has as many connections open as it "#
             + #"serves; try again in a moment."}}"#
         return Array(("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.utf8.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body).utf8)
