@@ -19,7 +19,7 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             if let problem = AccountService.nameProblem(username) { throw ValidationError(problem) }
             let password = try PasswordInput.read(prompt: "Password for \(username): ")
-            try await database.withServices { try await $0.accounts.addUser(username, role: role, password: password) }
+            _ = try await database.withServices { try await $0.accounts.addUser(username, role: role, password: password) }
             print("added \(role.rawValue) \(username)")
         }
     }
@@ -66,7 +66,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let password = try PasswordInput.read(prompt: "New password for \(username): ")
-            try await database.withServices { try await $0.accounts.resetPassword(of: username, to: password) }
+            _ = try await database.withServices { try await $0.accounts.resetPassword(of: username, to: password) }
             print("changed the password of \(username)")
         }
     }
