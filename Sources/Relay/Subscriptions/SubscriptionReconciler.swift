@@ -78,7 +78,7 @@ public final class SubscriptionReconciler: Sendable {
     /// The end of the last pause logged (Unix ms).
     private let loggedPauseEnd = Mutex<Int64>(0)
     private let fcm: any TopicSubscribing
-    let signal: OutboxSignal
+    let signal: WakeSignal
     private let wishes: Wishes
     let configuration: Configuration
     private let logger: Logger
@@ -90,7 +90,7 @@ public final class SubscriptionReconciler: Sendable {
     private let leadership = Mutex<Int64>(0)
 
     public init(subscriptions: SubscriptionDAO, devices: DeviceDAO, rollouts: RolloutDAO, rates: RateWindowDAO,
-                leases: LeaseDAO, fcm: any TopicSubscribing, project: String, signal: OutboxSignal,
+                leases: LeaseDAO, fcm: any TopicSubscribing, project: String, signal: WakeSignal,
                 wishes: @escaping Wishes, configuration: Configuration, logger: Logger) {
         self.subscriptions = subscriptions
         self.devices = devices
