@@ -63,13 +63,12 @@ let package = Package(
         // Migration from the legacy Node hub: normalisation rules, copy, import, verification.
         .target(name: "Migration", dependencies: ["Mongo", "DAO"], swiftSettings: swiftSettings),
         // The services every entry point calls (cube, messages, accounts) and the in-memory copies that
-        // follow the database. No HTTP.
+        // follow the database. No HTTP, no FCM: beside Relay, both below HubServer.
         .target(
             name: "HubCore",
             dependencies: [
                 "DAO",
                 "Mongo",
-                "Relay",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -167,7 +166,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The durable workers on FCM and the database: the message outbox.
+        // The durable workers on FCM and the database (the message outbox, the subscription reconciler), made of
+        // shared parts (leases, rate window, outcome classifier). Beside HubCore, both below HubServer.
         .target(
             name: "Relay",
             dependencies: [

@@ -1,7 +1,6 @@
 import DAO
 import Logging
 import Mongo
-import Relay
 
 /// The hub's services over one database: what every entry point (REST routes, portal, command line) calls.
 /// Each policy a user can observe lives in one of them.

@@ -387,7 +387,7 @@ struct DeviceTests {
     }
 
     /// A reconciler of the project "test" on `database`, with no cube (no repair pass to run).
-    static func reconciler(_ database: MongoDatabase, fcm: FCMClient, signal: OutboxSignal = OutboxSignal(),
+    static func reconciler(_ database: MongoDatabase, fcm: FCMClient, signal: WakeSignal = WakeSignal(),
                            configuration: SubscriptionReconciler.Configuration) -> SubscriptionReconciler {
         SubscriptionReconciler(
             subscriptions: SubscriptionDAO(database: database), devices: DeviceDAO(database: database),
@@ -415,7 +415,7 @@ struct DeviceTests {
             try await TestDatabase.with { database in
                 try await DatabaseIndexes.ensure(in: database)
                 _ = try await Self.registerWanting(10, prefix: "early", in: database)
-                let wishes = SubscriptionDAO(database: database), signal = OutboxSignal()
+                let wishes = SubscriptionDAO(database: database), signal = WakeSignal()
                 try await Self.withFCM(fake) { fcm in
                     let reconciler = Self.reconciler(
                         database, fcm: fcm, signal: signal,

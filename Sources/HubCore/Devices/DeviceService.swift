@@ -1,7 +1,6 @@
 import DAO
 import Logging
 import Mongo
-import Relay
 
 /// Devices and their subscriptions, the design's rules enforced by the hub: a registered device receives every
 /// Forced and Recommended subject; it may leave a Recommended one and never a Forced one; cube changes follow
@@ -21,7 +20,7 @@ public struct DeviceService: Sendable {
     let relayProgress: RelayProgressDAO
     let cube: CubeCache
     /// Wakes this process's reconciler when wishes change.
-    public let reconcilerSignal: OutboxSignal
+    public let reconcilerSignal: WakeSignal
     let logger: Logger
 
     /// Every device secret starts with this, so a leaked one is easy to recognise.
@@ -35,7 +34,7 @@ public struct DeviceService: Sendable {
         self.messages = MessageDAO(database: database)
         self.relayProgress = RelayProgressDAO(database: database)
         self.cube = cube
-        self.reconcilerSignal = OutboxSignal()
+        self.reconcilerSignal = WakeSignal()
         self.logger = logger
     }
 

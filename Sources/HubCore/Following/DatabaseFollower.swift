@@ -77,7 +77,7 @@ public struct DatabaseFollower: Sendable {
     private func follow(announcingTo early: ChangedCollections) async {
         let fences = FenceDAO(database: database)
         var fenceNumber: Int64 = 0
-        var backoff = Duration.milliseconds(200)
+        var backoff = Backoff(first: .milliseconds(200), cap: .seconds(5))
         while !Task.isCancelled {
             do {
                 let stream = try await database.watch(pipeline: [fences.changeFilter(collections: copies.map(\.collection))],
@@ -86,7 +86,7 @@ public struct DatabaseFollower: Sendable {
                 // Changes made before the stream opened would otherwise be missed; each reload confirms
                 // its copy as of its own start.
                 try await reloadAll()
-                backoff = .milliseconds(200)
+                backoff.reset()
                 // The fence written and not yet seen, with the moment before it was written.
                 var outstanding: (number: Int64, writtenAt: ContinuousClock.Instant)?
                 var lastFence = ContinuousClock.now - fenceInterval
@@ -129,8 +129,7 @@ public struct DatabaseFollower: Sendable {
             } catch {
                 if Task.isCancelled { return }
                 logger.warning("following the database failed; retrying", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: backoff)
-                backoff = min(backoff * 2, .seconds(5))
+                try? await Task.sleep(for: backoff.next())
             }
         }
     }

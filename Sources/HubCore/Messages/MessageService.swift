@@ -1,6 +1,5 @@
 import DAO
 import Mongo
-import Relay
 
 /// Sending and reading messages: what POST /message, the portal's send form and the history routes share
 /// once each has read its request.

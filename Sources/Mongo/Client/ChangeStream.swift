@@ -106,7 +106,9 @@ public final class ChangeStream: AsyncSequence, @unchecked Sendable {
                 if mongoc_change_stream_error_document(stream, &error, nil) { throw MongoError(error) }
                 return nil
             }
-        } catch is NIOThreadPoolError.ThreadPoolInactive {
+        } catch is CancellationError where !Task.isCancelled {
+            // `runIfActive` reports work given to a thread already shut down (by `close()`) as a cancellation:
+            // the caller was not cancelled, the stream is closed.
             throw MongoError(.cursor, "the change stream is closed")
         }
     }

@@ -24,7 +24,7 @@ final class ProgressReporter: Sendable {
     private let now: @Sendable () -> Int64
     /// Told the name of a record another worker took over: nothing stored under it may be sent any more.
     private let lost: @Sendable (String) -> Void
-    private let signal = OutboxSignal()
+    private let signal = WakeSignal()
     /// The tickets of messages whose insert's outcome is unknown, until handed back.
     private let unsettled = Mutex<[(ticket: DirectRelay, at: Int64)]>([])
 

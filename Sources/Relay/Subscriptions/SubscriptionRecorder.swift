@@ -42,7 +42,7 @@ final class SubscriptionRecorder: Sendable {
     private let state = Mutex(State())
     /// Told whenever records are written, so `waitForRoom` and `drain` look again; one waiter at a time (the
     /// reconciler's loop, or its end).
-    private let released = OutboxSignal()
+    private let released = WakeSignal()
 
     /// - Parameters:
     ///   - window: how long a write waits for more records once one is queued.

@@ -1,12 +1,25 @@
 import DAO
 import Mongo
 
-/// Rollouts: a subject every registered device should receive reaches them at FCM's pace. The calls go out
-/// first, a page of the registry at a time and within the shared rate, and their records follow in inserts
-/// behind them, while the next page is already being called; the rollout moves on (`RolloutDAO.advance`) only
-/// once a page is recorded and checked, so a process that stops mid-page leaves the page to whoever leads next,
-/// who calls again what has no record yet (FCM answers 409, counted as done).
-extension SubscriptionReconciler {
+/// Rolls out a subject every registered device should receive, at FCM's pace. The calls go out first, a page of
+/// the registry at a time and within the shared rate, and their records follow in inserts behind them, while the
+/// next page is already being called; the rollout moves on (`RolloutDAO.advance`) only once a page is recorded and
+/// checked, so a process that stops mid-page leaves the page to whoever leads next, who calls again what has no
+/// record yet (FCM answers 409, counted as done).
+struct RolloutPass: Sendable {
+    /// The rollouts, the registry they page through, and the wishes they add.
+    let rollouts: RolloutDAO, devices: DeviceDAO, subscriptions: SubscriptionDAO
+    let calls: SubscriptionCalls
+    let rate: RateWindow
+    let leadership: Leadership
+    /// Wakes the calls once a rollout ends or is discarded.
+    let signal: WakeSignal
+    /// How many devices one page reads (`RolloutDAO`).
+    let rolloutPage: Int
+    /// The most devices one pass reaches.
+    let batchLimit: Int
+    let now: @Sendable () -> Int64
+
     /// A page of a rollout whose calls went out: what its settling needs.
     struct RolloutPage: Sendable {
         var rollout: TopicRollout
@@ -25,7 +38,7 @@ extension SubscriptionReconciler {
     /// up to `batchLimit` devices (about ten seconds of calls, so the subscriptions that fall due meanwhile wait no
     /// longer); false when there is none.
     @discardableResult
-    public func rollOutOnce() async throws -> Bool {
+    func rollOutOnce() async throws -> Bool {
         let all = try await rollouts.all()
         guard let rollout = all.first(where: \.cancelled) ?? all.first else { return false }
         if rollout.cancelled {
@@ -44,18 +57,18 @@ extension SubscriptionReconciler {
             while true {
                 let current = next
                 read += current.devices.count
-                let more = current.devices.count >= configuration.rolloutPage && read < configuration.batchLimit
+                let more = current.devices.count >= rolloutPage && read < batchLimit
                 // Read once the page's first calls are under way: a read started before them would hold up the
                 // command that lets them go (on a server that runs one command at a time, as SecantusDB does).
                 guard let page = try await call(current, of: rollout, whenUnderWay: {
                     if more, reading == nil, let last = current.devices.last?.id {
-                        reading = Task { try await self.devicesToReach(by: rollout, after: last) }
+                        reading = Task { try await devicesToReach(by: rollout, after: last) }
                     }
                 }) else { break }
                 let previous = settling
                 settling = Task {
                     _ = try await previous?.value
-                    try await self.settle(page)
+                    try await settle(page)
                 }
                 guard more, let following = reading else { break }
                 next = try await following.value
@@ -81,8 +94,8 @@ extension SubscriptionReconciler {
 
     /// Reads the page of active devices after `after`, and who has a wish for the rollout's topic already.
     private func devicesToReach(by rollout: TopicRollout, after: ObjectID?) async throws -> DevicesToReach {
-        let devices = try await self.devices.activePage(after: after, limit: Int64(max(1, configuration.rolloutPage)))
-        let since = UnixTime.nowMilliseconds()
+        let devices = try await self.devices.activePage(after: after, limit: Int64(max(1, rolloutPage)))
+        let since = now()
         guard let first = devices.first?.id, let last = devices.last?.id else {
             return DevicesToReach(devices: [], wishing: [], since: since)
         }
@@ -105,29 +118,29 @@ extension SubscriptionReconciler {
         // Each slice's records are written after the previous slice's, in a task of their own: once FCM has
         // them they are written even if this process stops leading.
         var records: Task<Void, any Error>?
-        while !remaining.isEmpty, !Task.isCancelled, try await lead() {
-            guard await waitOutPause() else { continue }
+        while !remaining.isEmpty, !Task.isCancelled, try await leadership.lead() {
+            guard await calls.waitOutPause() else { continue }
             // A second's allowance at a time: the database, busy writing the records of the calls before, is asked
             // once a second, not once a slice.
-            let (granted, windowEnd) = try await takeRate(min(remaining.count, max(configuration.rate, 1)))
+            let granted = try await rate.take(remaining.count)
             whenUnderWay()
-            let calls = await apply(remaining.prefix(granted), startingBefore: windowEnd - Self.windowMargin) {
-                try await self.subscriptions.wantLater($0, at: $1, error: $2)
+            let made = await calls.apply(remaining.prefix(granted.count), startingBefore: granted.deadline) {
+                try await subscriptions.wantLater($0, at: $1, error: $2)
             }
-            let previous = records, subscriptions = self.subscriptions
+            let previous = records
             records = Task {
                 _ = try await previous?.value
-                try await subscriptions.rolledOut(calls.applied, since: since)
+                try await subscriptions.rolledOut(made.applied, since: since)
             }
-            remaining = remaining.dropFirst(granted)
-            if !calls.notStarted.isEmpty { remaining = (calls.notStarted + remaining)[...] }
+            remaining = remaining.dropFirst(granted.count)
+            if !made.notStarted.isEmpty { remaining = (made.notStarted + remaining)[...] }
         }
         guard remaining.isEmpty else {
             try await records?.value
             return nil
         }
         return RolloutPage(rollout: rollout, first: page.first?.id, last: page.last?.id,
-                           isLast: page.count < configuration.rolloutPage, reached: reached, records: records)
+                           isLast: page.count < rolloutPage, reached: reached, records: records)
     }
 
     /// Once a page's records are written: checks them against what changed while it was called, then moves the

@@ -1,4 +1,3 @@
-import DAO
 import Synchronization
 
 /// The hand-off, in memory, from the code that stores a message to this process's relay worker.
@@ -42,7 +41,7 @@ public final class OutboxHandoff: Sendable {
 
     private let state = Mutex(State())
     /// Wakes the worker.
-    private let signal = OutboxSignal()
+    private let signal = WakeSignal()
 
     public init() {}
 
@@ -102,11 +101,11 @@ public final class OutboxHandoff: Sendable {
         signal.notify()
     }
 
-    // MARK: The worker's side
+    // MARK: The worker's side (the relay's, in this package)
 
     /// Starts taking messages in memory under the name `owner` (numbered from 1), at most `limit` waiting, once
     /// its progress record holds for `margin` ms more (`recordHeld`).
-    func open(owner: String, limit: Int, margin: Int64 = 0) {
+    package func open(owner: String, limit: Int, margin: Int64 = 0) {
         state.withLock { state in
             state.owner = owner
             state.closed = false
@@ -121,7 +120,7 @@ public final class OutboxHandoff: Sendable {
     }
 
     /// Stops taking messages in memory and returns those handed over and not taken.
-    func close() -> [Message] {
+    package func close() -> [Message] {
         state.withLock { state in
             state.closed = true
             defer { state.queue = [] }
@@ -130,19 +129,19 @@ public final class OutboxHandoff: Sendable {
     }
 
     /// The progress record `owner` was written, and holds until `until` (Unix ms).
-    func recordHeld(owner: String, until: Int64) {
+    package func recordHeld(owner: String, until: Int64) {
         state.withLock { state in
             if owner == state.owner { state.recordUntil = max(state.recordUntil, until) }
         }
     }
 
     /// Until when the progress record `owner` holds as last written (Unix ms); 0 for a record not current.
-    func recordUntil(owner: String) -> Int64 {
+    package func recordUntil(owner: String) -> Int64 {
         state.withLock { $0.owner == owner ? $0.recordUntil : 0 }
     }
 
     /// The worker is done with the messages `seqs` of `owner`: sent, or their outcome written.
-    func done(_ seqs: some Sequence<Int64>, owner: String) {
+    package func done(_ seqs: some Sequence<Int64>, owner: String) {
         state.withLock { state in
             guard owner == state.owner else { return }
             for seq in seqs { state.outstanding.removeValue(forKey: seq) }
@@ -150,7 +149,7 @@ public final class OutboxHandoff: Sendable {
     }
 
     /// The tickets whose message may be stored, for the worker to hand back, with when each was given (Unix ms).
-    func takeUnsettled() -> [(ticket: DirectRelay, at: Int64)] {
+    package func takeUnsettled() -> [(ticket: DirectRelay, at: Int64)] {
         state.withLock { state in
             defer { state.unsettled = [:] }
             return state.unsettled.map { ($0.key, $0.value) }
@@ -159,7 +158,7 @@ public final class OutboxHandoff: Sendable {
 
     /// What the worker's progress record says now: every number up to `through` is done with, and the numbers
     /// past it were given at `since` (Unix ms) or later; nil while no worker takes messages here.
-    func progress(now: Int64) -> (owner: String, through: Int64, since: Int64)? {
+    package func progress(now: Int64) -> (owner: String, through: Int64, since: Int64)? {
         state.withLock { state in
             guard let owner = state.owner else { return nil }
             let through = (state.outstanding.keys.min() ?? state.nextSeq) - 1
@@ -168,18 +167,18 @@ public final class OutboxHandoff: Sendable {
     }
 
     /// While paused, new messages are stored without a lease.
-    func setPaused(_ paused: Bool) {
+    package func setPaused(_ paused: Bool) {
         state.withLock { $0.paused = paused }
     }
 
     /// Tells how many messages the worker holds: past the limit, new ones are stored without a lease.
-    func setBacklog(_ count: Int) {
+    package func setBacklog(_ count: Int) {
         state.withLock { $0.backlog = count }
     }
 
     /// Whether a message was stored without a lease since the last call (so a claim should look for it soon);
     /// a wake-up for messages handed over in memory is not one, even when the worker took them already.
-    func takeStoredWithoutLease() -> Bool {
+    package func takeStoredWithoutLease() -> Bool {
         state.withLock { state in
             defer { state.storedWithoutLease = false }
             return state.storedWithoutLease
@@ -187,7 +186,7 @@ public final class OutboxHandoff: Sendable {
     }
 
     /// Up to `count` messages handed over, oldest first.
-    func take(_ count: Int) -> [Message] {
+    package func take(_ count: Int) -> [Message] {
         state.withLock { state in
             let taken = Array(state.queue.prefix(max(count, 0)))
             state.queue.removeFirst(taken.count)
@@ -198,7 +197,7 @@ public final class OutboxHandoff: Sendable {
     /// Returns after a hand-off or `notify()` (true) or after `timeout` or cancellation (false), whichever
     /// comes first. One waiter at a time; a wake-up with nobody waiting is remembered.
     @discardableResult
-    func wait(timeout: Duration) async -> Bool {
+    package func wait(timeout: Duration) async -> Bool {
         await signal.wait(timeout: timeout)
     }
 }

@@ -1,10 +1,11 @@
 import Synchronization
 
-/// A wake-up call from the code that stores a message to this process's relay dispatcher.
+/// Wakes a worker that waits for work: the relay worker when a message is stored, the subscription reconciler
+/// when wishes change, a recorder's waiters when records are written.
 ///
-/// Only a hint: the dispatcher also polls the database, so messages stored by other replicas are
-/// found too. One waiter at a time (the dispatcher); a notify with nobody waiting is remembered.
-public final class OutboxSignal: Sendable {
+/// Only a hint: the workers also poll (the database, or their own state), so nothing is lost to a wake-up
+/// missed. One waiter at a time; a notify with nobody waiting is remembered.
+public final class WakeSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?

@@ -1,6 +1,5 @@
 import DAO
 import Mongo
-@testable import Relay
 import Testing
 
 @Suite("The in-memory hand-off")

@@ -1,0 +1,160 @@
+import DAO
+import FCM
+import Logging
+import Mongo
+
+/// Sends a message its worker holds: each unsent component in order through the gate, each answer sorted by the
+/// `OutcomeClassifier` and recorded as FCM gives it, then where the message goes next (sent, failed, expired, or
+/// pending for a retry). Stops without sending more when its lease is in doubt or the worker stops.
+struct MessageSender: Sendable {
+    /// The transport: one request body at a time.
+    let sender: any FCMSending
+    let mapping: FCMMappingOptions
+    /// Backoff for what FCM could not take yet, per message.
+    let retry: RetryPolicy
+    /// Back-pressure: every send passes it, and its answer is reported to it (through `classifier`).
+    let gate: RelayGate
+    let classifier: OutcomeClassifier
+    /// The worker's messages and their leases: nothing is sent on a lease in doubt.
+    let held: HeldMessages
+    /// Told when a direct message is done with, or must go back to the outbox.
+    let handoff: OutboxHandoff
+    /// Writes the components' results and the outcomes, together with other messages'.
+    let recorder: OutcomeRecorder
+    /// Told when a direct message was sent with no write: its progress record moves on.
+    let reporter: ProgressReporter
+    /// Told the pauses FCM asked for, for the other replicas.
+    let pauses: SharedPause
+    let metrics: RelayMetrics, logger: Logger
+    let now: @Sendable () -> Int64
+
+    /// Sends a held message's unsent components in order, recording each result as FCM gives it, then where
+    /// the message goes next.
+    func send(_ message: Message) async {
+        let id = message.id
+        let stored = RelayState(message: message.document)
+        // A direct message's writes wait for its outcome: when every component reached FCM, none is made.
+        var direct = stored?.direct
+        var withheld: RelayUpdate?
+        func record(_ update: (String) -> RelayUpdate) {
+            guard let lease = held.lease(of: id) else { return }
+            let write = update(lease.owner)
+            guard direct != nil, !write.endsLease else {
+                if var withheld { withheld.merge(write); recorder.record(withheld) } else { recorder.record(write) }
+                withheld = nil
+                return
+            }
+            if withheld == nil { withheld = write } else { withheld?.merge(write) }
+        }
+        func finish(_ outcome: RelayOutcome) {
+            metrics.finished(outcome.status)
+            if let sent = direct, outcome.status == .sent, outcome.lastError == nil {
+                direct = nil
+                if let owner = held.release(id, direct: sent) { handoff.done([sent.seq], owner: owner) }
+                reporter.changed()
+                return
+            }
+            held.finishing(id)
+            record { outcome.update(lease: $0, now: now()) }
+        }
+        guard let state = stored,
+              let distribution = RelayMessage.Distribution(rawValue: message.distribution) else {
+            return finish(RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
+        }
+        let relayMessage = RelayMessage(
+            msiKey: message.msiKey.hex, topicKey: message.topicKey, distribution: distribution,
+            title: message.title, desc: message.desc, message: message.message, timestamp: message.timestamp,
+            ttlSeconds: state.ttlSeconds, expiresAt: state.expiresAt)
+        if relayMessage.isExpired(at: now()) {
+            return finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
+        }
+        let unsent = Set(state.unsent)
+        let requests = FCMMapping.requests(for: relayMessage, options: mapping).compactMap { request in
+            RelayComponent(rawValue: request.component.rawValue).flatMap { unsent.contains($0) ? (request, $0) : nil }
+        }
+        var retryable: FCMError?
+        var permanent: FCMError?
+        var answered = 0
+        components: for (request, component) in requests {
+            if Task.isCancelled { break }
+            guard let ticket = await gate.admit() else {
+                // Stopping while FCM asks to wait: hand the message back.
+                return record { .release(id: id, lease: $0) }
+            }
+            guard held.safeLease(of: id) != nil else {
+                gate.abandon(ticket)
+                if let direct, let owner = held.release(id, direct: direct) {
+                    // The record may hold on after all: the message goes back to the outbox.
+                    handoff.unsettled(DirectRelay(owner: owner, seq: direct.seq))
+                } else {
+                    held.release(id)  // another worker holds it, or will before FCM could answer
+                }
+                return
+            }
+            if ticket.probe { metrics.probed() }
+            let answer: Result<String, FCMError>
+            do {
+                answer = .success(try await sender.send(request))
+            } catch {
+                answer = .failure(error as? FCMError ?? FCMError(code: .other, message: "\(error)", isRetryable: true))
+            }
+            switch classifier.classify(answer, of: ticket) {
+            case .sent(let name):
+                metrics.sent(component)
+                record { RelayUpdate(id: id, lease: $0, component: component, result: .sent(name: name), at: now()) }
+            case .retryAfter(let error, let pauseEnd):
+                if let pauseEnd { pauses.share(until: pauseEnd, reason: error) }
+                metrics.failed(component, retryable: true)
+                record {
+                    RelayUpdate(id: id, lease: $0, component: component,
+                                result: .failed(error: error.description, permanent: false), at: now())
+                }
+                // The rest waits for the retry, so the components keep their order.
+                retryable = error
+                break components
+            case .failed(let error), .unregistered(let error):
+                metrics.failed(component, retryable: false)
+                record {
+                    RelayUpdate(id: id, lease: $0, component: component,
+                                result: .failed(error: error.description, permanent: true), at: now())
+                }
+                permanent = error
+            }
+            answered += 1
+        }
+        if let retryable {
+            return finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: retryable))
+        }
+        if answered < requests.count {
+            // Stopped before the last component: what was sent is on record; the rest is for any worker.
+            return record { .release(id: id, lease: $0) }
+        }
+        let failedBefore = state.components.values.contains { $0.failed }
+        if let permanent {
+            logger.warning("FCM refused a message", metadata: ["msi_key": "\(message.msiKey)", "error": "\(permanent)"])
+        }
+        let failed = permanent != nil || failedBefore
+        finish(RelayOutcome(id: id, status: failed ? .failed : .sent, lastError: permanent?.description))
+    }
+
+    /// Where a message FCM could not take yet goes: pending until its next attempt, or failed or expired when
+    /// that would come after its retry deadline or its ttl.
+    private func retryOutcome(_ message: Message, state: RelayState, expiry: Int64?, error: FCMError) -> RelayOutcome {
+        let current = now()
+        var delay = retry.delay(afterAttempt: state.attempts, error: error)
+        // Not before the project's pause is over.
+        if let pause = gate.pause() { delay = max(delay, pause) }
+        let retryAt = current + delay.milliseconds
+        if retryAt > state.deadlineAt {
+            logger.warning("giving up on a message after its retry deadline",
+                           metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
+            return RelayOutcome(id: message.id, status: .failed, lastError: "retry deadline passed: \(error)")
+        }
+        if let expiry, retryAt > expiry {
+            return RelayOutcome(id: message.id, status: .expired,
+                                lastError: "the ttl runs out before the next attempt: \(error)")
+        }
+        metrics.retried()
+        return RelayOutcome(id: message.id, status: .pending, retryAt: retryAt, lastError: error.description)
+    }
+}
