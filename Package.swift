@@ -46,6 +46,8 @@ let package = Package(
         ),
         // JSON's string syntax, shared by every writer of JSON text (Mongo's legacy JSON, FCM's requests).
         .target(name: "JSONText", swiftSettings: swiftSettings),
+        // Time in the units the hub stores: Unix milliseconds, Durations in whole milliseconds, the injected clock.
+        .target(name: "HubTime", swiftSettings: swiftSettings),
         // The safe Swift layer over libmongoc: BSON, JSON, client pool, collections, errors.
         .target(
             name: "Mongo",
@@ -59,7 +61,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Channels, areas, subjects and messages on the nested icube documents.
-        .target(name: "DAO", dependencies: ["Mongo"], swiftSettings: swiftSettings),
+        .target(name: "DAO", dependencies: ["Mongo", "HubTime"], swiftSettings: swiftSettings),
         // Migration from the legacy Node hub: normalisation rules, copy, import, verification.
         .target(name: "Migration", dependencies: ["Mongo", "DAO"], swiftSettings: swiftSettings),
         // The services every entry point calls (cube, messages, accounts) and the in-memory copies that
@@ -68,6 +70,7 @@ let package = Package(
             name: "HubCore",
             dependencies: [
                 "DAO",
+                "HubTime",
                 "Mongo",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -82,6 +85,7 @@ let package = Package(
             dependencies: [
                 "HubCore",
                 "DAO",
+                "HubTime",
                 "Mongo",
                 "Relay",
                 "FCM",
@@ -157,6 +161,7 @@ let package = Package(
             dependencies: [
                 "CCurl",
                 "JSONText",
+                "HubTime",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

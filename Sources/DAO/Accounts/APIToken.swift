@@ -1,3 +1,4 @@
+import HubTime
 import Mongo
 
 /// An API token for scripts: its secret is shown once at creation and stored only as a hash.
@@ -31,9 +32,9 @@ public struct APIToken: Sendable {
 /// API tokens, in msi-hub's own `tokens` collection, found by the hash of their secret.
 public struct TokenDAO: Sendable {
     let collection: MongoCollection
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
-    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.tokens)
         self.now = now
     }

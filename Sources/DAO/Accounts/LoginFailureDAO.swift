@@ -1,3 +1,4 @@
+import HubTime
 import Mongo
 
 /// Failed logins (portal form, HTTP Basic), one document each in `login_failures` with the username and the
@@ -5,7 +6,7 @@ import Mongo
 /// deletes them once they no longer count.
 public struct LoginFailureDAO: Sendable {
     let collection: MongoCollection
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
     /// The indexes `DatabaseIndexes.ensure` creates: the two counts' queries, and expiry (well after any window used).
     static let indexes = [
@@ -14,7 +15,7 @@ public struct LoginFailureDAO: Sendable {
         IndexModel(keys: ["at": 1], name: "at", expireAfterSeconds: 3600),
     ]
 
-    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.loginFailures)
         self.now = now
     }

@@ -1,3 +1,4 @@
+import HubTime
 import Mongo
 
 /// A portal session: who is logged in, and the token their forms must carry.
@@ -28,7 +29,7 @@ public struct PortalSession: Sendable {
 /// replica serves any session and sessions survive a restart.
 public struct SessionDAO: Sendable {
     let collection: MongoCollection
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
     /// The indexes `DatabaseIndexes.ensure` creates: expiry at `expires_at`, and a user's sessions.
     static let indexes = [
@@ -36,7 +37,7 @@ public struct SessionDAO: Sendable {
         IndexModel(keys: ["username": 1], name: "username"),
     ]
 
-    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.sessions)
         self.now = now
     }

@@ -1,3 +1,4 @@
+import HubTime
 import Mongo
 
 /// A person who logs in to the portal or calls the API with a password.
@@ -26,9 +27,9 @@ public struct User: Sendable {
 /// Users, in msi-hub's own `users` collection.
 public struct UserDAO: Sendable {
     let collection: MongoCollection
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
-    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.users)
         self.now = now
     }

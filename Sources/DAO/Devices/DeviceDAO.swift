@@ -1,10 +1,11 @@
+import HubTime
 import Mongo
 
 /// Registered devices, in msi-hub's `devices` collection: one per FCM registration (a unique index), found by
 /// id, authenticated by the hash of their secret.
 public struct DeviceDAO: Sendable {
     let collection: MongoCollection
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
     /// One device per registration; unregistered devices by age, for their removal; active devices by platform,
     /// counted from the index alone (`countByPlatform`, for metrics and audiences), never by reading the devices.
@@ -14,7 +15,7 @@ public struct DeviceDAO: Sendable {
         IndexModel(keys: ["state": 1, "platform": 1], name: "state.platform"),
     ]
 
-    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.devices)
         self.now = now
     }

@@ -1,3 +1,4 @@
+import HubTime
 import Mongo
 
 /// A subject every registered device should receive (a new Forced or Recommended one, or one turned Forced), on
@@ -33,9 +34,9 @@ public struct TopicRollout: Sendable, Equatable {
 /// rather than the database's.
 public struct RolloutDAO: Sendable {
     let collection: MongoCollection
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
-    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.rollouts)
         self.now = now
     }

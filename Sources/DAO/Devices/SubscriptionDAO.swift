@@ -1,3 +1,4 @@
+import HubTime
 import Mongo
 
 /// What each registration should be subscribed to at FCM, and whether FCM has it, in `device_subscriptions`:
@@ -11,7 +12,7 @@ import Mongo
 /// database one write when FCM has it, not three.
 public struct SubscriptionDAO: Sendable {
     let collection: MongoCollection
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
     static let indexes = [
         IndexModel(keys: ["registration": 1, "topic": 1], name: "registration.topic", unique: true),
@@ -23,7 +24,7 @@ public struct SubscriptionDAO: Sendable {
     /// Indexes of earlier versions that `indexes` replaces: dropped at start-up, so no write keeps paying for them.
     static let retiredIndexes = ["topic.want"]
 
-    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.subscriptions)
         self.now = now
     }

@@ -1,3 +1,4 @@
+import HubTime
 import Mongo
 
 /// Fences: how a hub process learns that its change stream has caught up with the database.

@@ -1,3 +1,4 @@
+import HubTime
 import Mongo
 
 /// The `Idempotency-Key`s senders gave with their messages, in `idempotency_keys`: one document per sender and

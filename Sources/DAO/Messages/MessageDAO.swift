@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import HubTime
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -11,13 +12,13 @@ public struct MessageDAO: Sendable {
     /// New messages from concurrent requests share insert commands.
     let inserts: InsertBatcher
     /// The clock that stamps new messages, in Unix milliseconds (tests may pin it).
-    let now: @Sendable () -> Int64
+    let now: UnixClock
     /// How long an insert may go unacknowledged before its outcome is settled (`add(_:deadline:)`). The hub sets
     /// its configured deadline (`DATABASE_WRITE_DEADLINE_MS`); other users (tools, tests) wait a minute.
     public let writeDeadline: Duration
 
     public init(database: MongoDatabase, writeDeadline: Duration = .seconds(60),
-                now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+                now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.message)
         self.inserts = InsertBatcher(collection: collection)
         self.writeDeadline = writeDeadline

@@ -1,3 +1,4 @@
+import HubTime
 import Mongo
 
 /// Named leases shared by every replica in `leases`: one document per name saying which process holds it and
@@ -5,9 +6,9 @@ import Mongo
 /// subscription reconciler of an FCM project) runs while its process holds the job's lease.
 public struct LeaseDAO: Sendable {
     let collection: MongoCollection
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
-    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.leases)
         self.now = now
     }

@@ -1,14 +1,15 @@
+import HubTime
 import Mongo
 
 /// A rate shared by every replica: a counter per key and window in `rate_windows`, taken from with one atomic
 /// upsert (`$inc`), so N replicas together never exceed the limit. Old windows expire through a TTL index.
 public struct RateWindowDAO: Sendable {
     let collection: MongoCollection
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
     static let indexes = [IndexModel(keys: ["expire_at": 1], name: "expire_at", expireAfterSeconds: 0)]
 
-    public init(database: MongoDatabase, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.rateWindows)
         self.now = now
     }

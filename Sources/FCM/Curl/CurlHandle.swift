@@ -1,4 +1,5 @@
 import CCurl
+import HubTime
 
 /// libcurl's process-wide initialisation, run once, the first time any handle is made.
 ///

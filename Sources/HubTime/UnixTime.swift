@@ -4,9 +4,12 @@ import Glibc
 import Darwin
 #endif
 
+/// A wall clock in Unix milliseconds, injected as `now` wherever a test would move time.
+public typealias UnixClock = @Sendable () -> Int64
+
 /// Wall-clock time as the hub stores it (milliseconds since the epoch).
 public enum UnixTime {
-    /// Milliseconds since the Unix epoch, now.
+    /// Milliseconds since the Unix epoch, now: the `UnixClock` every component reads unless given another.
     @Sendable public static func nowMilliseconds() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
