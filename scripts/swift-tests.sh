@@ -1,18 +1,36 @@
 #!/usr/bin/env bash
 # Runs the Swift tests (built already) in two phases against the test database of with-test-database.sh:
 #  1. every suite at once, except the fault scenarios;
-#  2. the fault scenarios: suites that kill, stop or pause processes and check what happened within a time
-#     window of seconds (a kill re-sends only what was in flight and is taken over within 10 s, a change is
-#     seen within a second, FCM applies a rotated token's subscriptions...). On two cores shared with three
-#     hundred other tests and one database server, such a window measures the machine, not the hub.
+#  2. the fault scenarios: suites that kill, stop or pause processes and check what follows (a kill re-sends only
+#     what was in flight and is taken over, a change is seen once the database confirmed the copy, FCM applies a
+#     rotated token's subscriptions...), one at a time: on two cores shared with three hundred other tests and one
+#     database server, they would wait on the machine, not on the hub.
+# A fault suite says so in its source, `@Suite(.tags(.faults))` (the tag is in Tests/MongoTestSupport/Tags.swift).
+# `swift test` selects by test id only (--filter, --skip), so the tagged suites' ids are read from the sources here.
 # Both phases run even if the first fails; the exit status is the first failure's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 swift=${SWIFT:-swift}
-faults='ConnectionDeadlineTests|RelayOutboxTests|WriteOutcomeTests|IdempotencyKeyTests|DatabaseOutageTests|CubeCacheTests|DeviceTests|MetricsTests|EndToEndTests\.'
+
+# Prints `Module\.Suite\b` for every suite tagged .faults, joined by `|`: the module is the folder under Tests/, the
+# suite the first type declared after its @Suite line. A .faults tag anywhere else (a single @Test) is an error.
+fault_suites() {
+    awk '
+        FNR == 1 { split(FILENAME, parts, "/"); module = parts[2]; pending = 0 }
+        /^[[:space:]]*@Test\(/ && /\.faults/ { printf "%s:%d: tag the suite .faults, not a test\n", FILENAME, FNR > "/dev/stderr"; bad = 1 }
+        /^[[:space:]]*@Suite\(/ && /\.tags\([^)]*\.faults/ { pending = 1; next }
+        pending && match($0, /^[[:space:]]*([@A-Za-z]+[[:space:]]+)*(struct|class|enum|actor)[[:space:]]+[A-Za-z_][A-Za-z0-9_]*/) {
+            declaration = substr($0, RSTART, RLENGTH); sub(/^.*(struct|class|enum|actor)[[:space:]]+/, "", declaration)
+            suites = suites (suites == "" ? "" : "|") module "\\." declaration "\\b"; pending = 0
+        }
+        END { if (bad || suites == "") exit 1; print suites }
+    ' $(find Tests -name '*.swift' -not -path 'Tests/MongoTestSupport/*' | sort)
+}
+faults=$(fault_suites) || { echo "swift-tests.sh: no suite tagged .faults, or a test tagged alone" >&2; exit 2; }
+
 status=0
 echo "== phase 1: all suites but the fault scenarios"
 $swift test --skip-build --skip "$faults" "$@" || status=$?
-echo "== phase 2: the fault scenarios"
+echo "== phase 2: the fault scenarios ($faults)"
 $swift test --skip-build --no-parallel --filter "$faults" "$@" || { s=$?; [ $status -eq 0 ] && status=$s; }
 exit $status

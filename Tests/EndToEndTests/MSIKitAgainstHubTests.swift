@@ -13,7 +13,7 @@ import Testing
 
 /// MSIKit against a real hub and the fake FCM, over HTTP, with no stand-in for either: the design's modules as a
 /// phone lives them.
-@Suite("MSIKit against a real hub")
+@Suite("MSIKit against a real hub", .tags(.faults))
 struct MSIKitAgainstHubTests {
     @Test func registeringGivesTheForcedAndRecommendedSubjectsAndFCMAppliesThem() async throws {
         try await LiveHub.with { hub in

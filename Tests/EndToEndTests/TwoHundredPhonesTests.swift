@@ -1,12 +1,13 @@
 import FakeFCM
 import Foundation
 import MSIKit
+import MongoTestSupport
 import Testing
 
 /// The whole system at a school's scale: 200 phones on MSIKit register with a real hub, choose their subjects,
 /// and receive 20 messages sent through POST /message, by push through the fake FCM or, for the 20 that were off,
 /// by catching up.
-@Suite("End to end: 200 phones")
+@Suite("End to end: 200 phones", .tags(.faults))
 struct TwoHundredPhonesTests {
     static let phoneCount = 200
     static let offlineCount = 20

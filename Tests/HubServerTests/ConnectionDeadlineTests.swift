@@ -13,7 +13,7 @@ import Testing
 /// Raw TCP clients against the real hub: a head sent a byte at a time, a connection left open with nothing sent,
 /// one connection too many. Times are asserted one way only: never closed before the deadline; "after" is any time
 /// within a generous limit.
-@Suite("Connection deadlines and the connection cap")
+@Suite("Connection deadlines and the connection cap", .tags(.faults))
 struct ConnectionDeadlineTests {
     static let health = "GET /healthz HTTP/1.1\r\nHost: hub\r\n\r\n"
 

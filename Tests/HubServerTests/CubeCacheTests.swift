@@ -9,7 +9,7 @@ import Mongo
 import MongoTestSupport
 import Testing
 
-@Suite("GET /channel from memory")
+@Suite("GET /channel from memory", .tags(.faults))
 struct CubeCacheTests {
     @Test func etagsAnswer304AndGzipDecompressesToThePlainBody() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in

@@ -6,7 +6,7 @@ import Mongo
 import MongoTestSupport
 import Testing
 
-@Suite("The database going away and coming back")
+@Suite("The database going away and coming back", .tags(.faults))
 struct DatabaseOutageTests {
     @Test func writesGet503QuicklyReadsOfTheCubeNeverWaitAndTheHubRecoversByItself() async throws {
         let (server, app) = try await Self.startHub()

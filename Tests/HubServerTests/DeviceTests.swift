@@ -15,7 +15,7 @@ import Testing
 
 /// Devices and their subscriptions end to end: the device routes of a real hub, its reconciler, and the fake FCM's
 /// topic subscription API over HTTP.
-@Suite("Devices and subscriptions")
+@Suite("Devices and subscriptions", .tags(.faults))
 struct DeviceTests {
     static let forced = Legacy.hoursTopic
     static let optional = RelayOutboxTests.booksTopic

@@ -11,7 +11,7 @@ import NIOCore
 import Synchronization
 import Testing
 
-@Suite("Metrics and request ids")
+@Suite("Metrics and request ids", .tags(.faults))
 struct MetricsTests {
     /// The value of the sample `name{labels}` in a Prometheus text exposition, or nil when absent.
     /// Every label given must match; others are ignored.

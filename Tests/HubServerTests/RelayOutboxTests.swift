@@ -13,7 +13,7 @@ import Testing
 
 /// The relay end to end: POST /message (or messages already stored), the outbox worker of a real hub,
 /// and the fake FCM over HTTP on loopback.
-@Suite("Relaying the outbox to FCM")
+@Suite("Relaying the outbox to FCM", .tags(.faults))
 struct RelayOutboxTests {
     static let booksTopic = "5a0b1c2d3e4f5a6b7c8d9e01-5a0b1c2d3e4f5a6b7c8d9e02-5a0b1c2d3e4f5a6b7c8d9e04"
 
@@ -485,17 +485,4 @@ extension HubHarness {
         let shown = try await RelayProgressDAO(database: database).resolved([stored])[0]
         return shown.document[path: "relay.state"]?.stringValue
     }
-}
-
-/// Waits until `condition` holds, checking every 50 ms; fails the test when it does not within `within`.
-func eventually(within: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
-                _ condition: () async throws -> Bool) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + within
-    while clock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    Issue.record("the condition did not hold within \(within)", sourceLocation: sourceLocation)
-    throw CancellationError()
 }

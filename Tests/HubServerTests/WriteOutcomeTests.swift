@@ -12,7 +12,7 @@ import Testing
 
 /// A 503 means "not stored", a hung database fails fast, and `Idempotency-Key` makes retries safe: the hub on a
 /// database of its own that the tests stop, hang and start again under POSTs.
-@Suite("Write outcomes under database faults", .serialized)
+@Suite("Write outcomes under database faults", .serialized, .tags(.faults))
 struct WriteOutcomeTests {
     static let deadline = Duration.milliseconds(1_500)
 
@@ -158,7 +158,7 @@ struct WriteOutcomeTests {
     }
 }
 
-@Suite("Idempotency-Key on POST /message and the portal's send form")
+@Suite("Idempotency-Key on POST /message and the portal's send form", .tags(.faults))
 struct IdempotencyKeyTests {
     @Test func aRetryWithTheSameKeyAndBodyGetsTheFirstAnswerAndStoresNothingNew() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
