@@ -45,7 +45,7 @@ struct TwoHundredPhonesTests {
             for (index, phone) in phones.enumerated() {
                 #expect(Set(try await phone.client.subscriptions().map(\.topicKey)) == Self.topics(of: index))
             }
-            try await waitUntil(limit: .seconds(60), "FCM has every phone's subscriptions") {
+            try await eventually("FCM has every phone's subscriptions", within: .seconds(60)) {
                 phones.enumerated().allSatisfy { hub.fake.subscriptions(of: $1.push.registration) == Self.topics(of: $0) }
             }
             let applied = clock.now - registerStart
@@ -63,7 +63,7 @@ struct TwoHundredPhonesTests {
             func expected(_ index: Int) -> Set<String> {
                 Set(sent.filter { Self.topics(of: index).contains($0.topic) }.map(\.key))
             }
-            try await waitUntil(limit: .seconds(120), "every online phone has its messages") {
+            try await eventually("every online phone has its messages", within: .seconds(120)) {
                 phones.enumerated().allSatisfy { index, phone in
                     offline.contains(index) || Set(phone.shownKeys) == expected(index)
                 }
@@ -93,7 +93,7 @@ struct TwoHundredPhonesTests {
             try await hub.waitUntilApplied(leaver.push.registration, Self.topics(of: 0).subtracting([SchoolCube.events.topicKey]))
             let after = try await hub.send(SchoolCube.events, title: "After leaving")
             let control = try await hub.send(SchoolCube.closures, title: "Control")
-            try await waitUntil(limit: .seconds(30), "the later messages arrive") {
+            try await eventually("the later messages arrive", within: .seconds(30)) {
                 stayer.shownKeys.contains(after) && leaver.shownKeys.contains(control)
             }
             try await leaver.catchUp()

@@ -1,4 +1,5 @@
 import Mongo
+import MongoTestSupport
 import Synchronization
 import Testing
 
@@ -7,16 +8,6 @@ import Testing
 /// few milliseconds.
 @Suite("Deadlines kept by one watch")
 struct DeadlineWatchTests {
-    /// Polls `condition` every 10 ms for up to `seconds`.
-    func within(seconds: Int, _ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
     @Test func actionsRunInDeadlineOrderNeverEarlyAndCancelledOnesNever() async throws {
         let watch = DeadlineWatch()
         let ran = Mutex<[(name: String, late: Duration)]>([])
@@ -30,7 +21,7 @@ struct DeadlineWatchTests {
         _ = schedule("second", after: 200)
         _ = schedule("first", after: 50)
         watch.cancel(cancelled)
-        #expect(try await within(seconds: 10) { ran.withLock { $0.count } == 3 })
+        try await eventually { ran.withLock { $0.count } == 3 }
         try await Task.sleep(for: .milliseconds(50))
         let runs = ran.withLock { $0 }
         #expect(runs.map(\.name) == ["first", "second", "third"], "the cancelled one never runs")
@@ -38,7 +29,7 @@ struct DeadlineWatchTests {
 
         // Once idle, a new deadline starts the watch again.
         _ = schedule("again", after: 400)
-        #expect(try await within(seconds: 10) { ran.withLock { $0.last?.name } == "again" })
+        try await eventually { ran.withLock { $0.last?.name } == "again" }
     }
 
     @Test func anEarlierDeadlineWakesAWatchSleepingForALaterOne() async throws {
@@ -46,6 +37,6 @@ struct DeadlineWatchTests {
         let ran = Atomic<Bool>(false)
         _ = watch.schedule(at: .now + .seconds(30)) {}
         _ = watch.schedule(at: .now + .milliseconds(20)) { ran.store(true, ordering: .relaxed) }
-        #expect(try await within(seconds: 10) { ran.load(ordering: .relaxed) })
+        try await eventually { ran.load(ordering: .relaxed) }
     }
 }

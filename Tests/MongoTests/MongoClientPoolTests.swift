@@ -12,9 +12,9 @@ struct MongoClientPoolTests {
         // One thread, held by a slow call (bounded, so nothing can wait for ever), so the second call waits in the
         // queue; the test waits for each state rather than for a guessed time.
         let holding = Task { try await pool.withClient { _ in usleep(2_000_000) } }
-        try await Self.waitUntil { pool.usage.inUse == 1 }
+        try await eventually { pool.usage.inUse == 1 }
         let queued = Task { try await pool.withClient { _ in 1 } }
-        try await Self.waitUntil { pool.usage.waiting == 1 }
+        try await eventually { pool.usage.waiting == 1 }
         queued.cancel()
         await #expect(throws: CancellationError.self) { try await queued.value }
         try await holding.value
@@ -26,12 +26,6 @@ struct MongoClientPoolTests {
         let error = await #expect(throws: MongoError.self) { try await pool.withClient { _ in 1 } }
         #expect(error?.code == .poolClosed)
         #expect(pool.usage.inUse == 0 && pool.usage.waiting == 0)
-    }
-
-    /// Polls `condition` (every 10 ms, at most 1.5 s): the test waits for the pool's state, not for a guessed time.
-    static func waitUntil(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        for _ in 0..<150 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition(), sourceLocation: sourceLocation)
     }
 }
 

@@ -52,7 +52,7 @@ struct LiveHub: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await services.run() }
                 do {
-                    try await waitUntil(limit: .seconds(20), "the hub listens on \(port)") { LoopbackPort.isListening(port) }
+                    try await eventually("the hub listens on \(port)", within: .seconds(20)) { LoopbackPort.isListening(port) }
                     try await body(hub)
                 } catch {
                     await services.triggerGracefulShutdown()
@@ -89,7 +89,7 @@ struct LiveHub: Sendable {
     /// Waits until the fake FCM has `registration` subscribed to exactly `topics` (the reconciler works in the
     /// background), for up to `limit`.
     func waitUntilApplied(_ registration: String, _ topics: Set<String>, limit: Duration = .seconds(20)) async throws {
-        try await waitUntil(limit: limit, "FCM has \(registration)'s subscriptions") {
+        try await eventually("FCM has \(registration)'s subscriptions", within: limit) {
             fake.subscriptions(of: registration) == topics
         }
     }
@@ -109,20 +109,8 @@ struct LiveHub: Sendable {
     func waitUntilRelayed(limit: Duration = .seconds(60)) async throws {
         let outbox = OutboxDAO(database: database)
         let progress = RelayProgressDAO(database: database)
-        try await waitUntil(limit: limit, "every message relayed") {
+        try await eventually("every message relayed", within: limit) {
             try await outbox.count(.pending, progress: progress) == 0
         }
     }
-}
-
-/// Waits until `condition` holds, asking every 50 ms; fails the test with `what` when it does not within `limit`.
-func waitUntil(limit: Duration, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
-               _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now.advanced(by: limit)
-    repeat {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
-    } while ContinuousClock.now < deadline
-    Issue.record("not within \(limit): \(what)", sourceLocation: sourceLocation)
-    throw CancellationError()
 }
