@@ -1,3 +1,4 @@
+import DAO
 import HubCore
 import Hummingbird
 import Logging
@@ -23,10 +24,13 @@ func buildRouter(services: HubServices, portal: PortalConfiguration, devices: De
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: MethodNotAllowedMiddleware(allowed: allowed))
     router.add(middleware: AuthMiddleware(accounts: services.accounts))
-    CubeController(services: services, answers: answers).addRoutes(to: router)
-    MessageController(services: services).addRoutes(to: router)
+    // Each role is stated once, by its group; no handler checks one. The device routes take the device's secret.
+    let admins = router.group().add(middleware: RequireRole(.admin))
+    let senders = router.group().add(middleware: RequireRole(.admin, .communicator))
+    CubeController(services: services, answers: answers).addRoutes(to: router, admins: admins)
+    MessageController(services: services).addRoutes(to: router, senders: senders)
     DeviceController(services: services, configuration: devices).addRoutes(to: router)
-    AudienceController(services: services).addRoutes(to: router)
+    AudienceController(services: services).addRoutes(to: senders)
     HealthController(services: services).addRoutes(to: router)
     MetricsController(services: services, token: metricsToken).addRoutes(to: router)
     Portal(services: services, configuration: portal).addRoutes(to: router)

@@ -6,12 +6,12 @@ import Hummingbird
 /// Reads `Authorization` (Bearer API token, or Basic username:password) into the context's identity; a device's
 /// secret (`Bearer msd_...`) is kept for the device routes, which check it against the device they name.
 ///
-/// Requests without the header pass through anonymous; routes that need a caller say so with
-/// `context.require(...)`. Credentials that are given but wrong are refused at once (401). A Bearer value that is
-/// neither an API token (`msi_`) nor a device secret is no credential of a caller: it passes through anonymous, for
-/// the route that takes it (`/metrics` and its `METRICS_TOKEN`). A password goes through the login policy
-/// (`AccountService.logIn`), as the portal's form does: past the failure limits 429 with `Retry-After` and no
-/// bcrypt, 503 `busy` when the password checks are full.
+/// Requests without the header pass through anonymous; routes that need a caller are in a `RequireRole` group.
+/// Credentials that are given but wrong are refused at once (401). A Bearer value that is neither an API token
+/// (`msi_`) nor a device secret is no credential of a caller: it passes through anonymous, for the route that takes
+/// it (`/metrics` and its `METRICS_TOKEN`). A password goes through the login policy (`AccountService.logIn`), as
+/// the portal's form does: past the failure limits 429 with `Retry-After` and no bcrypt, 503 `busy` when the
+/// password checks are full.
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = HubRequestContext
     let accounts: AccountService

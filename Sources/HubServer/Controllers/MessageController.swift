@@ -14,15 +14,16 @@ struct MessageController {
     /// How far ahead `send_at` may schedule a message.
     static let maximumScheduleMS: Int64 = 90 * 24 * 3600 * 1000
 
-    func addRoutes(to router: Router<HubRequestContext>) {
-        router.post("/message", use: send)
+    /// The history on `router`, for everyone; sending on `senders`.
+    func addRoutes(to router: Router<HubRequestContext>, senders: RouterGroup<HubRequestContext>) {
+        senders.post("/message", use: send)
         router.get("/message", use: history)
         router.get("/message/:msiKey", use: get)
     }
 
     /// POST /message: reads the body, sends it as the portal does (`MessageService`), answers 201 with the stored message.
     @Sendable func send(request: Request, context: HubRequestContext) async throws -> Response {
-        let identity = try context.require(.admin, .communicator)
+        let identity = try context.caller()
         var request = request
         let fields = FieldReader(document: try await request.jsonObject(context: context))
         let title = try fields.string("title", maxLength: FieldLimits.title)
@@ -30,7 +31,7 @@ struct MessageController {
         let text = try fields.string("message", maxLength: FieldLimits.message)
         let topicKey = try fields.string("topic_key", maxLength: 200, allowEmpty: false)
         let distribution: Distribution = try fields.oneOf("distribution")
-        let now = UnixTime.nowMilliseconds()
+        let now = services.now()
         let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)
         let sendAt = try fields.optionalInteger("send_at", in: 0...(now + Self.maximumScheduleMS))
 
