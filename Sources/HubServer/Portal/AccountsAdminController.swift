@@ -11,30 +11,29 @@ struct AccountsAdminController {
     let services: HubServices
     let pages: PortalPages
 
-    func addRoutes(to group: RouterGroup<PortalRequestContext>) {
-        group.get("/admin/users", use: users)
-        group.post("/admin/users", use: addUser)
-        group.post("/admin/users/:userID/disable") { try await setDisabled(true, $0, $1) }
-        group.post("/admin/users/:userID/enable") { try await setDisabled(false, $0, $1) }
-        group.post("/admin/users/:userID/password", use: resetPassword)
-        group.post("/admin/users/:userID/role", use: setRole)
-        group.get("/admin/tokens", use: tokens)
-        group.post("/admin/tokens", use: createToken)
-        group.post("/admin/tokens/:tokenID/revoke", use: revokeToken)
+    /// The pages on `admins`, the group of admins under /portal/admin.
+    func addRoutes(to admins: RouterGroup<PortalRequestContext>) {
+        admins.get("/users", use: users)
+        admins.post("/users", use: addUser)
+        admins.post("/users/:userID/disable") { try await setDisabled(true, $0, $1) }
+        admins.post("/users/:userID/enable") { try await setDisabled(false, $0, $1) }
+        admins.post("/users/:userID/password", use: resetPassword)
+        admins.post("/users/:userID/role", use: setRole)
+        admins.get("/tokens", use: tokens)
+        admins.post("/tokens", use: createToken)
+        admins.post("/tokens/:tokenID/revoke", use: revokeToken)
     }
 
     // MARK: Users
 
     /// GET /portal/admin/users
     @Sendable func users(request: Request, context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
         let notice = request.uri.queryParameters.get("done").flatMap { Self.userNotices[$0] }
         return try await usersPage(context: context, notice: notice)
     }
 
     /// POST /portal/admin/users: adds a user with a new password, shown once.
     @Sendable func addUser(request: Request, context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
         var entry = NameAndRole(context.form, nameField: "username")
         let username = entry.name
         guard entry.errors.isEmpty, let role = entry.role else {
@@ -56,7 +55,7 @@ struct AccountsAdminController {
 
     /// Disables or re-enables a user; disabling ends their sessions at once.
     func setDisabled(_ disabled: Bool, _ request: Request, _ context: PortalRequestContext) async throws -> Response {
-        let admin = try context.requireAdmin()
+        let admin = try context.loggedInUser()
         let username = try await existingUser(context).username
         do {
             try await services.accounts.setDisabled(username, disabled, by: admin.username)
@@ -68,7 +67,7 @@ struct AccountsAdminController {
 
     /// Gives a user a new password, shown once, and ends their sessions.
     @Sendable func resetPassword(request: Request, context: PortalRequestContext) async throws -> Response {
-        let admin = try context.requireAdmin()
+        let admin = try context.loggedInUser()
         let username = try await existingUser(context).username
         let password = try await services.accounts.resetPassword(of: username, by: admin.username)
         return pages.render("secret", context.page("Password reset", [
@@ -80,7 +79,7 @@ struct AccountsAdminController {
 
     /// Changes a user's role; their sessions end so the new role applies to a fresh login.
     @Sendable func setRole(request: Request, context: PortalRequestContext) async throws -> Response {
-        let admin = try context.requireAdmin()
+        let admin = try context.loggedInUser()
         let username = try await existingUser(context).username
         guard let role = Role(rawValue: context.form.trimmed("role")) else {
             return try await usersPage(context: context, problem: "Choose admin or communicator.")
@@ -131,14 +130,12 @@ struct AccountsAdminController {
 
     /// GET /portal/admin/tokens
     @Sendable func tokens(request: Request, context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
         let notice = request.uri.queryParameters.get("done") == "revoked" ? "The token was revoked." : nil
         return try await tokensPage(context: context, notice: notice)
     }
 
     /// POST /portal/admin/tokens: a new token, its secret shown once.
     @Sendable func createToken(request: Request, context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
         var entry = NameAndRole(context.form, nameField: "name")
         let name = entry.name
         guard entry.errors.isEmpty, let role = entry.role else {
@@ -161,7 +158,6 @@ struct AccountsAdminController {
 
     /// POST /portal/admin/tokens/:tokenID/revoke: the token stops working at once.
     @Sendable func revokeToken(request: Request, context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
         guard let id = context.parameters.get("tokenID").flatMap(ObjectID.init(hex:)) else {
             throw PortalError.notFound("This token")
         }

@@ -27,18 +27,19 @@ struct CubeAdminController {
         var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
     }
 
-    func addRoutes(to group: RouterGroup<PortalRequestContext>) {
-        let channels = "/admin/channels", areas = channels + "/:channelID/areas"
+    /// The pages on `admins`, the group of admins under /portal/admin.
+    func addRoutes(to admins: RouterGroup<PortalRequestContext>) {
+        let channels = "/channels", areas = channels + "/:channelID/areas"
         let subjects = areas + "/:areaID/subjects"
         for (level, path, element) in [(Level.channel, channels, ":channelID"), (.area, areas, ":areaID"),
                                        (.subject, subjects, ":subjectID")] {
-            group.get(RouterPath(path)) { try await list(level, $0, $1) }
-            group.get(RouterPath(path + "/new")) { try await form(level, editing: false, $0, $1) }
-            group.post(RouterPath(path + "/new")) { try await save(level, editing: false, $0, $1) }
-            group.get(RouterPath(path + "/\(element)/edit")) { try await form(level, editing: true, $0, $1) }
-            group.post(RouterPath(path + "/\(element)/edit")) { try await save(level, editing: true, $0, $1) }
-            group.get(RouterPath(path + "/\(element)/delete")) { try await confirmDelete(level, $0, $1) }
-            group.post(RouterPath(path + "/\(element)/delete")) { try await delete(level, $0, $1) }
+            admins.get(RouterPath(path)) { try await list(level, $0, $1) }
+            admins.get(RouterPath(path + "/new")) { try await form(level, editing: false, $0, $1) }
+            admins.post(RouterPath(path + "/new")) { try await save(level, editing: false, $0, $1) }
+            admins.get(RouterPath(path + "/\(element)/edit")) { try await form(level, editing: true, $0, $1) }
+            admins.post(RouterPath(path + "/\(element)/edit")) { try await save(level, editing: true, $0, $1) }
+            admins.get(RouterPath(path + "/\(element)/delete")) { try await confirmDelete(level, $0, $1) }
+            admins.post(RouterPath(path + "/\(element)/delete")) { try await delete(level, $0, $1) }
         }
     }
 
@@ -46,7 +47,6 @@ struct CubeAdminController {
 
     /// The elements of a level, each with its details, links to edit, delete and (above subjects) its children.
     func list(_ level: Level, _ request: Request, _ context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
         let place = try await resolve(level, context, element: false)
         let base = Self.listPath(level, place)
         let items: [[String: Any]]
@@ -84,7 +84,6 @@ struct CubeAdminController {
 
     /// The add or edit form.
     func form(_ level: Level, editing: Bool, _ request: Request, _ context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
         let place = try await resolve(level, context, element: editing)
         var values = CubeForm.Values()
         if editing, let element = place.element(level) {
@@ -96,7 +95,6 @@ struct CubeAdminController {
 
     /// POST of the add or edit form: saves and returns to the list, or shows the form again with the errors.
     func save(_ level: Level, editing: Bool, _ request: Request, _ context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
         let place = try await resolve(level, context, element: editing)
         let form = CubeForm(context.form, isSubject: level == .subject)
         guard form.errors.isEmpty else {
@@ -124,7 +122,6 @@ struct CubeAdminController {
 
     /// The confirmation page of a delete.
     func confirmDelete(_ level: Level, _ request: Request, _ context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
         let place = try await resolve(level, context, element: true)
         guard let element = place.element(level) else { throw PortalError.notFound("This \(level.rawValue)") }
         var consequence = "Phones stop receiving its messages. Messages already sent stay in the archive."
@@ -143,7 +140,6 @@ struct CubeAdminController {
 
     /// POST of the confirmation: deletes and returns to the list.
     func delete(_ level: Level, _ request: Request, _ context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
         let place = try await resolve(level, context, element: true)
         switch (level, place.channel, place.area, place.subject) {
         case (.channel, let channel?, _, _): try await services.cube.deleteChannel(channel.id)

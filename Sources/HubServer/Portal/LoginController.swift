@@ -12,11 +12,12 @@ struct LoginController {
 
     static let loginPath = "/portal/login"
 
-    func addRoutes(to group: RouterGroup<PortalRequestContext>) {
+    /// The login form on `group`, for everyone; logging out and the menu on `users`, for logged-in users.
+    func addRoutes(to group: RouterGroup<PortalRequestContext>, users: RouterGroup<PortalRequestContext>) {
         group.get("/login", use: loginForm)
         group.post("/login", use: login)
-        group.post("/logout", use: logout)
-        group.get("", use: menu)
+        users.post("/logout", use: logout)
+        users.get("", use: menu)
     }
 
     /// GET /portal/login: the form, with a fresh login CSRF token in a cookie and the form.
@@ -74,7 +75,7 @@ struct LoginController {
 
     /// POST /portal/logout: ends the session on the server and in the browser.
     @Sendable func logout(request: Request, context: PortalRequestContext) async throws -> Response {
-        let user = try context.requireUser()
+        let user = try context.loggedInUser()
         try await services.accounts.endSession(key: user.sessionKey)
         var response = Response.redirect(to: Self.loginPath + "?logged_out=1")
         response.setCookie(configuration.expiredSessionCookie)
@@ -83,8 +84,7 @@ struct LoginController {
 
     /// GET /portal: the menu.
     @Sendable func menu(request: Request, context: PortalRequestContext) async throws -> Response {
-        _ = try context.requireUser()
-        return pages.render("menu", context.page("Menu"))
+        pages.render("menu", context.page("Menu"))
     }
 
     private func loginPage(context: PortalRequestContext, next: String?, username: String = "", error: String? = nil,

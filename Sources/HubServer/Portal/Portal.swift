@@ -1,3 +1,4 @@
+import DAO
 import HTTPTypes
 import HubCore
 import Hummingbird
@@ -27,10 +28,15 @@ struct Portal {
             .add(middleware: PortalSessionMiddleware(accounts: services.accounts, configuration: configuration))
             .add(middleware: PortalPageMiddleware(pages: pages))
             .add(middleware: CSRFMiddleware())
-        LoginController(services: services, configuration: configuration, pages: pages).addRoutes(to: pagesGroup)
-        SendController(services: services, pages: pages).addRoutes(to: pagesGroup)
-        SentController(services: services, pages: pages).addRoutes(to: pagesGroup)
-        CubeAdminController(services: services, pages: pages).addRoutes(to: pagesGroup)
-        AccountsAdminController(services: services, pages: pages).addRoutes(to: pagesGroup)
+        // Each role is stated once, by its group (after the CSRF check, as the handlers checked it): anonymous
+        // visitors are sent to log in, communicators get a 403 page under /portal/admin.
+        let users = pagesGroup.group().add(middleware: RequireRole(.admin, .communicator))
+        let admins = pagesGroup.group("/admin").add(middleware: RequireRole(.admin))
+        LoginController(services: services, configuration: configuration, pages: pages)
+            .addRoutes(to: pagesGroup, users: users)
+        SendController(services: services, pages: pages).addRoutes(to: users)
+        SentController(services: services, pages: pages).addRoutes(to: users)
+        CubeAdminController(services: services, pages: pages).addRoutes(to: admins)
+        AccountsAdminController(services: services, pages: pages).addRoutes(to: admins)
     }
 }

@@ -23,21 +23,23 @@ struct PortalRequestContext: ChildRequestContext {
     /// Forms are small: the longest field is a 1,500-character message.
     var maxUploadSize: Int { 64 * 1024 }
 
-    /// The logged-in user.
-    /// - Throws: `PortalError.loginRequired` (a redirect to the login page) when nobody is logged in; the
-    ///   database's error when the session could not be read.
-    func requireUser() throws -> PortalUser {
-        if let sessionFailure { throw sessionFailure }
+    /// The logged-in user of a page in a `RequireRole` group, which let only logged-in users through.
+    /// - Throws: `PortalError.loginRequired` when there is none: only a page outside such a group can meet that (a
+    ///   programmer error, answered as to an anonymous visitor).
+    func loggedInUser() throws -> PortalUser {
         guard let user else { throw PortalError.loginRequired }
         return user
     }
+}
 
-    /// The logged-in user, who must be an admin.
-    /// - Throws: `PortalError.loginRequired`, or `.adminOnly` (403) for a communicator.
-    func requireAdmin() throws -> PortalUser {
-        let user = try requireUser()
-        guard user.role == .admin else { throw PortalError.adminOnly }
-        return user
+extension PortalRequestContext: RoleCheckedContext {
+    /// - Throws: the database's error when the session could not be read; `PortalError.loginRequired` (a redirect to
+    ///   the login page) when nobody is logged in; `.adminOnly` (403) for a user of another role (the only role a
+    ///   page can lack is the admin's: every user may use the others).
+    func requireRole(_ roles: [Role]) throws {
+        if let sessionFailure { throw sessionFailure }
+        guard let user else { throw PortalError.loginRequired }
+        guard roles.contains(user.role) else { throw PortalError.adminOnly }
     }
 }
 

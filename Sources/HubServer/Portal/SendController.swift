@@ -11,15 +11,16 @@ struct SendController {
     let services: HubServices
     let pages: PortalPages
 
-    func addRoutes(to group: RouterGroup<PortalRequestContext>) {
-        group.get("/send", use: form)
-        group.post("/send", use: send)
-        group.get("/messages/:msiKey", use: confirmation)
+    /// The routes on `users`, the group of logged-in users.
+    func addRoutes(to users: RouterGroup<PortalRequestContext>) {
+        users.get("/send", use: form)
+        users.post("/send", use: send)
+        users.get("/messages/:msiKey", use: confirmation)
     }
 
     /// GET /portal/send[?channel=&area=&subject=]: the empty form, a subject chosen when given.
     @Sendable func form(request: Request, context: PortalRequestContext) async throws -> Response {
-        let user = try context.requireUser()
+        let user = try context.loggedInUser()
         let targets = try await services.sendTargets(for: user.identity)
         let query = request.uri.queryParameters
         var selection = SendTargets.Selection(query: query)
@@ -32,7 +33,7 @@ struct SendController {
     /// POST /portal/send: sends, then shows the confirmation; or the form again, as filled, with the errors.
     /// The form's idempotency key (made when it was rendered) makes a second submit of it send nothing new.
     @Sendable func send(request: Request, context: PortalRequestContext) async throws -> Response {
-        let user = try context.requireUser()
+        let user = try context.loggedInUser()
         let targets = try await services.sendTargets(for: user.identity)
         let form = context.form
         let selection = SendTargets.Selection(channel: form.trimmed("channel"), area: form.trimmed("area"),
@@ -65,7 +66,7 @@ struct SendController {
 
     /// GET /portal/messages/:msiKey: a message the user sent (an admin: any message), with its relay state.
     @Sendable func confirmation(request: Request, context: PortalRequestContext) async throws -> Response {
-        let user = try context.requireUser()
+        let user = try context.loggedInUser()
         guard let msiKey = context.parameters.get("msiKey").flatMap(ObjectID.init(hex:)) else {
             throw PortalError.notFound("This message")
         }

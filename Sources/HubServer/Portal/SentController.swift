@@ -12,13 +12,14 @@ struct SentController {
 
     static let pageSize = 25
 
-    func addRoutes(to group: RouterGroup<PortalRequestContext>) {
-        group.get("/sent", use: list)
+    /// The route on `users`, the group of logged-in users.
+    func addRoutes(to users: RouterGroup<PortalRequestContext>) {
+        users.get("/sent", use: list)
     }
 
     /// GET /portal/sent[?channel=&area=&subject=&cursor=]
     @Sendable func list(request: Request, context: PortalRequestContext) async throws -> Response {
-        let user = try context.requireUser()
+        let user = try context.loggedInUser()
         let cube = try await services.cube.cache.snapshot()
         let targets = SendTargets(channels: cube.channels, identity: user.identity)
         let query = request.uri.queryParameters
