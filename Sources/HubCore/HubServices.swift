@@ -1,4 +1,5 @@
 import DAO
+import HubTime
 import Logging
 import Mongo
 
@@ -24,31 +25,37 @@ public struct HubServices: Sendable {
     public let relayPauses: RelayPauseDAO
     /// How far each relay worker got with the messages it stored and sends itself.
     public let relayProgress: RelayProgressDAO
+    /// The clock every service reads (Unix ms): the wall clock, or the one a test moves.
+    public let now: UnixClock
 
     /// The services over `database` (the pool's default database unless tests pick another).
     /// - Parameters:
-    ///   - relayDeadlineMS: how long the relay retries a message before marking it failed.
+    ///   - relayDeadline: how long the relay retries a message before marking it failed.
     ///   - bcryptCost: bcrypt's work factor for new password hashes.
     ///   - writeDeadline: how long a message's insert may go unacknowledged before its outcome is settled.
+    ///   - now: the clock the services read (Unix ms).
     ///   - cubeDidLoad: called with each new version of the cube (the HTTP layer prepares its answers).
-    public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadlineMS: Int64 = 6 * 3600 * 1000,
+    public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
                 writeDeadline: Duration = .seconds(5), bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
+                now: @escaping UnixClock = UnixTime.nowMilliseconds,
                 cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in }) {
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database
+        self.now = now
         let cache = CubeCache(channels: ChannelDAO(database: database), subjects: SubjectDAO(database: database),
                               didLoad: cubeDidLoad)
-        self.devices = DeviceService(database: database, cube: cache, logger: logger)
+        self.devices = DeviceService(database: database, cube: cache, logger: logger, now: now)
         self.cube = CubeService(database: database, cache: cache, devices: devices, logger: logger)
-        self.accounts = AccountService(database: database, bcryptCost: bcryptCost)
+        self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
         self.relayPauses = RelayPauseDAO(database: database)
         self.relayProgress = RelayProgressDAO(database: database)
-        self.messages = MessageService(messages: MessageDAO(database: database, writeDeadline: writeDeadline),
+        self.messages = MessageService(messages: MessageDAO(database: database, writeDeadline: writeDeadline, now: now),
                                        idempotencyKeys: IdempotencyKeyDAO(database: database), cube: cube.cache,
-                                       relay: outboxHandoff, progress: relayProgress, relayDeadlineMS: relayDeadlineMS)
+                                       relay: outboxHandoff, progress: relayProgress, relayDeadline: relayDeadline,
+                                       now: now)
     }
 
     /// The follower that keeps the in-memory copies (cube, tokens) current with the database.

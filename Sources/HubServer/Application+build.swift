@@ -22,7 +22,7 @@ public func buildApplication(
     let pool = try MongoClientPool(configuration: configuration.mongoConfiguration)
     let answers = CubeAnswers()
     let services = HubServices(pool: pool, database: databaseName.map { pool.database($0) },
-                               relayDeadlineMS: configuration.relay.deadline.components.seconds * 1000,
+                               relayDeadline: configuration.relay.deadline,
                                writeDeadline: configuration.writeDeadline,
                                logger: logger, cubeDidLoad: answers.prepare)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)

@@ -32,7 +32,8 @@ public struct APIToken: Sendable {
 /// API tokens, in msi-hub's own `tokens` collection, found by the hash of their secret.
 public struct TokenDAO: Sendable {
     let collection: MongoCollection
-    let now: UnixClock
+    /// The clock (Unix ms) that dates creations, uses and revocations.
+    public let now: UnixClock
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.tokens)

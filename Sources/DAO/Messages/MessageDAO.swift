@@ -1,9 +1,9 @@
 #if canImport(Glibc)
 import Glibc
-import HubTime
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HubTime
 import Mongo
 
 /// Messages: the archive in `message`, one document per message sent.

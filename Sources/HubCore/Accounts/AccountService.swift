@@ -1,4 +1,5 @@
 import DAO
+import HubTime
 import Logging
 import Mongo
 
@@ -17,7 +18,7 @@ public struct AccountService: Sendable {
     let login: LoginPolicy
 
     init(database: MongoDatabase, bcryptCost: UInt8, loginLimits: LoginLimits = LoginLimits(),
-         now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+         now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.users = UserDAO(database: database, now: now)
         self.tokens = TokenDAO(database: database, now: now)
         self.sessions = SessionDAO(database: database, now: now)

@@ -50,7 +50,7 @@ public struct Credentials: Sendable {
         guard secret.hasPrefix(Self.tokenPrefix), secret.utf8.count < 200 else { return nil }
         let hash = Self.hash(token: secret)
         if let directory, let token = directory.token(secretHash: hash) {
-            if directory.shouldNoteUse(of: token, now: UnixTime.nowMilliseconds()) { await tokens.noteUse(of: token) }
+            if directory.shouldNoteUse(of: token, now: tokens.now()) { await tokens.noteUse(of: token) }
             return Identity(name: token.name, role: token.role, kind: .token)
         }
         // Not in memory, or the memory is not confirmed current: the database decides.

@@ -1,4 +1,5 @@
 import DAO
+import HubTime
 import Logging
 import NIOCore
 
@@ -28,7 +29,7 @@ public struct LoginLimits: Sendable {
     }
 
     /// `window` in whole milliseconds.
-    var windowMS: Int64 { window.wholeMilliseconds }
+    var windowMS: Int64 { window.milliseconds }
 }
 
 /// The one login rule every entry point (portal form, HTTP Basic, command line) goes through: failures are

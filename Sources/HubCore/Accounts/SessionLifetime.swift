@@ -1,3 +1,5 @@
+import HubTime
+
 /// How long a portal session lasts: `idle` after its last request, and never longer than `maximum` after the
 /// login, however active (a stolen cookie stops working by then).
 public struct SessionLifetime: Sendable {
@@ -12,7 +14,7 @@ public struct SessionLifetime: Sendable {
     }
 
     /// `idle` in whole milliseconds.
-    var idleMS: Int64 { idle.wholeMilliseconds }
+    var idleMS: Int64 { idle.milliseconds }
     /// `maximum` in whole milliseconds.
-    var maximumMS: Int64 { maximum.wholeMilliseconds }
+    var maximumMS: Int64 { maximum.milliseconds }
 }

@@ -1,4 +1,5 @@
 import DAO
+import HubTime
 import Logging
 import Mongo
 
@@ -22,20 +23,23 @@ public struct DeviceService: Sendable {
     /// Wakes this process's reconciler when wishes change.
     public let reconcilerSignal: WakeSignal
     let logger: Logger
+    /// The clock (Unix ms) that says which messages a catch-up may show yet.
+    let now: UnixClock
 
     /// Every device secret starts with this, so a leaked one is easy to recognise.
     public static let secretPrefix = "msd_"
 
-    init(database: MongoDatabase, cube: CubeCache, logger: Logger) {
-        self.devices = DeviceDAO(database: database)
-        self.subscriptions = SubscriptionDAO(database: database)
-        self.rollouts = RolloutDAO(database: database)
-        self.throttle = RegistrationThrottle(rates: RateWindowDAO(database: database))
-        self.messages = MessageDAO(database: database)
+    init(database: MongoDatabase, cube: CubeCache, logger: Logger, now: @escaping UnixClock) {
+        self.devices = DeviceDAO(database: database, now: now)
+        self.subscriptions = SubscriptionDAO(database: database, now: now)
+        self.rollouts = RolloutDAO(database: database, now: now)
+        self.throttle = RegistrationThrottle(rates: RateWindowDAO(database: database, now: now), now: now)
+        self.messages = MessageDAO(database: database, now: now)
         self.relayProgress = RelayProgressDAO(database: database)
         self.cube = cube
         self.reconcilerSignal = WakeSignal()
         self.logger = logger
+        self.now = now
     }
 
     /// A registered device and its secret, shown once.
@@ -210,7 +214,7 @@ public struct DeviceService: Sendable {
     /// - Throws: `DAOError`.
     public func catchUp(_ device: Device, since: Int64, limit: Int, after: MessageCursor?) async throws -> MessagePage {
         let topics = try await topicKeys(of: device)
-        let now = UnixTime.nowMilliseconds()
+        let now = self.now()
         var page = try await messages.catchUp(CatchUpQuery(topicKeys: topics, since: since, limit: limit, after: after,
                                                            now: now))
         page.messages = try await relayProgress.resolved(page.messages).compactMap {

@@ -1,4 +1,5 @@
 import DAO
+import HubTime
 import Synchronization
 
 /// The per-address limit on device registrations, shared by every replica through the counters of
@@ -18,12 +19,12 @@ final class RegistrationThrottle: Sendable {
     }
 
     private let rates: RateWindowDAO
-    private let now: @Sendable () -> Int64
+    private let now: UnixClock
     private let allowances = Mutex<[String: Allowance]>([:])
     /// Above this many addresses held, those of past minutes are dropped.
     private static let pruneAbove = 4_096
 
-    init(rates: RateWindowDAO, now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    init(rates: RateWindowDAO, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.rates = rates
         self.now = now
     }

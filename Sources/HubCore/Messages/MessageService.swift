@@ -1,4 +1,5 @@
 import DAO
+import HubTime
 import Mongo
 
 /// Sending and reading messages: what POST /message, the portal's send form and the history routes share
@@ -14,8 +15,10 @@ public struct MessageService: Sendable {
     let relay: OutboxHandoff
     /// The relay workers' progress, which says whether a message they sent themselves is sent.
     let progress: RelayProgressDAO
-    /// How long the relay retries a message before marking it failed, in milliseconds.
-    let relayDeadlineMS: Int64
+    /// How long the relay retries a message before marking it failed.
+    let relayDeadline: Duration
+    /// The clock (Unix ms) that dates a send and says which messages a reader may see yet.
+    let now: UnixClock
 
     /// A message as a client asked for it, its fields already read and within their length limits.
     public struct Submission: Sendable {
@@ -65,13 +68,13 @@ public struct MessageService: Sendable {
         guard identity.maySend(through: location.accessLists) else {
             throw SendRefusal(.accessDenied, "\(identity.name) may not send to this subject")
         }
-        let now = UnixTime.nowMilliseconds()
+        let now = self.now()
         let dueAt = max(submission.sendAt ?? now, now)
         // Due now: this process's relay sends it from the insert on, when it can take it.
         let ticket = dueAt <= now ? relay.ticket(now: now) : nil
         let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
                              expiresAt: submission.ttl.map { dueAt + $0 * 1000 }, ttlSeconds: submission.ttl,
-                             deadlineAt: dueAt + relayDeadlineMS, direct: ticket)
+                             deadlineAt: dueAt + relayDeadline.milliseconds, direct: ticket)
         let message: Message
         do {
             message = try await store(MessageDraft(
@@ -99,7 +102,7 @@ public struct MessageService: Sendable {
     /// - Throws: `DAOError` (`.messageNotFound`, also for a message `viewer` may not see yet; `.unavailable`).
     public func message(msiKey: ObjectID, for viewer: MessageViewer) async throws -> Message {
         let message = try await progress.resolved([messages.get(msiKey: msiKey)])[0]
-        guard let view = MessageVisibility.view(message, for: viewer, now: UnixTime.nowMilliseconds()) else {
+        guard let view = MessageVisibility.view(message, for: viewer, now: now()) else {
             throw DAOError(.messageNotFound, "no message has the msi_key \(msiKey.hex)")
         }
         return view
@@ -117,7 +120,7 @@ public struct MessageService: Sendable {
 
     /// A page of history, newest first, as `viewer` sees it: what it may not see yet is left out by the query.
     public func page(_ query: MessageQuery, for viewer: MessageViewer) async throws -> MessagePage {
-        let now = UnixTime.nowMilliseconds()
+        let now = self.now()
         var page = try await messages.page(MessageVisibility.restrict(query, for: viewer, now: now))
         // The cursor stays the query's: a row left out here (scheduled before `send_at` was recorded) moves nothing.
         page.messages = try await progress.resolved(page.messages).compactMap {

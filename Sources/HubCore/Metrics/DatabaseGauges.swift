@@ -1,4 +1,5 @@
 import DAO
+import HubTime
 
 /// The figures `/metrics` reads from the database (the outbox and subscription backlogs, devices by platform, the
 /// rollouts), read at most once per `interval` however often and however many scrapers ask: a scrape within the
@@ -39,7 +40,7 @@ public actor DatabaseGauges {
     /// Reads the figures at a time (Unix ms).
     private let read: @Sendable (Int64) async throws -> Reading
     /// The clock, in Unix ms (tests move it).
-    private let now: @Sendable () -> Int64
+    private let now: UnixClock
     private let intervalMS: Int64
     /// The last good reading.
     private var last: Reading?
@@ -50,11 +51,10 @@ public actor DatabaseGauges {
     /// How many readings were started: what the scrapes cost the database, for tests and the `/metrics` page.
     public private(set) var readings = 0
 
-    /// The gauges of the hub over `services`' database.
-    public init(services: HubServices, interval: Duration = DatabaseGauges.defaultInterval,
-                now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds) {
+    /// The gauges of the hub over `services`' database, on `now` or else the services' clock.
+    public init(services: HubServices, interval: Duration = DatabaseGauges.defaultInterval, now: UnixClock? = nil) {
         let outbox = services.outbox, devices = services.devices
-        self.init(interval: interval, now: now) { time in
+        self.init(interval: interval, now: now ?? services.now) { time in
             let backlog = try await outbox.backlog(now: time)
             let statistics = try await devices.statistics()
             return Reading(outboxDepth: backlog.count, outboxOldestDueAt: backlog.oldestDueAt,
@@ -65,10 +65,8 @@ public actor DatabaseGauges {
     }
 
     /// Gauges that take their figures from `read`.
-    init(interval: Duration, now: @escaping @Sendable () -> Int64,
-         read: @escaping @Sendable (Int64) async throws -> Reading) {
-        let (seconds, attoseconds) = interval.components
-        self.intervalMS = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    init(interval: Duration, now: @escaping UnixClock, read: @escaping @Sendable (Int64) async throws -> Reading) {
+        self.intervalMS = interval.milliseconds
         self.now = now
         self.read = read
     }

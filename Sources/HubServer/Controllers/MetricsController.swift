@@ -34,7 +34,7 @@ struct MetricsController {
         metrics.set("msi_mongo_pool_waiting", Double(usage.waiting), help: "Operations waiting for a database connection")
         // A scrape while the database is unreachable still answers: with the last reading, or without one.
         if let reading = await gauges.current() {
-            let now = UnixTime.nowMilliseconds()
+            let now = services.now()
             // Seconds from a due time (Unix ms) to now; 0 for none.
             func age(_ dueAt: Int64?) -> Double { dueAt.map { Double(max(now - $0, 0)) / 1000 } ?? 0 }
             metrics.set("msi_database_gauges_age_seconds", Double(max(now - reading.readAt, 0)) / 1000,

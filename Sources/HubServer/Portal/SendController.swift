@@ -1,6 +1,7 @@
 import DAO
 import HubCore
 import HTTPTypes
+import HubTime
 import Hummingbird
 import Logging
 import Mongo

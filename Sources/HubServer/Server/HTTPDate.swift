@@ -1,4 +1,5 @@
 import DAO
+import HubTime
 import Mongo
 import Synchronization
 
