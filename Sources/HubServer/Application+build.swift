@@ -35,11 +35,13 @@ public func buildApplication(
     let follower = services.follower(logger: logger)
     // Services stop in reverse order: the relay finishes its batches before the pool closes.
     var background: [any Service] = [PoolService(pool: pool), TaskService(name: "database-follower") { await follower.run() }]
-    if let relay = try RelayService(configuration: configuration.relay, services: services, logger: logger) {
-        background.append(relay)
-    }
-    if let reconciler = try ReconcilerService(configuration: configuration, services: services, logger: logger) {
-        background.append(reconciler)
+    // One FCM client for the relay and the reconciler, its threads stopped after both.
+    if let fcm = try FCMService(configuration: configuration.relay, logger: logger) {
+        background += [
+            fcm,
+            RelayService(configuration: configuration.relay, fcm: fcm.client, services: services, logger: logger),
+            ReconcilerService(configuration: configuration, fcm: fcm.client, services: services, logger: logger),
+        ]
     }
     let serverName = "msi-hub"
     let cubeHandler = CubeChannelHandler.Shared(cube: services.cube.cache, answers: answers, serverName: serverName,

@@ -6,7 +6,7 @@ import Testing
 struct ChangeStreamTests {
     @Test func aClosedStreamSaysItIsClosedRatherThanThatTheCallerWasCancelled() async throws {
         try await TestDatabase.with { database in
-            let collection = database.collection("watched")
+            let collection = database.collection("closed_stream")
             try await collection.insertOne(["seed": true])  // the collection must exist
             let stream = try await collection.watch(maxAwaitTimeMS: 200)
             await stream.close()
