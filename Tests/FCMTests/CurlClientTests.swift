@@ -143,4 +143,21 @@ struct HTTPClientTests {
         }
         #expect(error?.code == .shutDown)
     }
+
+    @Test func aCallersCancellationIsReportedAsCancellationNotShutDown() async throws {
+        try await FakeFCM.with { fake in
+            try await withHTTPClient(configuration: .init(threads: 1)) { http in
+                // Cancelled before it asks: the pool withdraws the job, so nothing is sent (port 9 would refuse).
+                let cancelled = Task {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    return try await http.post(url: "http://127.0.0.1:9/", body: [])
+                }
+                let error = await #expect(throws: CurlError.self) { try await cancelled.value }
+                #expect(error?.code == .cancelled)
+                // The client is not shut down: the next caller is served.
+                let response = try await http.post(url: fake.baseURL + "/echo", body: Array("after".utf8))
+                #expect(response.status == 200)
+            }
+        }
+    }
 }

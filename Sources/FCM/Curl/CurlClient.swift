@@ -57,7 +57,7 @@ public final class CurlClient: Sendable {
     }
 
     /// Sends a POST request and returns the response, whatever its status.
-    /// - Throws: `CurlError` (`.timeout`, `.connectFailed`, `.tls`, `.invalidRequest`, `.shutDown`,
+    /// - Throws: `CurlError` (`.timeout`, `.connectFailed`, `.tls`, `.invalidRequest`, `.shutDown`, `.cancelled`,
     ///   `.other`) when no response arrived.
     public func post(url: String, headers: [HTTPHeader] = [], body: [UInt8]) async throws -> CurlResponse {
         try await perform(CurlRequest(
@@ -120,6 +120,11 @@ public final class CurlClient: Sendable {
         } catch let error as CurlError {
             throw error
         } catch {
+            // The pool says CancellationError both for a job the caller's cancellation withdrew and for one a
+            // stopped pool refused: the task tells them apart.
+            if Task.isCancelled {
+                throw CurlError(code: .cancelled, message: "the request was cancelled before it was sent")
+            }
             throw CurlError(code: .shutDown, message: "the HTTP client is shut down")
         }
     }

@@ -10,6 +10,7 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
             case tls
             case invalidRequest
             case shutDown
+            case cancelled
             case other
         }
 
@@ -29,6 +30,8 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidRequest = Code(.invalidRequest)
         /// The client was shut down.
         public static let shutDown = Code(.shutDown)
+        /// The caller's task was cancelled before the request was sent (one under way runs to its end).
+        public static let cancelled = Code(.cancelled)
         /// Any other transport failure; `message` says which.
         public static let other = Code(.other)
 
