@@ -17,14 +17,13 @@ public struct HubServices: Sendable {
     public let accounts: AccountService
     /// Devices and their subscriptions.
     public let devices: DeviceService
-    /// The message outbox the relay works through.
-    public let outbox: OutboxDAO
-    /// Gives the messages this process stores to its relay worker in memory, leased in the insert.
+    /// Gives the messages this process stores to its relay worker in memory, leased in the insert: the one thing
+    /// the services and the relay share (the relay reads and writes its own collections through its own DAOs).
     public let outboxHandoff: OutboxHandoff
-    /// Pauses of the relay that replicas share (FCM's 503, 429, time-outs).
-    public let relayPauses: RelayPauseDAO
-    /// How far each relay worker got with the messages it stored and sends itself.
-    public let relayProgress: RelayProgressDAO
+    /// The message outbox, for the metrics' backlog.
+    let outbox: OutboxDAO
+    /// How far each relay worker got with the messages it stored and sends itself (whether a message is sent).
+    let relayProgress: RelayProgressDAO
     /// The clock every service reads (Unix ms): the wall clock, or the one a test moves.
     public let now: UnixClock
 
@@ -50,7 +49,6 @@ public struct HubServices: Sendable {
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
-        self.relayPauses = RelayPauseDAO(database: database)
         self.relayProgress = RelayProgressDAO(database: database)
         self.messages = MessageService(messages: MessageDAO(database: database, writeDeadline: writeDeadline, now: now),
                                        idempotencyKeys: IdempotencyKeyDAO(database: database), cube: cube.cache,

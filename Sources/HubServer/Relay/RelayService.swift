@@ -15,8 +15,8 @@ struct RelayService: Service {
     /// The relay `configuration` describes, sending through `fcm`.
     init(configuration: RelayConfiguration, fcm: FCMClient, services: HubServices, logger: Logger) {
         self.worker = OutboxWorker(
-            outbox: services.outbox, progress: services.relayProgress, pauses: services.relayPauses,
-            handoff: services.outboxHandoff, sender: fcm,
+            outbox: OutboxDAO(database: services.database), progress: RelayProgressDAO(database: services.database),
+            pauses: RelayPauseDAO(database: services.database), handoff: services.outboxHandoff, sender: fcm,
             mapping: fcm.mappingOptions,
             configuration: OutboxWorker.Configuration(concurrency: configuration.concurrency, lease: configuration.lease,
                                                       project: fcm.projectID ?? "-"),
