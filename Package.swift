@@ -121,7 +121,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Test helpers shared by the test targets: the per-test database.
+        // Test helpers shared by the test targets: the per-test database, `eventually`, the `.faults` tag.
         .target(name: "MongoTestSupport", dependencies: ["Mongo"], path: "Tests/MongoTestSupport",
                 swiftSettings: swiftSettings),
         .testTarget(name: "MongoTests", dependencies: ["Mongo", "CMongo", "MongoTestSupport"], swiftSettings: swiftSettings),
@@ -136,7 +136,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HubCoreTests",
-            dependencies: ["HubCore", "DAO", "Mongo", "MongoTestSupport"],
+            dependencies: ["HubCore", "DAO", "Mongo", "MongoTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -233,7 +233,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MSIKitTests",
-            dependencies: ["MSIKit"],
+            dependencies: ["MSIKit", .product(name: "GRDB", package: "GRDB.swift")],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
