@@ -58,34 +58,42 @@ struct CubeCacheTests {
         }
     }
 
-    @Test func aWriteThroughAnotherProcessIsSeenWithinASecond() async throws {
+    @Test func aWriteThroughAnotherProcessIsSeenOnceItsCopyIsConfirmedAfterIt() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let uri = try HubProcess.uri(of: hub.database)
             let other = try await HubProcess(mongoURI: uri)
             defer { other.stop() }
             #expect(try await other.get("/channel").status == 200)
 
+            // Once the other process's copy was confirmed as of a moment after the write, its reads serve the write:
+            // "within a second" is that order, a follower confirming several times a second, and a copy
+            // unconfirmed for a second not being trusted (HubCoreTests' FreshnessTests).
             let post = try await hub.request(.post, "/channel", as: .admin, json: #"{"name": "Written here", "desc": ""}"#)
             #expect(post.status == .created)
-            let staleness = try await Staleness.measure {
-                String(decoding: try await other.get("/channel").body, as: UTF8.self).contains("Written here")
-            }
-            #expect(staleness.seen)
-            #expect(staleness.lastMiss < .seconds(1))
+            try await Self.confirmed(other, after: .now)
+            #expect(String(decoding: try await other.get("/channel").body, as: UTF8.self).contains("Written here"))
 
-            // A change made directly in the database reaches both: the separate process within a second;
-            // the hub inside this test process (whose threads the other suites share) at all.
+            // A change made directly in the database reaches both: the separate process in that order; the hub
+            // inside this test process (whose metrics the other suites' hubs share) at all.
             try await hub.database.collection(CollectionName.icube).updateOne(
                 ["_id": .objectID(Legacy.channelID)], ["$set": ["name": "Renamed by hand"]])
-            let byHand = try await Staleness.measure {
-                String(decoding: try await other.get("/channel").body, as: UTF8.self).contains("Renamed by hand")
-            }
-            #expect(byHand.seen)
-            #expect(byHand.lastMiss < .seconds(1))
-            let here = try await Staleness.measure(limit: .seconds(10)) {
+            try await Self.confirmed(other, after: .now)
+            #expect(String(decoding: try await other.get("/channel").body, as: UTF8.self).contains("Renamed by hand"))
+            try await eventually("this process's hub serves the change") {
                 try await hub.request(.get, "/channel").text.contains("Renamed by hand")
             }
-            #expect(here.seen)
+        }
+    }
+
+    /// Waits until the database confirmed `other`'s cube as of a moment after `change`: its
+    /// `msi_cube_confirmed_age_seconds`, read in a scrape sent at `asked`, puts the confirmation at or after
+    /// `asked - age`. No time bound is asserted: the wait ends when the follower confirms, however busy the machine.
+    static func confirmed(_ other: HubProcess, after change: ContinuousClock.Instant) async throws {
+        try await eventually("the other process's cube confirmed after the change") {
+            let asked = ContinuousClock.now
+            let metrics = String(decoding: try await other.get("/metrics").body, as: UTF8.self)
+            guard let age = MetricsTests.sample(metrics, "msi_cube_confirmed_age_seconds") else { return false }
+            return asked - .seconds(age) > change
         }
     }
 }

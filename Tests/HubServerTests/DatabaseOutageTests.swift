@@ -1,4 +1,8 @@
 import DAO
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 @testable import HubServer
 import Hummingbird
 import HummingbirdTesting
@@ -8,47 +12,38 @@ import Testing
 
 @Suite("The database going away and coming back", .tags(.faults))
 struct DatabaseOutageTests {
-    @Test func writesGet503QuicklyReadsOfTheCubeNeverWaitAndTheHubRecoversByItself() async throws {
+    @Test func writesGet503ReadsOfTheCubeComeFromMemoryAndTheHubRecoversByItself() async throws {
         let (server, app) = try await Self.startHub()
         try await app.test(.live) { client in
             let before = try await client.execute(uri: "/channel", method: .get)
             #expect(before.status == .ok)
 
             await server.kill()
-            let clock = ContinuousClock()
             for uri in ["/readyz", "/message"] {
-                // Each route on its own: a read's server selection (and its one retry) may take seconds.
-                let asked = clock.now
+                // Each route on its own: a read's server selection (and its one retry) may take seconds. The 503
+                // comes while the database is still down: the hub gave up on it rather than waiting for its return.
                 var response = try await client.execute(uri: uri, method: .get)
-                while response.status == .ok, clock.now - asked < .seconds(5) {
-                    try await Task.sleep(for: .milliseconds(100))
-                    response = try await client.execute(uri: uri, method: .get)
+                try await eventually("\(uri) refused") {
+                    if response.status == .ok { response = try await client.execute(uri: uri, method: .get) }
+                    return response.status != .ok
                 }
                 #expect(response.status == .serviceUnavailable, "\(uri)")
                 #expect(response.headers[.retryAfter] != nil)
-                #expect(clock.now - asked < .seconds(5), "\(uri)")
             }
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
             try await Self.expectServedFromMemory(client, same: before)
 
             try await server.start()
-            var ready = false
-            for _ in 0..<40 where !ready {
-                ready = try await client.execute(uri: "/readyz", method: .get).status == .ok
-                if !ready { try await Task.sleep(for: .milliseconds(250)) }
+            try await eventually("the hub ready again") {
+                try await client.execute(uri: "/readyz", method: .get).status == .ok
             }
-            #expect(ready)
-            // A change made in the database is seen within a second once it answers again.
+            // Once the database answers again, the hub follows it again: a change made there is served (how soon
+            // after: CubeCacheTests, with a process of its own).
             try await Self.addChannel("Back again", at: server)
-            let written = clock.now
-            var seen = false
-            while !seen, clock.now - written < .seconds(3) {
-                seen = try await client.execute(uri: "/channel", method: .get).body.readableBytesView
+            try await eventually("the change served") {
+                try await client.execute(uri: "/channel", method: .get).body.readableBytesView
                     .elementsEqual(before.body.readableBytesView) == false
-                if !seen { try await Task.sleep(for: .milliseconds(50)) }
             }
-            #expect(seen)
-            #expect(clock.now - written < .seconds(1))
         }
         await server.kill()
     }
@@ -66,6 +61,17 @@ struct DatabaseOutageTests {
             let one = try await client.execute(uri: "/channel/\(channelID)", method: .get)
             #expect(one.status == .ok)
             #expect(one.headers[.age] != nil)
+
+            // Nothing waits for the hung database: of two requests sent together on connections of their own, the
+            // one that needs the database (readiness pings it) is answered after the one the cube answers.
+            let port = try #require(client.port)
+            let answers = try await withThrowingTaskGroup(of: (String, Int).self) { group in
+                group.addTask { ("/readyz", try await Self.status(of: "/readyz", port: port)) }
+                group.addTask { ("/channel/:id", try await Self.status(of: "/channel/\(channelID)", port: port)) }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.map(\.0) == ["/channel/:id", "/readyz"])
+            #expect(answers.map(\.1) == [200, 503])
         }
         await server.kill()
     }
@@ -79,6 +85,13 @@ struct DatabaseOutageTests {
         return (server, try await buildApplication(configuration: configuration))
     }
 
+    /// The status of a GET of `path` from the hub on `port`, on a connection of its own (the test client sends
+    /// one request at a time).
+    static func status(of path: String, port: Int) async throws -> Int {
+        let (_, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
     /// Adds a channel as another process would.
     static func addChannel(_ name: String, at server: DatabaseServer) async throws {
         let pool = try MongoClientPool(configuration: MongoConfiguration(uri: server.uri))
@@ -86,16 +99,13 @@ struct DatabaseOutageTests {
         await pool.close()
     }
 
-    /// GET /channel, once the copy has gone unconfirmed for over a second, still answers at once from memory,
-    /// the same bytes, with its age; HEAD too.
+    /// GET /channel, once the copy has gone unconfirmed for over a second, still answers from memory, the same
+    /// bytes, with its age; HEAD too.
     static func expectServedFromMemory(_ client: some TestClientProtocol, same before: TestResponse) async throws {
+        // At least that long without a confirmation: a sleep as a lower bound, not a measure.
         try await Task.sleep(for: .milliseconds(1_500))
-        let clock = ContinuousClock()
         for method in [HTTPRequest.Method.get, .head] {
-            let asked = clock.now
             let response = try await client.execute(uri: "/channel", method: method)
-            // Far below the database's one-second time-out: nothing waited for it.
-            #expect(clock.now - asked < .milliseconds(500))
             #expect(response.status == .ok)
             #expect(response.headers[.eTag] == before.headers[.eTag])
             #expect((Int(response.headers[.age] ?? "") ?? 0) >= 1)

@@ -88,33 +88,6 @@ struct HubHarness: Sendable {
     }
 }
 
-/// How long a change took to show: `probe` is asked until it sees the change (or for `limit`), and the
-/// answer is when the last request that did not see it was sent, counted from the change. That is the
-/// promise "within a second": no request sent later than that gets the old answer (the time a request
-/// takes to answer on a busy test database is not counted against it).
-struct Staleness {
-    /// Whether the change was seen at all within the limit.
-    var seen = false
-    /// When the last request that missed the change was sent, after the change; zero if none missed it.
-    var lastMiss = Duration.zero
-
-    static func measure(limit: Duration = .seconds(3), _ probe: () async throws -> Bool) async throws -> Staleness {
-        let clock = ContinuousClock()
-        let changed = clock.now
-        var result = Staleness()
-        while clock.now - changed < limit {
-            let asked = clock.now
-            if try await probe() {
-                result.seen = true
-                return result
-            }
-            result.lastMiss = asked - changed
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return result
-    }
-}
-
 extension TestResponse {
     /// The body parsed as a JSON object through our own parser (ObjectIds arrive as hex strings).
     func json() throws -> BSONDocument { try JSONParser().document(from: body.readableBytesView) }
