@@ -63,7 +63,7 @@ let package = Package(
         // Channels, areas, subjects and messages on the nested icube documents.
         .target(name: "DAO", dependencies: ["Mongo", "HubTime"], swiftSettings: swiftSettings),
         // Migration from the legacy Node hub: normalisation rules, copy, import, verification.
-        .target(name: "Migration", dependencies: ["Mongo", "DAO"], swiftSettings: swiftSettings),
+        .target(name: "Migration", dependencies: ["Mongo", "DAO", "HubTime"], swiftSettings: swiftSettings),
         // The services every entry point calls (cube, messages, accounts) and the in-memory copies that
         // follow the database. No HTTP, no FCM: beside Relay, both below HubServer.
         .target(

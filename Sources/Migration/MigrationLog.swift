@@ -1,4 +1,4 @@
-import Foundation
+import HubTime
 import Mongo
 
 /// A run's record in the target's `migrations` collection: when it ran, how far it got, its report.
@@ -14,9 +14,6 @@ struct MigrationLog: Sendable {
     /// This run's `_id`.
     let runID = ObjectID()
 
-    /// Unix time in milliseconds.
-    private static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
-
     /// The log in `database`.
     init(database: MongoDatabase) {
         collection = database.collection(Self.collectionName)
@@ -29,7 +26,7 @@ struct MigrationLog: Sendable {
             let last = try await collection.findOne(["source": .string(source)], sort: ["started_at": -1, "_id": -1])
             try await collection.insertOne([
                 "_id": .objectID(runID), "source": .string(source), "state": "running",
-                "started_at": .int64(Self.now()),
+                "started_at": .int64(UnixTime.nowMilliseconds()),
             ])
             return last.map { $0["state"]?.stringValue != "completed" } ?? false
         }
@@ -45,7 +42,7 @@ struct MigrationLog: Sendable {
         try await mapDatabaseErrors("cannot record the run in \(Self.collectionName)") {
             try await collection.updateOne(["_id": .objectID(runID)], [
                 "$set": ["progress.\(collectionName)": .document(progress),
-                         "updated_at": .int64(Self.now())],
+                         "updated_at": .int64(UnixTime.nowMilliseconds())],
             ])
         }
     }
@@ -56,7 +53,7 @@ struct MigrationLog: Sendable {
         try await mapDatabaseErrors("cannot record the run in \(Self.collectionName)") {
             try await collection.updateOne(["_id": .objectID(runID)], [
                 "$set": ["state": .string(report.completed ? "completed" : "interrupted"),
-                         "finished_at": .int64(Self.now()),
+                         "finished_at": .int64(UnixTime.nowMilliseconds()),
                          "report": .document(report.document)],
             ])
         }
