@@ -1,0 +1,100 @@
+import DAO
+@testable import HubCore
+@testable import HubServer
+import Hummingbird
+import HummingbirdTesting
+import Mongo
+import MongoTestSupport
+import Testing
+
+/// Each role is stated once, by a route group (`RequireRole`): every route of the real router is checked here, so a
+/// route added outside its group fails this suite.
+@Suite("Every route of a role's group checks the role")
+struct RouteRoleTests {
+    /// A route of the real router, its path parameters filled with an id no element has.
+    struct Route: CustomStringConvertible {
+        var method: HTTPRequest.Method
+        var path: String
+        var description: String { "\(method.rawValue) \(path)" }
+    }
+
+    /// Every route `buildRouter` adds, HEAD apart (the router answers it as GET).
+    static func routes() throws -> [Route] {
+        let pool = try TestDatabase.sharedPool()
+        let router = buildRouter(services: HubServices(pool: pool, database: pool.database("unused")))
+        return router.routes.filter { $0.method != .head }.map { route in
+            let path = route.path.components.map { $0.description.contains("{") ? ObjectIDs.missing : $0.description }
+            return Route(method: route.method, path: "/" + path.joined(separator: "/"))
+        }
+    }
+
+    /// The API's routes that need a caller: every write but the device's own (which take the device's secret), and
+    /// the audience of a topic.
+    static func apiRoutesWithACaller() throws -> [Route] {
+        try routes().filter { route in
+            !route.path.hasPrefix("/portal") && !route.path.hasPrefix("/device")
+                && (route.method != .get || route.path == "/audience")
+        }
+    }
+
+    /// Of those, the ones that senders use; admins alone use the others.
+    static let senderRoutes: Set<String> = ["POST /message", "GET /audience"]
+
+    @Test func everyAPIRouteOfAGroupAnswers401AnonymousAnd403ToAnotherRole() async throws {
+        let routes = try Self.apiRoutesWithACaller()
+        #expect(routes.count == 11)  // nine cube writes, sending, the audience
+        try await HubHarness.with(seed: HubHarness.legacy) { hub in
+            let before = try await hub.cubeSnapshot()
+            for route in routes {
+                let anonymous = try await hub.request(route.method, route.path)
+                #expect(anonymous.status == .unauthorized && anonymous.errorCode == "unauthenticated", "\(route)")
+                let communicator = try await hub.request(route.method, route.path, as: .communicator)
+                if Self.senderRoutes.contains(route.description) {
+                    #expect(communicator.status != .unauthorized && communicator.status != .forbidden, "\(route)")
+                } else {
+                    #expect(communicator.status == .forbidden && communicator.errorCode == "forbidden", "\(route)")
+                }
+                // The group lets an admin through to the handler (which refuses the empty request on its own terms).
+                let admin = try await hub.request(route.method, route.path, as: .admin)
+                #expect(admin.status != .unauthorized && admin.status != .forbidden, "\(route)")
+            }
+            #expect(try await hub.cubeSnapshot() == before)
+        }
+    }
+
+    @Test func everyPortalPageOfAGroupSendsAnonymousVisitorsToLogInAndAdminPagesRefuseCommunicators() async throws {
+        let routes = try Self.routes().filter {
+            $0.path.hasPrefix("/portal") && !$0.path.hasPrefix("/portal/login") && !$0.path.hasPrefix("/portal/static")
+        }
+        let adminPages = routes.filter { $0.path.hasPrefix("/portal/admin/") }
+        #expect(adminPages.count == 30)  // 7 pages for each level of the cube, 9 for users and tokens
+        try await HubHarness.with(seed: PortalTests.seed) { hub in
+            var anonymous = PortalBrowser(hub: hub)
+            for route in routes {
+                let response = route.method == .post ? try await anonymous.post(route.path, [:])
+                    : try await anonymous.get(route.path)
+                #expect(response.status == .seeOther, "\(route)")
+                #expect(response.headers[.location]?.hasPrefix("/portal/login") == true, "\(route)")
+            }
+            var communicator = PortalBrowser(hub: hub)
+            _ = try await communicator.login("ann", HubHarness.annPassword)
+            let csrf = try PortalBrowser.csrf(in: try await communicator.get("/portal"))
+            for route in adminPages {
+                let response = route.method == .post ? try await communicator.post(route.path, ["_csrf": csrf])
+                    : try await communicator.get(route.path)
+                #expect(response.status == .forbidden && response.text.contains("Admins only"), "\(route)")
+            }
+            // The pages of every logged-in user open for a communicator.
+            for route in routes where route.method == .get && !route.path.hasPrefix("/portal/admin") {
+                let response = try await communicator.get(route.path)
+                #expect(response.status != .seeOther && response.status != .forbidden, "\(route)")
+            }
+            var admin = PortalBrowser(hub: hub)
+            _ = try await admin.login("root", PortalTests.adminPassword)
+            for route in adminPages where route.method == .get {
+                let response = try await admin.get(route.path)
+                #expect(response.status != .seeOther && response.status != .forbidden, "\(route)")
+            }
+        }
+    }
+}
