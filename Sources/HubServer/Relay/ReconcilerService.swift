@@ -25,7 +25,7 @@ struct ReconcilerService: Service {
                 rate: configuration.devices.subscriptionRate, concurrency: Self.concurrency,
                 lease: configuration.relay.lease, repairInterval: configuration.devices.repairInterval,
                 retention: configuration.devices.retention),
-            logger: logger)
+            logger: logger, now: services.now)
     }
 
     func run() async throws {

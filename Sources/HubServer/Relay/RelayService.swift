@@ -20,7 +20,7 @@ struct RelayService: Service {
             mapping: fcm.mappingOptions,
             configuration: OutboxWorker.Configuration(concurrency: configuration.concurrency, lease: configuration.lease,
                                                       project: fcm.projectID ?? "-"),
-            logger: logger)
+            logger: logger, now: services.now)
     }
 
     func run() async throws {

@@ -76,7 +76,7 @@ public final class OutboxWorker: Sendable {
         mapping: FCMMappingOptions = FCMMappingOptions(),
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "msi-hub.relay"),
-        now: @escaping @Sendable () -> Int64 = UnixTime.nowMilliseconds
+        now: @escaping UnixClock = UnixTime.nowMilliseconds
     ) {
         self.outbox = outbox
         self.handoff = handoff

@@ -74,10 +74,12 @@ public final class SubscriptionReconciler: Sendable {
     private let rollout: RolloutPass
     private let repair: RepairPass
 
+    /// The reconciler of `project`'s subscriptions; `now` is the clock its leases, rate window, calls, rollouts and
+    /// retention read (Unix ms), the wall clock unless a test moves it.
     public init(subscriptions: SubscriptionDAO, devices: DeviceDAO, rollouts: RolloutDAO, rates: RateWindowDAO,
                 leases: LeaseDAO, fcm: any TopicSubscribing, project: String, signal: WakeSignal,
-                wishes: @escaping Wishes, configuration: Configuration, logger: Logger) {
-        let now: @Sendable () -> Int64 = UnixTime.nowMilliseconds
+                wishes: @escaping Wishes, configuration: Configuration, logger: Logger,
+                now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.configuration = configuration
         self.logger = logger
         self.signal = signal
