@@ -266,6 +266,24 @@ extension PortalTests {
         #expect(throws: ConfigurationError.self) { try PortalConfiguration.fromEnvironment(["PORTAL_SECURE_COOKIES": "maybe"]) }
         #expect(try HubConfiguration.fromEnvironment([:]).portal.secureCookies == false)
     }
+
+    @Test func theSendFormShowsTheSendRulesOfMessageServiceBesideTheirFields() async throws {
+        try await HubHarness.with(seed: Self.seed) { hub in
+            var browser = PortalBrowser(hub: hub)
+            _ = try await browser.login("ann", HubHarness.annPassword)
+            let page = try await browser.get("/portal/send")
+            #expect(page.text.contains("maxlength=\"500\"") && page.text.contains("maxlength=\"1500\""))
+            let form = ["_csrf": try PortalBrowser.csrf(in: page), "channel": Fixtures.Legacy.channelID.hex,
+                        "area": Fixtures.Legacy.libraryID.hex, "subject": Fixtures.Legacy.hoursID.hex,
+                        "title": String(repeating: "t", count: 501), "desc": "Closed", "message": ""]
+            let refused = try await browser.post("/portal/send", form)
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.text.contains("id=\"title-error\">This is 501 characters long; at most 500 fit on the phones."))
+            #expect(refused.text.contains("id=\"message-error\">Enter the message."))
+            #expect(!refused.text.contains("id=\"desc-error\""))
+            #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 0)
+        }
+    }
 }
 
 /// A browser's part of the conversation: cookies kept between requests, forms sent urlencoded.

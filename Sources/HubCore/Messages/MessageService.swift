@@ -5,8 +5,8 @@ import Mongo
 /// Sending and reading messages: what POST /message, the portal's send form and the history routes share
 /// once each has read its request.
 ///
-/// Sending finds the subject, checks the distribution, the Alert's body and the sender's access, stores the
-/// message with its relay plan and wakes the relay.
+/// Sending holds the fields to the send rules (`Submission.refusals`), finds the subject, checks the distribution,
+/// the Alert's body and the sender's access, stores the message with its relay plan and wakes the relay.
 public struct MessageService: Sendable {
     let messages: MessageDAO
     let idempotencyKeys: IdempotencyKeyDAO
@@ -20,7 +20,8 @@ public struct MessageService: Sendable {
     /// The clock (Unix ms) that dates a send and says which messages a reader may see yet.
     let now: UnixClock
 
-    /// A message as a client asked for it, its fields already read and within their length limits.
+    /// A message as a client asked for it, its fields read by the adapter; `send` holds them to the send rules
+    /// (`refusals`).
     public struct Submission: Sendable {
         public var title: String
         public var desc: String
@@ -47,24 +48,23 @@ public struct MessageService: Sendable {
     /// Stores `submission` as sent by `identity` and hands it to the relay. With an `idempotencyKey`, a request
     /// that repeats an earlier one of the sender (same key, same submission) stores nothing new and returns the
     /// earlier request's message (`store(_:idempotencyKey:fingerprint:sender:)`).
-    /// - Throws: `SendRefusal` (`.topicNotFound`, `.distributionMismatch`, `.alertNeedsDesc`, `.accessDenied`,
-    ///   `.idempotencyKeyReused`); `DAOError` when the database fails: `.unavailable` when the message is known
-    ///   not to be stored, `.outcomeUnknown` when that could not be settled before the write deadline.
+    /// - Throws: `SendRefusal` (`.fieldTooLong`, `.emptyField`, `.topicNotFound`, `.distributionMismatch`,
+    ///   `.alertNeedsDesc`, `.accessDenied`, `.idempotencyKeyReused`), the first the submission meets in that order;
+    ///   `DAOError` when the database fails: `.unavailable` when the message is known not to be stored,
+    ///   `.outcomeUnknown` when that could not be settled before the write deadline.
     public func send(_ submission: Submission, as identity: Identity, idempotencyKey: String? = nil) async throws -> Message {
+        if let refusal = submission.fieldRefusals.first { throw refusal }
         let location: SubjectLocation
         do {
             location = try await cube.location(topicKey: submission.topicKey)
         } catch let error as DAOError where error.code == .topicNotFound {
-            throw SendRefusal(.topicNotFound, error.message)
+            throw SendRefusal(.topicNotFound, error.message, field: .topicKey)
         }
         guard let subjectDistribution = location.subject.distribution, subjectDistribution == submission.distribution else {
             let expected = location.subject.distribution?.rawValue ?? "a valid distribution"
             throw SendRefusal(.distributionMismatch, "the field \"distribution\" must be \(expected), the subject's distribution")
         }
-        if submission.distribution == .alert, submission.desc.isEmpty {
-            throw SendRefusal(.alertNeedsDesc,
-                              "the field \"desc\" must not be empty for an Alert: it is the push notification's body")
-        }
+        if let refusal = submission.alertRefusal { throw refusal }
         guard identity.maySend(through: location.accessLists) else {
             throw SendRefusal(.accessDenied, "\(identity.name) may not send to this subject")
         }

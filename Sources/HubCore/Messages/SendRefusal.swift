@@ -1,12 +1,35 @@
-/// Why a message was not sent: a code each adapter (POST /message, the portal's send form) maps once.
-public typealias SendRefusal = Refusal<SendRefusalCode>
+/// Why a message was not sent: a code each adapter (POST /message, the portal's send form) maps once, a sentence for
+/// a person, and the field at fault when there is one (where a form shows the refusal).
+public struct SendRefusal: Error, Sendable, CustomStringConvertible {
+    public let code: SendRefusalCode
+    /// A sentence for a person, naming fields as the API does.
+    public let message: String
+    /// The submission's field at fault; nil when the refusal is about the message as a whole (its subject's
+    /// distribution, the sender's access to it, an idempotency key).
+    public let field: MessageField?
+
+    public init(_ code: SendRefusalCode, _ message: String, field: MessageField? = nil) {
+        self.code = code
+        self.message = message
+        self.field = field
+    }
+
+    public var description: String { "Refusal.\(code): \(message)" }
+}
 
 /// The codes of a `SendRefusal`.
 public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
-    private enum Value: String { case topicNotFound, distributionMismatch, alertNeedsDesc, accessDenied, idempotencyKeyReused }
+    private enum Value: String {
+        case fieldTooLong, emptyField, topicNotFound, distributionMismatch, alertNeedsDesc, accessDenied
+        case idempotencyKeyReused
+    }
     private let value: Value
     private init(_ value: Value) { self.value = value }
 
+    /// A field is longer than its `MessageField.maxLength`.
+    public static let fieldTooLong = SendRefusalCode(.fieldTooLong)
+    /// A field that needs a value is empty (the topic key).
+    public static let emptyField = SendRefusalCode(.emptyField)
     /// No subject has the topic key.
     public static let topicNotFound = SendRefusalCode(.topicNotFound)
     /// The message's distribution is not its subject's.

@@ -21,15 +21,16 @@ struct MessageController {
         router.get("/message/:msiKey", use: get)
     }
 
-    /// POST /message: reads the body, sends it as the portal does (`MessageService`), answers 201 with the stored message.
+    /// POST /message: reads the body (types and presence), sends it as the portal does (`MessageService`, which holds
+    /// it to the send rules), answers 201 with the stored message.
     @Sendable func send(request: Request, context: HubRequestContext) async throws -> Response {
         let identity = try context.caller()
         var request = request
         let fields = FieldReader(document: try await request.jsonObject(context: context))
-        let title = try fields.string("title", maxLength: FieldLimits.title)
-        let desc = try fields.string("desc", maxLength: FieldLimits.desc)
-        let text = try fields.string("message", maxLength: FieldLimits.message)
-        let topicKey = try fields.string("topic_key", maxLength: 200, allowEmpty: false)
+        let title = try fields.string("title")
+        let desc = try fields.string("desc")
+        let text = try fields.string("message")
+        let topicKey = try fields.string("topic_key")
         let distribution: Distribution = try fields.oneOf("distribution")
         let now = services.now()
         let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)

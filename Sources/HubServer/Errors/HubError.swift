@@ -171,6 +171,8 @@ extension HubError {
     /// The answer a refused send becomes.
     init(_ refusal: SendRefusal) {
         switch refusal.code {
+        case .fieldTooLong: self.init(.unprocessableContent, .fieldTooLong, refusal.message)
+        case .emptyField: self.init(.unprocessableContent, .emptyField, refusal.message)
         case .topicNotFound: self.init(.notFound, .topicNotFound, refusal.message)
         case .distributionMismatch: self.init(.unprocessableContent, .distributionMismatch, refusal.message)
         case .alertNeedsDesc: self.init(.unprocessableContent, .emptyField, refusal.message)

@@ -40,28 +40,53 @@ struct SendController {
         let selection = SendTargets.Selection(channel: form.trimmed("channel"), area: form.trimmed("area"),
                                               subject: form.trimmed("subject"))
         let values = ["title": form.trimmed("title"), "desc": form.trimmed("desc"), "message": form.trimmed("message")]
-        var errors: [String: String] = [:]
         let target = targets.target(selection)
-        if target == nil { errors["subject"] = "Choose a channel, an area and a subject." }
+        // Only an Alert has a notification text: an Information subject's form sends none.
         let isAlert = target?.subject.distribution == .alert
-        check(values["title"] ?? "", "title", "a title", FieldLimits.title, &errors)
-        check(values["message"] ?? "", "message", "the message", FieldLimits.message, &errors)
-        if isAlert { check(values["desc"] ?? "", "desc", "the notification text", FieldLimits.desc, &errors) }
-        guard errors.isEmpty, let target, let distribution = target.subject.distribution else {
+        let submission = MessageService.Submission(
+            title: values["title"] ?? "", desc: isAlert ? values["desc"] ?? "" : "", message: values["message"] ?? "",
+            topicKey: target?.subject.topicKey ?? "", distribution: target?.subject.distribution ?? .information)
+        // What the form asks for (the API takes an empty title or message, as the legacy hub did), then the send
+        // rules, each beside its field.
+        var errors: [String: String] = [:]
+        if target == nil { errors["subject"] = "Choose a channel, an area and a subject." }
+        if submission.title.isEmpty { errors["title"] = "Enter a title." }
+        if submission.message.isEmpty { errors["message"] = "Enter the message." }
+        for refusal in submission.refusals {
+            let error = Self.formError(refusal, submission)
+            if errors[error.field] == nil { errors[error.field] = error.text }
+        }
+        guard errors.isEmpty, target != nil else {
             return render(context: context, targets: targets, selection: selection, audience: try await audience(), values: values, errors: errors,
                           status: .unprocessableContent)
         }
         do {
             let message = try await services.messages.send(
-                .init(title: values["title"] ?? "", desc: isAlert ? values["desc"] ?? "" : "",
-                      message: values["message"] ?? "", topicKey: target.subject.topicKey, distribution: distribution),
-                as: user.identity, idempotencyKey: Self.idempotencyKey(form.trimmed("idempotency_key")))
+                submission, as: user.identity, idempotencyKey: Self.idempotencyKey(form.trimmed("idempotency_key")))
             return .redirect(to: "/portal/messages/\(message.msiKey.hex)")
         } catch let refusal as SendRefusal {
             // The subject changed or its access list did since the form was shown.
-            errors[refusal.code == .alertNeedsDesc ? "desc" : "subject"] = refusal.message
+            let error = Self.formError(refusal, submission)
+            errors[error.field] = error.text
             return render(context: context, targets: targets, selection: selection, audience: try await audience(), values: values, errors: errors,
                           status: .unprocessableContent)
+        }
+    }
+
+    /// The form's field a refusal is shown beside, and what it says there: the send rules of the fields in the
+    /// form's words, the subject's rules (it changed, or its access list did) as the service says them.
+    private static func formError(_ refusal: SendRefusal, _ submission: MessageService.Submission)
+        -> (field: String, text: String) {
+        switch (refusal.code, refusal.field) {
+        case (.fieldTooLong, let field?) where field != .topicKey:
+            let length = submission[field].count
+            return (field.rawValue, "This is \(length) characters long; at most \(field.maxLength) fit on the phones.")
+        case (.alertNeedsDesc, _):
+            return ("desc", "Enter the notification text.")
+        case (.emptyField, .topicKey?):
+            return ("subject", "Choose a channel, an area and a subject.")
+        default:
+            return ("subject", refusal.message)
         }
     }
 
@@ -96,14 +121,6 @@ struct SendController {
         (try? await services.devices.audienceSizes()) ?? [:]
     }
 
-    private func check(_ value: String, _ field: String, _ name: String, _ limit: Int, _ errors: inout [String: String]) {
-        if value.isEmpty {
-            errors[field] = "Enter \(name)."
-        } else if value.count > limit {
-            errors[field] = "This is \(value.count) characters long; at most \(limit) fit on the phones."
-        }
-    }
-
     private func render(context: PortalRequestContext, targets: SendTargets, selection: SendTargets.Selection,
                         audience: [String: Int], values: [String: String], errors: [String: String],
                         status: HTTPResponse.Status = .ok) -> Response {
@@ -112,7 +129,8 @@ struct SendController {
         data["errors"] = errors
         data["hasErrors"] = !errors.isEmpty
         data["hasTargets"] = !targets.targets.isEmpty
-        data["limits"] = ["title": FieldLimits.title, "desc": FieldLimits.desc, "message": FieldLimits.message]
+        data["limits"] = ["title": MessageField.title.maxLength, "desc": MessageField.desc.maxLength,
+                          "message": MessageField.message.maxLength]
         // A new key per rendering: the form shown again after an error is a new request.
         data["idempotencyKey"] = Secret.make()
         return pages.render("send", context.page("Send a message", data), status: status)

@@ -38,8 +38,9 @@ extension Request {
 struct FieldReader {
     let document: BSONDocument
 
-    /// A required string of at most `maxLength` characters.
-    func string(_ key: String, maxLength: Int, allowEmpty: Bool = true) throws -> String {
+    /// A required string of at most `maxLength` characters (by default any length: a service that owns the field's
+    /// limit checks it, as `MessageService` does a message's).
+    func string(_ key: String, maxLength: Int = .max, allowEmpty: Bool = true) throws -> String {
         guard let value = document[key] else { throw HubError.invalid(.missingField, "the field \"\(key)\" is required") }
         return try Self.string(value, name: key, maxLength: maxLength, allowEmpty: allowEmpty)
     }
@@ -106,12 +107,11 @@ struct FieldReader {
     }
 }
 
-/// The length limits that fit the phones' local store (the spec's SQLite columns).
+/// The length limits of the cube's names and descriptions, which fit the phones' local store (the spec's SQLite
+/// columns); a message's are `MessageField.maxLength`.
 enum FieldLimits {
     static let name = 200
     static let desc = 500
-    static let title = 500
-    static let message = 1_500
 }
 
 extension Parameters {
