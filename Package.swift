@@ -179,6 +179,7 @@ let package = Package(
                 "FCM",
                 "DAO",
                 "Mongo",
+                "HubTime",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,4 +1,5 @@
 import FCM
+import HubTime
 import Synchronization
 
 /// Back-pressure on one FCM API of one project: every call of this process to it passes the gate first (the
@@ -44,10 +45,10 @@ final class RelayGate: Sendable {
     let backoff: Duration
     let maximumBackoff: Duration
     private let state: Mutex<State>
-    private let now: @Sendable () -> Int64
+    private let now: UnixClock
 
     init(concurrency: Int, backoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(15),
-         now: @escaping @Sendable () -> Int64) {
+         now: @escaping UnixClock) {
         self.concurrency = max(concurrency, 1)
         self.backoff = backoff
         self.maximumBackoff = maximumBackoff

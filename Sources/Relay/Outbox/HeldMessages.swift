@@ -23,7 +23,7 @@ final class HeldMessages: Sendable {
     private let logger: Logger
 
     init(outbox: OutboxDAO, handoff: OutboxHandoff, lease: Duration, metrics: RelayMetrics, logger: Logger,
-         now: @escaping @Sendable () -> Int64) {
+         now: @escaping UnixClock) {
         self.lease = lease
         self.metrics = metrics
         self.logger = logger

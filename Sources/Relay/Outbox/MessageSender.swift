@@ -26,7 +26,7 @@ struct MessageSender: Sendable {
     /// Told the pauses FCM asked for, for the other replicas.
     let pauses: SharedPause
     let metrics: RelayMetrics, logger: Logger
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
     /// Sends a held message's unsent components in order, recording each result as FCM gives it, then where
     /// the message goes next.

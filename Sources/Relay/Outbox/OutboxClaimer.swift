@@ -14,7 +14,7 @@ struct OutboxClaimer {
     private let pollInterval: Duration
     private let metrics: RelayMetrics
     private let logger: Logger
-    private let now: @Sendable () -> Int64
+    private let now: UnixClock
     private let clock = ContinuousClock()
     /// When the next claim is due, and when the last one started.
     private var nextClaim: ContinuousClock.Instant
@@ -25,7 +25,7 @@ struct OutboxClaimer {
     private var failing = false
 
     init(outbox: OutboxDAO, owner: String, held: HeldMessages, pollInterval: Duration, metrics: RelayMetrics,
-         logger: Logger, now: @escaping @Sendable () -> Int64) {
+         logger: Logger, now: @escaping UnixClock) {
         self.outbox = outbox
         self.owner = owner
         self.held = held

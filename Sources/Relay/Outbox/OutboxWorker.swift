@@ -58,7 +58,7 @@ public final class OutboxWorker: Sendable {
     private let handoff: OutboxHandoff
     private let metrics: RelayMetrics
     private let logger: Logger
-    private let now: @Sendable () -> Int64
+    private let now: UnixClock
     private let gate: RelayGate
     /// The messages this worker holds (waiting, being sent, or their last write not yet done) and their leases.
     private let held: HeldMessages

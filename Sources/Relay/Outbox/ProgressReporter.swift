@@ -21,7 +21,7 @@ final class ProgressReporter: Sendable {
     private let settleAfterMS: Int64
     private let metrics: RelayMetrics
     private let logger: Logger
-    private let now: @Sendable () -> Int64
+    private let now: UnixClock
     /// Told the name of a record another worker took over: nothing stored under it may be sent any more.
     private let lost: @Sendable (String) -> Void
     private let signal = WakeSignal()
@@ -30,7 +30,7 @@ final class ProgressReporter: Sendable {
 
     init(progress: RelayProgressDAO, outbox: OutboxDAO, handoff: OutboxHandoff, leaseMS: Int64, window: Duration,
          settleAfter: Duration = .seconds(30), metrics: RelayMetrics, logger: Logger,
-         now: @escaping @Sendable () -> Int64,
+         now: @escaping UnixClock,
          lost: @escaping @Sendable (String) -> Void) {
         self.progress = progress
         self.outbox = outbox

@@ -16,12 +16,12 @@ final class SharedPause: Sendable {
     /// How often the stored pause is read.
     private let pollInterval: Duration
     private let metrics: RelayMetrics, logger: Logger
-    private let now: @Sendable () -> Int64
+    private let now: UnixClock
     /// The latest pause end this worker stored for the other replicas.
     private let stored = Mutex<Int64>(0)
 
     init(pauses: RelayPauseDAO, project: String, owner: String, gate: RelayGate, pollInterval: Duration,
-         metrics: RelayMetrics, logger: Logger, now: @escaping @Sendable () -> Int64) {
+         metrics: RelayMetrics, logger: Logger, now: @escaping UnixClock) {
         self.pauses = pauses
         self.project = project
         self.owner = owner

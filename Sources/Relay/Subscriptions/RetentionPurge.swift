@@ -7,7 +7,7 @@ struct RetentionPurge: Sendable {
     let subscriptions: SubscriptionDAO
     /// How long an unregistered device is kept.
     let retention: Duration
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
     /// Removes every device unregistered before the retention's start.
     /// - Throws: `DAOError`.

@@ -18,7 +18,7 @@ struct RolloutPass: Sendable {
     let rolloutPage: Int
     /// The most devices one pass reaches.
     let batchLimit: Int
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
     /// A page of a rollout whose calls went out: what its settling needs.
     struct RolloutPage: Sendable {

@@ -35,12 +35,12 @@ final class SubscriptionCalls: Sendable {
     /// The longest one wait for a pause to end lasts, so the leader renews its lease meanwhile.
     private let longestWait: Duration
     private let logger: Logger
-    private let now: @Sendable () -> Int64
+    private let now: UnixClock
     /// The end of the last pause logged (Unix ms).
     private let loggedPauseEnd = Mutex<Int64>(0)
 
     init(fcm: any TopicSubscribing, subscriptions: SubscriptionDAO, devices: DeviceDAO, retryPolicy: RetryPolicy,
-         concurrency: Int, longestWait: Duration, logger: Logger, now: @escaping @Sendable () -> Int64) {
+         concurrency: Int, longestWait: Duration, logger: Logger, now: @escaping UnixClock) {
         self.fcm = fcm
         // Only the leader calls FCM, so the pause need not be shared: a new leader learns of it from its first call.
         self.gate = RelayGate(concurrency: concurrency, now: now)

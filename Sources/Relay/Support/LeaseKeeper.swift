@@ -18,12 +18,12 @@ final class LeaseKeeper<Key: Hashable & Sendable>: Sendable {
     private let renew: Renew
     /// Until when a lease holds (Unix ms): its own end, unless it holds while something else does.
     private let end: @Sendable (RelayLease) -> Int64
-    private let now: @Sendable () -> Int64
+    private let now: UnixClock
     private let held = Mutex<[Key: RelayLease]>([:])
 
     /// A keeper of leases lasting `duration`, renewed through `renew`; `end` reads a lease's end (by default its
     /// `until`).
-    init(duration: Duration, now: @escaping @Sendable () -> Int64,
+    init(duration: Duration, now: @escaping UnixClock,
          end: @escaping @Sendable (RelayLease) -> Int64 = { $0.until }, renew: @escaping Renew) {
         self.durationMS = duration.milliseconds
         self.now = now

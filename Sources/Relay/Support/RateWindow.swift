@@ -26,7 +26,7 @@ struct RateWindow: Sendable {
     let key: String
     /// Calls per second, all replicas together.
     let limit: Int
-    let now: @Sendable () -> Int64
+    let now: UnixClock
 
     /// Takes up to `count` calls (a second's allowance at most) from this second's, waiting for the next second
     /// while the current one is spent or nearly over.
