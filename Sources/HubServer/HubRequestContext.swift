@@ -31,7 +31,8 @@ extension HubRequestContext: RoleCheckedContext {
     func requireRole(_ roles: [Role]) throws {
         guard let identity else { throw HubError.unauthenticated }
         guard roles.contains(identity.role) else {
-            throw HubError(.forbidden, .forbidden, "this needs the role \(roles.map(\.rawValue).joined(separator: " or "))")
+            let names = roles.map(\.rawValue).joined(separator: " or ")
+            throw HubError(.forbidden, .forbidden, "this needs the role \(names)")
         }
     }
 

@@ -9,7 +9,8 @@ import Testing
 @Suite("Sending: the rules of a message's fields")
 struct SendRulesTests {
     static func submission(title: String = "Library", desc: String = "Closed today", message: String = "All day.",
-                           topicKey: String = "a-b-c", distribution: Distribution = .alert) -> MessageService.Submission {
+                           topicKey: String = "a-b-c",
+                           distribution: Distribution = .alert) -> MessageService.Submission {
         MessageService.Submission(title: title, desc: desc, message: message, topicKey: topicKey,
                                   distribution: distribution)
     }
@@ -39,7 +40,8 @@ struct SendRulesTests {
     @Test func anAlertNeedsItsNotificationTextAndAnInformationMessageDoesNot() {
         let alert = Self.submission(desc: "").refusals
         #expect(alert.map(\.code) == [.alertNeedsDesc] && alert.first?.field == .desc)
-        #expect(alert.first?.message == "the field \"desc\" must not be empty for an Alert: it is the push notification's body")
+        #expect(alert.first?.message
+                    == "the field \"desc\" must not be empty for an Alert: it is the push notification's body")
         #expect(Self.submission(desc: "", distribution: .information).refusals.isEmpty)
         // An empty title or message is the legacy API's to take; a form asks for them itself.
         #expect(Self.submission(title: "", message: "").refusals.isEmpty)

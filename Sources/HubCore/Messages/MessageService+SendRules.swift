@@ -16,8 +16,8 @@ extension MessageService.Submission {
         MessageField.allCases.compactMap { field in
             let value = self[field]
             if value.count > field.maxLength {
-                return SendRefusal(.fieldTooLong, "the field \"\(field.rawValue)\" is longer than \(field.maxLength) characters",
-                                   field: field)
+                return SendRefusal(.fieldTooLong,
+                                   "the field \"\(field.rawValue)\" is longer than \(field.maxLength) characters", field: field)
             }
             if field == .topicKey, value.isEmpty {
                 return SendRefusal(.emptyField, "the field \"\(field.rawValue)\" must not be empty", field: field)
