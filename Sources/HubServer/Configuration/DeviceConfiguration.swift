@@ -27,18 +27,11 @@ public struct DeviceConfiguration: Sendable {
     /// - Throws: `ConfigurationError` naming a variable whose value cannot be used.
     static func fromEnvironment(_ environment: [String: String]) throws -> DeviceConfiguration {
         var devices = DeviceConfiguration()
-        func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
-            guard let text = environment[name], !text.isEmpty else { return nil }
-            guard let value = Int(text), range.contains(value) else {
-                throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
-            }
-            return value
-        }
         if let key = environment["DEVICE_REGISTRATION_KEY"], !key.isEmpty { devices.registrationKey = key }
-        if let value = try number("DEVICE_REGISTRATIONS_PER_MINUTE", in: 1...1_000_000) { devices.registrationsPerMinute = value }
-        if let value = try number("FCM_SUBSCRIPTION_RATE", in: 1...100_000) { devices.subscriptionRate = value }
-        if let value = try number("DEVICE_RETENTION_DAYS", in: 1...3650) { devices.retention = .seconds(value * 86_400) }
-        if let value = try number("DEVICE_REPAIR_HOURS", in: 0...(24 * 365)) {
+        if let value = try environment.number("DEVICE_REGISTRATIONS_PER_MINUTE", in: 1...1_000_000) { devices.registrationsPerMinute = value }
+        if let value = try environment.number("FCM_SUBSCRIPTION_RATE", in: 1...100_000) { devices.subscriptionRate = value }
+        if let value = try environment.number("DEVICE_RETENTION_DAYS", in: 1...3650) { devices.retention = .seconds(value * 86_400) }
+        if let value = try environment.number("DEVICE_REPAIR_HOURS", in: 0...(24 * 365)) {
             devices.repairInterval = value == 0 ? nil : .seconds(value * 3600)
         }
         return devices

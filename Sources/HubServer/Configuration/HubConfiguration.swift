@@ -158,17 +158,10 @@ public struct RelayConfiguration: Sendable {
     /// - Throws: `ConfigurationError` naming a variable whose value cannot be used.
     static func fromEnvironment(_ environment: [String: String]) throws -> RelayConfiguration {
         var relay = RelayConfiguration(fcmEnvironment: environment.filter { fcmVariables.contains($0.key) })
-        func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
-            guard let text = environment[name], !text.isEmpty else { return nil }
-            guard let value = Int(text), range.contains(value) else {
-                throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
-            }
-            return value
-        }
-        if let value = try number("FCM_PAYLOAD_LIMIT", in: 512...4096) { relay.payloadLimit = value }
-        if let value = try number("RELAY_CONCURRENCY", in: 0...256) { relay.concurrency = value }
-        if let value = try number("RELAY_LEASE_SECONDS", in: 1...3600) { relay.lease = .seconds(value) }
-        if let value = try number("RELAY_DEADLINE_SECONDS", in: 60...(28 * 86_400)) { relay.deadline = .seconds(value) }
+        if let value = try environment.number("FCM_PAYLOAD_LIMIT", in: 512...4096) { relay.payloadLimit = value }
+        if let value = try environment.number("RELAY_CONCURRENCY", in: 0...256) { relay.concurrency = value }
+        if let value = try environment.number("RELAY_LEASE_SECONDS", in: 1...3600) { relay.lease = .seconds(value) }
+        if let value = try environment.number("RELAY_DEADLINE_SECONDS", in: 60...(28 * 86_400)) { relay.deadline = .seconds(value) }
         return relay
     }
 }

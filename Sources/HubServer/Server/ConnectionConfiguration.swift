@@ -23,17 +23,10 @@ public struct ConnectionConfiguration: Sendable {
     /// - Throws: `ConfigurationError` naming a variable whose value cannot be used.
     static func fromEnvironment(_ environment: [String: String]) throws -> ConnectionConfiguration {
         var connections = ConnectionConfiguration()
-        func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
-            guard let text = environment[name], !text.isEmpty else { return nil }
-            guard let value = Int(text), range.contains(value) else {
-                throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
-            }
-            return value
-        }
-        if let value = try number("HTTP_IDLE_TIMEOUT_SECONDS", in: 1...3600) { connections.idleTimeout = .seconds(value) }
-        if let value = try number("HTTP_HEADER_TIMEOUT_SECONDS", in: 1...600) { connections.headerTimeout = .seconds(value) }
-        if let value = try number("HTTP_REQUEST_TIMEOUT_SECONDS", in: 1...3600) { connections.requestTimeout = .seconds(value) }
-        if let value = try number("HTTP_MAX_CONNECTIONS", in: 1...1_000_000) { connections.maxConnections = value }
+        if let value = try environment.number("HTTP_IDLE_TIMEOUT_SECONDS", in: 1...3600) { connections.idleTimeout = .seconds(value) }
+        if let value = try environment.number("HTTP_HEADER_TIMEOUT_SECONDS", in: 1...600) { connections.headerTimeout = .seconds(value) }
+        if let value = try environment.number("HTTP_REQUEST_TIMEOUT_SECONDS", in: 1...3600) { connections.requestTimeout = .seconds(value) }
+        if let value = try environment.number("HTTP_MAX_CONNECTIONS", in: 1...1_000_000) { connections.maxConnections = value }
         return connections
     }
 }
