@@ -113,7 +113,7 @@ public struct MessageDAO: Sendable {
 extension MessageDAO {
     /// A page of the messages of `query.topicKeys` from `query.since`, oldest first (timestamp, then `_id`),
     /// leaving out the ones whose `ttl` has run out (`relay.expires_at` at or before `query.now`) and the scheduled
-    /// ones not yet due (`relay.due_at` after it); a message with no `relay` (the legacy hub's) is always in.
+    /// ones not yet due (`relay.send_at` after it); a message with no `relay` (the legacy hub's) is always in.
     ///
     /// One query whatever the number of topics: `topic_key` `$in` with a range on `timestamp`, sorted on
     /// (timestamp, `_id`), which the `topic_key.timestamp` index serves read backwards, one index scan per topic
@@ -145,7 +145,9 @@ extension MessageDAO {
             "timestamp": ["$gte": .int64(since)],
             // `$not` also matches a missing field: no ttl, or no relay at all.
             "relay.expires_at": ["$not": ["$lte": .int64(query.now)]],
-            "relay.due_at": ["$not": ["$gt": .int64(query.now)]],
+            // Scheduled and not yet due: `send_at`, as the client gave it (`due_at` moves with FCM retries, and a
+            // message FCM has yet to take is exactly what a catch-up is for).
+            "relay.send_at": ["$not": ["$gt": .int64(query.now)]],
         ]
         if let after = query.after {
             // `timestamp >= after.timestamp` holds already: past the cursor is a later millisecond or a later `_id`.
