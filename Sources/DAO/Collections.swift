@@ -36,6 +36,10 @@ public enum CollectionName {
     /// One document per relay worker that ever ran: how far it got with the messages it stored and sends
     /// itself, and until when it is alive (`RelayProgressDAO`).
     public static let relayProgress = "relay_progress"
+    /// Named lists of person ids and who may send to them, one document a group (`GroupDAO`).
+    public static let groups = "groups"
+    /// The members of the groups: one document per group and person (`GroupDAO`).
+    public static let groupMembers = "group_members"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -71,6 +75,7 @@ public enum DatabaseIndexes {
             for name in SubscriptionDAO.retiredIndexes { try await subscriptions.dropIndex(named: name) }
             try await database.collection(CollectionName.rateWindows).createIndexes(RateWindowDAO.indexes)
             try await database.collection(CollectionName.idempotencyKeys).createIndexes(IdempotencyKeyDAO.indexes)
+            try await database.collection(CollectionName.groupMembers).createIndexes(GroupDAO.indexes)
         }
     }
 }

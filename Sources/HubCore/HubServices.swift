@@ -17,6 +17,8 @@ public struct HubServices: Sendable {
     public let accounts: AccountService
     /// Devices and their subscriptions.
     public let devices: DeviceService
+    /// Groups of persons and who may send to them.
+    public let groups: GroupService
     /// Gives the messages this process stores to its relay worker in memory, leased in the insert: the one thing
     /// the services and the relay share (the relay reads and writes its own collections through its own DAOs).
     public let outboxHandoff: OutboxHandoff
@@ -47,6 +49,7 @@ public struct HubServices: Sendable {
         self.devices = DeviceService(database: database, cube: cache, logger: logger, now: now)
         self.cube = CubeService(database: database, cache: cache, devices: devices, logger: logger)
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
+        self.groups = GroupService(database: database, now: now)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
         self.relayProgress = RelayProgressDAO(database: database)

@@ -28,6 +28,8 @@ extension HubError {
             return HubError(error)
         case let error as DeviceRefusal:
             return HubError(error)
+        case let error as GroupRefusal:
+            return HubError(error)
         case let error as HTTPParserError:
             // The HTTP/1 decoder's verdict on what the client sent: never the hub's fault.
             return error == .invalidEOFState ? .incompleteBody : HubError(.badRequest, .badRequest, "\(error)")
@@ -75,6 +77,16 @@ extension HubError {
         case .topicNotFound: self.init(.notFound, .topicNotFound, refusal.message)
         case .forcedSubscription: self.init(.conflict, .forcedSubscription, refusal.message)
         case .registrationTaken: self.init(.conflict, .conflict, refusal.message)
+        default: self.init(.unprocessableContent, .invalidField, refusal.message)
+        }
+    }
+
+    /// The answer a refused group request becomes: 404 naming what is missing, 422 naming the field.
+    init(_ refusal: GroupRefusal) {
+        switch refusal.code {
+        case .groupNotFound: self.init(.notFound, .groupNotFound, refusal.message)
+        case .memberNotFound: self.init(.notFound, .memberNotFound, refusal.message)
+        case .invalidID: self.init(.unprocessableContent, .invalidID, refusal.message)
         default: self.init(.unprocessableContent, .invalidField, refusal.message)
         }
     }

@@ -18,6 +18,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case notFound = "not_found", channelNotFound = "channel_not_found", areaNotFound = "area_not_found"
             case subjectNotFound = "subject_not_found", topicNotFound = "topic_not_found"
             case messageNotFound = "message_not_found", userNotFound = "user_not_found", tokenNotFound = "token_not_found"
+            case groupNotFound = "group_not_found", memberNotFound = "member_not_found"
             case methodNotAllowed = "method_not_allowed", conflict, distributionMismatch = "distribution_mismatch"
             case tooManyRequests = "too_many_requests", databaseUnavailable = "database_unavailable", busy
             case tooManyConnections = "too_many_connections"
@@ -70,6 +71,9 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let messageNotFound = Code(.messageNotFound)
         public static let userNotFound = Code(.userNotFound)
         public static let tokenNotFound = Code(.tokenNotFound)
+        public static let groupNotFound = Code(.groupNotFound)
+        /// 404: the person is not a member of the group.
+        public static let memberNotFound = Code(.memberNotFound)
         /// 405: the path exists, the method does not (`Allow` lists those that do).
         public static let methodNotAllowed = Code(.methodNotAllowed)
         /// 409: the element exists already.

@@ -8,16 +8,18 @@ extension Request {
     /// - Throws: `HubError` 415 (not JSON), 413 (too large), 400 (malformed JSON, or a body that ended before its
     ///   `Content-Length`), 422 (not an
     ///   object, `$`/`.` keys, a key twice, nesting too deep).
-    mutating func jsonObject(context: HubRequestContext) async throws -> BSONDocument {
+    /// `maxSize` raises the context's limit for a route whose bodies are larger by design (a group's roster).
+    mutating func jsonObject(context: HubRequestContext, maxSize: Int? = nil) async throws -> BSONDocument {
+        let maxSize = maxSize ?? context.maxUploadSize
         let contentType = headers[.contentType]?.lowercased() ?? ""
         guard contentType.hasPrefix("application/json") || contentType.hasPrefix("application/") && contentType.contains("+json") else {
             throw HubError(.unsupportedMediaType, .unsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
         }
         let buffer: ByteBuffer
         do {
-            buffer = try await collectBody(upTo: context.maxUploadSize)
+            buffer = try await collectBody(upTo: maxSize)
         } catch is NIOTooManyBytesError {
-            throw HubError(.contentTooLarge, .bodyTooLarge, "the body is larger than \(context.maxUploadSize / 1024) KiB")
+            throw HubError(.contentTooLarge, .bodyTooLarge, "the body is larger than \(maxSize / 1024) KiB")
         } catch {
             throw HubError.incompleteBody
         }

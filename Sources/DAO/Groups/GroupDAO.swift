@@ -1,0 +1,157 @@
+import HubTime
+import Mongo
+
+/// A group as stored in `groups`: a named list of person ids (its members live in `group_members`) and the
+/// usernames that may send to it.
+public struct Group: Sendable, Equatable {
+    /// The caller's id for the group (`[A-Za-z0-9._:-]`, checked by the service before any query).
+    public var id: String
+    public var name: String
+    /// The usernames and token names that may send to the group.
+    public var access: [String]
+    /// How many members the group has, kept with each write of its members.
+    public var memberCount: Int64
+    /// When the group or its members last changed (Unix ms).
+    public var updatedAt: Int64
+
+    init?(document: BSONDocument) {
+        guard let id = document["_id"]?.stringValue, let name = document["name"]?.stringValue else { return nil }
+        self.id = id
+        self.name = name
+        self.access = document["access"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.memberCount = document["member_count"]?.int64Value ?? 0
+        self.updatedAt = document["updated_at"]?.int64Value ?? 0
+    }
+}
+
+/// Groups in `groups` (one document a group, `_id` the group's id) and their members in `group_members` (one
+/// document per group and person, unique on the pair). A roster is replaced without reading it: the given members
+/// are upserted with a fresh `sync` stamp in bulk writes, the members without that stamp deleted, and the count set
+/// from a count of what is left; adding or removing one member moves the count with `$inc`.
+public struct GroupDAO: Sendable {
+    let groups: MongoCollection
+    let members: MongoCollection
+    let now: UnixClock
+
+    /// How many members one bulk write upserts: a server that holds its lock for a whole command (SecantusDB)
+    /// answers other requests between them.
+    static let membersPerWrite = 2_000
+
+    /// The indexes of `group_members`: one document per (group, person), a group's members in order (pages), and
+    /// the groups of a person.
+    static let indexes = [
+        IndexModel(keys: ["group": 1, "person": 1], name: "group.person", unique: true),
+        IndexModel(keys: ["person": 1], name: "person"),
+    ]
+
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+        self.groups = database.collection(CollectionName.groups)
+        self.members = database.collection(CollectionName.groupMembers)
+        self.now = now
+    }
+
+    /// Creates or replaces group `id` with `name`, `access` and exactly `persons` (distinct) as members; returns the
+    /// group and whether it was created.
+    /// - Throws: `DAOError`.
+    public func replace(id: String, name: String, access: [String], persons: [String]) async throws
+        -> (group: Group, created: Bool) {
+        let time = now()
+        let stamp = BSONValue.objectID(ObjectID())
+        let upsert = try await mapErrors {
+            try await groups.updateOne(
+                ["_id": .string(id)],
+                ["$set": ["name": .string(name), "access": .array(access.map(BSONValue.string)),
+                          "updated_at": .int64(time)],
+                 "$setOnInsert": ["member_count": .int64(0), "created_at": .int64(time)]],
+                options: UpdateOptions(upsert: true))
+        }
+        for start in stride(from: 0, to: persons.count, by: Self.membersPerWrite) {
+            let statements = persons[start..<min(start + Self.membersPerWrite, persons.count)].map { person in
+                UpdateStatement(filter: ["group": .string(id), "person": .string(person)],
+                                update: ["$set": ["sync": stamp]], options: UpdateOptions(upsert: true))
+            }
+            _ = try await mapErrors { try await members.bulkUpdate(statements) }
+        }
+        let group = try await mapErrors { () -> Group? in
+            try await members.deleteMany(["group": .string(id), "sync": ["$ne": stamp]])
+            let count = try await members.countDocuments(["group": .string(id)])
+            try await groups.updateOne(["_id": .string(id)], ["$set": ["member_count": .int64(count)]])
+            return try await groups.findOne(["_id": .string(id)]).flatMap(Group.init(document:))
+        }
+        guard let group else { throw DAOError(.database, "the group was deleted while its roster was written") }
+        return (group, upsert.upsertedID != nil)
+    }
+
+    /// The group `id`, or nil.
+    /// - Throws: `DAOError`.
+    public func group(id: String) async throws -> Group? {
+        try await mapErrors { try await groups.findOne(["_id": .string(id)]).flatMap(Group.init(document:)) }
+    }
+
+    /// Every group, by id.
+    /// - Throws: `DAOError`.
+    public func all() async throws -> [Group] {
+        try await mapErrors {
+            try await groups.find([:], options: FindOptions(sort: ["_id": 1])).compactMap(Group.init(document:))
+        }
+    }
+
+    /// Adds `person` to group `id`; returns the group (nil when there is none) and whether the person was added
+    /// (false: a member already).
+    /// - Throws: `DAOError`.
+    public func add(_ person: String, to id: String) async throws -> (group: Group, added: Bool)? {
+        guard try await group(id: id) != nil else { return nil }
+        var added = false
+        do {
+            let result = try await mapErrors {
+                try await members.updateOne(["group": .string(id), "person": .string(person)],
+                                            ["$setOnInsert": ["sync": .objectID(ObjectID())]],
+                                            options: UpdateOptions(upsert: true))
+            }
+            added = result.upsertedID != nil
+        } catch let error as DAOError where error.code == .duplicate {
+            // Two adds of the same person at once: the other one inserted it.
+        }
+        let change: Int64 = added ? 1 : 0
+        let updated = try await mapErrors {
+            try await groups.findOneAndUpdate(["_id": .string(id)],
+                                              ["$inc": ["member_count": .int64(change)],
+                                               "$set": ["updated_at": .int64(now())]])
+        }
+        return updated.flatMap(Group.init(document:)).map { ($0, added) }
+    }
+
+    /// Removes `person` from group `id`; returns whether they were a member.
+    /// - Throws: `DAOError`.
+    public func remove(_ person: String, from id: String) async throws -> Bool {
+        let deleted = try await mapErrors { try await members.deleteOne(["group": .string(id), "person": .string(person)]) }
+        guard deleted > 0 else { return false }
+        _ = try await mapErrors {
+            try await groups.updateOne(["_id": .string(id)], ["$inc": ["member_count": .int64(-1)],
+                                                              "$set": ["updated_at": .int64(now())]])
+        }
+        return true
+    }
+
+    /// Up to `limit` person ids of group `id` after `after`, in order.
+    /// - Throws: `DAOError`.
+    public func members(of id: String, after: String?, limit: Int) async throws -> [String] {
+        var filter: BSONDocument = ["group": .string(id)]
+        if let after { filter["person"] = ["$gt": .string(after)] }
+        let documents = try await mapErrors {
+            try await members.find(filter, options: FindOptions(projection: ["person": 1, "_id": 0],
+                                                                sort: ["person": 1], limit: Int64(limit)))
+        }
+        return documents.compactMap { $0["person"]?.stringValue }
+    }
+
+    /// Deletes group `id` and its members; returns whether it existed.
+    /// - Throws: `DAOError`.
+    public func delete(id: String) async throws -> Bool {
+        try await mapErrors {
+            let deleted = try await groups.deleteOne(["_id": .string(id)])
+            try await members.deleteMany(["group": .string(id)])
+            return deleted > 0
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import DAO
+import HubTime
+import Mongo
+
+/// Groups of persons (a class, a club, an event's invitees) and who may send to them: the one home of their rules
+/// (what a group id, a person id, a name and an access list may be), which the API and the portal call. Every input
+/// is checked before any query, so a refused request changes nothing.
+public struct GroupService: Sendable {
+    let groups: GroupDAO
+
+    /// The most members one roster holds (a sync sends them all in one call).
+    public static let maximumMembers = 10_000
+    /// The most usernames an access list holds.
+    public static let maximumAccess = 1_000
+    /// The longest group id, person id and group name, in characters.
+    public static let maximumIDLength = 128
+    public static let maximumPersonLength = 256
+    public static let maximumNameLength = 200
+    /// The most person ids one page of members holds.
+    public static let maximumPage = 1_000
+
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+        self.groups = GroupDAO(database: database, now: now)
+    }
+
+    // MARK: Rules
+
+    /// Why `id` cannot be a group id, or nil: 1 to 128 of `A-Z a-z 0-9 . _ : -`, not starting with `.`.
+    public static func groupIDProblem(_ id: String) -> String? {
+        let allowed = id.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
+                                                                    || "._:-".unicodeScalars.contains($0)) }
+        guard (1...maximumIDLength).contains(id.count), allowed, !id.hasPrefix(".") else {
+            return "a group id is 1 to \(maximumIDLength) of the characters A-Z a-z 0-9 . _ : - and does not start with ."
+        }
+        return nil
+    }
+
+    /// Why `id` cannot be a person id, or nil: 1 to 256 printable characters (no control characters).
+    public static func personIDProblem(_ id: String) -> String? {
+        let printable = id.unicodeScalars.allSatisfy { $0.properties.generalCategory != .control
+                                                       && $0.properties.generalCategory != .format
+                                                       && $0.properties.generalCategory != .unassigned }
+        guard (1...maximumPersonLength).contains(id.count), printable else {
+            return "a person id is 1 to \(maximumPersonLength) printable characters"
+        }
+        return nil
+    }
+
+    /// The group id checked.
+    /// - Throws: `GroupRefusal.invalidID` naming `field`.
+    static func checkedGroupID(_ id: String, field: String = "groupID") throws -> String {
+        if let problem = groupIDProblem(id) { throw GroupRefusal(.invalidID, "\(field): \(problem)") }
+        return id
+    }
+
+    /// The person id checked.
+    /// - Throws: `GroupRefusal.invalidID` naming `field`.
+    static func checkedPersonID(_ id: String, field: String = "personID") throws -> String {
+        if let problem = personIDProblem(id) { throw GroupRefusal(.invalidID, "\(field): \(problem)") }
+        return id
+    }
+
+    // MARK: Writes
+
+    /// Creates or replaces group `id` with `name`, exactly `members` (duplicates collapsed) and `access`; returns the
+    /// group and whether it was created. Sending the same roster again changes nothing but `updated_at`.
+    /// - Throws: `GroupRefusal` (`.invalidID`, `.invalidField`, each naming the field) before any write; `DAOError`.
+    public func replace(id: String, name: String, members: [String], access: [String]) async throws
+        -> (group: Group, created: Bool) {
+        let id = try Self.checkedGroupID(id)
+        guard (1...Self.maximumNameLength).contains(name.count), !name.contains(where: \.isNewline) else {
+            throw GroupRefusal(.invalidField, "name: 1 to \(Self.maximumNameLength) characters on one line")
+        }
+        guard members.count <= Self.maximumMembers else {
+            throw GroupRefusal(.invalidField, "members: at most \(Self.maximumMembers) person ids")
+        }
+        var seen = Set<String>()
+        var persons: [String] = []
+        persons.reserveCapacity(members.count)
+        for (index, person) in members.enumerated() {
+            _ = try Self.checkedPersonID(person, field: "members[\(index)]")
+            if seen.insert(person).inserted { persons.append(person) }
+        }
+        guard access.count <= Self.maximumAccess else {
+            throw GroupRefusal(.invalidField, "access: at most \(Self.maximumAccess) usernames")
+        }
+        for (index, username) in access.enumerated() {
+            if let problem = AccountService.nameProblem(username) {
+                throw GroupRefusal(.invalidField, "access[\(index)]: \(problem)")
+            }
+        }
+        var named = Set<String>()
+        let access = access.filter { named.insert($0).inserted }
+        return try await groups.replace(id: id, name: name, access: access, persons: persons)
+    }
+
+    /// Adds `person` to group `id`; returns the group and whether the person was added (false: a member already).
+    /// - Throws: `GroupRefusal` (`.invalidID`, `.groupNotFound`); `DAOError`.
+    public func add(_ person: String, to id: String) async throws -> (group: Group, added: Bool) {
+        let id = try Self.checkedGroupID(id)
+        let person = try Self.checkedPersonID(person)
+        guard let result = try await groups.add(person, to: id) else { throw Self.notFound(id) }
+        return result
+    }
+
+    /// Removes `person` from group `id`.
+    /// - Throws: `GroupRefusal` (`.invalidID`, `.groupNotFound`, `.memberNotFound`); `DAOError`.
+    public func remove(_ person: String, from id: String) async throws {
+        let id = try Self.checkedGroupID(id)
+        let person = try Self.checkedPersonID(person)
+        guard try await groups.remove(person, from: id) else {
+            guard try await groups.group(id: id) != nil else { throw Self.notFound(id) }
+            throw GroupRefusal(.memberNotFound, "the person is not a member of the group")
+        }
+    }
+
+    /// Deletes group `id` and its members.
+    /// - Throws: `GroupRefusal` (`.invalidID`, `.groupNotFound`); `DAOError`.
+    public func delete(id: String) async throws {
+        let id = try Self.checkedGroupID(id)
+        guard try await groups.delete(id: id) else { throw Self.notFound(id) }
+    }
+
+    // MARK: Reads
+
+    /// Every group, by id.
+    /// - Throws: `DAOError`.
+    public func all() async throws -> [Group] {
+        try await groups.all()
+    }
+
+    /// Group `id`.
+    /// - Throws: `GroupRefusal` (`.invalidID`, `.groupNotFound`); `DAOError`.
+    public func group(id: String) async throws -> Group {
+        let id = try Self.checkedGroupID(id)
+        guard let group = try await groups.group(id: id) else { throw Self.notFound(id) }
+        return group
+    }
+
+    /// Up to `limit` (1 to `maximumPage`) person ids of group `id` after `after`, sorted, and the last one when
+    /// more may follow (the next page's `after`).
+    /// - Throws: `GroupRefusal` (`.invalidID`, `.invalidField`, `.groupNotFound`); `DAOError`.
+    public func members(of id: String, after: String?, limit: Int) async throws -> (persons: [String], next: String?) {
+        let id = try Self.checkedGroupID(id)
+        guard (1...Self.maximumPage).contains(limit) else {
+            throw GroupRefusal(.invalidField, "limit: an integer from 1 to \(Self.maximumPage)")
+        }
+        if let after { _ = try Self.checkedPersonID(after, field: "cursor") }
+        guard try await groups.group(id: id) != nil else { throw Self.notFound(id) }
+        let persons = try await groups.members(of: id, after: after, limit: limit)
+        return (persons, persons.count == limit ? persons.last : nil)
+    }
+
+    private static func notFound(_ id: String) -> GroupRefusal {
+        GroupRefusal(.groupNotFound, "no group has the id \(id)")
+    }
+}

@@ -1,0 +1,149 @@
+import DAO
+import Foundation
+import HubCore
+import Hummingbird
+import Mongo
+
+/// Groups of persons, managed by admins: a roster sync replaces a whole group in one call (`PUT /group/:groupID`),
+/// single members come and go, and the members are read a page at a time. `GroupService` holds every rule.
+struct GroupController {
+    let services: HubServices
+
+    /// The largest body of `PUT /group/:groupID`: 10,000 person ids of typical length (about 30 bytes each with their
+    /// quotes) take some 300 KiB; this route alone reads bodies up to 2 MiB.
+    static let maximumRosterBody = 2 * 1024 * 1024
+    /// How many person ids a page of members holds unless `limit` says otherwise.
+    static let defaultPage = 500
+
+    /// Every route on `admins`, the group of admin-only routes.
+    func addRoutes(to admins: RouterGroup<HubRequestContext>) {
+        admins.get("/group", use: list)
+        admins.get("/group/:groupID", use: get)
+        admins.put("/group/:groupID", use: replace)
+        admins.delete("/group/:groupID", use: delete)
+        admins.get("/group/:groupID/members", use: members)
+        admins.put("/group/:groupID/members/:personID", use: addMember)
+        admins.delete("/group/:groupID/members/:personID", use: removeMember)
+    }
+
+    /// PUT /group/:groupID `{"name", "members", "access"?}`: creates (201) or replaces (200) the group.
+    @Sendable func replace(request: Request, context: HubRequestContext) async throws -> Response {
+        let id = try Self.groupID(context)
+        var request = request
+        let fields = FieldReader(document: try await request.jsonObject(context: context, maxSize: Self.maximumRosterBody))
+        let name = try fields.string("name")
+        let members = try Self.strings(fields.document, "members", required: true) ?? []
+        let access = try Self.strings(fields.document, "access", required: false) ?? []
+        let (group, created) = try await services.groups.replace(id: id, name: name, members: members, access: access)
+        return JSONResponse.make(.document(Self.document(group)), status: created ? .created : .ok)
+    }
+
+    /// GET /group: every group, by id.
+    @Sendable func list(request: Request, context: HubRequestContext) async throws -> Response {
+        let groups = try await services.groups.all()
+        return JSONResponse.make(["groups": .array(groups.map { .document(Self.document($0)) })])
+    }
+
+    /// GET /group/:groupID: its name, member count and access.
+    @Sendable func get(request: Request, context: HubRequestContext) async throws -> Response {
+        JSONResponse.make(.document(Self.document(try await services.groups.group(id: try Self.groupID(context)))))
+    }
+
+    /// DELETE /group/:groupID: the group and its members (204).
+    @Sendable func delete(request: Request, context: HubRequestContext) async throws -> Response {
+        try await services.groups.delete(id: try Self.groupID(context))
+        return Response(status: .noContent)
+    }
+
+    /// GET /group/:groupID/members?cursor=&limit=: a page of person ids, sorted, and the next page's cursor (null on
+    /// the last page).
+    @Sendable func members(request: Request, context: HubRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        var limit = Self.defaultPage
+        if let text = query.get("limit") {
+            guard let value = Int(text), (1...GroupService.maximumPage).contains(value) else {
+                throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(GroupService.maximumPage)")
+            }
+            limit = value
+        }
+        var after: String?
+        if let cursor = query.get("cursor") {
+            guard let person = Self.person(cursor: String(cursor)) else {
+                throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")
+            }
+            after = person
+        }
+        let page = try await services.groups.members(of: try Self.groupID(context), after: after, limit: limit)
+        return JSONResponse.make([
+            "members": .array(page.persons.map(BSONValue.string)),
+            "next": page.next.map { .string(Self.cursor(after: $0)) } ?? .null,
+        ])
+    }
+
+    /// PUT /group/:groupID/members/:personID: adds the person (201), or finds them there (200).
+    @Sendable func addMember(request: Request, context: HubRequestContext) async throws -> Response {
+        let (group, added) = try await services.groups.add(try Self.personID(context), to: try Self.groupID(context))
+        return JSONResponse.make(.document(Self.document(group)), status: added ? .created : .ok)
+    }
+
+    /// DELETE /group/:groupID/members/:personID: removes the person (204; 404 when not a member).
+    @Sendable func removeMember(request: Request, context: HubRequestContext) async throws -> Response {
+        try await services.groups.remove(try Self.personID(context), from: try Self.groupID(context))
+        return Response(status: .noContent)
+    }
+
+    // MARK: Reading and writing
+
+    /// The group as the API shows it.
+    static func document(_ group: Group) -> BSONDocument {
+        ["id": .string(group.id), "name": .string(group.name), "member_count": .int64(group.memberCount),
+         "access": .array(group.access.map(BSONValue.string)), "updated_at": .int64(group.updatedAt)]
+    }
+
+    /// The path's group id (checked by `GroupService` before any query).
+    static func groupID(_ context: HubRequestContext) throws -> String {
+        guard let id = context.parameters.get("groupID") else { throw HubError.badRequest(.invalidID, "groupID is missing") }
+        return id.removingPercentEncoding ?? id
+    }
+
+    /// The path's person id, percent-decoded (an e-mail address or any printable id travels encoded).
+    static func personID(_ context: HubRequestContext) throws -> String {
+        guard let id = context.parameters.get("personID") else { throw HubError.badRequest(.invalidID, "personID is missing") }
+        guard let decoded = id.removingPercentEncoding else {
+            throw HubError.invalid(.invalidID, "personID: not valid percent-encoding")
+        }
+        return decoded
+    }
+
+    /// An array of strings at `key` (types only: `GroupService` checks the values); nil when absent and optional.
+    /// - Throws: `HubError` 422 naming the field.
+    static func strings(_ document: BSONDocument, _ key: String, required: Bool) throws -> [String]? {
+        guard let value = document[key], !value.isNull else {
+            if required { throw HubError.invalid(.missingField, "the field \"\(key)\" is required") }
+            return nil
+        }
+        guard let array = value.arrayValue else {
+            throw HubError.invalid(.invalidField, "the field \"\(key)\" must be an array of strings")
+        }
+        return try array.enumerated().map { index, element in
+            guard let string = element.stringValue else {
+                throw HubError.invalid(.invalidField, "the field \"\(key)[\(index)]\" must be a string")
+            }
+            return string
+        }
+    }
+
+    /// The opaque cursor of the page after `person`: its id in base64url.
+    static func cursor(after person: String) -> String {
+        Data(person.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The person id a cursor stands for, or nil when it is not one `cursor(after:)` made.
+    static func person(cursor: String) -> String? {
+        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let person = String(data: data, encoding: .utf8) else { return nil }
+        return person
+    }
+}
