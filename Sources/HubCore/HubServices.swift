@@ -36,17 +36,20 @@ public struct HubServices: Sendable {
     ///   - writeDeadline: how long a message's insert may go unacknowledged before its outcome is settled.
     ///   - now: the clock the services read (Unix ms).
     ///   - cubeDidLoad: called with each new version of the cube (the HTTP layer prepares its answers).
+    ///   - personAssertions: verifies the assertions that bind devices to persons (none configured: binding refused).
     public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
                 writeDeadline: Duration = .seconds(5), bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
                 now: @escaping UnixClock = UnixTime.nowMilliseconds,
-                cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in }) {
+                cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in },
+                personAssertions: PersonAssertionVerifier = PersonAssertionVerifier(settings: PersonAssertionSettings())) {
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database
         self.now = now
         let cache = CubeCache(channels: ChannelDAO(database: database), subjects: SubjectDAO(database: database),
                               didLoad: cubeDidLoad)
-        self.devices = DeviceService(database: database, cube: cache, logger: logger, now: now)
+        self.devices = DeviceService(database: database, cube: cache, logger: logger, now: now,
+                                     personAssertions: personAssertions)
         self.cube = CubeService(database: database, cache: cache, devices: devices, logger: logger)
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
         self.groups = GroupService(database: database, now: now)

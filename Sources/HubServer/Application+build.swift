@@ -24,7 +24,9 @@ public func buildApplication(
     let services = HubServices(pool: pool, database: databaseName.map { pool.database($0) },
                                relayDeadline: configuration.relay.deadline,
                                writeDeadline: configuration.writeDeadline,
-                               logger: logger, cubeDidLoad: answers.prepare)
+                               logger: logger, cubeDidLoad: answers.prepare,
+                               personAssertions: PersonAssertionVerifier(settings: configuration.persons.assertions,
+                                                                         loadKeySet: PersonKeySet.loader, logger: logger))
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()

@@ -24,6 +24,7 @@ struct HubHarness: Sendable {
         seed: @Sendable (MongoDatabase) async throws -> Void = { _ in },
         relay: RelayConfiguration = RelayConfiguration(),
         devices: DeviceConfiguration = DeviceConfiguration(),
+        persons: PersonConfiguration = PersonConfiguration(),
         _ body: @Sendable (HubHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in
@@ -37,8 +38,9 @@ struct HubHarness: Sendable {
             try await seed(database)
             // A write deadline far above the production default: these tests are not about hung databases, and a
             // loaded machine can make the test database take seconds (WriteOutcomeTests set their own).
-            let configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 4,
+            var configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 4,
                                                  writeDeadline: .seconds(30), relay: relay, devices: devices)
+            configuration.persons = persons
             let app = try await buildApplication(configuration: configuration, databaseName: database.name)
             try await app.test(.live) { client in
                 try await body(HubHarness(database: database, client: client))

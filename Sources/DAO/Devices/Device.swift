@@ -29,6 +29,8 @@ public struct Device: Sendable, CustomStringConvertible {
     public var secretHash: String
     /// Unix ms.
     public var createdAt: Int64
+    /// The person the device is bound to (an opaque id from the school's sign-in), if any.
+    public var person: String?
 
     /// Reads a stored device; nil when the document is not one.
     public init?(document: BSONDocument) {
@@ -42,6 +44,7 @@ public struct Device: Sendable, CustomStringConvertible {
         self.state = State(rawValue: document.string("state")) ?? .active
         self.secretHash = document.string("secret_hash")
         self.createdAt = document["created_at"]?.int64Value ?? 0
+        self.person = document["person"]?.stringValue
     }
 
     /// Names the device by id only: the registration is a credential.

@@ -8,11 +8,13 @@ public struct DeviceDAO: Sendable {
     let now: UnixClock
 
     /// One device per registration; unregistered devices by age, for their removal; active devices by platform,
-    /// counted from the index alone (`countByPlatform`, for metrics and audiences), never by reading the devices.
+    /// counted from the index alone (`countByPlatform`, for metrics and audiences), never by reading the devices;
+    /// a person's devices, for sends to persons and groups.
     static let indexes = [
         IndexModel(keys: ["registration": 1], name: "registration", unique: true),
         IndexModel(keys: ["state": 1, "unregistered_at": 1], name: "state.unregistered_at"),
         IndexModel(keys: ["state": 1, "platform": 1], name: "state.platform"),
+        IndexModel(keys: ["person": 1], name: "person"),
     ]
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
@@ -109,6 +111,27 @@ public struct DeviceDAO: Sendable {
         let document = try await mapErrors {
             try await collection.findOneAndUpdate(["_id": .objectID(id)], ["$set": .document(set)])
         }
+        guard let document, let device = Device(document: document) else {
+            throw DAOError(.deviceNotFound, "no device has the id \(id.hex)")
+        }
+        return device
+    }
+
+    /// Binds a device to `person`, replacing the person it had (one atomic `$set`).
+    /// - Throws: `DAOError` `.deviceNotFound`.
+    public func bind(_ id: ObjectID, person: String) async throws -> Device {
+        try await changed(id, ["$set": ["person": .string(person), "updated_at": .int64(now())]])
+    }
+
+    /// Unbinds a device from its person, if it had one (one atomic `$unset`).
+    /// - Throws: `DAOError` `.deviceNotFound`.
+    public func unbind(_ id: ObjectID) async throws -> Device {
+        try await changed(id, ["$unset": ["person": ""], "$set": ["updated_at": .int64(now())]])
+    }
+
+    /// The device after `update`.
+    private func changed(_ id: ObjectID, _ update: BSONDocument) async throws -> Device {
+        let document = try await mapErrors { try await collection.findOneAndUpdate(["_id": .objectID(id)], update) }
         guard let document, let device = Device(document: document) else {
             throw DAOError(.deviceNotFound, "no device has the id \(id.hex)")
         }

@@ -25,11 +25,14 @@ public struct DeviceService: Sendable {
     let logger: Logger
     /// The clock (Unix ms) that says which messages a catch-up may show yet.
     let now: UnixClock
+    /// Verifies the assertions that bind a device to a person.
+    let personAssertions: PersonAssertionVerifier
 
     /// Every device secret starts with this, so a leaked one is easy to recognise.
     public static let secretPrefix = "msd_"
 
-    init(database: MongoDatabase, cube: CubeCache, logger: Logger, now: @escaping UnixClock) {
+    init(database: MongoDatabase, cube: CubeCache, logger: Logger, now: @escaping UnixClock,
+         personAssertions: PersonAssertionVerifier) {
         self.devices = DeviceDAO(database: database, now: now)
         self.subscriptions = SubscriptionDAO(database: database, now: now)
         self.rollouts = RolloutDAO(database: database, now: now)
@@ -40,6 +43,7 @@ public struct DeviceService: Sendable {
         self.reconcilerSignal = WakeSignal()
         self.logger = logger
         self.now = now
+        self.personAssertions = personAssertions
     }
 
     /// A registered device and its secret, shown once.
@@ -175,6 +179,7 @@ public struct DeviceService: Sendable {
                                       "state": .string(device.state.rawValue)]
         if let locale = device.locale { document["locale"] = .string(locale) }
         if let appVersion = device.appVersion { document["app_version"] = .string(appVersion) }
+        if let person = device.person { document["person"] = .string(person) }
         return document
     }
 

@@ -10,10 +10,12 @@ extension HubConfiguration {
         "HTTP_IDLE_TIMEOUT_SECONDS", "HTTP_HEADER_TIMEOUT_SECONDS", "HTTP_REQUEST_TIMEOUT_SECONDS", "HTTP_MAX_CONNECTIONS",
         "DEVICE_REGISTRATION_KEY", "DEVICE_REGISTRATIONS_PER_MINUTE", "FCM_SUBSCRIPTION_RATE", "DEVICE_RETENTION_DAYS",
         "DEVICE_REPAIR_HOURS",
+        "PERSON_ASSERTION_SECRET", "PERSON_ASSERTION_JWKS", "PERSON_ASSERTION_ISSUER", "PERSON_ASSERTION_AUDIENCE",
+        "PERSON_ASSERTION_CLAIM",
     ]
 
     /// Variables that hold a secret: never flags, since a command line is visible to every user of the machine.
-    public static let secretVariables: Set<String> = ["DEVICE_REGISTRATION_KEY", "METRICS_TOKEN"]
+    public static let secretVariables: Set<String> = ["DEVICE_REGISTRATION_KEY", "METRICS_TOKEN", "PERSON_ASSERTION_SECRET"]
 
     /// `environment` with `flags` on top: `--name value` or `--name=value` sets the variable `NAME`.
     /// - Throws: `ConfigurationError` for a flag that names no variable, names a secret, or has no value.

@@ -27,6 +27,8 @@ public struct HubConfiguration: Sendable {
     public var portal: PortalConfiguration
     /// Device registration and the subscription reconciler.
     public var devices: DeviceConfiguration
+    /// How devices are bound to persons (`PERSON_ASSERTION_*`); none configured: binding is refused.
+    public var persons = PersonConfiguration()
     /// Connection deadlines and the cap on open connections (`HTTP_IDLE_TIMEOUT_SECONDS`,
     /// `HTTP_HEADER_TIMEOUT_SECONDS`, `HTTP_REQUEST_TIMEOUT_SECONDS`, `HTTP_MAX_CONNECTIONS`).
     public var connections = ConnectionConfiguration()
@@ -101,6 +103,7 @@ public struct HubConfiguration: Sendable {
         configuration.relay = try RelayConfiguration.fromEnvironment(environment)
         configuration.portal = try PortalConfiguration.fromEnvironment(environment)
         configuration.devices = try DeviceConfiguration.fromEnvironment(environment)
+        configuration.persons = try PersonConfiguration.fromEnvironment(environment)
         configuration.connections = try ConnectionConfiguration.fromEnvironment(environment)
         if let list = environment["TRUSTED_PROXIES"] {
             do {

@@ -19,6 +19,8 @@ struct DeviceController {
         router.put("/device/:deviceID/subscriptions/:topicKey", use: subscribe)
         router.delete("/device/:deviceID/subscriptions/:topicKey", use: unsubscribe)
         router.get("/device/:deviceID/messages", use: messages)
+        router.put("/device/:deviceID/person", use: bind)
+        router.delete("/device/:deviceID/person", use: unbind)
     }
 
     /// POST /device: `{"registration", "platform", "locale"?, "app_version"?}`, with `Authorization: Bearer msd_...`
@@ -107,6 +109,23 @@ struct DeviceController {
         let page = try await services.devices.catchUp(device, since: parameters.since ?? 0, limit: parameters.limit,
                                                       after: parameters.after)
         return PageParameters.response(page)
+    }
+
+    /// PUT /device/:deviceID/person: `{"assertion": "<JWT>"}` binds the device to the person a verified assertion
+    /// names → 200 with the device (`person` shown); 401 `invalid_assertion` with the reason, nothing changed.
+    @Sendable func bind(request: Request, context: HubRequestContext) async throws -> Response {
+        let device = try await device(context)
+        var request = request
+        let fields = FieldReader(document: try await request.jsonObject(context: context))
+        let assertion = try fields.string("assertion", maxLength: 16 * 1024, allowEmpty: false)
+        let bound = try await services.devices.bind(device, assertion: assertion)
+        return JSONResponse.make(.document(services.devices.view(bound)))
+    }
+
+    /// DELETE /device/:deviceID/person: the device no longer belongs to a person (logout) → 204.
+    @Sendable func unbind(request: Request, context: HubRequestContext) async throws -> Response {
+        try await services.devices.unbind(try await device(context))
+        return Response(status: .noContent)
     }
 
     /// The device the path names, when the request carries its secret.

@@ -24,6 +24,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case tooManyConnections = "too_many_connections"
             case forcedSubscription = "forced_subscription"
             case idempotencyKeyReused = "idempotency_key_reused", writeOutcomeUnknown = "write_outcome_unknown"
+            case invalidAssertion = "invalid_assertion"
             case internalError = "internal_error"
         }
         fileprivate let value: Value
@@ -95,6 +96,8 @@ public struct HubError: HTTPResponseError, Sendable {
         /// 503: the database did not confirm the write before the deadline: it may or may not be stored (retry with
         /// the same `Idempotency-Key` to settle it); `Retry-After` says when.
         public static let writeOutcomeUnknown = Code(.writeOutcomeUnknown)
+        /// 401: a person assertion that does not verify, or person binding is not configured (the message says why).
+        public static let invalidAssertion = Code(.invalidAssertion)
         /// 500: a bug.
         public static let internalError = Code(.internalError)
 

@@ -1,0 +1,18 @@
+/// Why a person assertion was refused: a code each adapter maps once.
+public typealias AssertionRefusal = Refusal<AssertionRefusalCode>
+
+/// The codes of an `AssertionRefusal`.
+public struct AssertionRefusalCode: Hashable, Sendable, CustomStringConvertible {
+    private enum Value: String {
+        case invalidAssertion, notConfigured
+    }
+    private let value: Value
+    private init(_ value: Value) { self.value = value }
+
+    /// The assertion does not verify: its signature, issuer, audience, times or person claim (the message says which).
+    public static let invalidAssertion = AssertionRefusalCode(.invalidAssertion)
+    /// Neither `PERSON_ASSERTION_SECRET` nor `PERSON_ASSERTION_JWKS` is set: the hub binds no device to a person.
+    public static let notConfigured = AssertionRefusalCode(.notConfigured)
+
+    public var description: String { value.rawValue }
+}

@@ -1,0 +1,58 @@
+import HubCore
+
+/// How devices are bound to persons: how their assertions are verified (`PERSON_ASSERTION_SECRET`, `_JWKS`,
+/// `_ISSUER`, `_AUDIENCE`, `_CLAIM`). Neither a secret nor a JWKS: binding is refused.
+public struct PersonConfiguration: Sendable {
+    /// The verifier's settings.
+    public var assertions: PersonAssertionSettings
+
+    public init(assertions: PersonAssertionSettings = PersonAssertionSettings()) {
+        self.assertions = assertions
+    }
+
+    /// The person configuration the environment gives.
+    /// - Throws: `ConfigurationError` naming a variable whose value cannot be used: a secret or JWKS without an
+    ///   issuer and an audience, a JWKS that is neither a path nor an https URL, a claim name that is not one.
+    static func fromEnvironment(_ environment: [String: String]) throws -> PersonConfiguration {
+        /// Unset and empty are the same: compose files pass every variable, empty when not given.
+        func value(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }
+        var settings = PersonAssertionSettings()
+        if let secret = value(environment["PERSON_ASSERTION_SECRET"]) {
+            guard secret.utf8.count <= 4096 else {
+                throw ConfigurationError("PERSON_ASSERTION_SECRET must be at most 4096 bytes")
+            }
+            settings.secret = secret
+        }
+        if let source = value(environment["PERSON_ASSERTION_JWKS"]) {
+            if source.hasPrefix("https://") {
+                guard source.utf8.count > 8, !source.contains(where: \.isWhitespace) else {
+                    throw ConfigurationError("PERSON_ASSERTION_JWKS must be a file path or an https URL")
+                }
+                settings.keySet = .url(source)
+            } else if source.contains("://") {
+                throw ConfigurationError("PERSON_ASSERTION_JWKS must be a file path or an https URL, not another scheme")
+            } else {
+                settings.keySet = .file(source)
+            }
+        }
+        let issuer = value(environment["PERSON_ASSERTION_ISSUER"]), audience = value(environment["PERSON_ASSERTION_AUDIENCE"])
+        if settings.isConfigured {
+            guard let issuer else {
+                throw ConfigurationError("PERSON_ASSERTION_ISSUER must be set with PERSON_ASSERTION_SECRET or PERSON_ASSERTION_JWKS")
+            }
+            guard let audience else {
+                throw ConfigurationError("PERSON_ASSERTION_AUDIENCE must be set with PERSON_ASSERTION_SECRET or PERSON_ASSERTION_JWKS")
+            }
+            settings.issuer = issuer
+            settings.audience = audience
+        }
+        if let claim = value(environment["PERSON_ASSERTION_CLAIM"]) {
+            guard claim.utf8.count <= 64,
+                  claim.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") }) else {
+                throw ConfigurationError("PERSON_ASSERTION_CLAIM must be a claim name (up to 64 visible ASCII characters), such as sub or email")
+            }
+            settings.claim = claim
+        }
+        return PersonConfiguration(assertions: settings)
+    }
+}
