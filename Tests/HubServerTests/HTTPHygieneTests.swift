@@ -24,7 +24,8 @@ struct HTTPHygieneTests {
             try await eventually { try await hub.relayState(key) != "pending" }
             let document = try #require(try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
             let paths = try #require(document["paths"] as? [String: [String: Any]])
-            let values = ["{channelID}": Legacy.channelID.hex, "{msiKey}": msiKey, "{deviceID}": ObjectID().hex]
+            let values = ["{channelID}": Legacy.channelID.hex, "{msiKey}": msiKey, "{deviceID}": ObjectID().hex,
+                          "{groupID}": "no-such-group"]
             var uris: [String] = []
             for (path, item) in paths where item["get"] != nil {
                 #expect(item["head"] != nil, "HEAD \(path) is not in openapi.json")
