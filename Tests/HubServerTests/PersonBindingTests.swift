@@ -147,9 +147,14 @@ struct PersonBindingTests {
 
     @Test func badPersonSettingsStopStartUpNamingTheVariable() throws {
         let missingIssuer = #expect(throws: ConfigurationError.self) {
-            try PersonConfiguration.fromEnvironment(["PERSON_ASSERTION_SECRET": "s", "PERSON_ASSERTION_AUDIENCE": "a"])
+            try PersonConfiguration.fromEnvironment(["PERSON_ASSERTION_SECRET": Self.secret, "PERSON_ASSERTION_AUDIENCE": "a"])
         }
         #expect(missingIssuer?.description.contains("PERSON_ASSERTION_ISSUER") == true)
+        let short = #expect(throws: ConfigurationError.self) {
+            try PersonConfiguration.fromEnvironment(["PERSON_ASSERTION_SECRET": "too-short", "PERSON_ASSERTION_ISSUER": "i",
+                                                     "PERSON_ASSERTION_AUDIENCE": "a"])
+        }
+        #expect(short?.description.contains("PERSON_ASSERTION_SECRET") == true)
         let scheme = #expect(throws: ConfigurationError.self) {
             try PersonConfiguration.fromEnvironment(["PERSON_ASSERTION_JWKS": "http://keys.example/jwks",
                                                      "PERSON_ASSERTION_ISSUER": "i", "PERSON_ASSERTION_AUDIENCE": "a"])

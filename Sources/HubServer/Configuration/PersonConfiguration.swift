@@ -11,15 +11,17 @@ public struct PersonConfiguration: Sendable {
     }
 
     /// The person configuration the environment gives.
-    /// - Throws: `ConfigurationError` naming a variable whose value cannot be used: a secret or JWKS without an
+    /// - Throws: `ConfigurationError` naming a variable whose value cannot be used: a secret shorter than 32 bytes, a
+    ///   secret or JWKS without an
     ///   issuer and an audience, a JWKS that is neither a path nor an https URL, a claim name that is not one.
     static func fromEnvironment(_ environment: [String: String]) throws -> PersonConfiguration {
         /// Unset and empty are the same: compose files pass every variable, empty when not given.
         func value(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }
         var settings = PersonAssertionSettings()
         if let secret = value(environment["PERSON_ASSERTION_SECRET"]) {
-            guard secret.utf8.count <= 4096 else {
-                throw ConfigurationError("PERSON_ASSERTION_SECRET must be at most 4096 bytes")
+            // HS256 wants a key at least as long as its digest (jwt-kit stops on a shorter one).
+            guard (32...4096).contains(secret.utf8.count) else {
+                throw ConfigurationError("PERSON_ASSERTION_SECRET must be 32 to 4096 bytes long (HS256 needs at least 32)")
             }
             settings.secret = secret
         }
