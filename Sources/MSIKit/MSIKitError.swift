@@ -20,6 +20,9 @@ public struct MSIKitError: Error, Sendable, CustomStringConvertible {
         public static let unauthenticated = hub(status: 401, code: "unauthenticated")
         /// The topic is Forced: the hub refuses to unsubscribe from it (409 `forced_subscription`).
         public static let forcedSubscription = hub(status: 409, code: "forced_subscription")
+        /// The hub refused a person assertion (401 `invalid_assertion`): it does not verify, or the hub binds no
+        /// persons; the message gives the hub's reason.
+        public static let invalidAssertion = hub(status: 401, code: "invalid_assertion")
         /// The hub knows no subject with this topic key (404 `topic_not_found`).
         public static let topicNotFound = hub(status: 404, code: "topic_not_found")
         /// The hub answered something this library cannot read (an unexpected status or body).

@@ -139,6 +139,22 @@ public final class MSIClient: Sendable {
         try await registration.updateRegistration(token: token)
     }
 
+    // MARK: - Person
+
+    /// Binds the device to the person a signed assertion from the school's sign-in names (an `id_token` or the
+    /// school backend's JWT; sign-in is the app's); returns the person id the hub stored. Call it after each sign-in.
+    /// - Throws: `.invalidAssertion` (the message says why), `.notRegistered`, `.network`, the hub's other refusals.
+    @discardableResult
+    public func bind(assertion: String) async throws(MSIKitError) -> String {
+        try await registration.bind(assertion: assertion)
+    }
+
+    /// Unbinds the device from its person (sign-out): it no longer receives that person's messages.
+    /// - Throws: `.notRegistered`, `.network`, the hub's refusals.
+    public func unbind() async throws(MSIKitError) {
+        try await registration.unbind()
+    }
+
     // MARK: - Subscriptions
 
     /// The device's subscriptions as the hub has them (getSubscribed).

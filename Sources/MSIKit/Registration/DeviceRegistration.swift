@@ -131,6 +131,27 @@ actor DeviceRegistration {
         knownTopics?.remove(topicKey)
     }
 
+    /// Binds the device to the person `assertion` names (`PUT /device/:id/person`); returns the person id the hub
+    /// stored.
+    func bind(assertion: String) async throws(MSIKitError) -> String {
+        struct Body: Encodable, Sendable { var assertion: String }
+        struct Answer: Decodable, Sendable { var person: String }
+        let hub = hub
+        let answer: Answer = try await authorized { (id, secret) throws(MSIKitError) in
+            try await hub.json("PUT", ["device", id, "person"], headers: HubConnection.bearer(secret),
+                               body: Body(assertion: assertion))
+        }
+        return answer.person
+    }
+
+    /// Unbinds the device from its person (`DELETE /device/:id/person`).
+    func unbind() async throws(MSIKitError) {
+        let hub = hub
+        try await authorized { (id, secret) throws(MSIKitError) in
+            _ = try await hub.send("DELETE", ["device", id, "person"], headers: HubConnection.bearer(secret))
+        }
+    }
+
     // MARK: - Steps
 
     /// `POST /device`; saves the id and secret. `previous` is the device's record (the one a 401 or 404 invalidated):

@@ -23,14 +23,16 @@ struct LiveHub: Sendable {
     static let adminToken = "msi_e2e-admin-token-0123456789abcdef0123456789abcd"
 
     /// Starts a fake FCM and a hub seeded with `SchoolCube`, and runs `body` against them.
-    static func with(_ test: String = #function, _ body: @Sendable (LiveHub) async throws -> Void) async throws {
-        try await FakeFCM.with { fake in try await with(test, fake: fake, body) }
+    static func with(_ test: String = #function, persons: PersonConfiguration = PersonConfiguration(),
+                     _ body: @Sendable (LiveHub) async throws -> Void) async throws {
+        try await FakeFCM.with { fake in try await with(test, fake: fake, persons: persons, body) }
     }
 
     /// Starts a hub seeded with `SchoolCube` on `port` (nil: a free one), relaying to `fake`, and runs `body`
     /// against it; the hub shuts down gracefully afterwards.
     static func with(
-        _ test: String = #function, fake: FakeFCM, port: Int? = nil, _ body: @Sendable (LiveHub) async throws -> Void
+        _ test: String = #function, fake: FakeFCM, port: Int? = nil, persons: PersonConfiguration = PersonConfiguration(),
+        _ body: @Sendable (LiveHub) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in
             try await DatabaseIndexes.ensure(in: database)
@@ -41,9 +43,10 @@ struct LiveHub: Sendable {
             let relay = RelayConfiguration(
                 fcmEnvironment: ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL])
             let port = try port ?? LoopbackPort.free()
-            let configuration = HubConfiguration(
+            var configuration = HubConfiguration(
                 mongoURI: try TestDatabase.uri(), port: port, databasePoolSize: 8, relay: relay,
                 devices: DeviceConfiguration(registrationsPerMinute: 100_000))
+            configuration.persons = persons
             var logger = Logger(label: "msi-hub")
             logger.logLevel = .warning
             let app = try await buildApplication(configuration: configuration, logger: logger, databaseName: database.name)
