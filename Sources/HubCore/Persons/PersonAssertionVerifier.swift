@@ -177,7 +177,9 @@ public actor PersonAssertionVerifier {
         let time = now()
         if let keys, settings.keySet == nil || (!forceRefresh && time - loadedAt < refreshInterval) { return keys }
         let collection = JWTKeyCollection()
-        if let secret = settings.secret {
+        // HS256 wants a key at least as long as its digest; jwt-kit stops the process on a shorter one, so such a
+        // secret (the configuration refuses it at start-up) verifies nothing here.
+        if let secret = settings.secret, secret.utf8.count >= 32 {
             await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         }
         if let source = settings.keySet {
