@@ -55,6 +55,9 @@ public enum DatabaseIndexes {
                 IndexModel(keys: ["msi_key": 1], name: "msi_key", unique: true),
                 IndexModel(keys: ["topic_key": 1, "timestamp": -1, "_id": -1], name: "topic_key.timestamp"),
                 IndexModel(keys: ["timestamp": -1, "_id": -1], name: "timestamp"),
+                // A person's and their groups' messages, for a device's catch-up.
+                IndexModel(keys: ["to.persons": 1, "timestamp": 1, "_id": 1], name: "to.persons.timestamp"),
+                IndexModel(keys: ["to.groups": 1, "timestamp": 1, "_id": 1], name: "to.groups.timestamp"),
                 OutboxDAO.index,
             ])
             try await database.collection(CollectionName.users).createIndexes([

@@ -41,11 +41,23 @@ public struct MessageDAO: Sendable {
             ("title", .string(draft.title)),
             ("desc", .string(draft.desc)),
             ("message", .string(draft.message)),
-            ("topic_key", .string(draft.topicKey)),
+        ]
+        // A message to persons and groups has no topic: its `to` says whom it is for.
+        if let recipients = draft.recipients {
+            elements.append(("to", .document(recipients.document)))
+        } else {
+            elements.append(("topic_key", .string(draft.topicKey)))
+        }
+        elements += [
             ("distribution", .string(draft.distribution.rawValue)),
             ("sender", .string(draft.sender)),
             ("timestamp", .int64(now())),
         ]
+        if !draft.data.isEmpty {
+            elements.append(("data", .document(BSONDocument(draft.data.sorted { $0.key < $1.key }.map {
+                (key: $0.key, value: BSONValue.string($0.value))
+            }))))
+        }
         elements.append(contentsOf: draft.extra.elements)
         return BSONDocument(elements)
     }

@@ -9,7 +9,12 @@ public struct Message: Sendable {
     public var title: String
     public var desc: String
     public var message: String
+    /// The subject's topic; "" for a message to persons and groups (`recipients`).
     public var topicKey: String
+    /// The persons and groups a message not sent to a topic is addressed to (`to`); nil for a topic message.
+    public var recipients: Recipients?
+    /// String values the app receives with the message (a chat room, a deep link): FCM data beside the hub's own.
+    public var data: [String: String]
     /// "Alert" or "Information" as stored.
     public var distribution: String
     /// The user or token name that sent it (legacy: "Communicator" or "Super User").
@@ -28,6 +33,10 @@ public struct Message: Sendable {
         self.desc = document.string("desc")
         self.message = document.string("message")
         self.topicKey = document.string("topic_key")
+        self.recipients = Recipients(document: document["to"]?.documentValue)
+        self.data = Dictionary(
+            (document["data"]?.documentValue ?? [:]).compactMap { key, value in value.stringValue.map { (key, $0) } },
+            uniquingKeysWith: { first, _ in first })
         self.distribution = document.string("distribution")
         self.sender = document.string("sender")
         self.timestamp = document["timestamp"]?.int64Value ?? 0
@@ -40,18 +49,25 @@ public struct MessageDraft: Sendable {
     public var title: String
     public var desc: String
     public var message: String
+    /// The subject's topic; ignored (not stored) when `recipients` is set.
     public var topicKey: String
+    /// The persons and groups to send to instead of a topic.
+    public var recipients: Recipients?
+    /// String values for the app, stored as `data` when not empty.
+    public var data: [String: String]
     public var distribution: Distribution
     public var sender: String
     /// msi-hub's own fields to store beside the legacy ones (for instance `relay`).
     public var extra: BSONDocument
 
-    public init(title: String, desc: String, message: String, topicKey: String, distribution: Distribution,
-                sender: String, extra: BSONDocument = [:]) {
+    public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
+                data: [String: String] = [:], distribution: Distribution, sender: String, extra: BSONDocument = [:]) {
         self.title = title
         self.desc = desc
         self.message = message
         self.topicKey = topicKey
+        self.recipients = recipients
+        self.data = data
         self.distribution = distribution
         self.sender = sender
         self.extra = extra

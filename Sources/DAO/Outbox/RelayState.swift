@@ -18,14 +18,19 @@ public enum RelayStatus: String, Sendable, CaseIterable {
     case imported
 }
 
-/// One FCM request of a message: the spec's notification or data component.
+/// One part of a message's relay: the spec's notification or data component of a topic message (one FCM request
+/// each), or the per-device sends of a message to persons and groups (one request per device, each recorded in
+/// `deliveries`).
 public enum RelayComponent: String, Sendable, CaseIterable {
     case notification
     case data
+    case devices
 
-    /// The components a distribution sends: an Alert both, an Information the data one alone.
-    public static func components(for distribution: Distribution) -> [RelayComponent] {
-        distribution == .alert ? [.notification, .data] : [.data]
+    /// The components a message sends: to persons and groups (`addressed`) its devices; to a topic, an Alert both
+    /// components, an Information the data one alone.
+    public static func components(for distribution: Distribution, addressed: Bool = false) -> [RelayComponent] {
+        if addressed { return [.devices] }
+        return distribution == .alert ? [.notification, .data] : [.data]
     }
 }
 
@@ -67,9 +72,12 @@ public struct RelayPlan: Sendable {
     /// The process that stores the message and sends it itself, named in the same insert (no claim, and no
     /// write when it is sent); nil: any worker claims it when it is due.
     public var direct: DirectRelay?
+    /// Whether the message goes to persons and groups (its devices one by one) rather than a topic.
+    public var addressed: Bool
 
     public init(dueAt: Int64, sendAt: Int64? = nil, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil,
-                deadlineAt: Int64, direct: DirectRelay? = nil) {
+                deadlineAt: Int64, direct: DirectRelay? = nil, addressed: Bool = false) {
+        self.addressed = addressed
         self.dueAt = dueAt
         self.sendAt = sendAt
         self.expiresAt = expiresAt
@@ -81,7 +89,7 @@ public struct RelayPlan: Sendable {
     /// The `relay` sub-document for a message of `distribution`.
     public func document(for distribution: Distribution) -> BSONDocument {
         var components: [(key: String, value: BSONValue)] = []
-        for component in RelayComponent.components(for: distribution) {
+        for component in RelayComponent.components(for: distribution, addressed: addressed) {
             components.append((component.rawValue, ["state": "pending", "attempts": 0]))
         }
         var relay: [(key: String, value: BSONValue)] = [
