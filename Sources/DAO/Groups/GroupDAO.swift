@@ -145,6 +145,16 @@ public struct GroupDAO: Sendable {
         return documents.compactMap { $0["person"]?.stringValue }
     }
 
+    /// The ids of the groups `person` is a member of (the `person` index), at most `limit`.
+    /// - Throws: `DAOError`.
+    public func groups(of person: String, limit: Int = 1_000) async throws -> [String] {
+        let documents = try await mapErrors {
+            try await members.find(["person": .string(person)],
+                                   options: FindOptions(projection: ["group": 1, "_id": 0], limit: Int64(limit)))
+        }
+        return documents.compactMap { $0["group"]?.stringValue }
+    }
+
     /// Deletes group `id` and its members; returns whether it existed.
     /// - Throws: `DAOError`.
     public func delete(id: String) async throws -> Bool {
