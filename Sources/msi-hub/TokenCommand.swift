@@ -15,10 +15,13 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Option(help: "The token's name: messages sent with it carry it as their sender.") var name: String
         @Option(help: "admin or communicator.") var role: Role = .communicator
+        @Flag(help: "The token may send to persons directly (the right `direct`).") var direct = false
 
         func run() async throws {
             if let problem = AccountService.nameProblem(name) { throw ValidationError(problem) }
-            let secret = try await database.withServices { try await $0.accounts.createToken(name: name, role: role) }
+            let secret = try await database.withServices {
+                try await $0.accounts.createToken(name: name, role: role, direct: direct)
+            }
             print(secret)
         }
     }
@@ -32,7 +35,8 @@ struct TokenCommand: AsyncParsableCommand {
             for token in tokens {
                 let state = token.revokedAt == nil ? "live" : "revoked"
                 let used = token.lastUsedAt.map { "last used \(Date(timeIntervalSince1970: Double($0) / 1000))" } ?? "never used"
-                print("\(token.id.hex)\t\(token.name)\t\(token.role.rawValue)\t\(state)\t\(used)")
+                let rights = token.direct ? "\tdirect" : ""
+                print("\(token.id.hex)\t\(token.name)\t\(token.role.rawValue)\t\(state)\t\(used)\(rights)")
             }
         }
     }

@@ -15,12 +15,15 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "The username.") var username: String
         @Option(help: "admin or communicator.") var role: Role = .communicator
+        @Flag(help: "The user may send to persons directly (the right `direct`).") var direct = false
 
         func run() async throws {
             if let problem = AccountService.nameProblem(username) { throw ValidationError(problem) }
             let password = try PasswordInput.read(prompt: "Password for \(username): ")
-            _ = try await database.withServices { try await $0.accounts.addUser(username, role: role, password: password) }
-            print("added \(role.rawValue) \(username)")
+            _ = try await database.withServices {
+                try await $0.accounts.addUser(username, role: role, password: password, direct: direct)
+            }
+            print("added \(role.rawValue) \(username)\(direct ? " who may send to persons directly" : "")")
         }
     }
 
@@ -31,7 +34,8 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             let users = try await database.withServices { try await $0.accounts.users() }
             for user in users {
-                print("\(user.username)\t\(user.role.rawValue)\t\(user.disabled ? "disabled" : "active")")
+                let rights = user.direct ? "\tdirect" : ""
+                print("\(user.username)\t\(user.role.rawValue)\t\(user.disabled ? "disabled" : "active")\(rights)")
             }
         }
     }
@@ -73,14 +77,22 @@ struct UserCommand: AsyncParsableCommand {
 
     struct SetRole: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "role", abstract: "Change a user's role (admin or communicator); their portal sessions end.")
+            commandName: "role",
+        abstract: "Change a user's role (admin or communicator); their portal sessions end. --direct or --no-direct "
+            + "also gives or takes the right to send to persons directly.")
         @OptionGroup var database: DatabaseOptions
         @Argument var username: String
         @Argument(help: "admin or communicator.") var role: Role
+        @Flag(inversion: .prefixedNo, help: "Whether the user may send to persons directly (unchanged when absent).")
+        var direct: Bool?
 
         func run() async throws {
-            try await database.withServices { try await $0.accounts.setRole(of: username, to: role) }
-            print("\(username) is now \(role.rawValue)")
+            try await database.withServices { services in
+                try await services.accounts.setRole(of: username, to: role)
+                if let direct { try await services.accounts.setDirect(of: username, to: direct) }
+            }
+            let rights = direct.map { $0 ? " and may send to persons directly" : " and may not send to persons directly" }
+            print("\(username) is now \(role.rawValue)\(rights ?? "")")
         }
     }
 

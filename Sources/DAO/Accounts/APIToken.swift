@@ -7,6 +7,8 @@ public struct APIToken: Sendable {
     /// The name messages sent with the token carry as their `sender`.
     public var name: String
     public var role: Role
+    /// Whether the token may send to persons directly (the right `direct`, stored as `direct: true`).
+    public var direct: Bool
     /// When it was created, in Unix milliseconds.
     public var createdAt: Int64
     /// When it was last used, in Unix milliseconds (updated at most once a minute).
@@ -22,6 +24,7 @@ public struct APIToken: Sendable {
         self.id = id
         self.name = document.string("name")
         self.role = role
+        self.direct = document["direct"]?.boolValue ?? false
         self.createdAt = document["created_at"]?.int64Value ?? 0
         self.lastUsedAt = document["last_used_at"]?.int64Value
         self.revokedAt = document["revoked_at"]?.int64Value
@@ -42,12 +45,14 @@ public struct TokenDAO: Sendable {
 
     /// Stores a new token under the hash of its secret. The database refuses a second live token of one
     /// name (a unique index over `live_name`, which only live tokens carry), so concurrent creates cannot both win.
+    /// With `direct` it carries the right `direct` (`direct: true`).
     /// - Throws: `DAOError` `.duplicate` when a live token has the name already.
-    public func add(name: String, role: Role, secretHash: String) async throws -> APIToken {
-        let document: BSONDocument = [
+    public func add(name: String, role: Role, secretHash: String, direct: Bool = false) async throws -> APIToken {
+        var document: BSONDocument = [
             "_id": .objectID(ObjectID()), "name": .string(name), "live_name": .string(name), "role": .string(role.rawValue),
             "hash": .string(secretHash), "created_at": .int64(now()),
         ]
+        if direct { document["direct"] = true }
         do {
             try await mapErrors { _ = try await collection.insertOne(document) }
         } catch let error as DAOError where error.code == .duplicate {

@@ -9,6 +9,8 @@ public struct User: Sendable {
     public var passwordHash: String
     public var role: Role
     public var disabled: Bool
+    /// Whether the user may send to persons directly (the right `direct`, stored as `direct: true`).
+    public var direct: Bool
     /// When the user was created, in Unix milliseconds.
     public var createdAt: Int64
 
@@ -20,6 +22,7 @@ public struct User: Sendable {
         self.passwordHash = document.string("password_hash")
         self.role = role
         self.disabled = document["disabled"]?.boolValue ?? false
+        self.direct = document["direct"]?.boolValue ?? false
         self.createdAt = document["created_at"]?.int64Value ?? 0
     }
 }
@@ -34,10 +37,10 @@ public struct UserDAO: Sendable {
         self.now = now
     }
 
-    /// Adds a user.
+    /// Adds a user, with the right `direct` when `direct` is true.
     /// - Throws: `DAOError` `.duplicate` when the username is taken.
-    public func add(username: String, passwordHash: String, role: Role) async throws -> User {
-        let document = newUser(username: username, passwordHash: passwordHash, role: role)
+    public func add(username: String, passwordHash: String, role: Role, direct: Bool = false) async throws -> User {
+        let document = newUser(username: username, passwordHash: passwordHash, role: role, direct: direct)
         try await mapErrors { _ = try await collection.insertOne(document) }
         guard let user = User(document: document) else { preconditionFailure("a user made here reads back") }
         return user
@@ -96,6 +99,14 @@ public struct UserDAO: Sendable {
         try await set(username: username, ["disabled": .bool(disabled)])
     }
 
+    /// Gives a user the right `direct` (`direct: true`) or takes it away (the field removed).
+    /// - Throws: `DAOError` `.userNotFound`.
+    public func setDirect(username: String, _ direct: Bool) async throws {
+        let update: BSONDocument = direct ? ["$set": ["direct": true]] : ["$unset": ["direct": ""]]
+        let result = try await mapErrors { try await collection.updateOne(["username": .string(username)], update) }
+        guard result.matchedCount == 1 else { throw DAOError(.userNotFound, "no user is called \(username)") }
+    }
+
     /// Replaces a user's password hash.
     /// - Throws: `DAOError` `.userNotFound`.
     public func setPasswordHash(username: String, _ passwordHash: String) async throws {
@@ -115,10 +126,12 @@ public struct UserDAO: Sendable {
         guard result.matchedCount == 1 else { throw DAOError(.userNotFound, "no user is called \(username)") }
     }
 
-    private func newUser(username: String, passwordHash: String, role: Role) -> BSONDocument {
-        [
+    private func newUser(username: String, passwordHash: String, role: Role, direct: Bool) -> BSONDocument {
+        var document: BSONDocument = [
             "_id": .objectID(ObjectID()), "username": .string(username), "password_hash": .string(passwordHash),
             "role": .string(role.rawValue), "disabled": false, "created_at": .int64(now()),
         ]
+        if direct { document["direct"] = true }
+        return document
     }
 }

@@ -133,10 +133,11 @@ public struct AccountService: Sendable {
         }
     }
 
-    /// Adds a user with `password`, or a generated one when nil; returns the password to show once.
+    /// Adds a user with `password`, or a generated one when nil, with the right `direct` when `direct` is true;
+    /// returns the password to show once.
     /// - Throws: `AccountRefusal` (`.invalidName`, `.nameTaken`, `.weakPassword`); `DAOError`.
     @discardableResult
-    public func addUser(_ username: String, role: Role, password: String? = nil) async throws -> String {
+    public func addUser(_ username: String, role: Role, password: String? = nil, direct: Bool = false) async throws -> String {
         if let problem = Self.nameProblem(username) { throw AccountRefusal(.invalidName, problem) }
         let password = try Self.checked(password ?? PasswordGenerator.make())
         // A token of the same name would pass every access list that names the user, and the other way round.
@@ -144,7 +145,7 @@ public struct AccountService: Sendable {
         let user: User
         do {
             let hash = try await credentials.hash(password: password)
-            user = try await users.add(username: username, passwordHash: hash, role: role)
+            user = try await users.add(username: username, passwordHash: hash, role: role, direct: direct)
         } catch let error as DAOError where error.code == .duplicate {
             throw AccountRefusal(.nameTaken, "a user called \(username) exists already")
         }
@@ -188,6 +189,17 @@ public struct AccountService: Sendable {
         if username != actor { try await endSessions(of: username) }
     }
 
+    /// Gives a user the right `direct` (to send to persons directly) or takes it away. Sessions go on: the portal
+    /// reads the user again on every page, so the change applies at once.
+    /// - Throws: `AccountRefusal.userNotFound`; `DAOError`.
+    public func setDirect(of username: String, to direct: Bool) async throws {
+        do {
+            try await users.setDirect(username: username, direct)
+        } catch let error as DAOError where error.code == .userNotFound {
+            throw AccountRefusal(.userNotFound, "no user is called \(username)")
+        }
+    }
+
     /// Disables a user (they can no longer log in, their sessions end) or enables them again.
     /// - Throws: `AccountRefusal` (`.userNotFound`, `.selfLockout` when an admin disables themself); `DAOError`.
     public func setDisabled(_ username: String, _ disabled: Bool, by actor: String? = nil) async throws {
@@ -204,9 +216,10 @@ public struct AccountService: Sendable {
         try await tokens.list()
     }
 
-    /// Creates a token and returns its secret, shown only this once; it works at once in this process.
+    /// Creates a token (with the right `direct` when `direct` is true) and returns its secret, shown only this once;
+    /// it works at once in this process.
     /// - Throws: `AccountRefusal` (`.invalidName`, `.nameTaken`); `DAOError`.
-    public func createToken(name: String, role: Role) async throws -> String {
+    public func createToken(name: String, role: Role, direct: Bool = false) async throws -> String {
         if let problem = Self.nameProblem(name) { throw AccountRefusal(.invalidName, problem) }
         // Messages sent with the token carry its name as sender, and access lists name users: a token named like
         // a user would send wherever that user may.
@@ -214,7 +227,7 @@ public struct AccountService: Sendable {
         let (secret, hash) = Credentials.newToken()
         let token: APIToken
         do {
-            token = try await tokens.add(name: name, role: role, secretHash: hash)
+            token = try await tokens.add(name: name, role: role, secretHash: hash, direct: direct)
         } catch let error as DAOError where error.code == .duplicate {
             throw AccountRefusal(.nameTaken, "a live token called \(name) exists already")
         }

@@ -41,7 +41,7 @@ public struct Credentials: Sendable {
             return nil
         }
         guard try await verify(password, hash: user.passwordHash), !user.disabled else { return nil }
-        return Identity(name: user.username, role: user.role, kind: .user)
+        return Identity(name: user.username, role: user.role, kind: .user, direct: user.direct)
     }
 
     /// The identity of an API token's secret, or nil when no live token has it.
@@ -51,11 +51,11 @@ public struct Credentials: Sendable {
         let hash = Self.hash(token: secret)
         if let directory, let token = directory.token(secretHash: hash) {
             if directory.shouldNoteUse(of: token, now: tokens.now()) { await tokens.noteUse(of: token) }
-            return Identity(name: token.name, role: token.role, kind: .token)
+            return Identity(name: token.name, role: token.role, kind: .token, direct: token.direct)
         }
         // Not in memory, or the memory is not confirmed current: the database decides.
         guard let token = try await tokens.find(secretHash: hash) else { return nil }
-        return Identity(name: token.name, role: token.role, kind: .token)
+        return Identity(name: token.name, role: token.role, kind: .token, direct: token.direct)
     }
 
     /// A bcrypt hash of `password`, computed off the event loops.

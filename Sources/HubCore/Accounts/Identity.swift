@@ -7,13 +7,19 @@ public struct Identity: Sendable, Equatable {
 
     /// The user's or token's name; stored as a message's `sender`.
     public var name: String
+    /// What the caller may do: admin or communicator.
     public var role: Role
+    /// Whether a password or a token proved it.
     public var kind: Kind
+    /// Whether the caller has the right `direct`: it may send to persons directly (admins may anyway).
+    public var direct: Bool
 
-    public init(name: String, role: Role, kind: Kind) {
+    /// An identity; `direct` is false unless the user or token has the right.
+    public init(name: String, role: Role, kind: Kind, direct: Bool = false) {
         self.name = name
         self.role = role
         self.kind = kind
+        self.direct = direct
     }
 
     /// Whether this caller may send to a subject, given the access lists on the way down to it:

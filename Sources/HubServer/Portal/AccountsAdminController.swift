@@ -5,8 +5,8 @@ import Hummingbird
 import Logging
 import Mongo
 
-/// The admin pages of accounts: users (add, disable and enable, reset the password, change the role) and API
-/// tokens (create, with the secret shown once; revoke).
+/// The admin pages of accounts: users (add, disable and enable, reset the password, change the role, give or take
+/// the right `direct`) and API tokens (create, with the secret shown once and optionally the right `direct`; revoke).
 struct AccountsAdminController {
     let services: HubServices
     let pages: PortalPages
@@ -19,6 +19,7 @@ struct AccountsAdminController {
         admins.post("/users/:userID/enable") { try await setDisabled(false, $0, $1) }
         admins.post("/users/:userID/password", use: resetPassword)
         admins.post("/users/:userID/role", use: setRole)
+        admins.post("/users/:userID/direct", use: setDirect)
         admins.get("/tokens", use: tokens)
         admins.post("/tokens", use: createToken)
         admins.post("/tokens/:tokenID/revoke", use: revokeToken)
@@ -41,7 +42,7 @@ struct AccountsAdminController {
         }
         let password: String
         do {
-            password = try await services.accounts.addUser(username, role: role)
+            password = try await services.accounts.addUser(username, role: role, direct: entry.direct)
         } catch let refusal as AccountRefusal where refusal.code == .nameTaken {
             entry.errors["username"] = "A user or a live API token is called \(username) already."
             return try await usersPage(context: context, values: entry.values, errors: entry.errors)
@@ -92,6 +93,14 @@ struct AccountsAdminController {
         return .redirect(to: "/portal/admin/users?done=role")
     }
 
+    /// Gives or takes the right `direct` (the form's `direct` checkbox); it applies to the user's next page or call.
+    @Sendable func setDirect(request: Request, context: PortalRequestContext) async throws -> Response {
+        let username = try await existingUser(context).username
+        let direct = context.form["direct"] != nil
+        try await services.accounts.setDirect(of: username, to: direct)
+        return .redirect(to: "/portal/admin/users?done=" + (direct ? "direct" : "indirect"))
+    }
+
     private func existingUser(_ context: PortalRequestContext) async throws -> User {
         let id = context.parameters.get("userID").flatMap(ObjectID.init(hex:))
         guard let id, let user = try await services.accounts.users().first(where: { $0.id == id }) else {
@@ -105,7 +114,7 @@ struct AccountsAdminController {
         let me = context.user?.username
         let rows: [[String: Any]] = try await services.accounts.users().map { user in
             [
-                "username": user.username, "role": user.role.rawValue, "disabled": user.disabled,
+                "username": user.username, "role": user.role.rawValue, "disabled": user.disabled, "direct": user.direct,
                 "isMe": user.username == me, "created": PortalTime.text(milliseconds: user.createdAt),
                 "roles": Role.allCases.map { ["value": $0.rawValue, "selected": $0 == user.role] },
                 "path": "/portal/admin/users/\(user.id.hex)",
@@ -124,6 +133,8 @@ struct AccountsAdminController {
     private static let userNotices = [
         "disabled": "The user was disabled and logged out.", "enabled": "The user can log in again.",
         "role": "The role was changed.",
+        "direct": "The user may now message persons directly.",
+        "indirect": "The user may no longer message persons directly.",
     ]
 
     // MARK: Tokens
@@ -143,7 +154,7 @@ struct AccountsAdminController {
         }
         let secret: String
         do {
-            secret = try await services.accounts.createToken(name: name, role: role)
+            secret = try await services.accounts.createToken(name: name, role: role, direct: entry.direct)
         } catch let refusal as AccountRefusal where refusal.code == .nameTaken {
             entry.errors["name"] = "A user or a live token is called \(name) already."
             return try await tokensPage(context: context, values: entry.values, errors: entry.errors)
@@ -173,7 +184,7 @@ struct AccountsAdminController {
                             notice: String? = nil) async throws -> Response {
         let rows: [[String: Any]] = try await services.accounts.tokens().map { token in
             var row: [String: Any] = [
-                "id": token.id.hex, "name": token.name, "role": token.role.rawValue,
+                "id": token.id.hex, "name": token.name, "role": token.role.rawValue, "direct": token.direct,
                 "created": PortalTime.text(milliseconds: token.createdAt),
                 "lastUsed": token.lastUsedAt.map { PortalTime.text(milliseconds: $0) } ?? "never",
             ]
@@ -196,6 +207,8 @@ private struct NameAndRole {
     let name: String
     let roleText: String
     let role: Role?
+    /// Whether the "may message persons directly" box is ticked (the right `direct`).
+    let direct: Bool
     /// Problems by field name, shown next to the field.
     var errors: [String: String] = [:]
 
@@ -204,10 +217,15 @@ private struct NameAndRole {
         self.name = form.trimmed(nameField)
         self.roleText = form.trimmed("role")
         self.role = Role(rawValue: roleText)
+        self.direct = form["direct"] != nil
         if let problem = AccountService.nameProblem(name) { errors[nameField] = problem }
         if role == nil { errors["role"] = "Choose a role." }
     }
 
-    /// The values to show again in the form.
-    var values: [String: String] { [nameField: name, "role": roleText] }
+    /// The values to show again in the form ("direct" present when its box was ticked).
+    var values: [String: String] {
+        var values = [nameField: name, "role": roleText]
+        if direct { values["direct"] = "on" }
+        return values
+    }
 }

@@ -47,12 +47,14 @@ extension PortalRequestContext: RoleCheckedContext {
 struct PortalUser: Sendable {
     var username: String
     var role: Role
+    /// Whether the user has the right `direct` (to send to persons directly), as stored now.
+    var direct: Bool = false
     /// The session's CSRF token, which every form carries.
     var csrfToken: String
     /// The stored key of the session (a hash of the cookie's secret).
     var sessionKey: String
 
     /// The identity messages are sent as, with the same rights as the user's API calls.
-    var identity: Identity { Identity(name: username, role: role, kind: .user) }
+    var identity: Identity { Identity(name: username, role: role, kind: .user, direct: direct) }
     var isAdmin: Bool { role == .admin }
 }

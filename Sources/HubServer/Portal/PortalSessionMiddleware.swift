@@ -29,8 +29,8 @@ struct PortalSessionMiddleware: RouterMiddleware {
             return context
         }
         var context = context
-        context.user = PortalUser(username: user.username, role: user.role, csrfToken: session.csrfToken,
-                                  sessionKey: session.key)
+        context.user = PortalUser(username: user.username, role: user.role, direct: user.direct,
+                                  csrfToken: session.csrfToken, sessionKey: session.key)
         return context
     }
 }
