@@ -67,7 +67,7 @@ struct RouteRoleTests {
             $0.path.hasPrefix("/portal") && !$0.path.hasPrefix("/portal/login") && !$0.path.hasPrefix("/portal/static")
         }
         let adminPages = routes.filter { $0.path.hasPrefix("/portal/admin/") }
-        #expect(adminPages.count == 31)  // 7 pages for each level of the cube, 10 for users and tokens
+        #expect(adminPages.count == 35)  // 7 pages for each level of the cube, 10 for users and tokens, 4 for groups
         try await HubHarness.with(seed: PortalTests.seed) { hub in
             var anonymous = PortalBrowser(hub: hub)
             for route in routes {

@@ -39,24 +39,37 @@ struct CSRFMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.method == .post else { return try await next(request, context) }
-        let contentType = request.headers[.contentType]?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/x-www-form-urlencoded") else {
+        let contentType = request.headers[.contentType] ?? ""
+        // A form with a file (a roster's CSV) comes as multipart/form-data, with a larger limit.
+        let boundary = MultipartForm.boundary(contentType: contentType)
+        guard boundary != nil || contentType.lowercased().hasPrefix("application/x-www-form-urlencoded") else {
             throw PortalError(status: .unsupportedMediaType, title: "Unsupported form",
-                              message: "Portal forms are sent as application/x-www-form-urlencoded.")
+                              message: "Portal forms are sent as application/x-www-form-urlencoded "
+                                  + "(or multipart/form-data with a file).")
         }
+        let limit = boundary == nil ? context.maxUploadSize : MultipartForm.maximumSize
         var request = request
         let body: ByteBuffer
         do {
-            body = try await request.collectBody(upTo: context.maxUploadSize)
+            body = try await request.collectBody(upTo: limit)
         } catch is NIOTooManyBytesError {
             throw PortalError(status: .contentTooLarge, title: "Too much text",
-                              message: "The form is larger than \(context.maxUploadSize / 1024) KiB.")
+                              message: "The form is larger than \(limit / 1024) KiB.")
         } catch {
             throw PortalError(status: .badRequest, title: "Incomplete form",
                               message: "The form arrived incomplete. Send it again.")
         }
         var context = context
-        let form = PortalForm(urlencoded: String(buffer: body))
+        let form: PortalForm
+        if let boundary {
+            guard let fields = MultipartForm.fields(of: Array(buffer: body), boundary: boundary) else {
+                throw PortalError(status: .badRequest, title: "Incomplete form",
+                                  message: "The form arrived incomplete. Send it again.")
+            }
+            form = PortalForm(fields: fields)
+        } else {
+            form = PortalForm(urlencoded: String(buffer: body))
+        }
         let expected: String?
         if request.uri.path == LoginController.loginPath {
             expected = request.cookies[Self.loginCookie]?.value

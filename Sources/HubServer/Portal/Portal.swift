@@ -38,5 +38,6 @@ struct Portal {
         SentController(services: services, pages: pages).addRoutes(to: users)
         CubeAdminController(services: services, pages: pages).addRoutes(to: admins)
         AccountsAdminController(services: services, pages: pages).addRoutes(to: admins)
+        GroupsAdminController(services: services, pages: pages).addRoutes(to: admins)
     }
 }

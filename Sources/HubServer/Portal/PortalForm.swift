@@ -17,6 +17,11 @@ struct PortalForm: Sendable {
         }
     }
 
+    /// The fields of a multipart form (`MultipartForm.fields`), in order; a file's field holds its text.
+    init(fields pairs: [(name: String, value: String)]) {
+        for (name, value) in pairs { fields[name, default: []].append(value) }
+    }
+
     /// The first value of `name`, or nil when the form has no such field.
     subscript(_ name: String) -> String? { fields[name]?.first }
 
