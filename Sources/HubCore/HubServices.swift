@@ -19,6 +19,8 @@ public struct HubServices: Sendable {
     public let devices: DeviceService
     /// Groups of persons and who may send to them.
     public let groups: GroupService
+    /// The per-device deliveries of messages to persons and groups, for their senders and admins.
+    public let deliveries: DeliveryReportService
     /// Gives the messages this process stores to its relay worker in memory, leased in the insert: the one thing
     /// the services and the relay share (the relay reads and writes its own collections through its own DAOs).
     public let outboxHandoff: OutboxHandoff
@@ -53,11 +55,13 @@ public struct HubServices: Sendable {
         self.cube = CubeService(database: database, cache: cache, devices: devices, logger: logger)
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
         self.groups = GroupService(database: database, now: now)
+        self.deliveries = DeliveryReportService(database: database)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
         self.relayProgress = RelayProgressDAO(database: database)
         self.messages = MessageService(messages: MessageDAO(database: database, writeDeadline: writeDeadline, now: now),
                                        idempotencyKeys: IdempotencyKeyDAO(database: database), cube: cube.cache,
+                                       groups: GroupDAO(database: database, now: now),
                                        relay: outboxHandoff, progress: relayProgress, relayDeadline: relayDeadline,
                                        now: now)
     }

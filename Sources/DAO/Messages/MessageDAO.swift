@@ -97,6 +97,11 @@ public struct MessageDAO: Sendable {
             conditions.append(["topic_key": ["$in": .array(query.topicKeys.map(BSONValue.string))]])
         }
         if let sender = query.sender { conditions.append(["sender": .string(sender)]) }
+        switch query.addressed {
+        case .all: break
+        case .none: conditions.append(["to": ["$exists": false]])
+        case .sentBy(let sender): conditions.append(["$or": [["to": ["$exists": false]], ["sender": .string(sender)]]])
+        }
         if let since = query.since { conditions.append(["timestamp": ["$gte": .int64(since)]]) }
         if let sentBy = query.sentBy {
             // `$not` also matches a missing field: a message sent on arrival, or the legacy hub's.
@@ -134,7 +139,7 @@ extension MessageDAO {
     /// for the rows that share the cursor's millisecond.
     /// - Throws: `DAOError`.
     public func catchUp(_ query: CatchUpQuery) async throws -> MessagePage {
-        guard !query.topicKeys.isEmpty else { return MessagePage(messages: [], next: nil) }
+        guard !query.topicKeys.isEmpty || query.person != nil else { return MessagePage(messages: [], next: nil) }
         let limit = max(query.limit, 1)
         let documents = try await mapErrors {
             try await collection.find(Self.catchUpFilter(query),
@@ -152,15 +157,21 @@ extension MessageDAO {
     /// The filter of a catch-up page (tests read its plan with `explain`).
     public static func catchUpFilter(_ query: CatchUpQuery) -> BSONDocument {
         let since = max(query.since, query.after?.timestamp ?? query.since)
-        var filter: BSONDocument = [
-            "topic_key": ["$in": .array(query.topicKeys.map(BSONValue.string))],
-            "timestamp": ["$gte": .int64(since)],
-            // `$not` also matches a missing field: no ttl, or no relay at all.
-            "relay.expires_at": ["$not": ["$lte": .int64(query.now)]],
-            // Scheduled and not yet due: `send_at`, as the client gave it (`due_at` moves with FCM retries, and a
-            // message FCM has yet to take is exactly what a catch-up is for).
-            "relay.send_at": ["$not": ["$gt": .int64(query.now)]],
-        ]
+        let topics: BSONDocument = ["topic_key": ["$in": .array(query.topicKeys.map(BSONValue.string))]]
+        // A bound device also gets its person's messages and its person's groups' (each branch on its own index).
+        var audience: BSONDocument = topics
+        if let person = query.person {
+            var branches: [BSONValue] = [.document(topics), ["to.persons": .string(person)]]
+            if !query.groups.isEmpty { branches.append(["to.groups": ["$in": .array(query.groups.map(BSONValue.string))]]) }
+            audience = ["$and": [["$or": .array(branches)]]]
+        }
+        var filter: BSONDocument = audience
+        filter["timestamp"] = ["$gte": .int64(since)]
+        // `$not` also matches a missing field: no ttl, or no relay at all.
+        filter["relay.expires_at"] = ["$not": ["$lte": .int64(query.now)]]
+        // Scheduled and not yet due: `send_at`, as the client gave it (`due_at` moves with FCM retries, and a
+        // message FCM has yet to take is exactly what a catch-up is for).
+        filter["relay.send_at"] = ["$not": ["$gt": .int64(query.now)]]
         if let after = query.after {
             // `timestamp >= after.timestamp` holds already: past the cursor is a later millisecond or a later `_id`.
             filter["$or"] = [["timestamp": ["$gt": .int64(after.timestamp)]], ["_id": ["$gt": .objectID(after.id)]]]

@@ -90,9 +90,23 @@ public struct MessageQuery: Sendable {
     public var sentBy: Int64?
     /// With `sentBy`: this sender's scheduled messages are in all the same.
     public var scheduledOf: String?
+    /// Which messages to persons and groups (private: they have a `to`) the page may hold.
+    public var addressed: AddressedMessages
+
+    /// Which messages addressed to persons and groups a history page holds.
+    public enum AddressedMessages: Sendable, Equatable {
+        /// All of them (an admin's history).
+        case all
+        /// None (the public history).
+        case none
+        /// Those this user or token sent.
+        case sentBy(String)
+    }
 
     public init(topicKeys: [String] = [], since: Int64? = nil, limit: Int = 50, after: MessageCursor? = nil,
-                sender: String? = nil, sentBy: Int64? = nil, scheduledOf: String? = nil) {
+                sender: String? = nil, sentBy: Int64? = nil, scheduledOf: String? = nil,
+                addressed: AddressedMessages = .all) {
+        self.addressed = addressed
         self.topicKeys = topicKeys
         self.since = since
         self.limit = limit
@@ -105,8 +119,12 @@ public struct MessageQuery: Sendable {
 
 /// Which messages a catch-up page holds: those of some topics from a time on, oldest first.
 public struct CatchUpQuery: Sendable {
-    /// The topics (a device's subscriptions); none gives an empty page.
+    /// The topics (a device's subscriptions).
     public var topicKeys: [String]
+    /// The device's person, whose messages are in too; nil for a device bound to nobody.
+    public var person: String?
+    /// The groups of `person`, whose messages are in too.
+    public var groups: [String]
     /// Only messages at or after this Unix-ms time.
     public var since: Int64
     /// At most this many.
@@ -116,8 +134,11 @@ public struct CatchUpQuery: Sendable {
     /// The time (Unix ms) against which a message's expiry and due time are judged.
     public var now: Int64
 
-    public init(topicKeys: [String], since: Int64, limit: Int, after: MessageCursor? = nil, now: Int64) {
+    public init(topicKeys: [String], person: String? = nil, groups: [String] = [], since: Int64, limit: Int,
+                after: MessageCursor? = nil, now: Int64) {
         self.topicKeys = topicKeys
+        self.person = person
+        self.groups = person == nil ? [] : groups
         self.since = since
         self.limit = limit
         self.after = after

@@ -19,6 +19,8 @@ public struct DeviceService: Sendable {
     let messages: MessageDAO
     /// The relay workers' progress, which says whether a message they sent themselves is sent.
     let relayProgress: RelayProgressDAO
+    /// The groups of a device's person, whose messages its catch-up holds.
+    let groups: GroupDAO
     let cube: CubeCache
     /// Wakes this process's reconciler when wishes change.
     public let reconcilerSignal: WakeSignal
@@ -39,6 +41,7 @@ public struct DeviceService: Sendable {
         self.throttle = RegistrationThrottle(rates: RateWindowDAO(database: database, now: now), now: now)
         self.messages = MessageDAO(database: database, now: now)
         self.relayProgress = RelayProgressDAO(database: database)
+        self.groups = GroupDAO(database: database, now: now)
         self.cube = cube
         self.reconcilerSignal = WakeSignal()
         self.logger = logger
@@ -213,15 +216,19 @@ public struct DeviceService: Sendable {
 
     /// What `device` missed: a page of the messages of its subscriptions at or after `since` (Unix ms), oldest
     /// first, without those whose `ttl` has run out or whose `send_at` has not come; `after` continues a previous
-    /// page. Two queries however many subscriptions: the device's topics, then one page of the archive; and one
-    /// for the progress records of the messages on it that their hub sent itself, if any. Each message as a device
-    /// sees it (`MessageVisibility`: its public fields).
+    /// page. A device bound to a person also gets the messages sent to that person (whichever of their devices
+    /// it is, so a new phone sees their recent messages) and to the groups the person is a member of now. Two
+    /// queries however many subscriptions: the device's topics, then one page of the archive (and the person's
+    /// groups for a bound device); and one for the progress records of the messages on it that their hub sent
+    /// itself, if any. Each message as a device sees it (`MessageVisibility`: its public fields).
     /// - Throws: `DAOError`.
     public func catchUp(_ device: Device, since: Int64, limit: Int, after: MessageCursor?) async throws -> MessagePage {
         let topics = try await topicKeys(of: device)
+        var personGroups: [String] = []
+        if let person = device.person { personGroups = try await groups.groups(of: person) }
         let now = self.now()
-        var page = try await messages.catchUp(CatchUpQuery(topicKeys: topics, since: since, limit: limit, after: after,
-                                                           now: now))
+        var page = try await messages.catchUp(CatchUpQuery(topicKeys: topics, person: device.person, groups: personGroups,
+                                                           since: since, limit: limit, after: after, now: now))
         page.messages = try await relayProgress.resolved(page.messages).compactMap {
             MessageVisibility.view($0, for: .device, now: now)
         }

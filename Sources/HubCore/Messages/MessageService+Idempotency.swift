@@ -51,6 +51,8 @@ extension MessageService.Submission {
             "title": .string(title), "desc": .string(desc), "message": .string(message), "topic_key": .string(topicKey),
             "distribution": .string(distribution.rawValue), "ttl": ttl.map(BSONValue.int64) ?? .null,
             "send_at": sendAt.map(BSONValue.int64) ?? .null,
+            "to": recipients.map { .document($0.document) } ?? .null,
+            "data": .document(BSONDocument(data.sorted { $0.key < $1.key }.map { (key: $0.key, value: BSONValue.string($0.value)) })),
         ]
         return Hex.encode(SHA256.hash(data: fields.bytes))
     }

@@ -11,15 +11,46 @@ extension MessageService.Submission {
         fieldRefusals + (alertRefusal.map { [$0] } ?? [])
     }
 
-    /// The refusals of fields over their length, or of an empty topic key, in field order.
+    /// The most person ids and group ids one message names (a group holds more).
+    public static let maximumPersons = 1_000
+    public static let maximumGroups = 50
+
+    /// The refusals of fields over their length, or of an empty topic key, in field order; then of the recipients
+    /// (a topic and recipients both, none of either, too many, a bad id) and of `data` (`MessageData`).
     var fieldRefusals: [SendRefusal] {
+        textRefusals + [recipientsRefusal, MessageData.problem(data).map { SendRefusal(.invalidData, $0) }].compactMap { $0 }
+    }
+
+    /// The refusal of the recipients: exactly one of a topic and `to`, `to` naming someone, within the limits, ids
+    /// valid (`GroupService`'s rules); nil for a topic message or a valid `to`.
+    var recipientsRefusal: SendRefusal? {
+        guard let recipients else { return nil }
+        if !topicKey.isEmpty {
+            return SendRefusal(.invalidRecipients, "a message has either \"topic_key\" or \"to\", not both")
+        }
+        if recipients.persons.isEmpty && recipients.groups.isEmpty {
+            return SendRefusal(.invalidRecipients, "\"to\" must name at least one person or group")
+        }
+        if recipients.persons.count > Self.maximumPersons || recipients.groups.count > Self.maximumGroups {
+            return SendRefusal(.invalidRecipients, "\"to\" names at most \(Self.maximumPersons) persons and "
+                               + "\(Self.maximumGroups) groups (a group holds more)")
+        }
+        if let problem = recipients.persons.lazy.compactMap(GroupService.personIDProblem).first
+            ?? recipients.groups.lazy.compactMap(GroupService.groupIDProblem).first {
+            return SendRefusal(.invalidRecipients, "to: \(problem)")
+        }
+        return nil
+    }
+
+    /// The refusals of text fields over their length, or of an empty topic key (a topic message), in field order.
+    var textRefusals: [SendRefusal] {
         MessageField.allCases.compactMap { field in
             let value = self[field]
             if value.count > field.maxLength {
                 return SendRefusal(.fieldTooLong,
                                    "the field \"\(field.rawValue)\" is longer than \(field.maxLength) characters", field: field)
             }
-            if field == .topicKey, value.isEmpty {
+            if field == .topicKey, value.isEmpty, recipients == nil {
                 return SendRefusal(.emptyField, "the field \"\(field.rawValue)\" must not be empty", field: field)
             }
             return nil

@@ -11,6 +11,8 @@ public struct MessageService: Sendable {
     let messages: MessageDAO
     let idempotencyKeys: IdempotencyKeyDAO
     let cube: CubeCache
+    /// The groups a message may be addressed to, read for their access lists.
+    let groups: GroupDAO
     /// This process's relay, which sends what this process stores without claiming it.
     let relay: OutboxHandoff
     /// The relay workers' progress, which says whether a message they sent themselves is sent.
@@ -26,19 +28,26 @@ public struct MessageService: Sendable {
         public var title: String
         public var desc: String
         public var message: String
+        /// The subject's topic; "" when the message goes to `recipients`.
         public var topicKey: String
+        /// The persons and groups to send to instead of a topic (`to`).
+        public var recipients: Recipients?
+        /// String values the app receives with the message (`MessageData`).
+        public var data: [String: String]
         public var distribution: Distribution
         /// Seconds FCM keeps it for phones that are offline; nil: FCM's default.
         public var ttl: Int64?
         /// When to send it (Unix ms); nil: now.
         public var sendAt: Int64?
 
-        public init(title: String, desc: String, message: String, topicKey: String, distribution: Distribution,
-                    ttl: Int64? = nil, sendAt: Int64? = nil) {
+        public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
+                    data: [String: String] = [:], distribution: Distribution, ttl: Int64? = nil, sendAt: Int64? = nil) {
             self.title = title
             self.desc = desc
             self.message = message
             self.topicKey = topicKey
+            self.recipients = recipients
+            self.data = data
             self.distribution = distribution
             self.ttl = ttl
             self.sendAt = sendAt
@@ -54,6 +63,9 @@ public struct MessageService: Sendable {
     ///   `.outcomeUnknown` when that could not be settled before the write deadline.
     public func send(_ submission: Submission, as identity: Identity, idempotencyKey: String? = nil) async throws -> Message {
         if let refusal = submission.fieldRefusals.first { throw refusal }
+        if let recipients = submission.recipients {
+            return try await send(submission, to: recipients, as: identity, idempotencyKey: idempotencyKey)
+        }
         let location: SubjectLocation
         do {
             location = try await cube.location(topicKey: submission.topicKey)
@@ -96,6 +108,40 @@ public struct MessageService: Sendable {
         guard relay.handOff(message, ticket: ticket) else { return message }  // an earlier request's, claimed
         // Shown as any message waiting to be sent: the worker's name and number are its bookkeeping.
         return Message(document: RelayProgressDAO.shown(message.document, sent: false)) ?? message
+    }
+
+    /// Stores a message to persons and groups (`RecipientPolicy` says who may) for any relay worker to claim: its
+    /// recipients are resolved to devices when it is sent, each device getting its own request.
+    /// - Throws: `SendRefusal` (`.alertNeedsDesc`, `.groupNotFound`, `.recipientAccessDenied`,
+    ///   `.idempotencyKeyReused`); `DAOError` as `send`.
+    private func send(_ submission: Submission, to recipients: Recipients, as identity: Identity,
+                      idempotencyKey: String?) async throws -> Message {
+        if let refusal = submission.alertRefusal { throw refusal }
+        // Each person and group once, in the order given.
+        var seen = Set<String>()
+        let recipients = Recipients(persons: recipients.persons.filter { seen.insert("p" + $0).inserted },
+                                    groups: recipients.groups.filter { seen.insert("g" + $0).inserted })
+        var found: [Group] = []
+        for id in recipients.groups {
+            guard let group = try await groups.group(id: id) else {
+                throw SendRefusal(.groupNotFound, "no group has the id \(id)")
+            }
+            found.append(group)
+        }
+        if let refusal = RecipientPolicy.refusal(for: identity, recipients: recipients, groups: found) { throw refusal }
+        let now = self.now()
+        let dueAt = max(submission.sendAt ?? now, now)
+        // Never sent by the storing process itself: a fan-out is long, and any worker may take it over.
+        let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
+                             expiresAt: submission.ttl.map { dueAt + $0 * 1000 }, ttlSeconds: submission.ttl,
+                             deadlineAt: dueAt + relayDeadline.milliseconds, addressed: true)
+        let message = try await store(MessageDraft(
+            title: submission.title, desc: submission.desc, message: submission.message, topicKey: "",
+            recipients: recipients, data: submission.data, distribution: submission.distribution, sender: identity.name,
+            extra: ["relay": .document(plan.document(for: submission.distribution))]),
+            idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
+        relay.notify()
+        return message
     }
 
     /// One archived message as `viewer` sees it (`MessageVisibility`).

@@ -18,6 +18,10 @@ public enum MessageViewer: Sendable, Equatable {
 /// has come, and then only its public fields (`publicFields`, its `ttl` and `send_at`, and its delivery state as
 /// `relay.state`): never the relay's bookkeeping (lease owners, FCM message names and error texts), nor fields
 /// unknown to the hub.
+///
+/// A message to persons and groups (it has a `to`) is private: its sender and admins see it; a device sees it
+/// through its catch-up (which holds only the messages of its person and their groups) with its `data` but not whom
+/// else it was for; nobody else sees it at all (not in the public history, 404 by its key).
 public enum MessageVisibility {
     /// The stored fields everyone may see, as stored.
     public static let publicFields = ["_id", "msi_key", "title", "desc", "message", "topic_key", "distribution",
@@ -38,6 +42,7 @@ public enum MessageVisibility {
     /// theirs).
     public static func view(_ message: Message, for viewer: MessageViewer, now: Int64) -> Message? {
         if seesDetail(of: message, viewer) { return message }
+        if message.recipients != nil, viewer != .device { return nil }
         let relay = RelayState(message: message.document)
         if relay?.waitsForSendTime(at: now) == true { return nil }
         return Message(document: publicDocument(message, relay: relay))
@@ -48,9 +53,15 @@ public enum MessageVisibility {
     public static func restrict(_ query: MessageQuery, for viewer: MessageViewer, now: Int64) -> MessageQuery {
         var query = query
         switch viewer {
-        case .caller(let identity) where identity.role == .admin: return query
-        case .caller(let identity): query.scheduledOf = identity.name
-        case .anonymous, .device: query.scheduledOf = nil
+        case .caller(let identity) where identity.role == .admin:
+            query.addressed = .all
+            return query
+        case .caller(let identity):
+            query.scheduledOf = identity.name
+            query.addressed = .sentBy(identity.name)
+        case .anonymous, .device:
+            query.scheduledOf = nil
+            query.addressed = .none
         }
         query.sentBy = now
         return query
@@ -63,6 +74,8 @@ public enum MessageVisibility {
         if let ttl = relay?.ttlSeconds { document["ttl"] = .int64(ttl) }
         if let sendAt = relay?.sendAt { document["send_at"] = .int64(sendAt) }
         if let relay { document["relay"] = ["state": .string(publicState(relay.status))] }
+        // A private message's data is for the devices it reached (the only other viewers who see it).
+        if message.recipients != nil, let data = message.document["data"] { document["data"] = data }
         return document
     }
 

@@ -22,6 +22,7 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
     private enum Value: String {
         case fieldTooLong, emptyField, topicNotFound, distributionMismatch, alertNeedsDesc, accessDenied
         case idempotencyKeyReused
+        case invalidRecipients, groupNotFound, recipientAccessDenied, invalidData
     }
     private let value: Value
     private init(_ value: Value) { self.value = value }
@@ -40,6 +41,15 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
     public static let accessDenied = SendRefusalCode(.accessDenied)
     /// The sender used the `Idempotency-Key` for another submission within its lifetime.
     public static let idempotencyKeyReused = SendRefusalCode(.idempotencyKeyReused)
+    /// The message names both a topic and persons or groups, or `to` is malformed (no one, too many, a bad id).
+    public static let invalidRecipients = SendRefusalCode(.invalidRecipients)
+    /// A group the message is addressed to does not exist.
+    public static let groupNotFound = SendRefusalCode(.groupNotFound)
+    /// The sender may not send to a person directly (no right `direct`) or to a group whose `access` does not name
+    /// them.
+    public static let recipientAccessDenied = SendRefusalCode(.recipientAccessDenied)
+    /// The `data` object breaks its rules (a reserved or malformed key, too many bytes).
+    public static let invalidData = SendRefusalCode(.invalidData)
 
     public var description: String { value.rawValue }
 }

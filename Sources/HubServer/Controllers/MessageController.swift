@@ -22,7 +22,8 @@ struct MessageController {
     }
 
     /// POST /message: reads the body (types and presence), sends it as the portal does (`MessageService`, which holds
-    /// it to the send rules), answers 201 with the stored message.
+    /// it to the send rules), answers 201 with the stored message. A message goes to a subject (`topic_key`) or to
+    /// persons and groups (`to`), with optional `data` for the app.
     @Sendable func send(request: Request, context: HubRequestContext) async throws -> Response {
         let identity = try context.caller()
         var request = request
@@ -30,17 +31,52 @@ struct MessageController {
         let title = try fields.string("title")
         let desc = try fields.string("desc")
         let text = try fields.string("message")
-        let topicKey = try fields.string("topic_key")
+        let recipients = try Self.recipients(fields)
+        // A message to persons and groups has no topic; one with both is refused by the send rules.
+        let topicKey = recipients == nil ? try fields.string("topic_key") : try fields.optionalString("topic_key", maxLength: .max) ?? ""
+        let data = try Self.data(fields)
         let distribution: Distribution = try fields.oneOf("distribution")
         let now = services.now()
         let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)
         let sendAt = try fields.optionalInteger("send_at", in: 0...(now + Self.maximumScheduleMS))
 
         let message = try await services.messages.send(
-            .init(title: title, desc: desc, message: text, topicKey: topicKey, distribution: distribution,
-                  ttl: ttl, sendAt: sendAt),
+            .init(title: title, desc: desc, message: text, topicKey: topicKey, recipients: recipients, data: data,
+                  distribution: distribution, ttl: ttl, sendAt: sendAt),
             as: identity, idempotencyKey: try Self.idempotencyKey(of: request))
         return JSONResponse.make(.document(message.document), status: .created)
+    }
+
+    /// The body's `to`: `{"persons": [ids], "groups": [ids]}`, each optional, arrays of strings; nil when absent.
+    /// - Throws: `HubError` 422 `invalid_field` naming the field when it has another shape.
+    static func recipients(_ fields: FieldReader) throws -> Recipients? {
+        guard let value = fields.document["to"] else { return nil }
+        guard let to = value.documentValue else { throw HubError.invalid(.invalidField, "the field \"to\" must be an object") }
+        if let unknown = to.elements.map(\.key).first(where: { $0 != "persons" && $0 != "groups" }) {
+            throw HubError.invalid(.invalidField, "the field \"to\" has no field \"\(unknown)\" (persons, groups)")
+        }
+        func ids(_ key: String) throws -> [String] {
+            guard let list = to[key] else { return [] }
+            let strings = list.arrayValue?.compactMap(\.stringValue)
+            guard let strings, strings.count == list.arrayValue?.count else {
+                throw HubError.invalid(.invalidField, "the field \"to.\(key)\" must be an array of strings")
+            }
+            return strings
+        }
+        return Recipients(persons: try ids("persons"), groups: try ids("groups"))
+    }
+
+    /// The body's `data`: an object of string values; empty when absent.
+    /// - Throws: `HubError` 422 `invalid_field` when it has another shape.
+    static func data(_ fields: FieldReader) throws -> [String: String] {
+        guard let value = fields.document["data"] else { return [:] }
+        guard let object = value.documentValue else { throw HubError.invalid(.invalidField, "the field \"data\" must be an object of strings") }
+        var data: [String: String] = [:]
+        for (key, value) in object {
+            guard let string = value.stringValue else { throw HubError.invalid(.invalidField, "the field \"data\" must be an object of strings") }
+            data[key] = string
+        }
+        return data
     }
 
     /// The request's `Idempotency-Key` (the IETF httpapi draft's header, a structured-field string: quoted; a bare

@@ -25,6 +25,8 @@ public struct HubError: HTTPResponseError, Sendable {
             case forcedSubscription = "forced_subscription"
             case idempotencyKeyReused = "idempotency_key_reused", writeOutcomeUnknown = "write_outcome_unknown"
             case invalidAssertion = "invalid_assertion"
+            case invalidRecipients = "invalid_recipients", recipientAccessDenied = "recipient_access_denied"
+            case invalidData = "invalid_data"
             case internalError = "internal_error"
         }
         fileprivate let value: Value
@@ -98,6 +100,12 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let writeOutcomeUnknown = Code(.writeOutcomeUnknown)
         /// 401: a person assertion that does not verify, or person binding is not configured (the message says why).
         public static let invalidAssertion = Code(.invalidAssertion)
+        /// 422: a message names both a topic and persons or groups, or `to` is malformed.
+        public static let invalidRecipients = Code(.invalidRecipients)
+        /// 403: the caller may not send to a person directly (no right `direct`) or to a group not open to them.
+        public static let recipientAccessDenied = Code(.recipientAccessDenied)
+        /// 422: a message's `data` has a reserved or malformed key, or too many bytes.
+        public static let invalidData = Code(.invalidData)
         /// 500: a bug.
         public static let internalError = Code(.internalError)
 
@@ -185,6 +193,10 @@ extension HubError {
         case .alertNeedsDesc: self.init(.unprocessableContent, .emptyField, refusal.message)
         case .accessDenied: self.init(.forbidden, .subjectAccessDenied, refusal.message)
         case .idempotencyKeyReused: self.init(.unprocessableContent, .idempotencyKeyReused, refusal.message)
+        case .invalidRecipients: self.init(.unprocessableContent, .invalidRecipients, refusal.message)
+        case .groupNotFound: self.init(.notFound, .groupNotFound, refusal.message)
+        case .recipientAccessDenied: self.init(.forbidden, .recipientAccessDenied, refusal.message)
+        case .invalidData: self.init(.unprocessableContent, .invalidData, refusal.message)
         default: self = .internalError
         }
     }
