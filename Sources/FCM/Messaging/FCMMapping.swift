@@ -80,6 +80,66 @@ public enum FCMMapping {
         return request(.data, wire, options, size: payloadSize(data: data, notification: nil), truncated)
     }
 
+    /// The one request for a device of a message to persons and groups (`message.token`): an Alert's notification
+    /// (title, desc) with the data, or an Information's data alone, delivered silently as the data component is.
+    /// The data holds `msi_key`, `dist`, `title`, `desc`, `message`, `timestamp`, `audience` ("person" or "group"),
+    /// `group` when reached through one, and the message's own `data`. Over the payload limit, the data's message,
+    /// desc and title are cut first, then the notification's body and title (`truncated: "true"`).
+    public static func deviceRequest(for message: RelayMessage, token: String, audience: FCMAudience,
+                                     options: FCMMappingOptions = FCMMappingOptions()) -> FCMRequest {
+        // The sender's keys never collide with the hub's (the send rules reserve them); the hub's win regardless.
+        var data = message.data
+        data["msi_key"] = message.msiKey
+        data["dist"] = message.distribution.rawValue
+        data["title"] = message.title
+        data["desc"] = message.desc
+        data["message"] = message.message
+        data["timestamp"] = String(message.timestamp)
+        switch audience {
+        case .person:
+            data["audience"] = "person"
+            data["group"] = nil
+        case .group(let id):
+            data["audience"] = "group"
+            data["group"] = id
+        }
+        let alert = message.distribution == .alert
+        var notification = alert ? Wire.Notification(title: message.title, body: message.desc) : nil
+        var truncated = false
+        if payloadSize(data: data, notification: notification) > options.payloadLimit {
+            truncated = true
+            data["truncated"] = "true"
+            // The phone fetches the full text when it sees `truncated`; the pop-up's title is cut last.
+            for field in ["message", "desc", "title"] {
+                data[field] = cut(data[field] ?? "") { candidate in
+                    var trial = data
+                    trial[field] = candidate
+                    return payloadSize(data: trial, notification: notification) <= options.payloadLimit
+                }
+            }
+            if let shown = notification {
+                let fits = { (candidate: Wire.Notification) in
+                    payloadSize(data: data, notification: candidate) <= options.payloadLimit
+                }
+                let body = cut(shown.body) { fits(Wire.Notification(title: shown.title, body: $0)) }
+                let title = cut(shown.title) { fits(Wire.Notification(title: $0, body: body)) }
+                notification = Wire.Notification(title: title, body: body)
+            }
+        }
+        var headers = alert ? ["apns-priority": "10"] : ["apns-push-type": "background", "apns-priority": "5"]
+        headers.merge(expirationHeaders(message)) { $1 }
+        let wire = Wire.Message(
+            token: token,
+            notification: notification,
+            data: data,
+            android: Wire.Android(priority: "HIGH", ttl: androidTTL(message),
+                                  notification: alert ? .init(sound: "default") : nil),
+            apns: Wire.APNS(headers: headers, payload: .init(aps: alert ? .init(sound: "default", contentAvailable: nil)
+                                                                        : .init(sound: nil, contentAvailable: 1)))
+        )
+        return request(.device, wire, options, size: payloadSize(data: data, notification: notification), truncated)
+    }
+
     private static func request(
         _ component: FCMComponent,
         _ message: Wire.Message,

@@ -11,7 +11,9 @@ enum Wire {
     }
 
     struct Message: Encodable {
-        var topic: String
+        /// The target: a topic (the spec's components) or one registration token (a message to persons and groups).
+        var topic: String?
+        var token: String?
         var notification: Notification?
         var data: [String: String]
         var android: Android
@@ -71,8 +73,10 @@ extension Wire.SendRequest: FCMJSONRepresentable {
 extension Wire.Message: FCMJSONRepresentable {
     var json: FCMJSON.Value {
         var members: [(key: String, value: FCMJSON.Value)] = [
-            ("topic", .string(topic)), ("data", FCMJSON.object(data)), ("android", android.json), ("apns", apns.json),
+            ("data", FCMJSON.object(data)), ("android", android.json), ("apns", apns.json),
         ]
+        if let topic { members.append(("topic", .string(topic))) }
+        if let token { members.append(("token", .string(token))) }
         if let notification { members.append(("notification", notification.json)) }
         return .object(members)
     }

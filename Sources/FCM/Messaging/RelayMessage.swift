@@ -26,6 +26,8 @@ public struct RelayMessage: Sendable, Hashable {
     public var ttlSeconds: Int64?
     /// The expiry, Unix milliseconds; when nil and `ttlSeconds` is set, `timestamp + ttlSeconds`.
     public var expiresAt: Int64?
+    /// The sender's string values for the app (a message to persons and groups), sent beside the hub's own data.
+    public var data: [String: String]
 
     /// A message to relay.
     public init(
@@ -37,7 +39,8 @@ public struct RelayMessage: Sendable, Hashable {
         message: String,
         timestamp: Int64,
         ttlSeconds: Int64? = nil,
-        expiresAt: Int64? = nil
+        expiresAt: Int64? = nil,
+        data: [String: String] = [:]
     ) {
         self.msiKey = msiKey
         self.topicKey = topicKey
@@ -48,6 +51,7 @@ public struct RelayMessage: Sendable, Hashable {
         self.timestamp = timestamp
         self.ttlSeconds = ttlSeconds
         self.expiresAt = expiresAt
+        self.data = data
     }
 
     /// The expiry in Unix milliseconds, from `expiresAt` or from `timestamp` and `ttlSeconds`; nil if neither.
