@@ -1,4 +1,5 @@
 /// A message as the hub sends it (`GET /message/:msiKey`, `GET /device/:id/messages`); extra fields are ignored.
+/// A message to persons or groups has no `topic_key`, and may have `data`, `audience` and `group`.
 struct HubMessage: Decodable, Sendable {
     var msiKey: String
     var topicKey: String
@@ -7,15 +8,22 @@ struct HubMessage: Decodable, Sendable {
     var desc: String
     var message: String
     var timestamp: Int64
+    var data: [String: String]
+    var audience: Audience?
+    var groupID: String?
 
     private enum CodingKeys: String, CodingKey {
-        case msiKey = "msi_key", topicKey = "topic_key", distribution, title, desc, message, timestamp
+        case msiKey = "msi_key", topicKey = "topic_key", distribution, title, desc, message, timestamp, data, audience
+        case groupID = "group"
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         msiKey = try container.decode(String.self, forKey: .msiKey)
-        topicKey = try container.decode(String.self, forKey: .topicKey)
+        topicKey = try container.decodeIfPresent(String.self, forKey: .topicKey) ?? ""
+        data = try container.decodeIfPresent([String: String].self, forKey: .data) ?? [:]
+        audience = try container.decodeIfPresent(Audience.self, forKey: .audience)
+        groupID = try container.decodeIfPresent(String.self, forKey: .groupID)
         distribution = try container.decode(Distribution.self, forKey: .distribution)
         title = try container.decodeIfPresent(String.self, forKey: .title) ?? ""
         desc = try container.decodeIfPresent(String.self, forKey: .desc) ?? ""
@@ -27,6 +35,6 @@ struct HubMessage: Decodable, Sendable {
     var stored: Message {
         Message(
             msiKey: msiKey, topicKey: topicKey, distribution: distribution, title: title, desc: desc, text: message,
-            timestamp: timestamp)
+            timestamp: timestamp, data: data, audience: audience, groupID: groupID)
     }
 }

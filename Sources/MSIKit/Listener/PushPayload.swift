@@ -6,16 +6,20 @@ enum PushPayload: Sendable, Hashable {
     /// Only the key is to be trusted: the message must be read from `GET /message/:msiKey`.
     case reference(msiKey: String)
 
-    /// Reads a payload (every value a string).
+    /// Reads a payload (every value a string). A message to a subject carries `topic_key`; one to persons or groups
+    /// carries `audience` (and `group`, when it came through a group) instead, and the sender's own keys beside the
+    /// hub's (its `data`).
     /// - Throws: `.invalidPayload` when `msi_key` is missing or not 24 hex digits, or a complete payload's
     ///   `timestamp` is not an integer.
     init(_ data: [String: String]) throws(MSIKitError) {
         guard let msiKey = data["msi_key"], Self.isObjectID(msiKey) else {
             throw MSIKitError(.invalidPayload, "The payload has no valid msi_key.")
         }
-        let fields = ["topic_key", "dist", "title", "desc", "message", "timestamp"]
-        // The notification component carries only msi_key; a truncated data component's text is cut short.
-        if data["truncated"] == "true" || fields.contains(where: { data[$0] == nil }) {
+        let fields = ["dist", "title", "desc", "message", "timestamp"]
+        // The notification component carries only msi_key; a truncated data component's text is cut short. A
+        // message has a subject or an audience: a payload with neither is not the data component.
+        if data["truncated"] == "true" || fields.contains(where: { data[$0] == nil })
+            || (data["topic_key"] == nil && data["audience"] == nil) {
             self = .reference(msiKey: msiKey)
             return
         }
@@ -26,7 +30,19 @@ enum PushPayload: Sendable, Hashable {
             Message(
                 msiKey: msiKey, topicKey: data["topic_key"] ?? "", distribution: Distribution(rawValue: data["dist"] ?? ""),
                 title: data["title"] ?? "", desc: data["desc"] ?? "", text: data["message"] ?? "",
-                timestamp: timestamp))
+                timestamp: timestamp, data: data.filter { !Self.isReserved($0.key) },
+                audience: data["audience"].map(Audience.init(rawValue:)), groupID: data["group"]))
+    }
+
+    /// The keys of a payload that are the hub's or FCM's, not the sender's `data`.
+    static let reservedKeys: Set<String> = [
+        "msi_key", "topic_key", "dist", "title", "desc", "message", "timestamp", "truncated", "audience", "group",
+        "from", "message_type", "collapse_key", "aps",
+    ]
+
+    /// Whether `key` is the hub's or FCM's (the names above, and every `google…` or `gcm…` key FCM adds).
+    static func isReserved(_ key: String) -> Bool {
+        reservedKeys.contains(key) || key.hasPrefix("google") || key.hasPrefix("gcm")
     }
 
     /// The message's key.

@@ -11,4 +11,11 @@ public enum ReceivedMessage: Sendable, Hashable {
         case .alert(_, _, let message), .information(let message): message
         }
     }
+
+    /// The sender's own strings (a chat room's id, a deep link) for the app to act on; empty when it sent none.
+    public var data: [String: String] { message.data }
+    /// How a message to persons or groups reached this device; nil for a message sent to a subject.
+    public var audience: Audience? { message.audience }
+    /// The group through which the message reached this device, when it was sent to a group.
+    public var groupID: String? { message.groupID }
 }

@@ -49,6 +49,16 @@ struct LocalDatabase: Sendable {
                 );
                 """)
         }
+        // Messages to persons and groups: no topic_key, the sender's data (a JSON object of strings, NULL when it
+        // sent none), how the message reached the device ("person" or "group") and through which group.
+        migrator.registerMigration("person-messages") { db in
+            try db.execute(sql: """
+                ALTER TABLE Message ADD COLUMN data TEXT;
+                ALTER TABLE Message ADD COLUMN audience TEXT;
+                ALTER TABLE Message ADD COLUMN group_id TEXT;
+                CREATE INDEX IF NOT EXISTS Message_group_id ON Message(group_id);
+                """)
+        }
         return migrator
     }
 

@@ -4,7 +4,8 @@ import Foundation
 public struct Message: Sendable, Hashable, Codable {
     /// The message's identifier on the hub (24 hex digits); the row's unique key.
     public var msiKey: String
-    /// The subscription it was sent to: channel id, area id and subject id in hex, joined by "-".
+    /// The subscription it was sent to: channel id, area id and subject id in hex, joined by "-"; "" for a message
+    /// sent to persons or groups.
     public var topicKey: String
     /// How it was distributed: `.alert` (with a push notification) or `.information` (silently).
     public var distribution: Distribution
@@ -16,11 +17,17 @@ public struct Message: Sendable, Hashable, Codable {
     public var text: String
     /// When the hub created it, in Unix milliseconds.
     public var timestamp: Int64
+    /// The sender's own strings for the app (a chat room's id, a deep link); empty when it sent none.
+    public var data: [String: String]
+    /// How a message to persons or groups reached this device; nil for a message sent to a subject.
+    public var audience: Audience?
+    /// The group through which the message reached this device, when it was sent to a group.
+    public var groupID: String?
 
     /// Creates a message from its fields.
     public init(
         msiKey: String, topicKey: String, distribution: Distribution, title: String, desc: String, text: String,
-        timestamp: Int64
+        timestamp: Int64, data: [String: String] = [:], audience: Audience? = nil, groupID: String? = nil
     ) {
         self.msiKey = msiKey
         self.topicKey = topicKey
@@ -29,6 +36,29 @@ public struct Message: Sendable, Hashable, Codable {
         self.desc = desc
         self.text = text
         self.timestamp = timestamp
+        self.data = data
+        self.audience = audience
+        self.groupID = groupID
+    }
+
+    /// Reads a message encoded by this or an earlier version (which had no `data`, `audience` or `groupID`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            msiKey: try container.decode(String.self, forKey: .msiKey),
+            topicKey: try container.decode(String.self, forKey: .topicKey),
+            distribution: try container.decode(Distribution.self, forKey: .distribution),
+            title: try container.decode(String.self, forKey: .title),
+            desc: try container.decode(String.self, forKey: .desc),
+            text: try container.decode(String.self, forKey: .text),
+            timestamp: try container.decode(Int64.self, forKey: .timestamp),
+            data: try container.decodeIfPresent([String: String].self, forKey: .data) ?? [:],
+            audience: try container.decodeIfPresent(Audience.self, forKey: .audience),
+            groupID: try container.decodeIfPresent(String.self, forKey: .groupID))
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case msiKey, topicKey, distribution, title, desc, text, timestamp, data, audience, groupID
     }
 
     /// The channel's id: the topic key's first part.

@@ -29,12 +29,13 @@ public final class MessageStore: Sendable {
         try await database.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO Message (msi_key, topic_key, dist, title, "desc", message, timestamp)
-                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(msi_key) DO NOTHING
+                    INSERT INTO Message (msi_key, topic_key, dist, title, "desc", message, timestamp, data, audience,
+                    group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(msi_key) DO NOTHING
                     """,
                 arguments: [
                     message.msiKey, message.topicKey, message.distribution.rawValue, message.title, message.desc,
-                    message.text, message.timestamp,
+                    message.text, message.timestamp, Self.json(message.data), message.audience?.rawValue,
+                    message.groupID,
                 ])
             return db.changesCount == 1
         }
@@ -58,6 +59,16 @@ public final class MessageStore: Sendable {
                 db,
                 sql: "\(Self.select) WHERE substr(topic_key, 1, ?) = ? ORDER BY timestamp DESC, ID DESC",
                 arguments: [prefix.count, prefix]
+            ).map(Message.init(row:))
+        }
+    }
+
+    /// The stored messages that reached this device through group `groupID` (a class, a chat room), newest first.
+    /// - Throws: `MSIKitError` `.database`.
+    public func messages(groupID: String) async throws(MSIKitError) -> [Message] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db, sql: "\(Self.select) WHERE group_id = ? ORDER BY timestamp DESC, ID DESC", arguments: [groupID]
             ).map(Message.init(row:))
         }
     }
@@ -118,7 +129,22 @@ public final class MessageStore: Sendable {
         Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     }
 
-    private static let select = #"SELECT msi_key, topic_key, dist, title, "desc", message, timestamp FROM Message"#
+    private static let select =
+        #"SELECT msi_key, topic_key, dist, title, "desc", message, timestamp, data, audience, group_id FROM Message"#
+
+    /// A message's data as stored: a JSON object of strings with sorted keys, or NULL when it is empty.
+    static func json(_ data: [String: String]) -> String? {
+        guard !data.isEmpty else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(data)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A stored data column read back; empty for NULL or text that is not a JSON object of strings.
+    static func data(json: String?) -> [String: String] {
+        guard let json else { return [:] }
+        return (try? JSONDecoder().decode([String: String].self, from: Data(json.utf8))) ?? [:]
+    }
 }
 
 extension Message {
@@ -131,7 +157,10 @@ extension Message {
             title: row["title"] ?? "",
             desc: row["desc"] ?? "",
             text: row["message"] ?? "",
-            timestamp: row["timestamp"] ?? 0
+            timestamp: row["timestamp"] ?? 0,
+            data: MessageStore.data(json: row["data"]),
+            audience: (row["audience"] as String?).map(Audience.init(rawValue:)),
+            groupID: row["group_id"]
         )
     }
 }
