@@ -6,6 +6,7 @@ struct MSIDevice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "msi-device",
         abstract: "A simulated phone on MSIKit that receives its pushes from the fake FCM.",
-        subcommands: [Register.self, Subscriptions.self, Subscribe.self, Unsubscribe.self, Messages.self, Run.self]
+        subcommands: [Register.self, Subscriptions.self, Subscribe.self, Unsubscribe.self, Bind.self, Unbind.self,
+                      Messages.self, Run.self]
     )
 }

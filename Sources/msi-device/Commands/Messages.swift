@@ -5,7 +5,8 @@ import MSIKit
 /// Prints the messages the phone has stored.
 struct Messages: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the stored messages, newest first: time, msi_key, ALERT or INFO, title (and an Alert's body).")
+        abstract: "Print the stored messages, newest first: time, msi_key, ALERT or INFO, title (and an Alert's body); "
+            + "for a message to persons or groups also how it came (to=person or to=group:ID) and its data (key=value).")
 
     @OptionGroup var state: StateOption
 
@@ -16,7 +17,7 @@ struct Messages: AsyncParsableCommand {
         time.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         for message in messages {
             let what = message.distribution == .alert ? "ALERT \(message.title): \(message.desc)" : "INFO \(message.title)"
-            Output.line("\(time.string(from: message.date)) \(message.msiKey) \(what)")
+            Output.line("\(time.string(from: message.date)) \(message.msiKey) \(what)\(Output.audience(of: message))")
         }
     }
 }

@@ -12,12 +12,25 @@ enum Output {
         FileHandle.standardError.write(Data(("msi-device: " + text + "\n").utf8))
     }
 
-    /// A newly arrived message: `ALERT <title>: <desc>` or `INFO <title>`.
+    /// A newly arrived message: `ALERT <title>: <desc>` or `INFO <title>`, then `audience(of:)`.
     static func arrival(_ received: ReceivedMessage) {
         switch received {
-        case .alert(let title, let body, _): line("ALERT \(title): \(body)")
-        case .information(let message): line("INFO \(message.title)")
+        case .alert(let title, let body, let message): line("ALERT \(title): \(body)\(audience(of: message))")
+        case .information(let message): line("INFO \(message.title)\(audience(of: message))")
         }
+    }
+
+    /// How a message to persons or groups came and its data, as ` to=person` or ` to=group:<id>` and then
+    /// ` data: key=value …` in key order; "" for a message to a subject without data.
+    static func audience(of message: Message) -> String {
+        var text = ""
+        if let audience = message.audience {
+            text += " to=\(audience.rawValue)" + (message.groupID.map { ":\($0)" } ?? "")
+        }
+        if !message.data.isEmpty {
+            text += " data: " + message.data.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        }
+        return text
     }
 }
 
