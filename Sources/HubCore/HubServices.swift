@@ -24,6 +24,8 @@ public struct HubServices: Sendable {
     /// Gives the messages this process stores to its relay worker in memory, leased in the insert: the one thing
     /// the services and the relay share (the relay reads and writes its own collections through its own DAOs).
     public let outboxHandoff: OutboxHandoff
+    /// How far behind the relay is, and the bound past which new messages are refused (`/readyz` reports it).
+    public let relayBacklog: RelayBacklog
     /// The message outbox, for the metrics' backlog.
     let outbox: OutboxDAO
     /// How far each relay worker got with the messages it stored and sends itself (whether a message is sent).
@@ -34,12 +36,14 @@ public struct HubServices: Sendable {
     /// The services over `database` (the pool's default database unless tests pick another).
     /// - Parameters:
     ///   - relayDeadline: how long the relay retries a message before marking it failed.
+    ///   - relayMaxBacklog: past this age of the oldest unsent message, new messages are refused (nil: never).
     ///   - bcryptCost: bcrypt's work factor for new password hashes.
     ///   - writeDeadline: how long a message's insert may go unacknowledged before its outcome is settled.
     ///   - now: the clock the services read (Unix ms).
     ///   - cubeDidLoad: called with each new version of the cube (the HTTP layer prepares its answers).
     ///   - personAssertions: verifies the assertions that bind devices to persons (none configured: binding refused).
     public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
+                relayMaxBacklog: Duration? = .seconds(30),
                 writeDeadline: Duration = .seconds(5), bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
                 now: @escaping UnixClock = UnixTime.nowMilliseconds,
                 cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in },
@@ -59,10 +63,12 @@ public struct HubServices: Sendable {
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
         self.relayProgress = RelayProgressDAO(database: database)
+        self.relayBacklog = RelayBacklog(outbox: outbox, progress: relayProgress, maximum: relayMaxBacklog, now: now)
         self.messages = MessageService(messages: MessageDAO(database: database, writeDeadline: writeDeadline, now: now),
                                        idempotencyKeys: IdempotencyKeyDAO(database: database), cube: cube.cache,
                                        groups: GroupDAO(database: database, now: now),
-                                       relay: outboxHandoff, progress: relayProgress, relayDeadline: relayDeadline,
+                                       relay: outboxHandoff, progress: relayProgress, backlog: relayBacklog,
+                                       relayDeadline: relayDeadline,
                                        now: now)
     }
 

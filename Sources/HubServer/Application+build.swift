@@ -23,6 +23,7 @@ public func buildApplication(
     let answers = CubeAnswers()
     let services = HubServices(pool: pool, database: databaseName.map { pool.database($0) },
                                relayDeadline: configuration.relay.deadline,
+                               relayMaxBacklog: configuration.relay.maxBacklog,
                                writeDeadline: configuration.writeDeadline,
                                logger: logger, cubeDidLoad: answers.prepare,
                                personAssertions: PersonAssertionVerifier(settings: configuration.persons.assertions,

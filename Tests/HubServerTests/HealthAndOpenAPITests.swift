@@ -15,7 +15,9 @@ struct HealthAndOpenAPITests {
             let health = try await hub.request(.get, "/healthz").json()
             #expect(health == ["status": "ok"])
             let ready = try await hub.request(.get, "/readyz").json()
-            #expect(ready == ["status": "ready"])
+            #expect(ready["status"]?.stringValue == "ready")
+            #expect(ready["messages"]?.stringValue == "accepted")
+            #expect(ready["relay_backlog_seconds"]?.doubleValue == 0)
         }
     }
 

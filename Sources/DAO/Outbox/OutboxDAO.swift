@@ -194,6 +194,16 @@ public struct OutboxDAO: Sendable {
         return total
     }
 
+    /// The due time (Unix ms) of the oldest message waiting for a worker at `now` (due, and no lease holds it), or
+    /// nil when none waits: one read of the outbox index. A message a worker is sending is not waiting.
+    /// - Throws: `DAOError`.
+    public func oldestWaitingDueAt(now: Int64) async throws -> Int64? {
+        try await mapErrors {
+            try await collection.findOne(Self.claimable(now: now), projection: ["relay.due_at": 1],
+                                         sort: ["relay.due_at": 1])?[path: "relay.due_at"]?.int64Value
+        }
+    }
+
     /// How many messages wait to be sent, and the due time of the oldest.
     /// - Throws: `DAOError`.
     public func backlog(now: Int64) async throws -> (count: Int64, oldestDueAt: Int64?) {

@@ -28,6 +28,16 @@ public struct RelayProgressDAO: Sendable {
         public var until: Int64
         /// When another worker took the record over (Unix ms), if one did.
         public var takenAt: Int64?
+        /// When the owner last wrote it (Unix ms).
+        public var updatedAt: Int64
+
+        /// The time (Unix ms) the owner's oldest message not yet done with was stored, when it was outstanding for
+        /// more than a second at the owner's last write; else nil. `since` is that time, or the time of the write
+        /// itself (read a moment before it) when nothing was outstanding: the second tells the two apart. Nil too
+        /// once another worker took the record over (its messages went back to the outbox).
+        public var oldestOutstanding: Int64? {
+            takenAt == nil && since < updatedAt - 1_000 ? since : nil
+        }
 
         init?(_ document: BSONDocument) {
             guard let owner = document["_id"]?.stringValue else { return nil }
@@ -36,6 +46,7 @@ public struct RelayProgressDAO: Sendable {
             self.since = document["since"]?.int64Value ?? 0
             self.until = document["until"]?.int64Value ?? 0
             self.takenAt = document["taken_at"]?.int64Value
+            self.updatedAt = document["updated_at"]?.int64Value ?? 0
         }
     }
 

@@ -13,8 +13,10 @@ extension MessageService {
     /// (or finds it stored: its `_id` makes the insert idempotent) and returns it, exactly as the first answer
     /// had it; one with another fingerprint is refused. Two requests with one key at once both end with the
     /// same message, stored once.
-    /// - Throws: `SendRefusal.idempotencyKeyReused`; `DAOError` as `send`.
+    /// Nothing is stored while the relay is further behind than its bound (`RelayBacklog`).
+    /// - Throws: `SendRefusal.relayBehind`, `.idempotencyKeyReused`; `DAOError` as `send`.
     func store(_ draft: MessageDraft, idempotencyKey: String?, fingerprint: String, sender: String) async throws -> Message {
+        if let refusal = await backlog.refusal() { throw refusal }
         let deadline = ContinuousClock.now.advanced(by: messages.writeDeadline)
         let document = messages.document(for: draft)
         guard let idempotencyKey else { return try await messages.add(document: document, deadline: deadline) }

@@ -17,6 +17,8 @@ public struct MessageService: Sendable {
     let relay: OutboxHandoff
     /// The relay workers' progress, which says whether a message they sent themselves is sent.
     let progress: RelayProgressDAO
+    /// The bound on the relay's backlog: past it nothing new is stored.
+    let backlog: RelayBacklog
     /// How long the relay retries a message before marking it failed.
     let relayDeadline: Duration
     /// The clock (Unix ms) that dates a send and says which messages a reader may see yet.

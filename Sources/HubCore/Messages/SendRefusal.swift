@@ -22,7 +22,7 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
     private enum Value: String {
         case fieldTooLong, emptyField, topicNotFound, distributionMismatch, alertNeedsDesc, accessDenied
         case idempotencyKeyReused
-        case invalidRecipients, groupNotFound, recipientAccessDenied, invalidData
+        case invalidRecipients, groupNotFound, recipientAccessDenied, invalidData, relayBehind
     }
     private let value: Value
     private init(_ value: Value) { self.value = value }
@@ -48,6 +48,8 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
     /// The sender may not send to a person directly (no right `direct`) or to a group whose `access` does not name
     /// them.
     public static let recipientAccessDenied = SendRefusalCode(.recipientAccessDenied)
+    /// The relay is further behind than `RELAY_MAX_BACKLOG_SECONDS`: nothing is stored; try again later.
+    public static let relayBehind = SendRefusalCode(.relayBehind)
     /// The `data` object breaks its rules (a reserved or malformed key, too many bytes).
     public static let invalidData = SendRefusalCode(.invalidData)
 

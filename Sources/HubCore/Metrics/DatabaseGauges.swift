@@ -6,7 +6,7 @@ import HubTime
 /// interval gets the last reading, and scrapes that arrive while a reading is under way share it. A reading that
 /// fails (the database is down) keeps the last good one and waits out the interval too, so an outage costs a
 /// scrape no wait beyond the first.
-public actor DatabaseGauges {
+public struct DatabaseGauges: Sendable {
     /// One reading of the database's figures.
     public struct Reading: Sendable, Equatable {
         /// Messages due and not yet relayed, and the due time of the oldest (Unix ms).
@@ -37,19 +37,10 @@ public actor DatabaseGauges {
     /// How often the database is read at most by default: Prometheus's usual scrape interval.
     public static let defaultInterval = Duration.seconds(15)
 
-    /// Reads the figures at a time (Unix ms).
-    private let read: @Sendable (Int64) async throws -> Reading
-    /// The clock, in Unix ms (tests move it).
-    private let now: UnixClock
-    private let intervalMS: Int64
-    /// The last good reading.
-    private var last: Reading?
-    /// When the last reading was started (Unix ms), good or not.
-    private var startedAt: Int64?
-    /// The reading under way, which concurrent callers share.
-    private var running: Task<Reading?, Never>?
+    /// The readings, at most one per interval, shared by concurrent scrapes.
+    private let reading: PeriodicReading<Reading>
     /// How many readings were started: what the scrapes cost the database, for tests and the `/metrics` page.
-    public private(set) var readings = 0
+    public var readings: Int { get async { await reading.readings } }
 
     /// The gauges of the hub over `services`' database, on `now` or else the services' clock.
     public init(services: HubServices, interval: Duration = DatabaseGauges.defaultInterval, now: UnixClock? = nil) {
@@ -66,26 +57,12 @@ public actor DatabaseGauges {
 
     /// Gauges that take their figures from `read`.
     init(interval: Duration, now: @escaping UnixClock, read: @escaping @Sendable (Int64) async throws -> Reading) {
-        self.intervalMS = interval.milliseconds
-        self.now = now
-        self.read = read
+        self.reading = PeriodicReading(interval: interval, now: now, read: read)
     }
 
     /// The latest reading: the last one when it is younger than the interval, else a new one (shared with every
     /// caller that asks meanwhile); nil when the database has never answered.
     public func current() async -> Reading? {
-        if let running { return await running.value ?? last }
-        let time = now()
-        // A clock that went back (tests, or a corrected wall clock) reads again rather than wait for it.
-        if let startedAt, time >= startedAt, time - startedAt < intervalMS { return last }
-        startedAt = time
-        readings += 1
-        let read = self.read
-        let task = Task { try? await read(time) }
-        running = task
-        let reading = await task.value
-        running = nil
-        if let reading { last = reading }
-        return last
+        await reading.current()
     }
 }

@@ -132,7 +132,7 @@ public struct HubConfiguration: Sendable {
 /// How the hub relays messages to FCM.
 public struct RelayConfiguration: Sendable {
     /// The variables the FCM client reads: `GOOGLE_APPLICATION_CREDENTIALS`, `FCM_ENDPOINT`, `FCM_MODE`,
-    /// `FCM_ALLOW_INSECURE`.
+    /// `FCM_ALLOW_INSECURE`, `FCM_HTTP2_PRIOR_KNOWLEDGE`.
     public var fcmEnvironment: [String: String]
     /// The data payload a component may carry before its text is cut (`FCM_PAYLOAD_LIMIT`, bytes).
     public var payloadLimit: Int
@@ -144,9 +144,18 @@ public struct RelayConfiguration: Sendable {
     public var lease: Duration
     /// How long a message is retried before it is marked failed (`RELAY_DEADLINE_SECONDS`).
     public var deadline: Duration
+    /// Per-device sends (messages to persons and groups) per second, all replicas together (`FCM_SEND_RATE`).
+    public var sendRate = 10_000
+    /// Per-device requests of one message in flight at most.
+    public var fanOutInFlight = 500
+    /// Past this age of the oldest unsent message, POST /message answers 503 and stores nothing
+    /// (`RELAY_MAX_BACKLOG_SECONDS`; 0: never).
+    public var maxBacklog: Duration? = .seconds(30)
 
     /// The names `fcmEnvironment` takes from the environment.
-    public static let fcmVariables = ["GOOGLE_APPLICATION_CREDENTIALS", "FCM_ENDPOINT", "FCM_MODE", "FCM_ALLOW_INSECURE"]
+    public static let fcmVariables = [
+        "GOOGLE_APPLICATION_CREDENTIALS", "FCM_ENDPOINT", "FCM_MODE", "FCM_ALLOW_INSECURE", "FCM_HTTP2_PRIOR_KNOWLEDGE",
+    ]
 
     public init(fcmEnvironment: [String: String] = [:], payloadLimit: Int = 2048, concurrency: Int = 16,
                 lease: Duration = .seconds(5), deadline: Duration = .seconds(6 * 3600)) {
@@ -165,6 +174,10 @@ public struct RelayConfiguration: Sendable {
         if let value = try environment.number("RELAY_CONCURRENCY", in: 0...256) { relay.concurrency = value }
         if let value = try environment.number("RELAY_LEASE_SECONDS", in: 1...3600) { relay.lease = .seconds(value) }
         if let value = try environment.number("RELAY_DEADLINE_SECONDS", in: 60...(28 * 86_400)) { relay.deadline = .seconds(value) }
+        if let value = try environment.number("FCM_SEND_RATE", in: 1...1_000_000) { relay.sendRate = value }
+        if let value = try environment.number("RELAY_MAX_BACKLOG_SECONDS", in: 0...86_400) {
+            relay.maxBacklog = value == 0 ? nil : .seconds(value)
+        }
         return relay
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import HubTime
 import Hummingbird
 import Mongo
 
@@ -19,16 +20,30 @@ struct HealthController {
     }
 
     /// The database answers within the write deadline, and messages are being stored in time; 503 otherwise, so
-    /// a load balancer sends traffic elsewhere (a hung database fails this within the deadline).
+    /// a load balancer sends traffic elsewhere (a hung database fails this within the deadline). The answer also
+    /// says whether new messages are accepted (`messages`: the relay's backlog against `RELAY_MAX_BACKLOG_SECONDS`):
+    /// a relay that is behind refuses POST /message on every replica alike (they share the backlog), so it does
+    /// not make a replica unready, which would take the reads down with it.
     @Sendable func readyz(request: Request, context: HubRequestContext) async throws -> Response {
         guard !services.messages.writesStalled else { throw HubError.databaseUnavailable }
         do {
             let pool = services.pool
             try await withDeadline(.now.advanced(by: services.messages.writeDeadline)) { try await pool.ping() }
-            return JSONResponse.make(["status": "ready"])
         } catch {
             throw HubError.databaseUnavailable
         }
+        var answer: BSONDocument = ["status": "ready"]
+        let backlog = services.relayBacklog
+        if let age = await backlog.age() {
+            answer["relay_backlog_seconds"] = .double(Double(age.milliseconds) / 1000)
+        }
+        if let refusal = await backlog.refusal() {
+            answer["messages"] = "refused"
+            answer["reason"] = .string(refusal.message)
+        } else {
+            answer["messages"] = "accepted"
+        }
+        return JSONResponse.make(.document(answer))
     }
 
     /// The OpenAPI 3.1 description of every route.

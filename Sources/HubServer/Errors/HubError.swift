@@ -26,7 +26,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case idempotencyKeyReused = "idempotency_key_reused", writeOutcomeUnknown = "write_outcome_unknown"
             case invalidAssertion = "invalid_assertion"
             case invalidRecipients = "invalid_recipients", recipientAccessDenied = "recipient_access_denied"
-            case invalidData = "invalid_data"
+            case invalidData = "invalid_data", relayBehind = "relay_behind"
             case internalError = "internal_error"
         }
         fileprivate let value: Value
@@ -106,6 +106,9 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let recipientAccessDenied = Code(.recipientAccessDenied)
         /// 422: a message's `data` has a reserved or malformed key, or too many bytes.
         public static let invalidData = Code(.invalidData)
+        /// 503: the relay to FCM is further behind than `RELAY_MAX_BACKLOG_SECONDS`; nothing was stored; `Retry-After`
+        /// says when to try again.
+        public static let relayBehind = Code(.relayBehind)
         /// 500: a bug.
         public static let internalError = Code(.internalError)
 
@@ -197,6 +200,7 @@ extension HubError {
         case .groupNotFound: self.init(.notFound, .groupNotFound, refusal.message)
         case .recipientAccessDenied: self.init(.forbidden, .recipientAccessDenied, refusal.message)
         case .invalidData: self.init(.unprocessableContent, .invalidData, refusal.message)
+        case .relayBehind: self.init(.serviceUnavailable, .relayBehind, refusal.message, headers: [.retryAfter: "5"])
         default: self = .internalError
         }
     }
