@@ -7,7 +7,8 @@ import Logging
 import Mongo
 
 /// The send form and the confirmation of a message sent: the form stores and relays through `MessageService`,
-/// the code behind POST /message.
+/// the code behind POST /message. It sends to a subject, to a group the user may send to, or to persons (users the
+/// recipient policy lets message persons directly), as its `to` radio buttons say.
 struct SendController {
     let services: HubServices
     let pages: PortalPages
@@ -19,63 +20,109 @@ struct SendController {
         users.get("/messages/:msiKey", use: confirmation)
     }
 
-    /// GET /portal/send[?channel=&area=&subject=]: the empty form, a subject chosen when given.
+    /// What the form holds as filled in: the kind of recipient and the values of its fields.
+    struct Filled {
+        var kind = SendRecipients.Kind.subject
+        var selection = SendTargets.Selection()
+        /// The group chosen, the persons typed and the distribution chosen (group and persons), and the message's
+        /// fields.
+        var values: [String: String] = [:]
+    }
+
+    /// GET /portal/send[?channel=&area=&subject=][?to=group&group=]: the empty form, a subject or group chosen when
+    /// given.
     @Sendable func form(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.loggedInUser()
         let targets = try await services.sendTargets(for: user.identity)
+        let recipients = await SendRecipients.load(for: user.identity, services: services)
         let query = request.uri.queryParameters
-        var selection = SendTargets.Selection(query: query)
-        if selection.subject.isEmpty, targets.targets.count == 1, let only = targets.targets.first {
-            selection = .init(channel: only.channel.id.hex, area: only.area.id.hex, subject: only.subject.id.hex)
+        var filled = Filled(selection: SendTargets.Selection(query: query))
+        filled.kind = query.get("to").flatMap(SendRecipients.Kind.init(rawValue:)) ?? .subject
+        filled.values["group"] = query.get("group") ?? ""
+        if filled.selection.subject.isEmpty, targets.targets.count == 1, let only = targets.targets.first {
+            filled.selection = .init(channel: only.channel.id.hex, area: only.area.id.hex, subject: only.subject.id.hex)
         }
-        return render(context: context, targets: targets, selection: selection, audience: try await audience(), values: [:], errors: [:])
+        if filled.values["group"] == "", recipients.groups.count == 1 {
+            filled.values["group"] = recipients.groups[0].group.id
+        }
+        return render(context: context, targets: targets, recipients: recipients, filled: filled,
+                      audience: try await audience(), errors: [:])
     }
 
     /// POST /portal/send: sends, then shows the confirmation; or the form again, as filled, with the errors.
     /// The form's idempotency key (made when it was rendered) makes a second submit of it send nothing new.
+    /// Only the fields of the kind of recipient chosen (`to`, a subject when absent) are read.
     @Sendable func send(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.loggedInUser()
         let targets = try await services.sendTargets(for: user.identity)
         let form = context.form
-        let selection = SendTargets.Selection(channel: form.trimmed("channel"), area: form.trimmed("area"),
-                                              subject: form.trimmed("subject"))
-        let values = ["title": form.trimmed("title"), "desc": form.trimmed("desc"), "message": form.trimmed("message")]
-        let target = targets.target(selection)
-        // Only an Alert has a notification text: an Information subject's form sends none.
-        let isAlert = target?.subject.distribution == .alert
-        let submission = MessageService.Submission(
-            title: values["title"] ?? "", desc: isAlert ? values["desc"] ?? "" : "", message: values["message"] ?? "",
-            topicKey: target?.subject.topicKey ?? "", distribution: target?.subject.distribution ?? .information)
+        var filled = Filled()
+        filled.kind = SendRecipients.Kind(rawValue: form.trimmed("to")) ?? .subject
+        for field in ["title", "desc", "message"] { filled.values[field] = form.trimmed(field) }
+        var errors: [String: String] = [:]
+        var submission: MessageService.Submission
+        switch filled.kind {
+        case .subject:
+            filled.selection = SendTargets.Selection(channel: form.trimmed("channel"), area: form.trimmed("area"),
+                                                     subject: form.trimmed("subject"))
+            let target = targets.target(filled.selection)
+            // Only an Alert has a notification text: an Information subject's form sends none.
+            let isAlert = target?.subject.distribution == .alert
+            submission = MessageService.Submission(
+                title: filled.values["title"] ?? "", desc: isAlert ? filled.values["desc"] ?? "" : "",
+                message: filled.values["message"] ?? "", topicKey: target?.subject.topicKey ?? "",
+                distribution: target?.subject.distribution ?? .information)
+            if target == nil { errors["subject"] = "Choose a channel, an area and a subject." }
+        case .group, .persons:
+            let distribution = Distribution(rawValue: form.trimmed("distribution"))
+            filled.values["distribution"] = distribution?.rawValue ?? ""
+            let recipients: Recipients
+            if filled.kind == .group {
+                filled.values["group"] = form.trimmed("group")
+                recipients = Recipients(groups: [filled.values["group"] ?? ""])
+            } else {
+                filled.values["persons"] = form.trimmed("persons")
+                recipients = Recipients(persons: SendRecipients.personIDs(filled.values["persons"] ?? ""))
+            }
+            submission = MessageService.Submission(
+                title: filled.values["title"] ?? "", desc: distribution == .alert ? filled.values["desc"] ?? "" : "",
+                message: filled.values["message"] ?? "", topicKey: "", recipients: recipients,
+                distribution: distribution ?? .information)
+            if distribution == nil { errors["distribution"] = "Choose Alert or Information." }
+        }
+        let recipients = await SendRecipients.load(for: user.identity, services: services)
         // What the form asks for (the API takes an empty title or message, as the legacy hub did), then the send
         // rules, each beside its field.
-        var errors: [String: String] = [:]
-        if target == nil { errors["subject"] = "Choose a channel, an area and a subject." }
         if submission.title.isEmpty { errors["title"] = "Enter a title." }
         if submission.message.isEmpty { errors["message"] = "Enter the message." }
         for refusal in submission.refusals {
-            let error = Self.formError(refusal, submission)
+            let error = Self.formError(refusal, submission, filled.kind, recipients)
             if errors[error.field] == nil { errors[error.field] = error.text }
         }
-        guard errors.isEmpty, target != nil else {
-            return render(context: context, targets: targets, selection: selection, audience: try await audience(), values: values, errors: errors,
-                          status: .unprocessableContent)
+        guard errors.isEmpty else {
+            return render(context: context, targets: targets, recipients: recipients, filled: filled,
+                          audience: try await audience(), errors: errors, status: .unprocessableContent)
         }
         do {
             let message = try await services.messages.send(
                 submission, as: user.identity, idempotencyKey: Self.idempotencyKey(form.trimmed("idempotency_key")))
             return .redirect(to: "/portal/messages/\(message.msiKey.hex)")
         } catch let refusal as SendRefusal {
-            // The subject changed or its access list did since the form was shown.
-            let error = Self.formError(refusal, submission)
+            // The subject or group changed, or its access list did, since the form was shown; or persons were
+            // posted by someone the recipient policy does not let message them.
+            let error = Self.formError(refusal, submission, filled.kind, recipients)
             errors[error.field] = error.text
-            return render(context: context, targets: targets, selection: selection, audience: try await audience(), values: values, errors: errors,
-                          status: .unprocessableContent)
+            return render(context: context, targets: targets, recipients: recipients, filled: filled,
+                          audience: try await audience(), errors: errors, status: .unprocessableContent)
         }
     }
 
     /// The form's field a refusal is shown beside, and what it says there: the send rules of the fields in the
-    /// form's words, the subject's rules (it changed, or its access list did) as the service says them.
-    private static func formError(_ refusal: SendRefusal, _ submission: MessageService.Submission)
+    /// form's words, the recipients' rules beside the group or persons field (beside the choice of recipient when
+    /// that field is not on the form), the subject's rules (it changed, or its access list did) as the service says
+    /// them.
+    private static func formError(_ refusal: SendRefusal, _ submission: MessageService.Submission,
+                                  _ kind: SendRecipients.Kind, _ recipients: SendRecipients)
         -> (field: String, text: String) {
         switch (refusal.code, refusal.field) {
         case (.fieldTooLong, let field?) where field != .topicKey:
@@ -85,8 +132,40 @@ struct SendController {
             return ("desc", "Enter the notification text.")
         case (.emptyField, .topicKey?):
             return ("subject", "Choose a channel, an area and a subject.")
+        case (.invalidRecipients, _), (.groupNotFound, _), (.recipientAccessDenied, _), (.invalidData, _):
+            return recipientsError(refusal, submission.recipients ?? Recipients(), kind, recipients)
         default:
             return ("subject", refusal.message)
+        }
+    }
+
+    /// A refusal of the recipients in the form's words, beside the group or persons field when the form shows it.
+    private static func recipientsError(_ refusal: SendRefusal, _ to: Recipients, _ kind: SendRecipients.Kind,
+                                        _ recipients: SendRecipients) -> (field: String, text: String) {
+        let shown = kind == .group ? !recipients.groups.isEmpty : kind == .persons && recipients.mayMessagePersons
+        let field = shown ? kind.rawValue : "recipients"
+        switch (refusal.code, kind) {
+        case (.recipientAccessDenied, .group):
+            return (field, "You may not send to this group: an administrator can add you to its access.")
+        case (.recipientAccessDenied, _):
+            return (field, "You may not send to persons directly: an administrator can give you the right.")
+        case (.groupNotFound, _):
+            return (field, "This group no longer exists. Choose another.")
+        case (.invalidRecipients, .group):
+            return (field, "Choose a group.")
+        case (.invalidRecipients, .persons):
+            if to.persons.isEmpty { return (field, "Enter at least one person id.") }
+            let maximum = MessageService.Submission.maximumPersons
+            if to.persons.count > maximum {
+                return (field, "This names \(to.persons.count) persons; at most \(maximum) fit in one message.")
+            }
+            if let bad = to.persons.first(where: { GroupService.personIDProblem($0) != nil }) {
+                return (field, "“\(bad.prefix(40))” is not a person id: a person id is 1 to "
+                        + "\(GroupService.maximumPersonLength) printable characters.")
+            }
+            return (field, refusal.message)
+        default:
+            return (field, refusal.message)
         }
     }
 
@@ -102,11 +181,25 @@ struct SendController {
         } catch let error as DAOError where error.code == .messageNotFound {
             throw PortalError.notFound("This message")
         }
-        let location = try? await services.cube.location(topicKey: message.topicKey)
-        var data = MessageRow.make(message, location: location)
-        if let location {
-            data["again"] = "/portal/send?channel=\(location.channel.id.hex)&area=\(location.area.id.hex)"
-                + "&subject=\(location.subject.id.hex)"
+        var data: [String: Any]
+        if let to = message.recipients {
+            data = MessageRow.make(message, location: nil,
+                                   groupNames: await SendRecipients.groupNames(of: [message], services: services))
+            if to.persons.isEmpty, to.groups.count == 1 {
+                data["again"] = "/portal/send?to=group&group=\(to.groups[0])"
+                data["againText"] = "Send another message to this group"
+            } else if to.groups.isEmpty {
+                data["again"] = "/portal/send?to=persons"
+                data["againText"] = "Send another message to persons"
+            }
+        } else {
+            let location = try? await services.cube.location(topicKey: message.topicKey)
+            data = MessageRow.make(message, location: location)
+            if let location {
+                data["again"] = "/portal/send?channel=\(location.channel.id.hex)&area=\(location.area.id.hex)"
+                    + "&subject=\(location.subject.id.hex)"
+                data["againText"] = "Send another message to this subject"
+            }
         }
         return pages.render("sent-one", context.page("Message sent", ["message": data]))
     }
@@ -121,14 +214,35 @@ struct SendController {
         (try? await services.devices.audienceSizes()) ?? [:]
     }
 
-    private func render(context: PortalRequestContext, targets: SendTargets, selection: SendTargets.Selection,
-                        audience: [String: Int], values: [String: String], errors: [String: String],
+    private func render(context: PortalRequestContext, targets: SendTargets, recipients: SendRecipients,
+                        filled: Filled, audience: [String: Int], errors: [String: String],
                         status: HTTPResponse.Status = .ok) -> Response {
-        var data = targets.selectData(selection, audience: audience)
+        var data = targets.selectData(filled.selection, audience: audience)
+        var values = filled.values
+        if values["distribution", default: ""].isEmpty { values["distribution"] = Distribution.alert.rawValue }
         data["values"] = values
         data["errors"] = errors
         data["hasErrors"] = !errors.isEmpty
-        data["hasTargets"] = !targets.targets.isEmpty
+        data["hasTargets"] = !targets.targets.isEmpty || !recipients.groups.isEmpty || recipients.mayMessagePersons
+        data["hasSubjects"] = !targets.targets.isEmpty
+        // The choice of recipient only for users who have more than subjects to choose from.
+        let kinds = !recipients.groups.isEmpty || recipients.mayMessagePersons
+        data["showKinds"] = kinds
+        data["groups"] = recipients.selectData(selected: values["group"] ?? "")
+        data["hasGroups"] = !recipients.groups.isEmpty
+        data["mayMessagePersons"] = recipients.mayMessagePersons
+        data["maximumPersons"] = MessageService.Submission.maximumPersons
+        // The kind chosen when the form offers it, else the first it offers.
+        var offered: [SendRecipients.Kind] = targets.targets.isEmpty ? [] : [.subject]
+        if !recipients.groups.isEmpty { offered.append(.group) }
+        if recipients.mayMessagePersons { offered.append(.persons) }
+        let kind = offered.contains(filled.kind) ? filled.kind : offered.first ?? .subject
+        data["kind"] = ["subject": kind == .subject, "group": kind == .group, "persons": kind == .persons]
+        data["alert"] = values["distribution"] == Distribution.alert.rawValue
+        // Without the script the notification text shows unless the choice made says an Information.
+        let chosenAlert = targets.target(filled.selection)?.subject.distribution.map { $0 == .alert }
+        data["descHidden"] = kind == .subject ? chosenAlert == false
+            : values["distribution"] == Distribution.information.rawValue
         data["limits"] = ["title": MessageField.title.maxLength, "desc": MessageField.desc.maxLength,
                           "message": MessageField.message.maxLength]
         // A new key per rendering: the form shown again after an error is a new request.
@@ -139,7 +253,10 @@ struct SendController {
 
 /// A message as the sent list and the confirmation show it.
 enum MessageRow {
-    static func make(_ message: Message, location: SubjectLocation?) -> [String: Any] {
+    /// The row of `message`: where it went is its subject's path (`location`), or for a message to persons and
+    /// groups "To group Class 7B" / "To 3 persons" (`groupNames`: the names of its groups).
+    static func make(_ message: Message, location: SubjectLocation?, groupNames: [String: String] = [:])
+        -> [String: Any] {
         var row: [String: Any] = [
             "msiKey": message.msiKey.hex, "title": message.title, "desc": message.desc, "message": message.message,
             "distribution": message.distribution, "isAlert": message.distribution == Distribution.alert.rawValue,
@@ -147,6 +264,10 @@ enum MessageRow {
             "subjectPath": location.map { "\($0.channel.name) › \($0.area.name) › \($0.subject.name)" }
                 ?? "(deleted subject)",
         ]
+        if let recipients = message.recipients {
+            row["subjectPath"] = SendRecipients.text(recipients, groupNames: groupNames)
+            row["addressed"] = true
+        }
         let relay = RelayState(message: message.document)
         row["relay"] = relayText(relay)
         row["relayClass"] = relay?.status.rawValue ?? "none"

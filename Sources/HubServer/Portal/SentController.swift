@@ -4,8 +4,9 @@ import HTTPTypes
 import Hummingbird
 import Mongo
 
-/// The sent messages: newest first, filtered by channel, area or subject, each with its relay state: those whose
-/// detail the user sees (`MessageVisibility`: a communicator their own, an admin everyone's).
+/// The sent messages: newest first, filtered by channel, area or subject, each with its relay state and where it
+/// went (a subject's path, or its groups and persons): those whose detail the user sees (`MessageVisibility`: a
+/// communicator their own, an admin everyone's).
 struct SentController {
     let services: HubServices
     let pages: PortalPages
@@ -38,7 +39,9 @@ struct SentController {
             next = page.next
         }
         var data = targets.selectData(selection)
-        data["rows"] = messages.map { MessageRow.make($0, location: cube.topics[$0.topicKey]) }
+        // A message to persons and groups shows whom it went to, its groups by name.
+        let groupNames = await SendRecipients.groupNames(of: messages, services: services)
+        data["rows"] = messages.map { MessageRow.make($0, location: cube.topics[$0.topicKey], groupNames: groupNames) }
         data["isEmpty"] = messages.isEmpty
         // Another sender's messages are listed only to those who see every sender's.
         data["showSender"] = MessageVisibility.detailSender(for: user.identity) == nil
