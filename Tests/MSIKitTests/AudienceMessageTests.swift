@@ -65,6 +65,17 @@ struct AudienceMessageTests {
         #expect(try await client.store.messages().isEmpty)
     }
 
+    @Test func aTruncatedPrivateMessageIsCaughtUpNotAskedOfGETMessage() async throws {
+        // GET /message/:msiKey shows a private message only to its sender: the device catches up instead, which
+        // needs its registration (this client has none; GET /message would have failed with `.network`).
+        var payload = Self.groupPush(key: "65f0c0ffee0000000000d006")
+        payload["truncated"] = "true"
+        await #expect { try await client.receive(payload: payload) } throws: {
+            ($0 as? MSIKitError)?.code == .notRegistered
+        }
+        #expect(try await client.store.messages().isEmpty)
+    }
+
     @Test func aCatchUpMessageCarriesItsDataAsAnObject() throws {
         let json = #"""
             {"msi_key": "65f0c0ffee0000000000d004", "distribution": "Alert", "title": "Invited", "desc": "Open day",

@@ -111,10 +111,10 @@ public final class MSIClient: Sendable {
 
     /// Stores the message of one FCM data payload once and says what to show; nil when it was stored already
     /// (for example an Alert's second component). A payload with only `msi_key`, or with `truncated` "true", is
-    /// completed from `GET /message/:msiKey`.
+    /// completed from `GET /message/:msiKey`, or by a catch-up for a message to persons or groups (private).
     /// - Throws: `.invalidPayload`, `.network`, the hub's refusals, `.database`.
     public func receive(payload: [String: String]) async throws(MSIKitError) -> ReceivedMessage? {
-        try await Listener(store: store, hub: hub).receive(payload: payload)
+        try await Listener(store: store, hub: hub, registration: registration).receive(payload: payload)
     }
 
     /// Stores every message the hub has for this device since the newest one stored, page by page; returns the

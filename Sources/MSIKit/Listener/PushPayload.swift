@@ -3,8 +3,9 @@
 enum PushPayload: Sendable, Hashable {
     /// The data component with every field; the message can be stored as it is.
     case complete(Message)
-    /// Only the key is to be trusted: the message must be read from `GET /message/:msiKey`.
-    case reference(msiKey: String)
+    /// Only the key is to be trusted: the message must be read from the hub (`GET /message/:msiKey` for a subject's
+    /// message; a message to persons or groups, private to its recipients, by a catch-up).
+    case reference(msiKey: String, isPrivate: Bool)
 
     /// Reads a payload (every value a string). A message to a subject carries `topic_key`; one to persons or groups
     /// carries `audience` (and `group`, when it came through a group) instead, and the sender's own keys beside the
@@ -20,7 +21,7 @@ enum PushPayload: Sendable, Hashable {
         // message has a subject or an audience: a payload with neither is not the data component.
         if data["truncated"] == "true" || fields.contains(where: { data[$0] == nil })
             || (data["topic_key"] == nil && data["audience"] == nil) {
-            self = .reference(msiKey: msiKey)
+            self = .reference(msiKey: msiKey, isPrivate: data["audience"] != nil)
             return
         }
         guard let timestampText = data["timestamp"], let timestamp = Int64(timestampText) else {
@@ -49,7 +50,7 @@ enum PushPayload: Sendable, Hashable {
     var msiKey: String {
         switch self {
         case .complete(let message): message.msiKey
-        case .reference(let msiKey): msiKey
+        case .reference(let msiKey, _): msiKey
         }
     }
 
