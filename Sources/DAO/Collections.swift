@@ -40,6 +40,9 @@ public enum CollectionName {
     public static let groups = "groups"
     /// The members of the groups: one document per group and person (`GroupDAO`).
     public static let groupMembers = "group_members"
+    /// One document per message to persons and groups and device it reaches: how FCM answered (`DeliveryDAO`);
+    /// registration tokens, never listed.
+    public static let deliveries = "deliveries"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -79,6 +82,7 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.rateWindows).createIndexes(RateWindowDAO.indexes)
             try await database.collection(CollectionName.idempotencyKeys).createIndexes(IdempotencyKeyDAO.indexes)
             try await database.collection(CollectionName.groupMembers).createIndexes(GroupDAO.indexes)
+            try await database.collection(CollectionName.deliveries).createIndexes(DeliveryDAO.indexes)
         }
     }
 }

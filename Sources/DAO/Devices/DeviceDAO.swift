@@ -154,6 +154,35 @@ public struct DeviceDAO: Sendable {
         }
     }
 
+    /// Marks the devices that have `registrations` unregistered (FCM said their tokens are gone), in slices of
+    /// `IDChunks.perCommand`; a device given a new registration meanwhile is left as it is.
+    /// - Throws: `DAOError`.
+    public func markUnregistered(registrations: [String]) async throws {
+        for chunk in IDChunks.of(registrations) {
+            _ = try await mapErrors {
+                try await collection.updateMany(
+                    ["registration": ["$in": .array(chunk.map(BSONValue.string))], "state": "active"],
+                    ["$set": ["state": "unregistered", "unregistered_at": .int64(now())]])
+            }
+        }
+    }
+
+    /// The active devices bound to one of `persons` (id, registration, platform, state, person; never the secret's
+    /// hash), read on the `person` index `IDChunks.perCommand` persons a query: whom a message to persons and groups
+    /// reaches. An unbound or unregistered device is not among them.
+    /// - Throws: `DAOError`.
+    public func active(ofPersons persons: [String]) async throws -> [Device] {
+        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1]
+        var devices: [Device] = []
+        for chunk in IDChunks.of(persons) {
+            devices += try await mapErrors {
+                try await collection.find(["person": ["$in": .array(chunk.map(BSONValue.string))], "state": "active"],
+                                          options: FindOptions(projection: fields))
+            }.compactMap(Device.init(document:))
+        }
+        return devices
+    }
+
     /// The ids of devices unregistered before `cutoff` (Unix ms), for their removal.
     public func unregistered(before cutoff: Int64, limit: Int64 = 500) async throws -> [ObjectID] {
         try await mapErrors {

@@ -155,6 +155,25 @@ public struct GroupDAO: Sendable {
         return documents.compactMap { $0["group"]?.stringValue }
     }
 
+    /// The members of `groups`, each person once, with the first of `groups` (in the order given) they are a member
+    /// of: whom a message to those groups reaches. Read a group at a time, `pageSize` members a query, in the
+    /// `group.person` index's order.
+    /// - Throws: `DAOError`.
+    public func members(ofGroups groups: [String], pageSize: Int = 5_000) async throws -> [(person: String, group: String)] {
+        var seen: Set<String> = []
+        var found: [(person: String, group: String)] = []
+        for group in groups {
+            var after: String?
+            while true {
+                let page = try await members(of: group, after: after, limit: pageSize)
+                for person in page where seen.insert(person).inserted { found.append((person, group)) }
+                guard page.count == pageSize, let last = page.last else { break }
+                after = last
+            }
+        }
+        return found
+    }
+
     /// Deletes group `id` and its members; returns whether it existed.
     /// - Throws: `DAOError`.
     public func delete(id: String) async throws -> Bool {

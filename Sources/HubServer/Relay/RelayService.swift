@@ -17,9 +17,11 @@ struct RelayService: Service {
         self.worker = OutboxWorker(
             outbox: OutboxDAO(database: services.database), progress: RelayProgressDAO(database: services.database),
             pauses: RelayPauseDAO(database: services.database), handoff: services.outboxHandoff, sender: fcm,
-            mapping: fcm.mappingOptions,
+            mapping: fcm.mappingOptions, fanOut: FanOutStores(database: services.database, now: services.now),
             configuration: OutboxWorker.Configuration(concurrency: configuration.concurrency, lease: configuration.lease,
-                                                      project: fcm.projectID ?? "-"),
+                                                      project: fcm.projectID ?? "-",
+                                                      fanOutInFlight: configuration.fanOutInFlight,
+                                                      sendRate: configuration.sendRate),
             logger: logger, now: services.now)
     }
 

@@ -27,6 +27,8 @@ struct MessageSender: Sendable {
     let pauses: SharedPause
     let metrics: RelayMetrics, logger: Logger
     let now: UnixClock
+    /// Sends a message to persons and groups device by device in place of the components; nil: such a message fails.
+    let fanOut: FanOutSender?
 
     /// Sends a held message's unsent components in order, recording each result as FCM gives it, then where
     /// the message goes next.
@@ -64,9 +66,13 @@ struct MessageSender: Sendable {
         let relayMessage = RelayMessage(
             msiKey: message.msiKey.hex, topicKey: message.topicKey, distribution: distribution,
             title: message.title, desc: message.desc, message: message.message, timestamp: message.timestamp,
-            ttlSeconds: state.ttlSeconds, expiresAt: state.expiresAt)
+            ttlSeconds: state.ttlSeconds, expiresAt: state.expiresAt, data: message.data)
         if relayMessage.isExpired(at: now()) {
             return finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
+        }
+        if let recipients = message.recipients {
+            return await sendToDevices(message, recipients: recipients, as: relayMessage, state: state,
+                                       finish: finish, record: record)
         }
         let unsent = Set(state.unsent)
         let requests = FCMMapping.requests(for: relayMessage, options: mapping).compactMap { request in
@@ -135,6 +141,30 @@ struct MessageSender: Sendable {
         }
         let failed = permanent != nil || failedBefore
         finish(RelayOutcome(id: id, status: failed ? .failed : .sent, lastError: permanent?.description))
+    }
+
+    /// Sends a message to persons and groups through the fan-out, then records where it goes: sent once every
+    /// device has an answer (the component names where they are: its deliveries), pending for a retry when FCM asked
+    /// to wait, expired, or handed back when the worker stops.
+    private func sendToDevices(_ message: Message, recipients: Recipients, as relayMessage: RelayMessage,
+                               state: RelayState, finish: (RelayOutcome) -> Void,
+                               record: ((String) -> RelayUpdate) -> Void) async {
+        let id = message.id
+        guard let fanOut else {
+            return finish(RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
+        }
+        switch await fanOut.send(message, recipients: recipients, as: relayMessage) {
+        case .finished:
+            finish(RelayOutcome(id: id, status: .sent, components: [.devices: .sent(name: "deliveries")]))
+        case .retry(let error):
+            finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: error))
+        case .expired:
+            finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before every device was sent to"))
+        case .stopped:
+            record { .release(id: id, lease: $0) }
+        case .lost:
+            held.release(id)  // another worker holds it, or will before FCM could answer
+        }
     }
 
     /// Where a message FCM could not take yet goes: pending until its next attempt, or failed or expired when

@@ -36,9 +36,17 @@ public final class OutboxWorker: Sendable {
         public var retry: RetryPolicy
         /// The FCM project whose pauses this worker shares with other replicas.
         public var project: String
+        /// Requests in flight at most for one message to persons and groups (one per device); the gate lets them
+        /// through beside `concurrency`.
+        public var fanOutInFlight: Int
+        /// Per-device sends per second, all replicas together (`FCM_SEND_RATE`).
+        public var sendRate: Int
 
         public init(concurrency: Int = 16, lease: Duration = .seconds(5), pollInterval: Duration = .milliseconds(500),
-                    recordWindow: Duration = .milliseconds(20), retry: RetryPolicy = RetryPolicy(), project: String = "-") {
+                    recordWindow: Duration = .milliseconds(20), retry: RetryPolicy = RetryPolicy(), project: String = "-",
+                    fanOutInFlight: Int = 500, sendRate: Int = 10_000) {
+            self.fanOutInFlight = max(fanOutInFlight, 1)
+            self.sendRate = max(sendRate, 1)
             self.concurrency = max(concurrency, 1)
             self.lease = lease
             self.pollInterval = pollInterval
@@ -66,6 +74,8 @@ public final class OutboxWorker: Sendable {
     private let reporter: ProgressReporter
     private let pauses: SharedPause
     private let sender: MessageSender
+    /// Paces the per-device sends of messages to persons and groups (nil without `FanOutStores`).
+    let pacer: SendPacer?
 
     public init(
         outbox: OutboxDAO,
@@ -74,6 +84,7 @@ public final class OutboxWorker: Sendable {
         handoff: OutboxHandoff,
         sender: any FCMSending,
         mapping: FCMMappingOptions = FCMMappingOptions(),
+        fanOut stores: FanOutStores? = nil,
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "msi-hub.relay"),
         now: @escaping UnixClock = UnixTime.nowMilliseconds
@@ -85,7 +96,9 @@ public final class OutboxWorker: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.now = now
-        let gate = RelayGate(concurrency: configuration.concurrency, now: now)
+        // A message to persons and groups has many requests in flight; the topic components' slots stay theirs.
+        let gate = RelayGate(concurrency: configuration.concurrency + (stores == nil ? 0 : configuration.fanOutInFlight),
+                             now: now)
         self.gate = gate
         let held = HeldMessages(outbox: outbox, handoff: handoff, lease: configuration.lease, metrics: metrics,
                                 logger: logger, now: now)
@@ -124,10 +137,22 @@ public final class OutboxWorker: Sendable {
         let pauses = SharedPause(pauses: pauses, project: configuration.project, owner: owner, gate: gate,
                                  pollInterval: configuration.pollInterval, metrics: metrics, logger: logger, now: now)
         self.pauses = pauses
+        let fanOut = stores.map { stores in
+            FanOutSender(
+                sender: sender, mapping: mapping, gate: gate, classifier: OutcomeClassifier(gate: gate), held: held,
+                pauses: pauses,
+                pacer: SendPacer(window: RateWindow(rates: stores.rates, key: "fcm-send:\(configuration.project)",
+                                                    limit: configuration.sendRate, now: now),
+                                 chunk: max(configuration.sendRate / 20, 1), now: now),
+                resolver: FanOutResolver(stores: stores), deliveries: stores.deliveries,
+                recorder: DeliveryRecorder(deliveries: stores.deliveries, devices: stores.devices, logger: logger),
+                inFlight: configuration.fanOutInFlight, pageSize: 1_000, metrics: metrics, logger: logger, now: now)
+        }
+        self.pacer = fanOut?.pacer
         self.sender = MessageSender(
             sender: sender, mapping: mapping, retry: configuration.retry, gate: gate,
             classifier: OutcomeClassifier(gate: gate), held: held, handoff: handoff, recorder: recorder,
-            reporter: reporter, pauses: pauses, metrics: metrics, logger: logger, now: now)
+            reporter: reporter, pauses: pauses, metrics: metrics, logger: logger, now: now, fanOut: fanOut)
     }
 
     private enum Event: Sendable {

@@ -1,0 +1,130 @@
+import Mongo
+
+/// One device's share of a message to persons and groups, in `deliveries`: whom it reached, how, and what FCM said.
+///
+/// The registration token is kept to send with and is never listed (`description`, the route's page and the
+/// delivery report leave it out).
+public struct Delivery: Sendable, CustomStringConvertible {
+    /// Where a device's send stands.
+    public enum State: String, Sendable, CaseIterable {
+        /// Not sent yet, or FCM asked to try again later.
+        case pending
+        /// FCM took it.
+        case sent
+        /// FCM refused it for good (`code` says why).
+        case failed
+        /// FCM said the registration is gone (`UNREGISTERED`); the device is marked unregistered too.
+        case unregistered
+    }
+
+    /// How the device was reached: its person was named, or is a member of a group named (`group`).
+    public enum Via: String, Sendable {
+        case person, group
+    }
+
+    /// "<message _id hex>/<device id hex>": resolving a message again inserts nothing twice.
+    public var id: String
+    /// The message's `_id`.
+    public var message: ObjectID
+    public var device: ObjectID
+    public var person: String
+    public var via: Via
+    /// The group the person was reached through, when `via` is `.group`.
+    public var group: String?
+    public var platform: Platform
+    /// The registration token to send to: read only by the relay's page of pending deliveries.
+    public var registration: String
+    public var state: State
+    /// FCM's error code, when it refused.
+    public var code: String?
+    /// When FCM answered (Unix ms).
+    public var at: Int64?
+
+    /// A new pending delivery of `message` to `device`, reached through `person` (and `group`, if any).
+    public init(message: ObjectID, device: ObjectID, person: String, group: String?, platform: Platform,
+                registration: String) {
+        self.id = Self.id(message: message, device: device)
+        self.message = message
+        self.device = device
+        self.person = person
+        self.via = group == nil ? .person : .group
+        self.group = group
+        self.platform = platform
+        self.registration = registration
+        self.state = .pending
+    }
+
+    /// Reads a stored delivery; nil when the document is not one (the registration may be absent: listings leave it
+    /// out).
+    public init?(document: BSONDocument) {
+        guard let id = document["_id"]?.stringValue, let message = document.objectID("message"),
+              let device = document.objectID("device"),
+              let platform = Platform(rawValue: document.string("platform")) else { return nil }
+        self.id = id
+        self.message = message
+        self.device = device
+        self.person = document.string("person")
+        self.via = Via(rawValue: document.string("via")) ?? .person
+        self.group = document["group"]?.stringValue
+        self.platform = platform
+        self.registration = document.string("registration")
+        self.state = State(rawValue: document.string("state")) ?? .pending
+        self.code = document["code"]?.stringValue
+        self.at = document["at"]?.int64Value
+    }
+
+    /// The `_id` of `message`'s delivery to `device`.
+    public static func id(message: ObjectID, device: ObjectID) -> String {
+        "\(message.hex)/\(device.hex)"
+    }
+
+    /// The document stored for a new delivery.
+    var document: BSONDocument {
+        var elements: [(key: String, value: BSONValue)] = [
+            ("_id", .string(id)), ("message", .objectID(message)), ("device", .objectID(device)),
+            ("person", .string(person)), ("via", .string(via.rawValue)),
+        ]
+        if let group { elements.append(("group", .string(group))) }
+        elements += [("platform", .string(platform.rawValue)), ("registration", .string(registration)),
+                     ("state", .string(state.rawValue))]
+        return BSONDocument(elements)
+    }
+
+    /// Names the delivery without its registration, a credential of the device.
+    public var description: String { "Delivery(\(id), \(platform.rawValue), \(state.rawValue))" }
+}
+
+/// What FCM said to one device's send, as the relay records it in bulk (`DeliveryDAO.record`).
+public struct DeliveryOutcome: Sendable {
+    /// The delivery's `_id`.
+    public var id: String
+    /// `.sent`, `.failed` or `.unregistered` (a retry leaves a delivery pending and is not recorded).
+    public var state: Delivery.State
+    /// FCM's error code for a refusal.
+    public var code: String?
+    /// The device's registration, for `.unregistered`: its device is marked unregistered with it.
+    public var registration: String?
+
+    public init(id: String, state: Delivery.State, code: String? = nil, registration: String? = nil) {
+        self.id = id
+        self.state = state
+        self.code = code
+        self.registration = registration
+    }
+}
+
+/// A message's deliveries counted by state, overall and per platform.
+public struct DeliveryCounts: Sendable, Equatable {
+    /// How many deliveries stand at each state (every state present, 0 when none).
+    public var byState: [Delivery.State: Int64]
+    /// The same, per platform that has deliveries.
+    public var byPlatform: [Platform: [Delivery.State: Int64]]
+
+    public init(byState: [Delivery.State: Int64] = [:], byPlatform: [Platform: [Delivery.State: Int64]] = [:]) {
+        self.byState = byState
+        self.byPlatform = byPlatform
+    }
+
+    /// Every delivery counted.
+    public var total: Int64 { byState.values.reduce(0, +) }
+}

@@ -1,0 +1,202 @@
+import DAO
+import FCM
+import Logging
+import Mongo
+import Synchronization
+
+/// Sends a held message to persons and groups: one FCM request per device (`message.token`), instead of the topic
+/// components. Resolves the message once (`FanOutResolver`), then sends its pending deliveries page by page with up to
+/// `inFlight` requests at once, each paced by `FCM_SEND_RATE` (`SendPacer`) and let through the worker's gate (a 429,
+/// 503 or time-out pauses every send of the project, and the other replicas through `SharedPause`). Answers are
+/// recorded in bulk (`DeliveryRecorder`); `UNREGISTERED` marks the delivery and its device.
+///
+/// It stops sending when the lease is in doubt, the task is cancelled, the ttl runs out or FCM asks to wait, lets
+/// the requests in flight finish and their answers be written, and says what the message comes to (`Result`).
+struct FanOutSender: Sendable {
+    /// What one attempt at a message's fan-out came to, for `MessageSender` to record.
+    enum Result: Sendable {
+        /// Every delivery has an answer (per-device refusals stay per device).
+        case finished(devices: Int)
+        /// FCM asked to wait, or some devices are to be tried again: pending until a retry.
+        case retry(FCMError)
+        /// Stopped (the worker stops): the rest is for any worker.
+        case stopped
+        /// The lease is in doubt: nothing more is sent or written for the message.
+        case lost
+        /// The ttl ran out before every device was sent to.
+        case expired
+    }
+
+    /// Why a fan-out stopped before its last delivery.
+    private enum Stop: Sendable {
+        case cancelled, lease, expired
+        case wait(FCMError)
+    }
+
+    /// The state the fan-out's requests share with its loop.
+    private final class Progress: Sendable {
+        private struct State {
+            var stop: Stop?
+            var leftPending: FCMError?
+        }
+        private let state = Mutex(State())
+
+        var stop: Stop? { state.withLock { $0.stop } }
+        var leftPending: FCMError? { state.withLock { $0.leftPending } }
+
+        /// Stops the fan-out, unless it stopped already for another reason.
+        func stop(_ reason: Stop) {
+            state.withLock { if $0.stop == nil { $0.stop = reason } }
+        }
+
+        /// A device's send is to be tried again later.
+        func leavePending(_ error: FCMError) {
+            state.withLock { $0.leftPending = error }
+        }
+    }
+
+    let sender: any FCMSending
+    let mapping: FCMMappingOptions
+    let gate: RelayGate
+    let classifier: OutcomeClassifier
+    let held: HeldMessages
+    let pauses: SharedPause
+    let pacer: SendPacer
+    let resolver: FanOutResolver
+    let deliveries: DeliveryDAO
+    let recorder: DeliveryRecorder
+    /// Requests of one message in flight at most.
+    let inFlight: Int
+    /// Pending deliveries read at a time.
+    let pageSize: Int
+    let metrics: RelayMetrics, logger: Logger
+    let now: UnixClock
+
+    /// Sends `message` (to `recipients`, mapped as `relayMessage`) to its devices not yet answered.
+    func send(_ message: Message, recipients: Recipients, as relayMessage: RelayMessage) async -> Result {
+        let id = message.id
+        guard let lease = held.safeLease(of: id) else { return .lost }
+        if !FanOutResolver.isResolved(message) {
+            do {
+                guard let count = try await resolver.resolve(message, recipients: recipients, lease: lease.owner) else {
+                    return .lost
+                }
+                logger.debug("message resolved to devices", metadata: ["msi_key": "\(message.msiKey)", "devices": "\(count)"])
+            } catch {
+                return .retry(FCMError(code: .other, message: "resolving the recipients failed: \(error)", isRetryable: true))
+            }
+        }
+        let progress = Progress()
+        var sent = 0
+        var failedRead: (any Error)?
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            var page: [Delivery] = []
+            var index = 0
+            var next: Task<[Delivery], any Error>? = fetch(id, after: nil)
+            while progress.stop == nil {
+                if index == page.count {
+                    guard let fetching = next else { break }
+                    do {
+                        page = try await fetching.value
+                    } catch {
+                        failedRead = error
+                        break
+                    }
+                    index = 0
+                    // The next page is read while this one is sent.
+                    next = page.count == pageSize ? page.last.map { fetch(id, after: $0.id) } : nil
+                    continue
+                }
+                while running >= inFlight, await group.next() != nil { running -= 1 }
+                if Task.isCancelled { progress.stop(.cancelled); break }
+                if relayMessage.isExpired(at: now()) { progress.stop(.expired); break }
+                let deadline: Int64
+                do { deadline = try await pacer.acquire() } catch { progress.stop(.cancelled); break }
+                guard let ticket = await gate.admit(notAfter: deadline) else {
+                    if Task.isCancelled { progress.stop(.cancelled); break }
+                    continue  // the gate stays closed past this permit's window: a new permit after it
+                }
+                guard progress.stop == nil, held.safeLease(of: id) != nil else {
+                    gate.abandon(ticket)
+                    progress.stop(.lease)
+                    break
+                }
+                let delivery = page[index]
+                index += 1
+                running += 1
+                sent += 1
+                group.addTask { await self.call(delivery, ticket: ticket, relayMessage, progress: progress) }
+            }
+            next?.cancel()
+            // The requests in flight finish (their answers are recorded) whatever stopped the loop.
+            await group.waitForAll()
+        }
+        await recorder.drain()
+        if let failedRead {
+            return .retry(FCMError(code: .other, message: "reading the deliveries failed: \(failedRead)", isRetryable: true))
+        }
+        switch progress.stop {
+        case .cancelled: return .stopped
+        case .lease: return .lost
+        case .expired: return .expired
+        case .wait(let error): return .retry(error)
+        case nil: break
+        }
+        if let error = progress.leftPending { return .retry(error) }
+        return .finished(devices: sent)
+    }
+
+    /// The next page of `message`'s pending deliveries after `after`, read in a task of its own.
+    private func fetch(_ message: ObjectID, after: String?) -> Task<[Delivery], any Error> {
+        Task { [deliveries, pageSize] in try await deliveries.pending(of: message, after: after, limit: pageSize) }
+    }
+
+    /// Sends one device its request and queues the answer's record.
+    private func call(_ delivery: Delivery, ticket: RelayGate.Ticket, _ message: RelayMessage,
+                      progress: Progress) async {
+        if ticket.probe { metrics.probed() }
+        let request = FCMMapping.deviceRequest(for: message, token: delivery.registration,
+                                               audience: delivery.group.map(FCMAudience.group) ?? .person,
+                                               options: mapping)
+        let answer: Swift.Result<String, FCMError>
+        do {
+            answer = .success(try await sender.send(request))
+        } catch {
+            answer = .failure(error as? FCMError ?? FCMError(code: .other, message: "\(error)", isRetryable: true))
+        }
+        if case .failure = answer, Task.isCancelled {
+            // The worker stops: a request cut short says nothing of FCM (no pause for the project). Its delivery
+            // stays pending, for the next worker to send.
+            gate.abandon(ticket)
+            return
+        }
+        switch classifier.classify(answer, of: ticket) {
+        case .sent:
+            metrics.sent(.devices)
+            recorder.record(DeliveryOutcome(id: delivery.id, state: .sent))
+        case .retryAfter(let error, let pauseEnd):
+            metrics.failed(.devices, retryable: true)
+            recorder.record(DeliveryOutcome(id: delivery.id, state: .pending, code: Self.code(of: error)))
+            if let pauseEnd {
+                // FCM asked the project to wait: no more sends of this message in this attempt.
+                pauses.share(until: pauseEnd, reason: error)
+                progress.stop(.wait(error))
+            } else {
+                progress.leavePending(error)
+            }
+        case .failed(let error):
+            metrics.failed(.devices, retryable: false)
+            recorder.record(DeliveryOutcome(id: delivery.id, state: .failed, code: Self.code(of: error)))
+        case .unregistered(let error):
+            metrics.failed(.devices, retryable: false)
+            recorder.record(DeliveryOutcome(id: delivery.id, state: .unregistered, code: Self.code(of: error),
+                                            registration: delivery.registration))
+        }
+    }
+
+    /// FCM's code for a refusal as recorded on a delivery: its `errorCode` detail, else its status, else ours.
+    static func code(of error: FCMError) -> String {
+        error.fcmErrorCode ?? error.status ?? error.code.description
+    }
+}

@@ -1,0 +1,25 @@
+import DAO
+import Mongo
+
+/// What the relay's per-device fan-out reads and writes beside the outbox: the deliveries, the devices and groups
+/// its recipients resolve through, and the send rate every replica shares.
+public struct FanOutStores: Sendable {
+    public let deliveries: DeliveryDAO
+    public let devices: DeviceDAO
+    public let groups: GroupDAO
+    /// The shared counter `FCM_SEND_RATE` is taken from.
+    public let rates: RateWindowDAO
+
+    public init(deliveries: DeliveryDAO, devices: DeviceDAO, groups: GroupDAO, rates: RateWindowDAO) {
+        self.deliveries = deliveries
+        self.devices = devices
+        self.groups = groups
+        self.rates = rates
+    }
+
+    /// The stores of `database`, on the clock `now`.
+    public init(database: MongoDatabase, now: @escaping UnixClock) {
+        self.init(deliveries: DeliveryDAO(database: database, now: now), devices: DeviceDAO(database: database, now: now),
+                  groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now))
+    }
+}

@@ -1,0 +1,66 @@
+import DAO
+import Synchronization
+
+/// Paces the fan-out's sends at `FCM_SEND_RATE`, every replica together: permits come from the shared
+/// `RateWindow` in chunks (one database write for many sends), each to be used before its grant's deadline.
+///
+/// Every concurrent fan-out of a worker draws from one pacer. A chunk not used by its deadline is dropped, so the
+/// rate errs low, never high; what each window's permits were used for is kept for the last windows
+/// (`used`), for the operator and the tests.
+final class SendPacer: Sendable {
+    private struct State {
+        var remaining = 0
+        var deadline: Int64 = 0
+        var windowEnd: Int64 = 0
+        /// Permits used, by the end of the window they came from (Unix ms); the last `keptWindows` windows.
+        var used: [Int64: Int] = [:]
+    }
+
+    /// How many windows `used` keeps.
+    static let keptWindows = 64
+
+    let window: RateWindow
+    /// Permits asked of the shared window at a time.
+    let chunk: Int
+    private let now: UnixClock
+    private let state = Mutex(State())
+
+    /// A pacer drawing `chunk` permits at a time (at most a second's allowance) from `window`.
+    init(window: RateWindow, chunk: Int, now: @escaping UnixClock) {
+        self.window = window
+        self.chunk = max(1, min(chunk, window.limit))
+        self.now = now
+    }
+
+    /// Waits for a permit to send; returns the time it must be used by (Unix ms).
+    /// - Throws: `CancellationError` once the task is cancelled; `DAOError` when the shared window cannot be read.
+    func acquire() async throws -> Int64 {
+        while true {
+            try Task.checkCancellation()
+            let current = now()
+            let taken = state.withLock { state -> Int64? in
+                guard state.remaining > 0, current < state.deadline else { return nil }
+                state.remaining -= 1
+                state.used[state.windowEnd, default: 0] += 1
+                return state.deadline
+            }
+            if let taken { return taken }
+            // Concurrent callers may each take a chunk: every grant is counted in the shared window, so together
+            // they stay within the limit; a grant replaces an older window's leftovers.
+            let grant = try await window.take(chunk)
+            state.withLock { state in
+                if grant.windowEnd == state.windowEnd {
+                    state.remaining += grant.count
+                } else if grant.windowEnd > state.windowEnd {
+                    (state.remaining, state.deadline, state.windowEnd) = (grant.count, grant.deadline, grant.windowEnd)
+                    if state.used.count > Self.keptWindows, let oldest = state.used.keys.min() {
+                        state.used.removeValue(forKey: oldest)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Permits used per window, by the window's end (Unix ms), for the last windows.
+    var used: [Int64: Int] { state.withLock { $0.used } }
+}

@@ -1,0 +1,120 @@
+import DAO
+import Mongo
+import MongoTestSupport
+import Testing
+
+@Suite("Per-device deliveries in the database")
+struct DeliveryDAOTests {
+    static func delivery(_ message: ObjectID, _ device: ObjectID = ObjectID(), person: String = "p1", group: String? = nil,
+                         platform: Platform = .android) -> Delivery {
+        Delivery(message: message, device: device, person: person, group: group, platform: platform,
+                 registration: "token-\(device.hex)")
+    }
+
+    @Test func insertingAgainKeepsWhatIsStoredAndAddsWhatIsMissing() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let dao = DeliveryDAO(database: database)
+            let message = ObjectID()
+            let first = [Self.delivery(message), Self.delivery(message, group: "chess")]
+            try await dao.insert(first)
+            try await dao.record([DeliveryOutcome(id: first[0].id, state: .sent)])
+            // A second resolution: the same two and a new device.
+            try await dao.insert(first + [Self.delivery(message, platform: .ios)])
+            let counts = try await dao.counts(of: message)
+            #expect(counts.byState == [.pending: 2, .sent: 1, .failed: 0, .unregistered: 0])
+            #expect(counts.byPlatform[.ios]?[.pending] == 1 && counts.byPlatform[.android]?[.sent] == 1)
+            let stored = try await database.collection(CollectionName.deliveries).findOne(["_id": .string(first[1].id)])
+            #expect(stored?["via"] == "group" && stored?["group"] == "chess" && stored?["state"] == "pending")
+        }
+    }
+
+    @Test func outcomesAreWrittenInAFewStatementsAndTheFirstAnswerStays() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let dao = DeliveryDAO(database: database, now: { 42_000 })
+            let message = ObjectID()
+            let list = (0..<200).map { _ in Self.delivery(message) }
+            try await dao.insert(list)
+            var outcomes = list[0..<150].map { DeliveryOutcome(id: $0.id, state: .sent) }
+            outcomes += list[150..<170].map { DeliveryOutcome(id: $0.id, state: .failed, code: "INVALID_ARGUMENT") }
+            outcomes += list[170..<180].map { DeliveryOutcome(id: $0.id, state: .unregistered, code: "UNREGISTERED") }
+            outcomes += list[180..<190].map { DeliveryOutcome(id: $0.id, state: .pending, code: "INTERNAL") }
+            #expect(try await dao.record(outcomes) == 190)
+            // A late answer for one already answered changes nothing.
+            #expect(try await dao.record([DeliveryOutcome(id: list[0].id, state: .failed, code: "INTERNAL")]) == 0)
+            let counts = try await dao.counts(of: message)
+            #expect(counts.byState == [.sent: 150, .failed: 20, .unregistered: 10, .pending: 20])
+            let failed = try #require(try await database.collection(CollectionName.deliveries)
+                .findOne(["_id": .string(list[150].id)]))
+            #expect(failed["code"] == "INVALID_ARGUMENT" && failed["at"]?.int64Value == 42_000)
+            let retried = try #require(try await database.collection(CollectionName.deliveries)
+                .findOne(["_id": .string(list[185].id)]))
+            #expect(retried["state"] == "pending" && retried["code"] == "INTERNAL" && retried["at"] == nil)
+            // The relay's next page holds the pending ones alone, with their tokens.
+            let pending = try await dao.pending(of: message, after: nil, limit: 100)
+            #expect(pending.count == 20 && pending.allSatisfy { $0.registration.hasPrefix("token-") })
+        }
+    }
+
+    @Test func aPageListsOneMessagesDeliveriesInDeviceOrderWithoutTokens() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let dao = DeliveryDAO(database: database)
+            let message = ObjectID(), other = ObjectID()
+            let devices = (0..<5).map { _ in ObjectID() }
+            try await dao.insert(devices.map { Self.delivery(message, $0) } + [Self.delivery(other)])
+            let first = try await dao.page(of: message, after: nil, limit: 3)
+            #expect(first.map(\.device) == Array(devices.prefix(3)))
+            #expect(first.allSatisfy { $0.registration.isEmpty })
+            let rest = try await dao.page(of: message, after: first.last?.id, limit: 3)
+            #expect(rest.map(\.device) == Array(devices.suffix(2)))
+        }
+    }
+
+    @Test func aResolutionIsNotedOnlyUnderTheLeaseThatHoldsTheMessage() async throws {
+        try await TestDatabase.with { database in
+            let messages = database.collection(CollectionName.message)
+            let id = ObjectID()
+            try await messages.insertOne(["_id": .objectID(id), "relay": ["state": "pending", "lease_owner": "w1/a"]])
+            let dao = DeliveryDAO(database: database)
+            #expect(try await !dao.markResolved(message: id, lease: "w2/b", count: 3))
+            #expect(try await dao.markResolved(message: id, lease: "w1/a", count: 3))
+            let stored = try await messages.findOne(["_id": .objectID(id)])
+            #expect(stored?[path: "relay.components.devices.resolved"] == true)
+            #expect(stored?[path: "relay.components.devices.devices"]?.int64Value == 3)
+        }
+    }
+
+    @Test func theMembersOfSeveralGroupsComeOnceWithTheFirstGroupTheyAreIn() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let groups = GroupDAO(database: database)
+            _ = try await groups.replace(id: "chess", name: "Chess", access: [], persons: ["ann", "bob", "cid"])
+            _ = try await groups.replace(id: "drama", name: "Drama", access: [], persons: ["cid", "dee"])
+            let members = try await groups.members(ofGroups: ["drama", "chess", "none"], pageSize: 1)
+            #expect(members.map { "\($0.person)@\($0.group)" }.sorted() == ["ann@chess", "bob@chess", "cid@drama", "dee@drama"])
+        }
+    }
+
+    @Test func thePersonsActiveDevicesAreFoundAndAGoneTokenMarksItsDevice() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let devices = DeviceDAO(database: database)
+            var ids: [String: ObjectID] = [:]
+            for (token, person) in [("t1", "ann"), ("t2", "ann"), ("t3", "bob"), ("t4", "cid")] {
+                let device = try await devices.register(registration: token, platform: .android, locale: nil,
+                                                        appVersion: nil, secretHash: "-").device
+                _ = try await devices.bind(device.id, person: person)
+                ids[token] = device.id
+            }
+            _ = try await devices.register(registration: "unbound", platform: .ios, locale: nil, appVersion: nil,
+                                           secretHash: "-")
+            try await devices.markUnregistered(registrations: ["t2"])
+            let found = try await devices.active(ofPersons: ["ann", "bob", "nobody"])
+            #expect(Set(found.map(\.registration)) == ["t1", "t3"])
+            #expect(found.first { $0.registration == "t3" }?.person == "bob")
+            #expect(try await devices.get(try #require(ids["t2"])).state == .unregistered)
+        }
+    }
+}

@@ -1,0 +1,324 @@
+import DAO
+import FakeFCM
+import FCM
+import Foundation
+import HubCore
+@testable import HubServer
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Mongo
+import MongoTestSupport
+@testable import Relay
+import Testing
+
+/// Messages to persons and groups, device by device: the resolution to devices, one token send each through the
+/// relay's fan-out, the outcomes recorded in `deliveries`, back-pressure, a worker stopped mid fan-out, the send rate,
+/// and GET /message/:msiKey/deliveries. Against the real database and the fake FCM.
+@Suite("Sending to persons and groups, device by device")
+struct FanOutTests {
+    /// A phone as registration stores it, bound to `person` (nil: unbound).
+    struct Phone: Sendable {
+        let id = ObjectID()
+        let token: String
+        let person: String?
+        var platform: Platform = .android
+
+        init(_ token: String, person: String?, platform: Platform = .android) {
+            self.token = token
+            self.person = person
+            self.platform = platform
+        }
+    }
+
+    /// Stores `phones` as registered (and bound) devices, in one insert.
+    static func seed(_ phones: [Phone], in database: MongoDatabase) async throws {
+        let documents = phones.map { phone -> BSONDocument in
+            var document: BSONDocument = [
+                "_id": .objectID(phone.id), "registration": .string(phone.token),
+                "platform": .string(phone.platform.rawValue), "secret_hash": "-", "state": "active",
+                "created_at": 0, "updated_at": 0,
+            ]
+            if let person = phone.person { document["person"] = .string(person) }
+            return document
+        }
+        for start in stride(from: 0, to: documents.count, by: 500) {
+            try await database.collection(CollectionName.devices)
+                .insertMany(Array(documents[start..<min(start + 500, documents.count)]))
+        }
+    }
+
+    /// Stores a message to `recipients` as POST /message does, due now, for any worker to claim.
+    static func store(to recipients: Recipients, data: [String: String] = [:], distribution: Distribution = .alert,
+                      sender: String = "bulletin-bot", in database: MongoDatabase) async throws -> Message {
+        let now = UnixTime.nowMilliseconds()
+        let plan = RelayPlan(dueAt: now, deadlineAt: now + 3_600_000, addressed: true)
+        return try await MessageDAO(database: database).add(MessageDraft(
+            title: "Chess club", desc: "Meeting moved", message: "The chess club meets in room 12 today.", topicKey: "",
+            recipients: recipients, data: data, distribution: distribution, sender: sender,
+            extra: ["relay": .document(plan.document(for: distribution))]))
+    }
+
+    /// The stored `relay.state` of `message`.
+    static func relayState(_ message: Message, in database: MongoDatabase) async throws -> String? {
+        try await database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)])?[path: "relay.state"]?
+            .stringValue
+    }
+
+    /// The tokens of the sends the fake accepted, in order.
+    static func tokens(_ fake: FakeFCM) -> [String] {
+        fake.received.compactMap { $0.message["token"] as? String }
+    }
+
+    /// The relay settings of a hub that sends to `fake`.
+    static func relay(to fake: FakeFCM) throws -> RelayConfiguration {
+        let account = try fake.makeServiceAccount()
+        return RelayConfiguration(fcmEnvironment: ["GOOGLE_APPLICATION_CREDENTIALS": account.path,
+                                                   "FCM_ENDPOINT": fake.baseURL])
+    }
+
+    /// Runs `body` with the hub's own FCM client sending to `fake` (threads for `inFlight` requests at once).
+    static func withClient<T: Sendable>(_ fake: FakeFCM, inFlight: Int,
+                                        _ body: (FCMClient) async throws -> T) async throws -> T {
+        var configuration = try relay(to: fake)
+        configuration.concurrency = inFlight
+        let service = try #require(try FCMService(configuration: configuration, logger: Logger(label: "test")))
+        do {
+            let result = try await body(service.client)
+            try? await service.httpClient.shutdown()
+            return result
+        } catch {
+            try? await service.httpClient.shutdown()
+            throw error
+        }
+    }
+
+    /// A relay worker of its own on `database`, as a hub process runs it.
+    static func worker(_ database: MongoDatabase, _ fcm: FCMClient, inFlight: Int, sendRate: Int = 100_000,
+                       retry: RetryPolicy = RetryPolicy()) -> OutboxWorker {
+        OutboxWorker(
+            outbox: OutboxDAO(database: database), progress: RelayProgressDAO(database: database),
+            pauses: RelayPauseDAO(database: database), handoff: OutboxHandoff(), sender: fcm, mapping: fcm.mappingOptions,
+            fanOut: FanOutStores(database: database, now: UnixTime.nowMilliseconds),
+            configuration: OutboxWorker.Configuration(concurrency: 4, lease: .seconds(3), pollInterval: .milliseconds(100),
+                                                      retry: retry, project: "msi-test", fanOutInFlight: inFlight,
+                                                      sendRate: sendRate))
+    }
+
+    /// `count` phones of one person each (`person-0` ...), and the group `all` of those persons.
+    static func seedGroup(_ count: Int, in database: MongoDatabase) async throws -> [Phone] {
+        let phones = (0..<count).map { Phone("token-\($0)", person: "person-\($0)") }
+        try await seed(phones, in: database)
+        _ = try await GroupDAO(database: database).replace(id: "all", name: "Everyone", access: [],
+                                                           persons: phones.compactMap(\.person))
+        return phones
+    }
+
+    // MARK: Whom a message reaches
+
+    @Test func eachDeviceOfThePersonsAndGroupMembersGetsOneRequestAndNoOtherDeviceAny() async throws {
+        try await FakeFCM.with { fake in
+            let ann = [Phone("ann-android", person: "ann"), Phone("ann-ios", person: "ann", platform: .ios)]
+            let bob = Phone("bob-phone", person: "bob")         // named, and a member of chess: reached as named
+            let cid = Phone("cid-phone", person: "cid")         // a member of chess and of drama: reached once
+            let dee = Phone("dee-phone", person: "dee")         // named, but her device is unregistered
+            let eve = Phone("eve-phone", person: "eve")         // in no audience
+            let unbound = Phone("unbound-phone", person: nil)
+            try await HubHarness.with(seed: { database in
+                try await Self.seed(ann + [bob, cid, dee, eve, unbound], in: database)
+                try await DeviceDAO(database: database).markUnregistered(registration: "dee-phone")
+                let groups = GroupDAO(database: database)
+                _ = try await groups.replace(id: "chess", name: "Chess", access: [], persons: ["bob", "cid", "fay"])
+                _ = try await groups.replace(id: "drama", name: "Drama", access: [], persons: ["cid", "gus"])
+            }, relay: try Self.relay(to: fake)) { hub in
+                let message = try await Self.store(to: Recipients(persons: ["ann", "bob", "dee"], groups: ["chess", "drama"]),
+                                                   data: ["room": "12"], in: hub.database)
+                try await eventually(within: .seconds(20)) { try await Self.relayState(message, in: hub.database) == "sent" }
+
+                let tokens = Self.tokens(fake)
+                #expect(tokens.sorted() == ["ann-android", "ann-ios", "bob-phone", "cid-phone"])
+                let byToken = Dictionary(fake.received.map { ($0.message["token"] as? String ?? "", $0) },
+                                         uniquingKeysWith: { first, _ in first })
+                #expect(byToken["bob-phone"]?.data["audience"] == "person" && byToken["bob-phone"]?.data["group"] == nil)
+                #expect(byToken["cid-phone"]?.data["audience"] == "group" && byToken["cid-phone"]?.data["group"] == "chess")
+                #expect(byToken["ann-ios"]?.data["room"] == "12" && byToken["ann-ios"]?.data["msi_key"] == message.msiKey.hex)
+                #expect(byToken["ann-ios"]?.message["notification"] != nil)
+
+                // One delivery per device reached, each answered, written in bulk.
+                let report = try await hub.request(.get, "/message/\(message.msiKey.hex)/deliveries", as: .communicator).json()
+                #expect(report[path: "counts.sent"]?.int64Value == 4 && report[path: "counts.pending"]?.int64Value == 0)
+                #expect(report[path: "platforms.android.sent"]?.int64Value == 3)
+                #expect(report[path: "platforms.ios.sent"]?.int64Value == 1)
+                let stored = try await hub.database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)])
+                #expect(stored?[path: "relay.components.devices.resolved"]?.boolValue == true)
+                #expect(stored?[path: "relay.components.devices.devices"]?.int64Value == 4)
+                #expect(stored?[path: "relay.components.devices.state"] == "sent")
+            }
+        }
+    }
+
+    @Test func anUnregisteredTokenMarksItsDeliveryAndItsDeviceAndTheOthersAreSent() async throws {
+        try await FakeFCM.with { fake in
+            let phones = [Phone("kept-1", person: "p1"), Phone("gone-2", person: "p2"), Phone("kept-3", person: "p3")]
+            fake.markUnregistered("gone-2")
+            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) }, relay: try Self.relay(to: fake)) { hub in
+                let message = try await Self.store(to: Recipients(persons: ["p1", "p2", "p3"]),
+                                                   distribution: .information, in: hub.database)
+                try await eventually(within: .seconds(20)) { try await Self.relayState(message, in: hub.database) == "sent" }
+                #expect(Self.tokens(fake).sorted() == ["kept-1", "kept-3"])
+                #expect(try await DeviceDAO(database: hub.database).get(phones[1].id).state == .unregistered)
+                #expect(try await DeviceDAO(database: hub.database).get(phones[0].id).state == .active)
+                let gone = try await hub.database.collection(CollectionName.deliveries)
+                    .findOne(["_id": .string(Delivery.id(message: message.id, device: phones[1].id))])
+                #expect(gone?["state"] == "unregistered" && gone?["code"] == "UNREGISTERED" && gone?["at"] != nil)
+            }
+        }
+    }
+
+    // MARK: Back-pressure, take-over and pace
+
+    @Test func a429WithRetryAfterPausesTheFanOutAndTheRestIsSentAfter() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                let phones = try await Self.seedGroup(40, in: database)
+                let message = try await Self.store(to: Recipients(groups: ["all"]), in: database)
+                fake.failNext(3, status: 429, retryAfter: "1")
+                try await Self.withClient(fake, inFlight: 8) { fcm in
+                    // Google's minute after a 429 is the policy's default; this test takes FCM's Retry-After alone.
+                    let worker = Self.worker(database, fcm, inFlight: 4,
+                                             retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), quotaPause: nil))
+                    let running = Task { await worker.run() }
+                    try await eventually(within: .seconds(30)) { try await Self.relayState(message, in: database) == "sent" }
+                    running.cancel()
+                    await running.value
+                }
+                // Every device exactly once: the refused ones were sent again, none twice.
+                let tokens = Self.tokens(fake)
+                #expect(tokens.count == 40 && Set(tokens) == Set(phones.map(\.token)))
+                let log = fake.sendLog
+                let first429 = try #require(log.first { $0.status == 429 }?.at)
+                // Only what was in flight when FCM said 429 was answered within its Retry-After.
+                let early = log.filter { $0.status == 200 && $0.at < first429.addingTimeInterval(0.9) }
+                #expect(early.count <= 4)
+                // The pause was shared with the other replicas, and the message went back to the outbox between.
+                #expect(try await database.collection(CollectionName.relayPause).findOne(["_id": "msi-test"]) != nil)
+                let stored = try await database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)])
+                #expect((stored?[path: "relay.attempts"]?.int64Value ?? 0) >= 2)
+                let counts = try await DeliveryDAO(database: database).counts(of: message.id)
+                #expect(counts.byState[.sent] == 40 && counts.total == 40)
+            }
+        }
+    }
+
+    @Test func aWorkerStoppedMidFanOutIsTakenOverAndNoDeviceIsSentTwiceBeyondWhatWasInFlight() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                let phones = try await Self.seedGroup(300, in: database)
+                let message = try await Self.store(to: Recipients(groups: ["all"]), distribution: .information,
+                                                   in: database)
+                fake.setResponseDelay(.milliseconds(40))
+                let inFlight = 10
+                try await Self.withClient(fake, inFlight: 2 * inFlight) { fcm in
+                    let first = Self.worker(database, fcm, inFlight: inFlight)
+                    let running = Task { await first.run() }
+                    try await eventually(within: .seconds(30)) { fake.received.count >= 80 }
+                    running.cancel()
+                    await running.value
+                    let sentByFirst = fake.received.count
+                    #expect(sentByFirst < 300, "stopped mid fan-out")
+                    #expect(try await Self.relayState(message, in: database) == "pending")
+
+                    let second = Self.worker(database, fcm, inFlight: inFlight)
+                    let taking = Task { await second.run() }
+                    try await eventually(within: .seconds(60)) { try await Self.relayState(message, in: database) == "sent" }
+                    taking.cancel()
+                    await taking.value
+                }
+                let tokens = Self.tokens(fake)
+                #expect(Set(tokens) == Set(phones.map(\.token)), "every device reached")
+                #expect(tokens.count - 300 <= inFlight, "at most what was in flight is sent twice")
+                let counts = try await DeliveryDAO(database: database).counts(of: message.id)
+                #expect(counts.byState[.sent] == 300 && counts.total == 300)
+            }
+        }
+    }
+
+    @Test func theSendRateCapsThePermitsOfEveryWindow() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                let phones = try await Self.seedGroup(70, in: database)
+                let message = try await Self.store(to: Recipients(groups: ["all"]), in: database)
+                let rate = 25
+                let used = try await Self.withClient(fake, inFlight: 8) { fcm in
+                    let worker = Self.worker(database, fcm, inFlight: 8, sendRate: rate)
+                    let running = Task { await worker.run() }
+                    try await eventually(within: .seconds(30)) { try await Self.relayState(message, in: database) == "sent" }
+                    running.cancel()
+                    await running.value
+                    return try #require(worker.pacer).used
+                }
+                #expect(Set(Self.tokens(fake)) == Set(phones.map(\.token)))
+                // Each send took a permit of a one-second window, never more than the rate of one.
+                #expect(used.values.reduce(0, +) == 70)
+                #expect(used.values.allSatisfy { $0 <= rate }, "\(used)")
+                #expect(used.count >= 3, "70 sends at 25 a second span at least three windows")
+                // The windows are the shared ones every replica takes from.
+                let windows = try await database.collection(CollectionName.rateWindows).find([:])
+                #expect(windows.contains { $0["_id"]?.stringValue?.hasPrefix("fcm-send:msi-test:") == true })
+            }
+        }
+    }
+
+    // MARK: The report
+
+    @Test func theDeliveriesRouteShowsCountsAndPagesToTheSenderAndAdminsOnly() async throws {
+        try await FakeFCM.with { fake in
+            let phones = (0..<5).map { Phone("phone-\($0)", person: "person-\($0 % 3)", platform: $0 < 2 ? .ios : .android) }
+            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) }, relay: try Self.relay(to: fake)) { hub in
+                fake.markUnregistered("phone-4")
+                let message = try await Self.store(to: Recipients(persons: ["person-0", "person-1", "person-2"]),
+                                                   in: hub.database)
+                try await eventually(within: .seconds(20)) { try await Self.relayState(message, in: hub.database) == "sent" }
+                let path = "/message/\(message.msiKey.hex)/deliveries"
+
+                let report = try await hub.request(.get, path, as: .communicator)
+                #expect(report.status == .ok)
+                let body = try report.json()
+                #expect(["pending", "sent", "failed", "unregistered"].map { body[path: "counts.\($0)"]?.int64Value }
+                    == [0, 4, 0, 1])
+                #expect(body[path: "platforms.ios.sent"]?.int64Value == 2)
+                #expect(body[path: "platforms.android.unregistered"]?.int64Value == 1)
+                #expect(body["next"] == .null)
+                #expect(!String(decoding: report.body.readableBytesView, as: UTF8.self).contains("phone-"),
+                        "no registration token is listed")
+
+                // Pages by cursor: every device once, in order.
+                var seen: [String] = []
+                var cursor: String?
+                repeat {
+                    let page = try await hub.request(.get, path + "?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                                                     as: .admin).json()
+                    let rows = page["deliveries"]?.arrayValue?.compactMap(\.documentValue) ?? []
+                    #expect(rows.count <= 2)
+                    seen += rows.compactMap { $0["device"]?.stringValue }
+                    if let gone = rows.first(where: { $0["state"] == "unregistered" }) {
+                        #expect(gone["code"] == "UNREGISTERED" && gone["via"] == "person" && gone["at"] != nil)
+                    }
+                    cursor = page["next"]?.stringValue
+                } while cursor != nil
+                #expect(seen == phones.map(\.id.hex).sorted())
+
+                // Another communicator is told there is no such message; no caller at all is not authenticated.
+                let other = try await hub.request(.get, path, as: .basic("ann", HubHarness.annPassword))
+                #expect(other.status == .notFound)
+                #expect(try other.json()[path: "error.code"] == "message_not_found")
+                #expect(try await hub.request(.get, path).status == .unauthorized)
+                #expect(try await hub.request(.get, path + "?limit=501", as: .admin).status == .badRequest)
+                #expect(try await hub.request(.get, path + "?cursor=zz", as: .admin).status == .badRequest)
+            }
+        }
+    }
+}
