@@ -2,7 +2,8 @@
 the test database (MONGODB_URI, a database of this run's own) and the fake FCM (`fake-fcm`).
 
 Covers issue 6's scenarios: an admin builds a channel, an area, an Alert and an Information subject, edits and
-deletes one; a communicator sends an Alert and an Information message, sees the confirmation and the sent list;
+deletes one; a communicator sends an Alert and an Information message, sees the confirmation and the sent list,
+and sends to a group open to them;
 the message is in the database and reached the fake FCM; a communicator cannot open admin pages; logging out
 ends the session; a name with <script> shows as text; a form without its CSRF token is refused; six wrong
 passwords are throttled. Each page is photographed into the screenshots folder.
@@ -466,6 +467,42 @@ def a_form_without_its_csrf_token_is_refused(run):
     run.logout()
 
 
+def communicator_sends_to_a_group(run):
+    token = base64.b64encode(("%s:%s" % (ADMIN, ADMIN_PASSWORD)).encode()).decode()
+    body = json.dumps({"name": "Class 10A", "members": ["pupil-1", "pupil-2", "pupil-3"],
+                       "access": [COMMUNICATOR]}).encode()
+    status, _ = run.http("PUT", "/group/class-10a", body, {"Authorization": "Basic " + token,
+                                                           "Content-Type": "application/json"})
+    check(status in (200, 201), "the admin keeps a group open to the communicator (got %d)" % status)
+    run.login(COMMUNICATOR, COMMUNICATOR_PASSWORD)
+    run.click_link("Send a message")
+    check(run.driver.find_element(By.ID, "channel").is_displayed(), "a subject is the first choice")
+    check(not run.driver.find_element(By.ID, "group").is_displayed(), "the group's field shows once chosen")
+    run.driver.find_element(By.ID, "to-group").click()
+    check(not run.driver.find_element(By.ID, "channel").is_displayed(), "a group hides the subject's fields")
+    group = Select(run.driver.find_element(By.ID, "group"))
+    check(group.first_selected_option.text.startswith("Class 10A · 3 members · 0 registered devices"),
+          "the only group is chosen, with its members and their devices")
+    run.driver.find_element(By.ID, "distribution-Information").click()
+    check(not run.driver.find_element(By.ID, "desc").is_displayed(), "an Information has no notification text")
+    run.driver.find_element(By.ID, "distribution-Alert").click()
+    check(run.driver.find_element(By.ID, "desc").is_displayed(), "an Alert asks for the notification text")
+    run.fill("title", "Class photo")
+    run.fill("desc", "Class photo tomorrow at 10:00")
+    run.fill("message", "Class 10A meets in the gym at 10:00 for the class photo.")
+    run.shot("18-send-form-group", width=880)
+    run.submit("send")
+    check(run.driver.find_element(By.ID, "sent-to").text == "To group Class 10A", "the confirmation names the group")
+    key = run.driver.find_element(By.ID, "msi-key").text
+    run.shot("19-confirmation-group")
+    status, message = run.api_get("/message/" + key, COMMUNICATOR, COMMUNICATOR_PASSWORD)
+    check(status == 200 and message["to"]["groups"] == ["class-10a"] and "topic_key" not in message,
+          "stored to the group, without a topic")
+    run.click_link("Sent messages")
+    check("To group Class 10A" in run.text(), "the sent list names the group")
+    run.logout()
+
+
 def six_wrong_passwords_are_throttled(run):
     for attempt in range(1, 7):
         run.login(COMMUNICATOR, "not-the-password")
@@ -480,7 +517,7 @@ STEPS = [admin_logs_in, admin_builds_channel_area_and_subjects, admin_edits_and_
          a_script_name_shows_as_text, admin_manages_users_and_tokens, logout_ends_the_session,
          communicator_cannot_open_admin_pages, communicator_sends_an_alert_and_an_information,
          the_messages_are_stored_and_reached_the_fake_fcm, a_form_without_its_csrf_token_is_refused,
-         six_wrong_passwords_are_throttled]
+         communicator_sends_to_a_group, six_wrong_passwords_are_throttled]
 
 
 def main():
