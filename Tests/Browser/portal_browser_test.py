@@ -349,6 +349,26 @@ def admin_manages_users_and_tokens(run):
     run.shot("10-admin-tokens")
 
 
+def admin_imports_a_group_roster(run):
+    run.click_link("Users")
+    check("May message persons directly" in run.text(), "users can be given the right to message persons")
+    run.click_link("Groups")
+    check("No groups yet." in run.text(), "no groups at first")
+    run.fill("id", "class-7b")
+    run.fill("name", "Class 7B")
+    roster = os.path.join(run.work, "class-7b.csv")
+    with open(roster, "w") as file:
+        file.write("person\r\nalice@school.example\r\n\r\nbob\r\n")
+    run.driver.find_element(By.ID, "roster").send_keys(roster)
+    run.navigate(By.XPATH, "//form[@id='import-group']//button")
+    check("The roster was imported." in run.text(), "the roster was imported")
+    check(run.driver.find_element(By.ID, "member-count").text == "2", "the header line and blank line are skipped")
+    check("alice@school.example" in run.text() and "bob" in run.text(), "the group's page lists its members")
+    run.shot("10b-admin-group")
+    run.click_link("Groups")
+    check("2 members" in run.text(), "the list shows the member count")
+
+
 def logout_ends_the_session(run):
     cookie = run.session_cookie()
     check(cookie, "a session cookie is set")
@@ -366,7 +386,7 @@ def communicator_cannot_open_admin_pages(run):
     check("Hello, " + COMMUNICATOR in run.text(), "the communicator sees the menu")
     check("Channels" not in run.driver.find_element(By.CSS_SELECTOR, "nav.menu").text, "no admin links")
     run.shot("11-menu-communicator")
-    for path in ["/portal/admin/channels", "/portal/admin/users", "/portal/admin/tokens"]:
+    for path in ["/portal/admin/channels", "/portal/admin/users", "/portal/admin/tokens", "/portal/admin/groups"]:
         run.open(path)
         check("Admins only" in run.text(), "a communicator is refused " + path)
     run.shot("12-admins-only")
@@ -514,7 +534,8 @@ def six_wrong_passwords_are_throttled(run):
 
 
 STEPS = [admin_logs_in, admin_builds_channel_area_and_subjects, admin_edits_and_deletes_a_subject,
-         a_script_name_shows_as_text, admin_manages_users_and_tokens, logout_ends_the_session,
+         a_script_name_shows_as_text, admin_manages_users_and_tokens, admin_imports_a_group_roster,
+         logout_ends_the_session,
          communicator_cannot_open_admin_pages, communicator_sends_an_alert_and_an_information,
          the_messages_are_stored_and_reached_the_fake_fcm, a_form_without_its_csrf_token_is_refused,
          communicator_sends_to_a_group, six_wrong_passwords_are_throttled]
