@@ -90,7 +90,9 @@ struct SendController {
                 distribution: distribution ?? .information)
             if distribution == nil { errors["distribution"] = "Choose Alert or Information." }
         }
-        let recipients = await SendRecipients.load(for: user.identity, services: services)
+        // Where the form shows a refusal of the recipients depends on what it offers; devices are counted only
+        // for a form shown again.
+        let recipients = await SendRecipients.load(for: user.identity, services: services, countingDevices: false)
         // What the form asks for (the API takes an empty title or message, as the legacy hub did), then the send
         // rules, each beside its field.
         if submission.title.isEmpty { errors["title"] = "Enter a title." }
@@ -100,7 +102,8 @@ struct SendController {
             if errors[error.field] == nil { errors[error.field] = error.text }
         }
         guard errors.isEmpty else {
-            return render(context: context, targets: targets, recipients: recipients, filled: filled,
+            return render(context: context, targets: targets,
+                          recipients: await SendRecipients.load(for: user.identity, services: services), filled: filled,
                           audience: try await audience(), errors: errors, status: .unprocessableContent)
         }
         do {
@@ -112,7 +115,8 @@ struct SendController {
             // posted by someone the recipient policy does not let message them.
             let error = Self.formError(refusal, submission, filled.kind, recipients)
             errors[error.field] = error.text
-            return render(context: context, targets: targets, recipients: recipients, filled: filled,
+            return render(context: context, targets: targets,
+                          recipients: await SendRecipients.load(for: user.identity, services: services), filled: filled,
                           audience: try await audience(), errors: errors, status: .unprocessableContent)
         }
     }

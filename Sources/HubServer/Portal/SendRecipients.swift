@@ -26,16 +26,18 @@ struct SendRecipients {
     /// Whether `identity` may send to persons directly.
     let mayMessagePersons: Bool
 
-    /// The recipients `identity` may choose from, device counts included within `deviceCountBudget`; groups that
-    /// cannot be read leave the list empty (the form still sends to subjects).
-    static func load(for identity: Identity, services: HubServices) async -> SendRecipients {
+    /// The recipients `identity` may choose from, device counts included within `deviceCountBudget` when
+    /// `countingDevices` (a form shown; not a form sent); groups that cannot be read leave the list empty (the form
+    /// still sends to subjects).
+    static func load(for identity: Identity, services: HubServices, countingDevices: Bool = true) async
+        -> SendRecipients {
         let open = ((try? await services.groups.all()) ?? []).filter { RecipientPolicy.maySend(identity, to: $0) }
         let devices = DeviceDAO(database: services.database)
         var budget = Int64(deviceCountBudget)
         var choices: [GroupChoice] = []
         for group in open {
             var count: Int?
-            if group.memberCount <= budget {
+            if countingDevices, group.memberCount <= budget {
                 budget -= group.memberCount
                 count = try? await deviceCount(of: group, services: services, devices: devices)
             }
