@@ -179,6 +179,9 @@ struct PersonMessageTests {
                 #expect(personal["data"]?.documentValue?["room"]?.stringValue == "r-1")
                 #expect(personal["to"] == nil, "a device does not see whom else a message was for")
                 #expect(personal["topic_key"] == nil)
+                #expect(personal["audience"]?.stringValue == "person")
+                #expect(messages.last?["audience"]?.stringValue == "group")
+                #expect(messages.last?["group"]?.stringValue == "class-7b")
             }
             #expect(try await caughtUp(other).compactMap { $0["msi_key"]?.stringValue } == [toOther])
             #expect(try await caughtUp(unbound).isEmpty)

@@ -230,7 +230,7 @@ public struct DeviceService: Sendable {
         var page = try await messages.catchUp(CatchUpQuery(topicKeys: topics, person: device.person, groups: personGroups,
                                                            since: since, limit: limit, after: after, now: now))
         page.messages = try await relayProgress.resolved(page.messages).compactMap {
-            MessageVisibility.view($0, for: .device, now: now)
+            MessageVisibility.deviceView($0, person: device.person, groups: personGroups, now: now)
         }
         return page
     }

@@ -48,6 +48,22 @@ public enum MessageVisibility {
         return Message(document: publicDocument(message, relay: relay))
     }
 
+    /// `message` as the device of `person` (a member of `groups`) sees it in its catch-up: `view(_:for: .device)`,
+    /// and for a message to persons and groups how it reached the device: `audience` "person" when it names the
+    /// person, else "group" with the `group` (the first of the message's groups the person is in).
+    public static func deviceView(_ message: Message, person: String?, groups: [String], now: Int64) -> Message? {
+        guard let view = view(message, for: .device, now: now) else { return nil }
+        guard let recipients = message.recipients, let person else { return view }
+        var document = view.document
+        if recipients.persons.contains(person) {
+            document["audience"] = "person"
+        } else if let group = recipients.groups.first(where: groups.contains) {
+            document["audience"] = "group"
+            document["group"] = .string(group)
+        }
+        return Message(document: document) ?? view
+    }
+
     /// `query` narrowed to what `viewer` may list at `now`: for all but admins, no message whose send time has not
     /// come, other than the viewer's own.
     public static func restrict(_ query: MessageQuery, for viewer: MessageViewer, now: Int64) -> MessageQuery {
