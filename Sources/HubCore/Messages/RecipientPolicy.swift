@@ -7,7 +7,7 @@ public enum RecipientPolicy {
     /// The refusal `identity` meets sending to `recipients`, whose groups are `groups` (as stored); nil when it may.
     public static func refusal(for identity: Identity, recipients: Recipients, groups: [Group]) -> SendRefusal? {
         if identity.role == .admin { return nil }
-        if !recipients.persons.isEmpty, !identity.direct {
+        if !recipients.persons.isEmpty, !maySendToPersons(identity) {
             return SendRefusal(.recipientAccessDenied,
                                "\(identity.name) may not send to persons directly: it needs the right direct")
         }
@@ -16,6 +16,11 @@ public enum RecipientPolicy {
                                "\(identity.name) may not send to the group \(closed.id): its access does not name them")
         }
         return nil
+    }
+
+    /// Whether `identity` may send to persons directly: admins, and callers with the right `direct`.
+    public static func maySendToPersons(_ identity: Identity) -> Bool {
+        identity.role == .admin || identity.direct
     }
 
     /// Whether `identity` may send to `group` (the portal lists the groups a user may pick).

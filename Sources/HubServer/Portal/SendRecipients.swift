@@ -43,13 +43,7 @@ struct SendRecipients {
             }
             choices.append(GroupChoice(group: group, devices: count))
         }
-        return SendRecipients(groups: choices, mayMessagePersons: mayMessagePersons(identity))
-    }
-
-    /// Whether `identity` may send to persons, asked of `RecipientPolicy` itself (a message to one person and no
-    /// group), so the rule keeps its one home.
-    static func mayMessagePersons(_ identity: Identity) -> Bool {
-        RecipientPolicy.refusal(for: identity, recipients: Recipients(persons: ["person"]), groups: []) == nil
+        return SendRecipients(groups: choices, mayMessagePersons: RecipientPolicy.maySendToPersons(identity))
     }
 
     /// The active devices bound to the members of `group`, its members read a page at a time.
