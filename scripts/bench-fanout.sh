@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# `make bench-fanout` (also run at the end of `make bench`): a message to a group, sent device by device.
+#  1. a throw-away SecantusDB, the fake FCM answering each messages:send after 50 ms (Google's round trip) and a hub
+#     speaking HTTP/2 to it with prior knowledge (FCM_HTTP2_PRIOR_KNOWLEDGE=true: h2c, the fake's port speaks both);
+#  2. 20,000 active devices bound to 20,000 persons and one group of all of them, written straight into the
+#     database as DeviceDAO and GroupDAO write them (PUT /group takes at most 10,000 members);
+#  3. one Alert POSTed to the group by an admin: sends/s from the 201 to the last send the fake accepted (its arrival
+#     times), the database's CPU per delivery (from the POST until every outcome is in `deliveries`), the hub's peak
+#     RSS, how long until every outcome was recorded;
+#  4. the same fan-out by a hub with FCM_SEND_RATE=3000 (a second message): its rate and the most sends the fake
+#     accepted in any one second;
+#  5. each device got exactly one request per message (distinct tokens at the fake);
+#  6. the same fake's ceiling with h2load at the connections and streams the hub's client uses (CurlMultiClient: 4
+#     connections of 100 streams; with libcurl before 8.0, one h2c connection of 100 streams, PriorKnowledgeGate).
+# Prints the figures with issue 29's targets and appends its rows to the bench's results (BENCH_RESULTS, default a
+# new bench-results/fanout-*.jsonl), its table to bench-results/fanout-*.txt.
+#
+# Environment: BENCH_FANOUT_DEVICES (default 20000), BENCH_FANOUT_RATE (the capped run's FCM_SEND_RATE, default
+# 3000), BENCH_FANOUT_TIMEOUT (seconds a fan-out may take, default 300), BENCH_FANOUT_H2_CONNECTIONS and
+# BENCH_FANOUT_H2_STREAMS (h2load's, default the hub's), SCRATCH_PATH (default .build), BENCH_CONFIGURATION
+# (default release; debug only to try the script itself).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+devices=${BENCH_FANOUT_DEVICES:-20000}
+rate=${BENCH_FANOUT_RATE:-3000}
+timeout=${BENCH_FANOUT_TIMEOUT:-300}
+scratch=${SCRATCH_PATH:-.build}
+configuration=${BENCH_CONFIGURATION:-release}
+group=bench-fanout
+
+scripts/install-deps.sh nghttp2-client
+swift build -c "$configuration" --scratch-path "$scratch" --product msi-hub
+swift build -c "$configuration" --scratch-path "$scratch" --product fake-fcm
+bin_dir=$(swift build -c "$configuration" --scratch-path "$scratch" --show-bin-path)
+python=.venv/bin/python
+helper=scripts/bench/bench.py
+
+mkdir -p bench-results
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+results=${BENCH_RESULTS:-bench-results/fanout-$stamp.jsonl}
+table=bench-results/fanout-$stamp.txt
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/msi-bench-fanout.XXXXXX")
+db_pid="" fake_pid="" hub_pid=""
+cleanup() {
+    local status=$?
+    set +e
+    for pid in $hub_pid $fake_pid $db_pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+    if [ "$status" -ne 0 ]; then
+        echo "make bench-fanout failed; the last lines of the logs:" >&2
+        for log in "$work"/hub.log "$work"/fcm.log "$work"/db.log; do
+            if [ -s "$log" ]; then echo "== $log" >&2; tail -n 20 "$log" >&2; fi
+        done
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+
+echo "load average before the fan-out bench: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
+db_port=$(scripts/database.sh :memory: "$work/db.log")
+db_pid=$(cat "$work/db.log.pid")
+# retryWrites=false for every client of the bench (the hub and the helpers' pymongo): SecantusDB (0.7.0b3) keeps
+# the last 10,000 retryable-write records and, on every write, scans them and sorts them all once full, so with
+# retryable writes on, each write costs more the longer the bench has run, whoever makes it. MongoDB keeps them
+# per session. Deployments keep the default (retryable writes on).
+uri="mongodb://127.0.0.1:$db_port/msi_bench_fanout?retryWrites=false"
+
+"$bin_dir/fake-fcm" --port 0 --state-dir "$work/fcm" --latency 50ms >"$work/fcm.json" 2>"$work/fcm.log" &
+fake_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/fcm.json" ] && break; sleep 0.1; done
+fake_url=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["base_url"])' "$work/fcm.json")
+credentials=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["credentials"])' "$work/fcm.json")
+
+start_hub() {  # start_hub PORT ENV...: a hub speaking h2c to the fake, ready; sets hub_pid
+    local port=$1; shift
+    env GOOGLE_APPLICATION_CREDENTIALS="$credentials" FCM_ENDPOINT="$fake_url" FCM_HTTP2_PRIOR_KNOWLEDGE=true "$@" \
+        "$bin_dir/msi-hub" serve --port "$port" --mongodb-uri "$uri" >>"$work/hub.log" 2>&1 &
+    hub_pid=$!
+    for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.05; done
+    kill -0 "$hub_pid" 2>/dev/null || { echo "the hub did not start:" >&2; tail -n 20 "$work/hub.log" >&2; exit 1; }
+}
+stop_hub() { kill "$hub_pid" 2>/dev/null || true; wait "$hub_pid" 2>/dev/null || true; hub_pid=""; }
+
+# The hub makes its indexes at start, before the devices and the group are written.
+port=$(free_port)
+start_hub "$port"
+"$python" "$helper" fanout-load "$uri" "$devices" "$group"
+admin=$("$bin_dir/msi-hub" token create --name bench-fanout-admin --role admin --mongodb-uri "$uri" | tail -n 1)
+"$python" "$helper" quiet "$db_pid"
+
+# 3. The fan-out at the default rate (10,000/s).
+"$python" "$helper" fanout-run "$results" "default rate" "$uri" "http://127.0.0.1:$port" "$admin" "$fake_url" \
+    "$db_pid" "$hub_pid" "$fake_pid" "$group" "$devices" "$timeout" -
+hub_log_lines=$(wc -l <"$work/hub.log")
+stop_hub
+"$python" "$helper" quiet "$db_pid"
+
+# 4. The same, paced by FCM_SEND_RATE.
+port=$(free_port)
+start_hub "$port" FCM_SEND_RATE="$rate"
+"$python" "$helper" fanout-run "$results" "FCM_SEND_RATE=$rate" "$uri" "http://127.0.0.1:$port" "$admin" \
+    "$fake_url" "$db_pid" "$hub_pid" "$fake_pid" "$group" "$devices" "$timeout" "$rate"
+stop_hub
+
+# 5. Each device once per message.
+"$python" "$helper" fanout-tokens "$results" "$fake_url"
+
+# 6. The fake's ceiling at the hub's connections and streams (CurlMultiClient.Configuration: 4 connections a host,
+# 100 streams each; libcurl before 8.0 shares one h2c connection, PriorKnowledgeGate).
+vernum=$(curl-config --vernum 2>/dev/null || echo 000000)
+if [ $((16#$vernum)) -lt $((16#080000)) ]; then
+    default_connections=1 source="the hub's: libcurl $(curl-config --version 2>/dev/null | cut -d' ' -f2) < 8.0, one h2c connection"
+else
+    default_connections=4 source="the hub's: CurlMultiClient's 4 connections a host"
+fi
+connections=${BENCH_FANOUT_H2_CONNECTIONS:-$default_connections}
+streams=${BENCH_FANOUT_H2_STREAMS:-100}
+[ -z "${BENCH_FANOUT_H2_CONNECTIONS:-}${BENCH_FANOUT_H2_STREAMS:-}" ] || source="BENCH_FANOUT_H2_*"
+"$python" "$helper" fanout-h2load "$results" "$fake_url" "$credentials" "$devices" "$connections" "$streams" "$source"
+
+# The hub's log lines about the fan-out (warnings and errors), when it logged any.
+if grep -iE '"level":"(warning|error)"|warning|error' "$work/hub.log" | head -n 10 | grep -q .; then
+    echo "the hubs' warnings and errors (first 10 of $(grep -ciE 'warning|error' "$work/hub.log"); $hub_log_lines lines by the first hub):"
+    grep -iE 'warning|error' "$work/hub.log" | head -n 10
+fi
+"$python" "$helper" fanout-table "$results" "$table"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); written to $table"
