@@ -7,6 +7,8 @@ import Mongo
 /// is checked before any query, so a refused request changes nothing.
 public struct GroupService: Sendable {
     let groups: GroupDAO
+    /// The devices bound to members, counted for a group's reach.
+    let devices: DeviceDAO
 
     /// The most members one roster holds (a sync sends them all in one call).
     public static let maximumMembers = 10_000
@@ -21,6 +23,7 @@ public struct GroupService: Sendable {
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.groups = GroupDAO(database: database, now: now)
+        self.devices = DeviceDAO(database: database, now: now)
     }
 
     // MARK: Rules
@@ -153,5 +156,21 @@ public struct GroupService: Sendable {
 
     private static func notFound(_ id: String) -> GroupRefusal {
         GroupRefusal(.groupNotFound, "no group has the id \(id)")
+    }
+
+    // MARK: Reach
+
+    /// How many active devices are bound to the members of `group` now: what a message to it reaches. Reads its
+    /// members a page at a time and counts on the devices' `person` index.
+    /// - Throws: `DAOError`.
+    public func deviceCount(of group: Group) async throws -> Int {
+        var count = 0
+        var after: String?
+        repeat {
+            let persons = try await groups.members(of: group.id, after: after, limit: Self.maximumPage)
+            count += try await devices.activeCount(ofPersons: persons)
+            after = persons.count == Self.maximumPage ? persons.last : nil
+        } while after != nil
+        return count
     }
 }

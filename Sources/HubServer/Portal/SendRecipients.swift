@@ -32,30 +32,17 @@ struct SendRecipients {
     static func load(for identity: Identity, services: HubServices, countingDevices: Bool = true) async
         -> SendRecipients {
         let open = ((try? await services.groups.all()) ?? []).filter { RecipientPolicy.maySend(identity, to: $0) }
-        let devices = DeviceDAO(database: services.database)
         var budget = Int64(deviceCountBudget)
         var choices: [GroupChoice] = []
         for group in open {
             var count: Int?
             if countingDevices, group.memberCount <= budget {
                 budget -= group.memberCount
-                count = try? await deviceCount(of: group, services: services, devices: devices)
+                count = try? await services.groups.deviceCount(of: group)
             }
             choices.append(GroupChoice(group: group, devices: count))
         }
         return SendRecipients(groups: choices, mayMessagePersons: RecipientPolicy.maySendToPersons(identity))
-    }
-
-    /// The active devices bound to the members of `group`, its members read a page at a time.
-    private static func deviceCount(of group: Group, services: HubServices, devices: DeviceDAO) async throws -> Int {
-        var count = 0
-        var after: String?
-        repeat {
-            let page = try await services.groups.members(of: group.id, after: after, limit: GroupService.maximumPage)
-            count += try await devices.activeCount(ofPersons: page.persons)
-            after = page.next
-        } while after != nil
-        return count
     }
 
     /// The person ids typed in `text`, one a line or separated by commas, blanks left out, in order.
