@@ -175,6 +175,30 @@ struct FanOutTests {
         }
     }
 
+    @Test func aResolutionBegunByAnotherAttemptSendsOnlyWhatHasNoAnswerYet() async throws {
+        try await FakeFCM.with { fake in
+            let phones = (0..<4).map { Phone("phone-\($0)", person: "person-\($0)") }
+            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) }, relay: try Self.relay(to: fake)) { hub in
+                // A worker that died while resolving: two deliveries stored, one of them sent, the rest not stored.
+                let message = try await Self.store(to: Recipients(persons: ["person-0", "person-1", "person-2", "person-3"]),
+                                                   in: hub.database)
+                let deliveries = DeliveryDAO(database: hub.database)
+                let stored = phones.prefix(2).map {
+                    Delivery(message: message.id, device: $0.id, person: $0.person ?? "", group: nil, platform: .android,
+                             registration: $0.token)
+                }
+                try await deliveries.insert(stored)
+                try await deliveries.record([DeliveryOutcome(id: stored[0].id, state: .sent)])
+                try await hub.database.collection(CollectionName.message).updateOne(
+                    ["_id": .objectID(message.id)], ["$set": ["relay.components.devices.resolving": true]])
+                try await eventually(within: .seconds(20)) { try await Self.relayState(message, in: hub.database) == "sent" }
+                #expect(Self.tokens(fake).sorted() == ["phone-1", "phone-2", "phone-3"])
+                let counts = try await deliveries.counts(of: message.id)
+                #expect(counts.byState[.sent] == 4 && counts.total == 4)
+            }
+        }
+    }
+
     // MARK: Back-pressure, take-over and pace
 
     @Test func a429WithRetryAfterPausesTheFanOutAndTheRestIsSentAfter() async throws {
@@ -268,6 +292,33 @@ struct FanOutTests {
                 // The windows are the shared ones every replica takes from.
                 let windows = try await database.collection(CollectionName.rateWindows).find([:])
                 #expect(windows.contains { $0["_id"]?.stringValue?.hasPrefix("fcm-send:msi-test:") == true })
+            }
+        }
+    }
+
+    @Test func aMessagePostedToAGroupReachesItsMembersDevicesAndItsReportIsItsSenders() async throws {
+        try await FakeFCM.with { fake in
+            let phones = [Phone("m1-a", person: "m1"), Phone("m1-b", person: "m1", platform: .ios), Phone("m2", person: "m2"),
+                          Phone("outsider", person: "m3")]
+            try await HubHarness.with(seed: { database in
+                try await Self.seed(phones, in: database)
+                _ = try await GroupDAO(database: database).replace(id: "class-7b", name: "7B", access: [],
+                                                                   persons: ["m1", "m2"])
+            }, relay: try Self.relay(to: fake)) { hub in
+                let response = try await hub.request(.post, "/message", as: .admin, json: """
+                    {"title": "Trip", "desc": "Bring a coat", "message": "The trip leaves at 8.", "distribution": "Alert",
+                     "to": {"groups": ["class-7b"]}, "data": {"link": "msi://trips/7b"}}
+                    """)
+                #expect(response.status == .created)
+                let key = try #require(try response.json()["msi_key"]?.stringValue)
+                let path = "/message/\(key)/deliveries"
+                try await eventually(within: .seconds(20)) {
+                    try await hub.request(.get, path, as: .admin).json()[path: "counts.sent"]?.int64Value == 3
+                }
+                #expect(Self.tokens(fake).sorted() == ["m1-a", "m1-b", "m2"])
+                #expect(fake.received.allSatisfy { $0.data["link"] == "msi://trips/7b" && $0.data["group"] == "class-7b" })
+                // Not the communicator's message: no report for them.
+                #expect(try await hub.request(.get, path, as: .communicator).status == .notFound)
             }
         }
     }

@@ -39,6 +39,18 @@ public struct DeliveryDAO: Sendable {
         }
     }
 
+    /// Notes on message `id`, while `lease` holds it, that its resolution begins (its first deliveries may be sent
+    /// before the last are stored: a later attempt must not take them all for unsent); false when the lease no longer
+    /// holds it.
+    /// - Throws: `DAOError`.
+    public func markResolving(message id: ObjectID, lease: String) async throws -> Bool {
+        let result = try await mapErrors {
+            try await messages.updateOne(["_id": .objectID(id), "relay.lease_owner": .string(lease)],
+                                         ["$set": ["relay.components.devices.resolving": true]])
+        }
+        return result.matchedCount > 0
+    }
+
     /// Notes on message `id`, while `lease` holds it, that its deliveries are stored (`count` of them), so that
     /// no later attempt resolves it again; false when the lease no longer holds it.
     /// - Throws: `DAOError`.

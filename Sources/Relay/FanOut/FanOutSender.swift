@@ -5,7 +5,8 @@ import Mongo
 import Synchronization
 
 /// Sends a held message to persons and groups: one FCM request per device (`message.token`), instead of the topic
-/// components. Resolves the message once (`FanOutResolver`), then sends its pending deliveries page by page with up to
+/// components. Resolves the message once (`FanOutResolver`) and sends the deliveries it stored, or, on a later attempt,
+/// the pending ones page by page (read while the previous page goes out); with up to
 /// `inFlight` requests at once, each paced by `FCM_SEND_RATE` (`SendPacer`) and let through the worker's gate (a 429,
 /// 503 or time-out pauses every send of the project, and the other replicas through `SharedPause`). Answers are
 /// recorded in bulk (`DeliveryRecorder`); `UNREGISTERED` marks the delivery and its device.
@@ -72,40 +73,35 @@ struct FanOutSender: Sendable {
     let metrics: RelayMetrics, logger: Logger
     let now: UnixClock
 
+    /// The lease was lost while the message was being resolved.
+    private struct LeaseLost: Error {}
+
     /// Sends `message` (to `recipients`, mapped as `relayMessage`) to its devices not yet answered.
     func send(_ message: Message, recipients: Recipients, as relayMessage: RelayMessage) async -> Result {
         let id = message.id
         guard let lease = held.safeLease(of: id) else { return .lost }
-        if !FanOutResolver.isResolved(message) {
-            do {
-                guard let count = try await resolver.resolve(message, recipients: recipients, lease: lease.owner) else {
-                    return .lost
-                }
-                logger.debug("message resolved to devices", metadata: ["msi_key": "\(message.msiKey)", "devices": "\(count)"])
-            } catch {
-                return .retry(FCMError(code: .other, message: "resolving the recipients failed: \(error)", isRetryable: true))
-            }
-        }
         let progress = Progress()
         var sent = 0
         var failedRead: (any Error)?
+        // The deliveries to send come a batch at a time: as the resolution stores them (sending starts with the first
+        // batch), or, once the message is resolved, as pages of the pending ones are read.
+        let (pages, producer) = pages(of: message, recipients: recipients, lease: lease.owner)
         await withTaskGroup(of: Void.self) { group in
             var running = 0
+            var iterator = pages.makeAsyncIterator()
             var page: [Delivery] = []
             var index = 0
-            var next: Task<[Delivery], any Error>? = fetch(id, after: nil)
             while progress.stop == nil {
                 if index == page.count {
-                    guard let fetching = next else { break }
                     do {
-                        page = try await fetching.value
+                        guard let next = try await iterator.next() else { break }
+                        (page, index) = (next, 0)
+                    } catch is LeaseLost {
+                        progress.stop(.lease)
                     } catch {
                         failedRead = error
                         break
                     }
-                    index = 0
-                    // The next page is read while this one is sent.
-                    next = page.count == pageSize ? page.last.map { fetch(id, after: $0.id) } : nil
                     continue
                 }
                 while running >= inFlight, await group.next() != nil { running -= 1 }
@@ -128,7 +124,7 @@ struct FanOutSender: Sendable {
                 sent += 1
                 group.addTask { await self.call(delivery, ticket: ticket, relayMessage, progress: progress) }
             }
-            next?.cancel()
+            producer.cancel()
             // The requests in flight finish (their answers are recorded) whatever stopped the loop.
             await group.waitForAll()
         }
@@ -147,9 +143,42 @@ struct FanOutSender: Sendable {
         return .finished(devices: sent)
     }
 
-    /// The next page of `message`'s pending deliveries after `after`, read in a task of its own.
-    private func fetch(_ message: ObjectID, after: String?) -> Task<[Delivery], any Error> {
-        Task { [deliveries, pageSize] in try await deliveries.pending(of: message, after: after, limit: pageSize) }
+    /// The deliveries of `message` to send, a batch at a time, and the task that produces them. A message never
+    /// resolved is resolved under `lease`, each batch sent as soon as it is stored; one whose resolution began in an
+    /// earlier attempt (some of its devices may have been sent to) is resolved again, storing only what is missing,
+    /// and then, as a resolved one, its pending deliveries are read `pageSize` at a time, the next page while the
+    /// last is sent. The stream ends in `LeaseLost` when the lease no longer holds the message.
+    private func pages(of message: Message, recipients: Recipients, lease: String)
+        -> (AsyncThrowingStream<[Delivery], any Error>, Task<Void, Never>) {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Delivery].self)
+        let producer = Task { [resolver, deliveries, pageSize, logger] in
+            do {
+                if !FanOutResolver.isResolved(message) {
+                    let first = !FanOutResolver.isStarted(message)
+                    if first {
+                        guard try await deliveries.markResolving(message: message.id, lease: lease) else { throw LeaseLost() }
+                    }
+                    guard let count = try await resolver.resolve(message, recipients: recipients, lease: lease,
+                                                                 stored: { if first { continuation.yield($0) } })
+                    else { throw LeaseLost() }
+                    logger.debug("message resolved to devices",
+                                 metadata: ["msi_key": "\(message.msiKey)", "devices": "\(count)"])
+                    if first { return continuation.finish() }
+                }
+                var after: String?
+                while !Task.isCancelled {
+                    let page = try await deliveries.pending(of: message.id, after: after, limit: pageSize)
+                    if !page.isEmpty { continuation.yield(page) }
+                    guard page.count == pageSize, let last = page.last else { break }
+                    after = last.id
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in producer.cancel() }
+        return (stream, producer)
     }
 
     /// Sends one device its request and queues the answer's record.
