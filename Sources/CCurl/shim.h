@@ -48,4 +48,29 @@ static inline CURLcode ccurl_getinfo_long(CURL *handle, CURLINFO info, long *val
     return curl_easy_getinfo(handle, info, value);
 }
 
+/// The version of the libcurl loaded at run time, as 0xXXYYZZ (curl_version_info with CURLVERSION_NOW, a macro).
+static inline unsigned int ccurl_version_num(void) {
+    return curl_version_info(CURLVERSION_NOW)->version_num;
+}
+
+/// curl_multi_setopt for an option that takes a long (CURLMOPT_PIPELINING, CURLMOPT_MAX_HOST_CONNECTIONS, ...).
+static inline CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+/// The next finished transfer of `multi` (curl_multi_info_read, skipping messages other than CURLMSG_DONE):
+/// 1 with its easy handle and result, or 0 when none is left. Swift cannot read CURLMsg's union itself.
+static inline int ccurl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
+    int queued = 0;
+    CURLMsg *message;
+    while ((message = curl_multi_info_read(multi, &queued)) != NULL) {
+        if (message->msg == CURLMSG_DONE) {
+            *easy = message->easy_handle;
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 #endif

@@ -35,14 +35,18 @@ public final class FakeFCM: Sendable {
 
     /// Starts a fake serving project `projectID` on `port` (0: an ephemeral one); `payloadLimit` is FCM's payload
     /// limit in bytes (the sum of the UTF-8 sizes of the keys and values of `data`, plus `notification`'s title
-    /// and body).
+    /// and body); `latency` delays every answer of messages:send and of the subscription calls, standing in for
+    /// Google's round trip (as `setResponseDelay`). It speaks HTTP/1.1 and HTTP/2 with prior knowledge (h2c) on
+    /// the one port.
     /// - Throws: `FakeFCMError` when the server cannot start.
     public static func start(
         projectID: String = "msi-test",
         payloadLimit: Int = 4096,
+        latency: Duration? = nil,
         port: Int = 0
     ) async throws -> FakeFCM {
         let state = FakeFCMState(projectID: projectID, payloadLimit: payloadLimit)
+        state.withState { $0.responseDelay = latency }
         let router = Router()
         router.post("/token") { request, _ -> Response in
             let form = try await request.body.collect(upTo: 1 << 20)
@@ -51,8 +55,8 @@ public final class FakeFCM: Sendable {
         router.post("/v1/projects/:project/messages:send") { request, context -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)
             let project = context.parameters.get("project") ?? ""
-            state.withState { $0.sendsInFlight += 1 }
-            defer { state.withState { $0.sendsInFlight -= 1 } }
+            state.sendStarted(overHTTP2: request.headers[FakeFCMChannel.http2Field] != nil)
+            defer { state.sendEnded() }
             if let delay = state.responseDelay { try await Task.sleep(for: delay) }
             return state.send(
                 project: project,
@@ -91,6 +95,18 @@ public final class FakeFCM: Sendable {
         router.get("/_received/count") { _, _ -> Response in
             FakeFCMState.json(200, ["count": state.withState { $0.received.count }])
         }
+        // Not FCM: the connections and the concurrency the fake has seen, for tests that run the fake as a process.
+        router.get("/_stats") { _, _ -> Response in
+            let stats = state.withState { state in
+                [
+                    "open_connections": state.openConnections, "connections_opened": state.connectionsOpened,
+                    "most_open_connections": state.mostOpenConnections, "sends_in_flight": state.sendsInFlight,
+                    "most_sends_in_flight": state.mostSendsInFlight, "send_calls": state.sendCalls,
+                    "sends_over_http2": state.sendsOverHTTP2,
+                ]
+            }
+            return FakeFCMState.json(200, stats)
+        }
         addSubscriptionRoutes(to: router, state: state)
 
         var logger = Logger(label: "FakeFCM")
@@ -98,6 +114,7 @@ public final class FakeFCM: Sendable {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
             router: router,
+            server: FakeFCMChannel.server(state: state),
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "FakeFCM"),
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)
@@ -123,9 +140,10 @@ public final class FakeFCM: Sendable {
     public static func with<Result: Sendable>(
         projectID: String = "msi-test",
         payloadLimit: Int = 4096,
+        latency: Duration? = nil,
         _ body: (FakeFCM) async throws -> Result
     ) async throws -> Result {
-        let fake = try await start(projectID: projectID, payloadLimit: payloadLimit)
+        let fake = try await start(projectID: projectID, payloadLimit: payloadLimit, latency: latency)
         do {
             let result = try await body(fake)
             await fake.stop()
@@ -200,6 +218,16 @@ public final class FakeFCM: Sendable {
 
     /// The messages:send requests received and not yet answered (answers wait for `setResponseDelay`).
     public var sendsInFlight: Int { state.withState { $0.sendsInFlight } }
+    /// The most messages:send requests that were in flight at once.
+    public var mostSendsInFlight: Int { state.withState { $0.mostSendsInFlight } }
+    /// The messages:send requests that came over HTTP/2 (h2c), whatever the answer.
+    public var sendsOverHTTP2: Int { state.withState { $0.sendsOverHTTP2 } }
+    /// The connections open now, HTTP/1.1 or HTTP/2.
+    public var openConnections: Int { state.withState { $0.openConnections } }
+    /// The connections accepted so far.
+    public var connectionsOpened: Int { state.withState { $0.connectionsOpened } }
+    /// The most connections that were open at once.
+    public var mostOpenConnections: Int { state.withState { $0.mostOpenConnections } }
 
     /// Delays every answer of messages:send and of the subscription calls by `delay` (nil: none).
     public func setResponseDelay(_ delay: Duration?) {

@@ -52,6 +52,16 @@ final class FakeFCMState: Sendable {
         var outage: (until: Date, status: Int, retryAfter: String?)?
         /// messages:send requests received and not yet answered.
         var sendsInFlight = 0
+        /// The most messages:send requests that were in flight at once.
+        var mostSendsInFlight = 0
+        /// messages:send requests that came over HTTP/2.
+        var sendsOverHTTP2 = 0
+        /// Connections open now, HTTP/1.1 or HTTP/2.
+        var openConnections = 0
+        /// Connections accepted so far.
+        var connectionsOpened = 0
+        /// The most connections that were open at once.
+        var mostOpenConnections = 0
         var responseDelay: Duration?
         var received: [FakeFCMRequest] = []
         var sendCalls = 0
@@ -103,6 +113,34 @@ final class FakeFCMState: Sendable {
 
     func withState<Result>(_ body: (inout State) -> Result) -> Result {
         state.withLockedValue(body)
+    }
+
+    /// Counts a connection the server accepted.
+    func connectionOpened() {
+        withState { state in
+            state.openConnections += 1
+            state.connectionsOpened += 1
+            state.mostOpenConnections = max(state.mostOpenConnections, state.openConnections)
+        }
+    }
+
+    /// Counts a connection that closed.
+    func connectionClosed() {
+        withState { $0.openConnections -= 1 }
+    }
+
+    /// Counts a messages:send request that arrived; `sendEnded()` when it is answered.
+    func sendStarted(overHTTP2: Bool) {
+        withState { state in
+            if overHTTP2 { state.sendsOverHTTP2 += 1 }
+            state.sendsInFlight += 1
+            state.mostSendsInFlight = max(state.mostSendsInFlight, state.sendsInFlight)
+        }
+    }
+
+    /// Counts a messages:send request answered (or abandoned).
+    func sendEnded() {
+        withState { $0.sendsInFlight -= 1 }
     }
 
     func trust(clientEmail: String, publicKey: _RSA.Signing.PublicKey) {

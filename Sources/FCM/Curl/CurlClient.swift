@@ -5,7 +5,7 @@ import NIOPosix
 /// event loop or a Swift concurrency thread, and reuse a small pool of curl handles so connections stay alive.
 ///
 /// Call `shutdown()` when done (or use `withHTTPClient`).
-public final class CurlClient: Sendable {
+public final class CurlClient: CurlHTTPClient {
     /// How the client connects and how long it waits.
     public struct Configuration: Sendable {
         /// Threads, and so at most as many curl handles and requests in flight at once.
@@ -56,41 +56,17 @@ public final class CurlClient: Sendable {
         }
     }
 
-    /// Sends a POST request and returns the response, whatever its status.
+    /// Sends `method url` on a thread of the pool and returns the response, whatever its status.
     /// - Throws: `CurlError` (`.timeout`, `.connectFailed`, `.tls`, `.invalidRequest`, `.shutDown`, `.cancelled`,
     ///   `.other`) when no response arrived.
-    public func post(url: String, headers: [HTTPHeader] = [], body: [UInt8]) async throws -> CurlResponse {
-        try await perform(CurlRequest(
-            method: .post,
-            url: url,
-            headers: headers,
-            body: body,
-            connectTimeout: configuration.connectTimeout,
-            timeout: configuration.requestTimeout,
-            maxResponseBytes: configuration.maxResponseBytes
-        ))
-    }
-
-    /// Sends a GET request and returns the response, whatever its status.
-    /// - Throws: `CurlError`, as `post(url:headers:body:)`.
-    public func get(url: String, headers: [HTTPHeader] = []) async throws -> CurlResponse {
-        try await withoutBody(.get, url: url, headers: headers)
-    }
-
-    /// Sends a DELETE request (no body) and returns the response, whatever its status.
-    /// - Throws: `CurlError`, as `post(url:headers:body:)`.
-    public func delete(url: String, headers: [HTTPHeader] = []) async throws -> CurlResponse {
-        try await withoutBody(.delete, url: url, headers: headers)
-    }
-
-    private func withoutBody(_ method: CurlRequest.Method, url: String, headers: [HTTPHeader]) async throws
+    public func send(_ method: CurlMethod, url: String, headers: [HTTPHeader], body: [UInt8]) async throws
         -> CurlResponse
     {
         try await perform(CurlRequest(
             method: method,
             url: url,
             headers: headers,
-            body: [],
+            body: body,
             connectTimeout: configuration.connectTimeout,
             timeout: configuration.requestTimeout,
             maxResponseBytes: configuration.maxResponseBytes

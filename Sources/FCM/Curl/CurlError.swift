@@ -30,7 +30,8 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidRequest = Code(.invalidRequest)
         /// The client was shut down.
         public static let shutDown = Code(.shutDown)
-        /// The caller's task was cancelled before the request was sent (one under way runs to its end).
+        /// The caller's task was cancelled: before the request was sent (`CurlClient`; one under way runs to its
+        /// end), or at any time (`CurlMultiClient`, which stops the transfer).
         public static let cancelled = Code(.cancelled)
         /// Any other transport failure; `message` says which.
         public static let other = Code(.other)
@@ -56,6 +57,13 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The one place where a libcurl result becomes an `CurlError`.
     init(curlCode: CURLcode, message: String) {
         self.init(code: Self.code(for: curlCode), curlCode: Int(curlCode.rawValue), message: message)
+    }
+
+    /// The one place where a failed libcurl multi call becomes an `CurlError` (`.other`: the multi itself failed,
+    /// out of memory or misused, not the transfer).
+    init(multiCode: CURLMcode, call: String) {
+        let text = curl_multi_strerror(multiCode).map { String(cString: $0) } ?? "error \(multiCode.rawValue)"
+        self.init(code: .other, message: "\(call) failed: \(text)")
     }
 
     /// A line for the log: the code, libcurl's number and its message.

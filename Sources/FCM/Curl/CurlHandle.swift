@@ -7,12 +7,34 @@ import HubTime
 /// asks for: it is not thread-safe itself and must run before any other libcurl call.
 private let curlGlobalInit: CURLcode = ccurl_global_init_default()
 
+/// Runs libcurl's global initialisation if it has not run; every handle's initialiser calls it first.
+/// - Throws: `CurlError` when libcurl could not be initialised.
+func requireCurlGlobalInit() throws(CurlError) {
+    guard curlGlobalInit == CURLE_OK else {
+        throw CurlError(curlCode: curlGlobalInit, message: "libcurl could not be initialised")
+    }
+}
+
+/// The methods the clients send.
+public enum CurlMethod: Sendable, Hashable {
+    /// GET, no body.
+    case get
+    /// POST with a body.
+    case post
+    /// DELETE, no body.
+    case delete
+}
+
 /// One request as a curl handle performs it.
 struct CurlRequest: Sendable {
-    enum Method: Sendable {
-        case get
-        case post
-        case delete
+    typealias Method = CurlMethod
+
+    /// Which HTTP version to ask for.
+    enum Version: Sendable {
+        /// HTTP/2 where TLS's ALPN agrees to it, else HTTP/1.1; plain http:// is HTTP/1.1.
+        case http2OverTLS
+        /// HTTP/2 from the first byte, also over plain http:// (h2c with prior knowledge).
+        case http2PriorKnowledge
     }
 
     var method: Method
@@ -22,75 +44,99 @@ struct CurlRequest: Sendable {
     var connectTimeout: Duration
     var timeout: Duration
     var maxResponseBytes: Int
+    var version: Version = .http2OverTLS
+    /// Whether a transfer in a multi waits for a connection it can multiplex on rather than open a new one.
+    var pipeWait = false
+    /// Whether the request opens a connection of its own rather than reuse one (CURLOPT_FRESH_CONNECT).
+    var freshConnect = false
 }
 
-/// One libcurl easy handle, reused request after request so that its connection cache keeps connections
-/// alive (HTTP/1.1 keep-alive, HTTP/2 where the server offers it over TLS).
+/// One libcurl easy handle, either reused request after request so that its connection cache keeps connections
+/// alive (HTTP/1.1 keep-alive, HTTP/2 where the server offers it over TLS; `perform`), or added to a `CurlMulti`
+/// for one transfer (`start`, then `finish` once the multi says it is done).
 ///
-/// `curl_easy_cleanup` runs exactly once, in `deinit`. Between requests the handle holds no pointer to memory
-/// it does not own: a request's header list and response collector live for that request only, and the options
-/// that point at them are cleared before they go (`forgetRequestStorage`), so neither a later reset nor the
-/// cleanup (which closes the kept connections) can reach freed memory. The error buffer lives as long as the
-/// handle and is freed after the cleanup.
+/// `curl_easy_cleanup` runs exactly once, in `deinit`. A request's header list and response collector
+/// (`RequestStorage`) live from `start` to `finish` only, and the options that point at them are cleared before
+/// they go, so neither a later reset nor the cleanup (which closes the kept connections) can reach freed memory.
+/// The error buffer lives as long as the handle and is freed after the cleanup.
 final class CurlHandle {
-    private let handle: UnsafeMutableRawPointer
+    /// The easy handle, for `CurlMulti` to add and remove; libcurl owns what it points at.
+    let pointer: UnsafeMutableRawPointer
     /// libcurl writes its detailed message for a failed transfer here (CURLOPT_ERRORBUFFER).
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private let errorBufferSize: Int
+    /// The storage of the request under way, between `start` and `finish`.
+    private var storage: RequestStorage?
 
     /// Makes a handle.
     /// - Throws: `CurlError` `.other` when libcurl cannot initialise or allocate a handle.
     init() throws(CurlError) {
-        guard curlGlobalInit == CURLE_OK else {
-            throw CurlError(curlCode: curlGlobalInit, message: "libcurl could not be initialised")
-        }
+        try requireCurlGlobalInit()
         guard let handle = curl_easy_init() else {
             throw CurlError(code: .other, message: "curl_easy_init failed")
         }
-        self.handle = handle
+        self.pointer = handle
         self.errorBufferSize = ccurl_error_size()
         self.errorBuffer = .allocate(capacity: errorBufferSize)
         self.errorBuffer.initialize(repeating: 0, count: errorBufferSize)
     }
 
     deinit {
-        curl_easy_cleanup(handle)
+        curl_easy_cleanup(pointer)
         errorBuffer.deallocate()
+        // `storage`, if a request was started and never finished, is released after this, once libcurl is done.
     }
+
+    private var handle: UnsafeMutableRawPointer { pointer }
 
     /// Performs one request, blocking the calling thread until the response is complete or fails.
     /// - Throws: `CurlError` (`.timeout`, `.connectFailed`, `.tls`, `.invalidRequest`, `.other`).
     func perform(_ request: CurlRequest) throws(CurlError) -> CurlResponse {
+        try start(request)
+        return try finish(curl_easy_perform(handle))
+    }
+
+    /// Sets the handle up for `request` (its options, header list and response collector) without sending it:
+    /// `curl_easy_perform` or a multi then runs the transfer, and `finish` reads its outcome.
+    /// - Throws: `CurlError` `.invalidRequest` for a header that cannot be sent, or libcurl's refusal of an option.
+    func start(_ request: CurlRequest) throws(CurlError) {
+        forgetRequest()
         // Forget the previous request's options; live connections and caches stay (curl_easy_reset).
         curl_easy_reset(handle)
         errorBuffer[0] = 0
 
-        var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headerList) }
+        let storage = RequestStorage(maxBodyBytes: request.maxResponseBytes)
         for header in request.headers + [HTTPHeader("Expect", "")] {
             guard header.isValid else {
                 throw CurlError(code: .invalidRequest, message: "header \(header.name) is not a valid header")
             }
             // "Name:" with an empty value tells libcurl to send no such header (here: no Expect: 100-continue).
             let line = header.value.isEmpty ? "\(header.name):" : "\(header.name): \(header.value)"
-            guard let extended = curl_slist_append(headerList, line) else {
+            guard let extended = curl_slist_append(storage.headerList, line) else {
                 throw CurlError(code: .other, message: "out of memory building the header list")
             }
-            headerList = extended
+            storage.headerList = extended
         }
+        self.storage = storage
+        let setup = configure(request, storage: storage)
+        guard setup == CURLE_OK else {
+            forgetRequest()
+            throw CurlError(curlCode: setup, message: lastErrorMessage(setup))
+        }
+    }
 
-        let collector = ResponseCollector(maxBodyBytes: request.maxResponseBytes)
-        let userdata = Unmanaged.passUnretained(collector).toOpaque()
-        // Runs before the header list is freed (defers run last-declared first) and while the collector lives.
-        defer { withExtendedLifetime(collector) { forgetRequestStorage() } }
-        let code: CURLcode = withExtendedLifetime(collector) {
-            let setup = configure(request, headerList: headerList, userdata: userdata)
-            guard setup == CURLE_OK else { return setup }
-            return curl_easy_perform(handle)
+    /// The response of the transfer `start` set up, now that libcurl ended it with `code`; forgets the request.
+    /// - Throws: `CurlError` (`.timeout`, `.connectFailed`, `.tls`, `.invalidRequest`, `.other`) when `code` is
+    ///   not CURLE_OK or the body was over the request's limit.
+    func finish(_ code: CURLcode) throws(CurlError) -> CurlResponse {
+        defer { forgetRequest() }
+        guard let storage else {
+            throw CurlError(code: .other, message: "no request was started on this handle")
         }
+        let collector = storage.collector
         guard code == CURLE_OK else {
             if collector.bodyTooLarge {
-                throw CurlError(code: .other, message: "response body over \(request.maxResponseBytes) bytes")
+                throw CurlError(code: .other, message: "response body over \(collector.maxBodyBytes) bytes")
             }
             throw CurlError(curlCode: code, message: lastErrorMessage(code))
         }
@@ -110,28 +156,34 @@ final class CurlHandle {
         )
     }
 
-    /// Clears the options that point at one request's storage (its header list, its collector), so the handle
-    /// keeps no pointer to freed memory until the next request's reset. The callbacks stay: without their
-    /// userdata they take nothing.
-    private func forgetRequestStorage() {
+    /// Clears the options that point at the request's storage (its header list, its collector), then lets the
+    /// storage go, so the handle keeps no pointer to freed memory until the next request's reset. The callbacks
+    /// stay: without their userdata they take nothing.
+    private func forgetRequest() {
+        guard storage != nil else { return }
         _ = ccurl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
         _ = ccurl_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
         _ = ccurl_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
+        storage = nil
     }
 
     /// Sets every option of `request` on the handle; the first failing option's code, or CURLE_OK.
-    private func configure(
-        _ request: CurlRequest,
-        headerList: UnsafeMutablePointer<curl_slist>?,
-        userdata: UnsafeMutableRawPointer
-    ) -> CURLcode {
+    private func configure(_ request: CurlRequest, storage: RequestStorage) -> CURLcode {
+        let headerList = storage.headerList
+        let userdata = Unmanaged.passUnretained(storage.collector).toOpaque()
+        let version: Int = switch request.version {
+        case .http2OverTLS: CURL_HTTP_VERSION_2TLS
+        case .http2PriorKnowledge: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        }
         var steps: [() -> CURLcode] = [
             { ccurl_setopt_pointer(self.handle, CURLOPT_ERRORBUFFER, self.errorBuffer) },
             { ccurl_setopt_string(self.handle, CURLOPT_URL, request.url) },
-            // Never signals: the handle runs on thread-pool threads of a multi-threaded process.
+            // Never signals: the handle runs on threads of a multi-threaded process.
             { ccurl_setopt_long(self.handle, CURLOPT_NOSIGNAL, 1) },
             { ccurl_setopt_string(self.handle, CURLOPT_PROTOCOLS_STR, "http,https") },
-            { ccurl_setopt_long(self.handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS) },
+            { ccurl_setopt_long(self.handle, CURLOPT_HTTP_VERSION, version) },
+            { ccurl_setopt_long(self.handle, CURLOPT_PIPEWAIT, request.pipeWait ? 1 : 0) },
+            { ccurl_setopt_long(self.handle, CURLOPT_FRESH_CONNECT, request.freshConnect ? 1 : 0) },
             // TLS verification is always on, whatever libcurl's build defaults are.
             { ccurl_setopt_long(self.handle, CURLOPT_SSL_VERIFYPEER, 1) },
             { ccurl_setopt_long(self.handle, CURLOPT_SSL_VERIFYHOST, 2) },
@@ -192,6 +244,20 @@ final class CurlHandle {
         case Int(CURL_HTTP_VERSION_3): "HTTP/3"
         default: "unknown"
         }
+    }
+}
+
+/// What one request's options point at while it runs: its header list (freed here) and its response collector.
+private final class RequestStorage {
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    let collector: ResponseCollector
+
+    init(maxBodyBytes: Int) {
+        self.collector = ResponseCollector(maxBodyBytes: maxBodyBytes)
+    }
+
+    deinit {
+        curl_slist_free_all(headerList)
     }
 }
 

@@ -3,10 +3,11 @@ import Logging
 extension FCMClient {
     /// The client the environment describes (ARCHITECTURE.md's configuration table):
     /// `GOOGLE_APPLICATION_CREDENTIALS`, `FCM_ENDPOINT`, `FCM_MODE` (`send` with credentials, else `log`),
-    /// `FCM_ALLOW_INSECURE` (plain HTTP to a non-loopback `FCM_ENDPOINT` or `token_uri`; `false`).
+    /// `FCM_ALLOW_INSECURE` (plain HTTP to a non-loopback `FCM_ENDPOINT` or `token_uri`; `false`),
+    /// `FCM_HTTP2_PRIOR_KNOWLEDGE` (HTTP/2 without TLS to an `http://` `FCM_ENDPOINT`; `false`).
     /// - Throws: `CredentialsError` for an unusable key file; `RelayConfigurationError` for an unknown
-    ///   `FCM_MODE`, `send`/`validate` without credentials, or a plain-HTTP endpoint or `token_uri` on another
-    ///   machine without `FCM_ALLOW_INSECURE=true`.
+    ///   `FCM_MODE`, `send`/`validate` without credentials, a plain-HTTP endpoint or `token_uri` on another
+    ///   machine without `FCM_ALLOW_INSECURE=true`, or an `FCM_HTTP2_PRIOR_KNOWLEDGE` neither true nor false.
     public static func fromEnvironment(
         _ environment: [String: String],
         httpClient: CurlClient,
@@ -28,7 +29,8 @@ extension FCMClient {
         let configuration = Configuration(
             endpoint: environment["FCM_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 } ?? Configuration.defaultEndpoint,
             mode: mode,
-            payloadLimit: payloadLimit
+            payloadLimit: payloadLimit,
+            http2PriorKnowledge: try flag("FCM_HTTP2_PRIOR_KNOWLEDGE", in: environment)
         )
         if let endpoint = environment["FCM_ENDPOINT"], !endpoint.isEmpty {
             try plainHTTP.check(endpoint, source: "FCM_ENDPOINT")
@@ -46,6 +48,16 @@ extension FCMClient {
         try plainHTTP.check(account.tokenURI,
                             source: "the token_uri of GOOGLE_APPLICATION_CREDENTIALS (\"\(credentialsPath)\")")
         return FCMClient(account: account, httpClient: httpClient, configuration: configuration, logger: logger)
+    }
+}
+
+/// The value of the true-or-false variable `name` (empty or absent: false).
+/// - Throws: `RelayConfigurationError` naming the variable when the value is neither.
+func flag(_ name: String, in environment: [String: String]) throws(RelayConfigurationError) -> Bool {
+    switch environment[name]?.lowercased() {
+    case nil, "", "0", "false", "no": return false
+    case "1", "true", "yes": return true
+    case let value?: throw RelayConfigurationError(message: "\(name) must be true or false, not \"\(value)\"")
     }
 }
 

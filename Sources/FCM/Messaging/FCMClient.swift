@@ -9,7 +9,9 @@ public protocol FCMSending: Sendable {
 }
 
 /// The FCM HTTP v1 client: `POST {endpoint}/v1/projects/{project_id}/messages:send` with a bearer token from
-/// the service account; a 401 renews the token and retries once.
+/// the service account; a 401 renews the token and retries once. Sends and topic subscription calls go through one
+/// `CurlMultiClient` (hundreds of HTTP/2 streams on a few connections); the token endpoint through the pooled
+/// `CurlClient`.
 public struct FCMClient: FCMSending {
     /// What sending does (`FCM_MODE`).
     public enum Mode: String, Sendable, Hashable, CaseIterable {
@@ -32,16 +34,21 @@ public struct FCMClient: FCMSending {
         public var mode: Mode
         /// The payload limit the mapping cuts text to.
         public var payloadLimit: Int
+        /// Speak HTTP/2 without TLS to an `http://` endpoint (h2c, a local stand-in; `FCM_HTTP2_PRIOR_KNOWLEDGE`).
+        /// An `https://` endpoint gets HTTP/2 by ALPN whatever this says.
+        public var http2PriorKnowledge: Bool
 
         /// A configuration; by default real FCM, sending, 2048-byte payloads.
         public init(
             endpoint: String = Configuration.defaultEndpoint,
             mode: Mode = .send,
-            payloadLimit: Int = FCMMappingOptions.defaultPayloadLimit
+            payloadLimit: Int = FCMMappingOptions.defaultPayloadLimit,
+            http2PriorKnowledge: Bool = false
         ) {
             self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
             self.mode = mode
             self.payloadLimit = payloadLimit
+            self.http2PriorKnowledge = http2PriorKnowledge
         }
     }
 
@@ -51,21 +58,36 @@ public struct FCMClient: FCMSending {
     public let projectID: String?
     /// Authorised requests to FCM; nil for a log-only client. Shared with `topicSubscriptions`.
     let transport: FCMTransport?
+    /// The multiplexing client requests to FCM go through; nil for a log-only client.
+    let sender: CurlMultiClient?
     let logger: Logger
 
-    /// A client sending for `account` through `httpClient`; `tokens` defaults to an `AccessTokenProvider`.
+    /// A client sending for `account` through `sender` (by default a new `CurlMultiClient` with `httpClient`'s
+    /// timeouts and `configuration.http2PriorKnowledge`); `httpClient` serves the token endpoint, and `tokens`
+    /// defaults to an `AccessTokenProvider` on it. To an endpoint that can only be HTTP/1.1 (plain `http://`
+    /// without prior knowledge) the default sender opens as many connections as `httpClient` has threads, the
+    /// parallelism requests had before they were multiplexed; over HTTP/2 it keeps to 4.
     public init(
         account: ServiceAccount,
         httpClient: CurlClient,
+        sender: CurlMultiClient? = nil,
         configuration: Configuration = Configuration(),
         tokens: (any AccessTokenSource)? = nil,
         logger: Logger = Logger(label: "msi-hub.relay.fcm")
     ) {
+        let onlyHTTP1 = !configuration.http2PriorKnowledge && configuration.endpoint.lowercased().hasPrefix("http://")
+        var multiplexing = CurlMultiClient.Configuration(http2PriorKnowledge: configuration.http2PriorKnowledge)
+        multiplexing.maxConnectionsPerHost = onlyHTTP1 ? max(4, httpClient.configuration.threads) : 4
+        multiplexing.connectTimeout = httpClient.configuration.connectTimeout
+        multiplexing.requestTimeout = httpClient.configuration.requestTimeout
+        multiplexing.maxResponseBytes = httpClient.configuration.maxResponseBytes
+        let sender = sender ?? CurlMultiClient(configuration: multiplexing)
         self.configuration = configuration
         self.projectID = account.projectID
+        self.sender = sender
         self.transport = FCMTransport(
             tokens: tokens ?? AccessTokenProvider(account: account, httpClient: httpClient, logger: logger),
-            httpClient: httpClient,
+            httpClient: sender,
             logger: logger
         )
         self.logger = logger
@@ -85,7 +107,14 @@ public struct FCMClient: FCMSending {
         self.configuration = configuration
         self.projectID = nil
         self.transport = nil
+        self.sender = nil
         self.logger = logger
+    }
+
+    /// Stops the multiplexing client's thread once the requests under way have ended (the pooled `CurlClient` is
+    /// its owner's to shut down). Without it the thread stops when the last copy of the client goes.
+    public func shutdown() async {
+        await sender?.shutdown()
     }
 
     /// The mapping options that go with this client's mode and payload limit.

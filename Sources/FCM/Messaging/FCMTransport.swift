@@ -1,7 +1,8 @@
 import Logging
 
 /// One authorised request to FCM: a bearer token from the service account, and on a 401 one token renewal and
-/// one retry. Sending and the topic subscription calls both go through it, so the token rules live in one place.
+/// one retry. Sending and the topic subscription calls both go through it, so the token rules live in one place,
+/// and both are multiplexed over the same HTTP/2 connections (`CurlMultiClient`).
 struct FCMTransport: Sendable {
     /// The request: its method, and the JSON body of a POST.
     enum Method: Sendable {
@@ -11,7 +12,7 @@ struct FCMTransport: Sendable {
     }
 
     let tokens: any AccessTokenSource
-    let httpClient: CurlClient
+    let httpClient: any CurlHTTPClient
     let logger: Logger
 
     /// FCM's answer to `method url`, whatever its status, except that a first 401 renews the token and asks
@@ -34,16 +35,25 @@ struct FCMTransport: Sendable {
             throw FCMError(token: error)
         }
         var headers = [HTTPHeader("Authorization", "Bearer \(token)")]
+        let request: (CurlMethod, [UInt8])
+        switch method {
+        case .get: request = (.get, [])
+        case .post(let body):
+            headers.append(HTTPHeader("Content-Type", "application/json; charset=UTF-8"))
+            request = (.post, body)
+        case .delete: request = (.delete, [])
+        }
+        if Task.isCancelled {
+            throw FCMError(transport: CurlError(code: .cancelled, message: "the request was cancelled before it was sent"))
+        }
+        // Once sent, a request runs to its end whatever happens to the caller's task: FCM may deliver a message
+        // whose request was abandoned, and the relay must learn the outcome to record it (so a stopping hub hands
+        // back exactly what it has not sent). An unstructured task does not inherit the cancellation.
+        let task = Task { [httpClient, headers] in
+            try await httpClient.send(request.0, url: url, headers: headers, body: request.1)
+        }
         do {
-            switch method {
-            case .get:
-                return (token, try await httpClient.get(url: url, headers: headers))
-            case .post(let body):
-                headers.append(HTTPHeader("Content-Type", "application/json; charset=UTF-8"))
-                return (token, try await httpClient.post(url: url, headers: headers, body: body))
-            case .delete:
-                return (token, try await httpClient.delete(url: url, headers: headers))
-            }
+            return (token, try await task.value)
         } catch let error as CurlError {
             throw FCMError(transport: error)
         }

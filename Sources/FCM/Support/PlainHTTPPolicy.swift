@@ -11,12 +11,7 @@ struct PlainHTTPPolicy: Sendable {
     /// The policy `FCM_ALLOW_INSECURE` describes (empty or absent: false).
     /// - Throws: `RelayConfigurationError` when the value is neither true nor false.
     init(environment: [String: String]) throws(RelayConfigurationError) {
-        switch environment["FCM_ALLOW_INSECURE"]?.lowercased() {
-        case nil, "", "0", "false", "no": allowInsecure = false
-        case "1", "true", "yes": allowInsecure = true
-        case let value?:
-            throw RelayConfigurationError(message: "FCM_ALLOW_INSECURE must be true or false, not \"\(value)\"")
-        }
+        allowInsecure = try flag("FCM_ALLOW_INSECURE", in: environment)
     }
 
     /// Refuses `url` unless it is https, or plain http to a loopback host, or plain http allowed.

@@ -38,6 +38,7 @@ struct FCMService: Service {
 
     func run() async throws {
         try? await gracefulShutdown()
+        await client.shutdown()
         try? await httpClient.shutdown()
     }
 }
