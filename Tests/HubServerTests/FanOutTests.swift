@@ -323,6 +323,15 @@ struct FanOutTests {
         }
     }
 
+    @Test func fcmSendRateIsReadFromTheEnvironmentWithItsDefaultAndBounds() throws {
+        #expect(try HubConfiguration.fromEnvironment([:]).relay.sendRate == 10_000)
+        #expect(try HubConfiguration.fromEnvironment(["FCM_SEND_RATE": "3000"]).relay.sendRate == 3_000)
+        #expect(HubConfiguration.variables.contains("FCM_SEND_RATE"))
+        for bad in ["0", "-5", "fast"] {
+            #expect(throws: ConfigurationError.self) { try HubConfiguration.fromEnvironment(["FCM_SEND_RATE": bad]) }
+        }
+    }
+
     // MARK: The report
 
     @Test func theDeliveriesRouteShowsCountsAndPagesToTheSenderAndAdminsOnly() async throws {
