@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Per-device deliveries in the database")
 struct DeliveryDAOTests {
-    static func delivery(_ message: ObjectID, _ device: ObjectID = ObjectID(), person: String = "p1", group: String? = nil,
-                         platform: Platform = .android) -> Delivery {
+    static func delivery(_ message: ObjectID, _ device: ObjectID = ObjectID(), person: String = "p1",
+                         group: String? = nil, platform: Platform = .android) -> Delivery {
         Delivery(message: message, device: device, person: person, group: group, platform: platform,
                  registration: "token-\(device.hex)")
     }
@@ -93,7 +93,8 @@ struct DeliveryDAOTests {
             _ = try await groups.replace(id: "chess", name: "Chess", access: [], persons: ["ann", "bob", "cid"])
             _ = try await groups.replace(id: "drama", name: "Drama", access: [], persons: ["cid", "dee"])
             let members = try await groups.members(ofGroups: ["drama", "chess", "none"], pageSize: 1)
-            #expect(members.map { "\($0.person)@\($0.group)" }.sorted() == ["ann@chess", "bob@chess", "cid@drama", "dee@drama"])
+            let found = members.map { "\($0.person)@\($0.group)" }.sorted()
+            #expect(found == ["ann@chess", "bob@chess", "cid@drama", "dee@drama"])
         }
     }
 

@@ -19,7 +19,8 @@ struct DeviceMappingTests {
     }
 
     @Test func anAlertIsOneTokenRequestWithTheNotificationAndEveryDataKey() throws {
-        let request = FCMMapping.deviceRequest(for: Self.addressed(.alert), token: Self.token, audience: .group("class-7b"))
+        let request = FCMMapping.deviceRequest(for: Self.addressed(.alert), token: Self.token,
+                                               audience: .group("class-7b"))
         #expect(request.component == .device && !request.isTruncated)
         let expected: [String: Any] = [
             "message": [
@@ -76,7 +77,8 @@ struct DeviceMappingTests {
             #expect((data["message"] ?? "").count < long.count && long.hasPrefix(data["message"] ?? "x"))
             // The pop-up's short texts fit once the long message is cut: they are left whole.
             if distribution == .alert {
-                #expect((message["notification"] as? [String: String]) == ["title": "Snow day", "body": "School is closed today"])
+                let shown = message["notification"] as? [String: String]
+                #expect(shown == ["title": "Snow day", "body": "School is closed today"])
             }
         }
     }

@@ -61,8 +61,15 @@ struct FanOutTests {
 
     /// The stored `relay.state` of `message`.
     static func relayState(_ message: Message, in database: MongoDatabase) async throws -> String? {
-        try await database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)])?[path: "relay.state"]?
-            .stringValue
+        let stored = try await database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)])
+        return stored?[path: "relay.state"]?.stringValue
+    }
+
+    /// Waits until `message` is stored as sent.
+    static func waitUntilSent(_ message: Message, in database: MongoDatabase) async throws {
+        try await eventually("the message is sent", within: .seconds(60)) {
+            try await relayState(message, in: database) == "sent"
+        }
     }
 
     /// The tokens of the sends the fake accepted, in order.
@@ -98,11 +105,11 @@ struct FanOutTests {
                        retry: RetryPolicy = RetryPolicy()) -> OutboxWorker {
         OutboxWorker(
             outbox: OutboxDAO(database: database), progress: RelayProgressDAO(database: database),
-            pauses: RelayPauseDAO(database: database), handoff: OutboxHandoff(), sender: fcm, mapping: fcm.mappingOptions,
-            fanOut: FanOutStores(database: database, now: UnixTime.nowMilliseconds),
-            configuration: OutboxWorker.Configuration(concurrency: 4, lease: .seconds(3), pollInterval: .milliseconds(100),
-                                                      retry: retry, project: "msi-test", fanOutInFlight: inFlight,
-                                                      sendRate: sendRate))
+            pauses: RelayPauseDAO(database: database), handoff: OutboxHandoff(), sender: fcm,
+            mapping: fcm.mappingOptions, fanOut: FanOutStores(database: database, now: UnixTime.nowMilliseconds),
+            configuration: OutboxWorker.Configuration(
+                concurrency: 4, lease: .seconds(3), pollInterval: .milliseconds(100), retry: retry, project: "msi-test",
+                fanOutInFlight: inFlight, sendRate: sendRate))
     }
 
     /// `count` phones of one person each (`person-0` ...), and the group `all` of those persons.
@@ -131,25 +138,29 @@ struct FanOutTests {
                 _ = try await groups.replace(id: "chess", name: "Chess", access: [], persons: ["bob", "cid", "fay"])
                 _ = try await groups.replace(id: "drama", name: "Drama", access: [], persons: ["cid", "gus"])
             }, relay: try Self.relay(to: fake)) { hub in
-                let message = try await Self.store(to: Recipients(persons: ["ann", "bob", "dee"], groups: ["chess", "drama"]),
-                                                   data: ["room": "12"], in: hub.database)
-                try await eventually(within: .seconds(20)) { try await Self.relayState(message, in: hub.database) == "sent" }
+                let message = try await Self.store(
+                    to: Recipients(persons: ["ann", "bob", "dee"], groups: ["chess", "drama"]), data: ["room": "12"],
+                    in: hub.database)
+                try await Self.waitUntilSent(message, in: hub.database)
 
                 let tokens = Self.tokens(fake)
                 #expect(tokens.sorted() == ["ann-android", "ann-ios", "bob-phone", "cid-phone"])
                 let byToken = Dictionary(fake.received.map { ($0.message["token"] as? String ?? "", $0) },
                                          uniquingKeysWith: { first, _ in first })
-                #expect(byToken["bob-phone"]?.data["audience"] == "person" && byToken["bob-phone"]?.data["group"] == nil)
-                #expect(byToken["cid-phone"]?.data["audience"] == "group" && byToken["cid-phone"]?.data["group"] == "chess")
-                #expect(byToken["ann-ios"]?.data["room"] == "12" && byToken["ann-ios"]?.data["msi_key"] == message.msiKey.hex)
+                let bob = byToken["bob-phone"]?.data, cid = byToken["cid-phone"]?.data, ann = byToken["ann-ios"]?.data
+                #expect(bob?["audience"] == "person" && bob?["group"] == nil)
+                #expect(cid?["audience"] == "group" && cid?["group"] == "chess")
+                #expect(ann?["room"] == "12" && ann?["msi_key"] == message.msiKey.hex)
                 #expect(byToken["ann-ios"]?.message["notification"] != nil)
 
                 // One delivery per device reached, each answered, written in bulk.
-                let report = try await hub.request(.get, "/message/\(message.msiKey.hex)/deliveries", as: .communicator).json()
+                let report = try await hub.request(.get, "/message/\(message.msiKey.hex)/deliveries",
+                                                   as: .communicator).json()
                 #expect(report[path: "counts.sent"]?.int64Value == 4 && report[path: "counts.pending"]?.int64Value == 0)
                 #expect(report[path: "platforms.android.sent"]?.int64Value == 3)
                 #expect(report[path: "platforms.ios.sent"]?.int64Value == 1)
-                let stored = try await hub.database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)])
+                let stored = try await hub.database.collection(CollectionName.message)
+                    .findOne(["_id": .objectID(message.id)])
                 #expect(stored?[path: "relay.components.devices.resolved"]?.boolValue == true)
                 #expect(stored?[path: "relay.components.devices.devices"]?.int64Value == 4)
                 #expect(stored?[path: "relay.components.devices.state"] == "sent")
@@ -161,10 +172,11 @@ struct FanOutTests {
         try await FakeFCM.with { fake in
             let phones = [Phone("kept-1", person: "p1"), Phone("gone-2", person: "p2"), Phone("kept-3", person: "p3")]
             fake.markUnregistered("gone-2")
-            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) }, relay: try Self.relay(to: fake)) { hub in
+            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) },
+                                      relay: try Self.relay(to: fake)) { hub in
                 let message = try await Self.store(to: Recipients(persons: ["p1", "p2", "p3"]),
                                                    distribution: .information, in: hub.database)
-                try await eventually(within: .seconds(20)) { try await Self.relayState(message, in: hub.database) == "sent" }
+                try await Self.waitUntilSent(message, in: hub.database)
                 #expect(Self.tokens(fake).sorted() == ["kept-1", "kept-3"])
                 #expect(try await DeviceDAO(database: hub.database).get(phones[1].id).state == .unregistered)
                 #expect(try await DeviceDAO(database: hub.database).get(phones[0].id).state == .active)
@@ -178,20 +190,21 @@ struct FanOutTests {
     @Test func aResolutionBegunByAnotherAttemptSendsOnlyWhatHasNoAnswerYet() async throws {
         try await FakeFCM.with { fake in
             let phones = (0..<4).map { Phone("phone-\($0)", person: "person-\($0)") }
-            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) }, relay: try Self.relay(to: fake)) { hub in
+            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) },
+                                      relay: try Self.relay(to: fake)) { hub in
                 // A worker that died while resolving: two deliveries stored, one of them sent, the rest not stored.
-                let message = try await Self.store(to: Recipients(persons: ["person-0", "person-1", "person-2", "person-3"]),
+                let message = try await Self.store(to: Recipients(persons: phones.compactMap(\.person)),
                                                    in: hub.database)
                 let deliveries = DeliveryDAO(database: hub.database)
                 let stored = phones.prefix(2).map {
-                    Delivery(message: message.id, device: $0.id, person: $0.person ?? "", group: nil, platform: .android,
-                             registration: $0.token)
+                    Delivery(message: message.id, device: $0.id, person: $0.person ?? "", group: nil,
+                             platform: .android, registration: $0.token)
                 }
                 try await deliveries.insert(stored)
                 try await deliveries.record([DeliveryOutcome(id: stored[0].id, state: .sent)])
                 try await hub.database.collection(CollectionName.message).updateOne(
                     ["_id": .objectID(message.id)], ["$set": ["relay.components.devices.resolving": true]])
-                try await eventually(within: .seconds(20)) { try await Self.relayState(message, in: hub.database) == "sent" }
+                try await Self.waitUntilSent(message, in: hub.database)
                 #expect(Self.tokens(fake).sorted() == ["phone-1", "phone-2", "phone-3"])
                 let counts = try await deliveries.counts(of: message.id)
                 #expect(counts.byState[.sent] == 4 && counts.total == 4)
@@ -210,10 +223,10 @@ struct FanOutTests {
                 fake.failNext(3, status: 429, retryAfter: "1")
                 try await Self.withClient(fake, inFlight: 8) { fcm in
                     // Google's minute after a 429 is the policy's default; this test takes FCM's Retry-After alone.
-                    let worker = Self.worker(database, fcm, inFlight: 4,
-                                             retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), quotaPause: nil))
+                    let retry = RetryPolicy(base: .milliseconds(100), cap: .seconds(1), quotaPause: nil)
+                    let worker = Self.worker(database, fcm, inFlight: 4, retry: retry)
                     let running = Task { await worker.run() }
-                    try await eventually(within: .seconds(30)) { try await Self.relayState(message, in: database) == "sent" }
+                    try await Self.waitUntilSent(message, in: database)
                     running.cancel()
                     await running.value
                 }
@@ -227,7 +240,8 @@ struct FanOutTests {
                 #expect(early.count <= 4)
                 // The pause was shared with the other replicas, and the message went back to the outbox between.
                 #expect(try await database.collection(CollectionName.relayPause).findOne(["_id": "msi-test"]) != nil)
-                let stored = try await database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)])
+                let stored = try await database.collection(CollectionName.message)
+                    .findOne(["_id": .objectID(message.id)])
                 #expect((stored?[path: "relay.attempts"]?.int64Value ?? 0) >= 2)
                 let counts = try await DeliveryDAO(database: database).counts(of: message.id)
                 #expect(counts.byState[.sent] == 40 && counts.total == 40)
@@ -256,7 +270,7 @@ struct FanOutTests {
 
                     let second = Self.worker(database, fcm, inFlight: inFlight)
                     let taking = Task { await second.run() }
-                    try await eventually(within: .seconds(60)) { try await Self.relayState(message, in: database) == "sent" }
+                    try await Self.waitUntilSent(message, in: database)
                     taking.cancel()
                     await taking.value
                 }
@@ -279,7 +293,7 @@ struct FanOutTests {
                 let used = try await Self.withClient(fake, inFlight: 8) { fcm in
                     let worker = Self.worker(database, fcm, inFlight: 8, sendRate: rate)
                     let running = Task { await worker.run() }
-                    try await eventually(within: .seconds(30)) { try await Self.relayState(message, in: database) == "sent" }
+                    try await Self.waitUntilSent(message, in: database)
                     running.cancel()
                     await running.value
                     return try #require(worker.pacer).used
@@ -298,16 +312,16 @@ struct FanOutTests {
 
     @Test func aMessagePostedToAGroupReachesItsMembersDevicesAndItsReportIsItsSenders() async throws {
         try await FakeFCM.with { fake in
-            let phones = [Phone("m1-a", person: "m1"), Phone("m1-b", person: "m1", platform: .ios), Phone("m2", person: "m2"),
-                          Phone("outsider", person: "m3")]
+            let phones = [Phone("m1-a", person: "m1"), Phone("m1-b", person: "m1", platform: .ios),
+                          Phone("m2", person: "m2"), Phone("outsider", person: "m3")]
             try await HubHarness.with(seed: { database in
                 try await Self.seed(phones, in: database)
                 _ = try await GroupDAO(database: database).replace(id: "class-7b", name: "7B", access: [],
                                                                    persons: ["m1", "m2"])
             }, relay: try Self.relay(to: fake)) { hub in
                 let response = try await hub.request(.post, "/message", as: .admin, json: """
-                    {"title": "Trip", "desc": "Bring a coat", "message": "The trip leaves at 8.", "distribution": "Alert",
-                     "to": {"groups": ["class-7b"]}, "data": {"link": "msi://trips/7b"}}
+                    {"title": "Trip", "desc": "Bring a coat", "message": "The trip leaves at 8.",
+                     "distribution": "Alert", "to": {"groups": ["class-7b"]}, "data": {"link": "msi://trips/7b"}}
                     """)
                 #expect(response.status == .created)
                 let key = try #require(try response.json()["msi_key"]?.stringValue)
@@ -316,7 +330,9 @@ struct FanOutTests {
                     try await hub.request(.get, path, as: .admin).json()[path: "counts.sent"]?.int64Value == 3
                 }
                 #expect(Self.tokens(fake).sorted() == ["m1-a", "m1-b", "m2"])
-                #expect(fake.received.allSatisfy { $0.data["link"] == "msi://trips/7b" && $0.data["group"] == "class-7b" })
+                #expect(fake.received.allSatisfy {
+                    $0.data["link"] == "msi://trips/7b" && $0.data["group"] == "class-7b"
+                })
                 // Not the communicator's message: no report for them.
                 #expect(try await hub.request(.get, path, as: .communicator).status == .notFound)
             }
@@ -336,12 +352,15 @@ struct FanOutTests {
 
     @Test func theDeliveriesRouteShowsCountsAndPagesToTheSenderAndAdminsOnly() async throws {
         try await FakeFCM.with { fake in
-            let phones = (0..<5).map { Phone("phone-\($0)", person: "person-\($0 % 3)", platform: $0 < 2 ? .ios : .android) }
-            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) }, relay: try Self.relay(to: fake)) { hub in
+            let phones = (0..<5).map {
+                Phone("phone-\($0)", person: "person-\($0 % 3)", platform: $0 < 2 ? .ios : .android)
+            }
+            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) },
+                                      relay: try Self.relay(to: fake)) { hub in
                 fake.markUnregistered("phone-4")
                 let message = try await Self.store(to: Recipients(persons: ["person-0", "person-1", "person-2"]),
                                                    in: hub.database)
-                try await eventually(within: .seconds(20)) { try await Self.relayState(message, in: hub.database) == "sent" }
+                try await Self.waitUntilSent(message, in: hub.database)
                 let path = "/message/\(message.msiKey.hex)/deliveries"
 
                 let report = try await hub.request(.get, path, as: .communicator)

@@ -25,15 +25,20 @@ public struct Delivery: Sendable, CustomStringConvertible {
     /// "<message _id hex>/<device id hex>": resolving a message again inserts nothing twice.
     public var id: String
     /// The message's `_id`.
+    /// The message's `_id`.
     public var message: ObjectID
+    /// The device's id.
     public var device: ObjectID
+    /// The person the device is bound to, through whom it was reached.
     public var person: String
     public var via: Via
     /// The group the person was reached through, when `via` is `.group`.
     public var group: String?
+    /// The device's platform, for the report's counts.
     public var platform: Platform
     /// The registration token to send to: read only by the relay's page of pending deliveries.
     public var registration: String
+    /// Where the device's send stands.
     public var state: State
     /// FCM's error code, when it refused.
     public var code: String?

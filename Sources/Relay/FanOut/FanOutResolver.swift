@@ -35,7 +35,8 @@ struct FanOutResolver: Sendable {
             groupOf[person] = .some(nil)
             persons.append(person)
         }
-        for (person, group) in try await stores.groups.members(ofGroups: recipients.groups) where groupOf[person] == nil {
+        let members = try await stores.groups.members(ofGroups: recipients.groups)
+        for (person, group) in members where groupOf[person] == nil {
             groupOf[person] = .some(group)
             persons.append(person)
         }

@@ -56,15 +56,22 @@ struct FanOutSender: Sendable {
         }
     }
 
+    /// The transport: one request body a call, many calls at once.
     let sender: any FCMSending
     let mapping: FCMMappingOptions
+    /// The worker's back-pressure, shared with its topic sends.
     let gate: RelayGate
     let classifier: OutcomeClassifier
+    /// The worker's messages and their leases: nothing is sent on a lease in doubt.
     let held: HeldMessages
+    /// Told the pauses FCM asked for, for the other replicas.
     let pauses: SharedPause
+    /// `FCM_SEND_RATE`, shared by every fan-out of the worker (and through the database by every replica).
     let pacer: SendPacer
     let resolver: FanOutResolver
+    /// Where a resolved message's pending deliveries are read from.
     let deliveries: DeliveryDAO
+    /// Writes the answers in bulk.
     let recorder: DeliveryRecorder
     /// Requests of one message in flight at most.
     let inFlight: Int
@@ -130,7 +137,8 @@ struct FanOutSender: Sendable {
         }
         await recorder.drain()
         if let failedRead {
-            return .retry(FCMError(code: .other, message: "reading the deliveries failed: \(failedRead)", isRetryable: true))
+            return .retry(FCMError(code: .other, message: "reading the deliveries failed: \(failedRead)",
+                                   isRetryable: true))
         }
         switch progress.stop {
         case .cancelled: return .stopped
@@ -156,7 +164,9 @@ struct FanOutSender: Sendable {
                 if !FanOutResolver.isResolved(message) {
                     let first = !FanOutResolver.isStarted(message)
                     if first {
-                        guard try await deliveries.markResolving(message: message.id, lease: lease) else { throw LeaseLost() }
+                        guard try await deliveries.markResolving(message: message.id, lease: lease) else {
+                            throw LeaseLost()
+                        }
                     }
                     guard let count = try await resolver.resolve(message, recipients: recipients, lease: lease,
                                                                  stored: { if first { continuation.yield($0) } })

@@ -4,8 +4,11 @@ import Mongo
 /// What the relay's per-device fan-out reads and writes beside the outbox: the deliveries, the devices and groups
 /// its recipients resolve through, and the send rate every replica shares.
 public struct FanOutStores: Sendable {
+    /// One document per message and device reached.
     public let deliveries: DeliveryDAO
+    /// The devices bound to the persons reached.
     public let devices: DeviceDAO
+    /// The groups' members.
     public let groups: GroupDAO
     /// The shared counter `FCM_SEND_RATE` is taken from.
     public let rates: RateWindowDAO
@@ -19,7 +22,8 @@ public struct FanOutStores: Sendable {
 
     /// The stores of `database`, on the clock `now`.
     public init(database: MongoDatabase, now: @escaping UnixClock) {
-        self.init(deliveries: DeliveryDAO(database: database, now: now), devices: DeviceDAO(database: database, now: now),
+        self.init(deliveries: DeliveryDAO(database: database, now: now),
+                  devices: DeviceDAO(database: database, now: now),
                   groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now))
     }
 }

@@ -43,8 +43,8 @@ public final class OutboxWorker: Sendable {
         public var sendRate: Int
 
         public init(concurrency: Int = 16, lease: Duration = .seconds(5), pollInterval: Duration = .milliseconds(500),
-                    recordWindow: Duration = .milliseconds(20), retry: RetryPolicy = RetryPolicy(), project: String = "-",
-                    fanOutInFlight: Int = 500, sendRate: Int = 10_000) {
+                    recordWindow: Duration = .milliseconds(20), retry: RetryPolicy = RetryPolicy(),
+                    project: String = "-", fanOutInFlight: Int = 500, sendRate: Int = 10_000) {
             self.fanOutInFlight = max(fanOutInFlight, 1)
             self.sendRate = max(sendRate, 1)
             self.concurrency = max(concurrency, 1)
@@ -97,8 +97,8 @@ public final class OutboxWorker: Sendable {
         self.logger = logger
         self.now = now
         // A message to persons and groups has many requests in flight; the topic components' slots stay theirs.
-        let gate = RelayGate(concurrency: configuration.concurrency + (stores == nil ? 0 : configuration.fanOutInFlight),
-                             now: now)
+        let fanOutSlots = stores == nil ? 0 : configuration.fanOutInFlight
+        let gate = RelayGate(concurrency: configuration.concurrency + fanOutSlots, now: now)
         self.gate = gate
         let held = HeldMessages(outbox: outbox, handoff: handoff, lease: configuration.lease, metrics: metrics,
                                 logger: logger, now: now)
