@@ -5,7 +5,8 @@ import Mongo
 
 /// Sends a message its worker holds: each unsent component in order through the gate, each answer sorted by the
 /// `OutcomeClassifier` and recorded as FCM gives it, then where the message goes next (sent, failed, expired, or
-/// pending for a retry). Stops without sending more when its lease is in doubt or the worker stops.
+/// pending for a retry). Stops without sending more when its lease is in doubt or the worker stops. A message to
+/// persons and groups is handed to the fan-out (`FanOutSender`) in place of the components.
 struct MessageSender: Sendable {
     /// The transport: one request body at a time.
     let sender: any FCMSending

@@ -21,6 +21,10 @@ import Mongo
 /// through `relay_pause` (`SharedPause`). Delivery is at least once: a process killed after FCM took a component
 /// but before it was written sends that component again, so at most the sends in flight and those of the last
 /// window are sent twice.
+///
+/// A message to persons and groups goes out device by device instead (`FanOutSender`, given `FanOutStores`): its
+/// deliveries resolved once and sent many at a time through the same gate, paced by `sendRate` for every replica,
+/// each answer written in bulk to `deliveries`.
 public final class OutboxWorker: Sendable {
     /// How the worker sends, leases and retries.
     public struct Configuration: Sendable {
