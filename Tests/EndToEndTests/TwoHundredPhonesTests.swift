@@ -6,7 +6,8 @@ import Testing
 
 /// The whole system at a school's scale: 200 phones on MSIKit register with a real hub, choose their subjects,
 /// and receive 20 messages sent through POST /message, by push through the fake FCM or, for the 20 that were off,
-/// by catching up.
+/// by catching up. Then 100 of them sign in as 50 persons (two phones each) and receive exactly their persons'
+/// messages and their groups', one FCM request per device.
 @Suite("End to end: 200 phones", .tags(.faults))
 struct TwoHundredPhonesTests {
     static let phoneCount = 200
@@ -25,8 +26,14 @@ struct TwoHundredPhonesTests {
         return topics
     }
 
+    /// The persons of the phones that sign in: phones 2k and 2k+1 are person k's, for the first 100 phones.
+    static let boundPhones = 100
+    static func person(of index: Int) -> String? { index < boundPhones ? "person-\(index / 2)" : nil }
+    /// Two groups that overlap: persons 0 to 24, and 20 to 49.
+    static let groups = ["class-a": Set((0..<25).map { "person-\($0)" }), "class-b": Set((20..<50).map { "person-\($0)" })]
+
     @Test func everyPhoneEndsWithExactlyTheMessagesOfItsSubscriptionsOnce() async throws {
-        try await LiveHub.with { hub in
+        try await LiveHub.with(persons: PersonBindingAgainstHubTests.persons()) { hub in
             let clock = ContinuousClock()
             let phones = try (0..<Self.phoneCount).map { index in
                 try SimulatedPhone(hub: hub.url, fake: hub.fake, token: String(format: "phone-%03d", index))
@@ -100,6 +107,53 @@ struct TwoHundredPhonesTests {
             #expect(!leaver.shownKeys.contains(after))
             #expect(try await !leaver.storedKeys().contains(after))
 
+            // Persons and groups: 100 phones sign in as 50 persons; messages to persons, to a group, to a group and a
+            // person reach exactly the phones of the persons they name, once each, and no other phone.
+            let bindStart = clock.now
+            try await Self.forEach(Array(phones.enumerated().prefix(Self.boundPhones))) { index, phone in
+                let person = try #require(Self.person(of: index))
+                #expect(try await phone.client.bind(assertion: try await PersonBindingAgainstHubTests.assertion(person)) == person)
+            }
+            let bound = clock.now - bindStart
+            for (id, members) in Self.groups { try await hub.putGroup(id, members: members.sorted()) }
+            let personalStart = clock.now
+            var addressed: [(key: String, persons: Set<String>)] = []
+            for person in ["person-0", "person-7", "person-13", "person-49"] {
+                addressed.append((try await hub.send(toPersons: [person], title: "For \(person)", data: ["room": person]), [person]))
+            }
+            addressed.append((try await hub.send(groups: ["class-a"], title: "Class A"), Self.groups["class-a"]!))
+            addressed.append((try await hub.send(toPersons: ["person-3"], groups: ["class-b"], title: "Class B and person 3"),
+                              Self.groups["class-b"]!.union(["person-3"])))
+            let addressedKeys = Set(addressed.map(\.key))
+            func expectedAddressed(_ index: Int) -> Set<String> {
+                guard let person = Self.person(of: index) else { return [] }
+                return Set(addressed.filter { $0.persons.contains(person) }.map(\.key))
+            }
+            try await eventually("every bound phone has its persons' messages", within: .seconds(60)) {
+                phones.enumerated().allSatisfy { index, phone in
+                    offline.contains(index) || Set(phone.shownKeys).intersection(addressedKeys) == expectedAddressed(index)
+                }
+            }
+            let personal = clock.now - personalStart
+            try await hub.waitUntilRelayed()
+            try await Task.sleep(for: .milliseconds(500))
+            for (index, phone) in phones.enumerated() {
+                let shown = phone.shownKeys.filter(addressedKeys.contains)
+                #expect(shown.count == Set(shown).count, "phone \(index) was shown a personal message twice")
+                #expect(Set(shown) == expectedAddressed(index), "phone \(index) (\(Self.person(of: index) ?? "nobody"))")
+            }
+            // One FCM request per device: each message's sends name exactly its persons' phones' tokens.
+            for message in addressed {
+                let tokens = hub.fake.received.filter { $0.data["msi_key"] == message.key }.compactMap { $0.message["token"] as? String }
+                let phonesOfPersons = phones.enumerated().filter { index, _ in
+                    Self.person(of: index).map(message.persons.contains) ?? false
+                }.map { $1.push.registration }
+                #expect(tokens.sorted() == phonesOfPersons.sorted(), "the sends of \(message.key)")
+            }
+            // The personal message's data reached the app.
+            let personZero = phones[0].shownMessages.first { $0.message.msiKey == addressed[0].key }
+            #expect(personZero?.message.data["room"] == "person-0")
+
             func seconds(_ duration: Duration) -> String {
                 String(format: "%.1f s", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
             }
@@ -108,7 +162,9 @@ struct TwoHundredPhonesTests {
                 (\(Self.concurrency) at a time); every subscription applied at FCM after \(seconds(applied)); \
                 \(Self.messageCount) messages sent in \(seconds(sendTime)); every online phone had its messages \
                 \(seconds(pushed)) after the first send; the \(Self.offlineCount) phones that were off caught up in \
-                \(seconds(caughtUp)); all delivered \(seconds(delivered)) after the first send
+                \(seconds(caughtUp)); all delivered \(seconds(delivered)) after the first send; \(Self.boundPhones) phones \
+                signed in as \(Self.boundPhones / 2) persons in \(seconds(bound)); \(addressed.count) messages to persons and \
+                groups on their phones \(seconds(personal)) after the first send
                 """
             print(figures)
         }

@@ -77,16 +77,47 @@ struct LiveHub: Sendable {
             "distribution": subject.distribution,
         ]
         if let ttl { fields["ttl"] = ttl }
-        var request = URLRequest(url: url.appendingPathComponent("message"))
-        request.httpMethod = "POST"
-        request.setValue("Bearer \(Self.adminToken)", forHTTPHeaderField: "Authorization")
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: fields)
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode
-        try #require(status == 201, "POST /message answered \(status ?? 0): \(String(decoding: data, as: UTF8.self))")
+        return try await sendMessage(fields)
+    }
+
+    /// Sends an Alert to `persons` and `groups` through `POST /message` as the admin; returns its `msi_key`.
+    @discardableResult
+    func send(toPersons persons: [String] = [], groups: [String] = [], title: String, data: [String: String] = [:])
+        async throws -> String
+    {
+        var fields: [String: Any] = [
+            "title": title, "desc": "\(title) (summary)", "message": "For you.", "distribution": "Alert",
+            "to": ["persons": persons, "groups": groups],
+        ]
+        if !data.isEmpty { fields["data"] = data }
+        return try await sendMessage(fields)
+    }
+
+    /// POST /message with `fields` as the admin; the stored message's `msi_key`.
+    private func sendMessage(_ fields: [String: Any]) async throws -> String {
+        let (status, data) = try await request("POST", "message", fields)
+        try #require(status == 201, "POST /message answered \(status): \(String(decoding: data, as: UTF8.self))")
         let answer = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         return try #require(answer["msi_key"] as? String)
+    }
+
+    /// Creates or replaces group `id` with `members` (PUT /group/:groupID as the admin).
+    func putGroup(_ id: String, members: [String]) async throws {
+        let (status, data) = try await request("PUT", "group/\(id)", ["name": id, "members": members])
+        try #require(status == 200 || status == 201, "PUT /group answered \(status): \(String(decoding: data, as: UTF8.self))")
+    }
+
+    /// A JSON request to `path` as the admin: the status and the body.
+    func request(_ method: String, _ path: String, _ json: [String: Any]? = nil) async throws -> (status: Int, body: Data) {
+        var request = URLRequest(url: url.appendingPathComponent(path))
+        request.httpMethod = method
+        request.setValue("Bearer \(Self.adminToken)", forHTTPHeaderField: "Authorization")
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
     }
 
     /// Waits until the fake FCM has `registration` subscribed to exactly `topics` (the reconciler works in the
