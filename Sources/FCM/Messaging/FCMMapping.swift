@@ -57,15 +57,8 @@ public enum FCMMapping {
         var truncated = false
         if payloadSize(data: data, notification: nil) > options.payloadLimit {
             truncated = true
-            data["truncated"] = "true"
             // The full text stays at GET /message/:msiKey; the phone fetches it when it sees `truncated`.
-            for field in ["message", "desc", "title"] {
-                data[field] = cut(data[field] ?? "") { candidate in
-                    var trial = data
-                    trial[field] = candidate
-                    return payloadSize(data: trial, notification: nil) <= options.payloadLimit
-                }
-            }
+            cutTexts(&data, notification: nil, limit: options.payloadLimit)
         }
         // APNs refuses a background push whose priority is not 5; FCM passes the refusal on.
         var headers = ["apns-push-type": "background", "apns-priority": "5"]
@@ -108,15 +101,8 @@ public enum FCMMapping {
         var truncated = false
         if payloadSize(data: data, notification: notification) > options.payloadLimit {
             truncated = true
-            data["truncated"] = "true"
             // The phone fetches the full text when it sees `truncated`; the pop-up's title is cut last.
-            for field in ["message", "desc", "title"] {
-                data[field] = cut(data[field] ?? "") { candidate in
-                    var trial = data
-                    trial[field] = candidate
-                    return payloadSize(data: trial, notification: notification) <= options.payloadLimit
-                }
-            }
+            cutTexts(&data, notification: notification, limit: options.payloadLimit)
             if let shown = notification {
                 let fits = { (candidate: Wire.Notification) in
                     payloadSize(data: data, notification: candidate) <= options.payloadLimit
@@ -169,6 +155,19 @@ public enum FCMMapping {
     /// The payload size: compact JSON of `data`, plus compact JSON of `notification` when there is one.
     static func payloadSize(data: [String: String], notification: Wire.Notification?) -> Int {
         FCMJSON.bytes(FCMJSON.object(data)).count + (notification.map { FCMJSON.bytes($0.json).count } ?? 0)
+    }
+
+    /// Marks `data` `truncated` and cuts its texts (the message, then `desc`, then the title) until the payload, with
+    /// `notification`, fits `limit`.
+    private static func cutTexts(_ data: inout [String: String], notification: Wire.Notification?, limit: Int) {
+        data["truncated"] = "true"
+        for field in ["message", "desc", "title"] {
+            data[field] = cut(data[field] ?? "") { candidate in
+                var trial = data
+                trial[field] = candidate
+                return payloadSize(data: trial, notification: notification) <= limit
+            }
+        }
     }
 
     /// The longest prefix of `text`, in whole Characters, for which `fits` holds ("" if none does).
