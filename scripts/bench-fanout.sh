@@ -11,9 +11,9 @@
 #     accepted in any one second;
 #  5. each device got exactly one request per message (distinct tokens at the fake);
 #  6. the same fake's ceiling with h2load at the connections and streams the hub's client uses (CurlMultiClient: 4
-#     connections of 100 streams; with libcurl before 8.0, one h2c connection of 100 streams, PriorKnowledgeGate).
+#     connections of 100 streams).
 # Prints the figures with issue 29's targets and appends its rows to the bench's results (BENCH_RESULTS, default a
-# new bench-results/fanout-*.jsonl), its table to bench-results/fanout-*.txt.
+# new bench-results/fanout-*.jsonl), its table to bench-results/fanout-*.txt, the hubs' log beside it.
 #
 # Environment: BENCH_FANOUT_DEVICES (default 20000), BENCH_FANOUT_RATE (the capped run's FCM_SEND_RATE, default
 # 3000), BENCH_FANOUT_TIMEOUT (seconds a fan-out may take, default 300), BENCH_FANOUT_H2_CONNECTIONS and
@@ -107,23 +107,21 @@ stop_hub
 # 5. Each device once per message.
 "$python" "$helper" fanout-tokens "$results" "$fake_url"
 
-# 6. The fake's ceiling at the hub's connections and streams (CurlMultiClient.Configuration: 4 connections a host,
-# 100 streams each; libcurl before 8.0 shares one h2c connection, PriorKnowledgeGate).
-vernum=$(curl-config --vernum 2>/dev/null || echo 000000)
-if [ $((16#$vernum)) -lt $((16#080000)) ]; then
-    default_connections=1 source="the hub's: libcurl $(curl-config --version 2>/dev/null | cut -d' ' -f2) < 8.0, one h2c connection"
-else
-    default_connections=4 source="the hub's: CurlMultiClient's 4 connections a host"
-fi
-connections=${BENCH_FANOUT_H2_CONNECTIONS:-$default_connections}
+# 6. The fake's ceiling at the hub's connections and streams: CurlMultiClient.Configuration's 4 connections a host
+# and 100 streams each (with libcurl before 8.0 too: PriorKnowledgeGate opens as many h2c connections); the fake's
+# /_stats above shows what the hub used.
+connections=${BENCH_FANOUT_H2_CONNECTIONS:-4}
 streams=${BENCH_FANOUT_H2_STREAMS:-100}
+source="the hub's: CurlMultiClient's connections a host and streams"
 [ -z "${BENCH_FANOUT_H2_CONNECTIONS:-}${BENCH_FANOUT_H2_STREAMS:-}" ] || source="BENCH_FANOUT_H2_*"
 "$python" "$helper" fanout-h2load "$results" "$fake_url" "$credentials" "$devices" "$connections" "$streams" "$source"
 
 # The hub's log lines about the fan-out (warnings and errors), when it logged any.
-if grep -iE '"level":"(warning|error)"|warning|error' "$work/hub.log" | head -n 10 | grep -q .; then
-    echo "the hubs' warnings and errors (first 10 of $(grep -ciE 'warning|error' "$work/hub.log"); $hub_log_lines lines by the first hub):"
-    grep -iE 'warning|error' "$work/hub.log" | head -n 10
+if grep -qiE ' (warning|error) ' "$work/hub.log"; then
+    echo "the hubs' warnings and errors (the first 10 of $(grep -ciE ' (warning|error) ' "$work/hub.log"); the first" \
+        "hub's log has $hub_log_lines lines):"
+    grep -iE ' (warning|error) ' "$work/hub.log" | head -n 10
 fi
 "$python" "$helper" fanout-table "$results" "$table"
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); written to $table"
+grep -v 'password:' "$work/hub.log" >"bench-results/fanout-$stamp.hub.log" || true  # not the first user's password
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); written to $table (the hubs' log: ${table%.txt}.hub.log)"
