@@ -220,6 +220,17 @@ struct FCMClientTests {
         }
     }
 
+    @Test func logModeNeverLogsADevicesRegistrationToken() async throws {
+        let recorder = LogRecorder()
+        let client = FCMClient.logOnly(logger: recorder.logger())
+        let request = FCMMapping.deviceRequest(for: .sample(.alert), token: "secret-registration-token", audience: .person)
+        #expect(try await client.send(request).hasPrefix("projects/log/messages/log-"))
+        let logged = try #require(recorder.records.first { $0.metadata["component"] == "device" })
+        #expect(logged.metadata["body"] == nil)
+        #expect(logged.metadata["payload_bytes"] == "\(request.payloadSize)")
+        #expect(!recorder.records.contains { "\($0.message) \($0.metadata)".contains("secret-registration-token") })
+    }
+
     @Test func aLogOnlyClientNeedsNoCredentials() async throws {
         let client = FCMClient.logOnly()
         let request = try #require(client.requests(for: .sample(.information)).first)

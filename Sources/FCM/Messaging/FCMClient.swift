@@ -138,11 +138,15 @@ public struct FCMClient: FCMSending {
     ///   that is gone) and `.unauthenticated` are not.
     public func send(_ request: FCMRequest) async throws -> String {
         guard configuration.mode != .log, let transport else {
-            // At debug: a body holds the message's text, which an info log (kept, shipped) must not.
-            logger.debug("fcm log mode: not sent", metadata: [
-                "component": "\(request.component.rawValue)",
-                "body": "\(String(decoding: request.body, as: UTF8.self))",
-            ])
+            // At debug: a body holds the message's text, which an info log (kept, shipped) must not. A device's
+            // body names its registration token, a credential: it is never logged, only its size.
+            var metadata: Logger.Metadata = ["component": "\(request.component.rawValue)"]
+            if request.component == .device {
+                metadata["payload_bytes"] = "\(request.payloadSize)"
+            } else {
+                metadata["body"] = "\(String(decoding: request.body, as: UTF8.self))"
+            }
+            logger.debug("fcm log mode: not sent", metadata: metadata)
             return "projects/\(projectID ?? "log")/messages/log-\(UUID().uuidString.lowercased())"
         }
         let body = configuration.mode == .validate ? Self.forcingValidateOnly(request.body) : request.body
