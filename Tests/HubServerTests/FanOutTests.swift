@@ -50,9 +50,10 @@ struct FanOutTests {
 
     /// Stores a message to `recipients` as POST /message does, due now, for any worker to claim.
     static func store(to recipients: Recipients, data: [String: String] = [:], distribution: Distribution = .alert,
-                      sender: String = "bulletin-bot", in database: MongoDatabase) async throws -> Message {
+                      sender: String = "bulletin-bot", dueIn: Duration = .zero,
+                      in database: MongoDatabase) async throws -> Message {
         let now = UnixTime.nowMilliseconds()
-        let plan = RelayPlan(dueAt: now, deadlineAt: now + 3_600_000, addressed: true)
+        let plan = RelayPlan(dueAt: now + dueIn.milliseconds, deadlineAt: now + 3_600_000, addressed: true)
         return try await MessageDAO(database: database).add(MessageDraft(
             title: "Chess club", desc: "Meeting moved", message: "The chess club meets in room 12 today.", topicKey: "",
             recipients: recipients, data: data, distribution: distribution, sender: sender,
@@ -193,8 +194,9 @@ struct FanOutTests {
             try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) },
                                       relay: try Self.relay(to: fake)) { hub in
                 // A worker that died while resolving: two deliveries stored, one of them sent, the rest not stored.
+                // Due only once that is in place, so the hub's relay cannot take it before.
                 let message = try await Self.store(to: Recipients(persons: phones.compactMap(\.person)),
-                                                   in: hub.database)
+                                                   dueIn: .seconds(3600), in: hub.database)
                 let deliveries = DeliveryDAO(database: hub.database)
                 let stored = phones.prefix(2).map {
                     Delivery(message: message.id, device: $0.id, person: $0.person ?? "", group: nil,
@@ -203,7 +205,8 @@ struct FanOutTests {
                 try await deliveries.insert(stored)
                 try await deliveries.record([DeliveryOutcome(id: stored[0].id, state: .sent)])
                 try await hub.database.collection(CollectionName.message).updateOne(
-                    ["_id": .objectID(message.id)], ["$set": ["relay.components.devices.resolving": true]])
+                    ["_id": .objectID(message.id)], ["$set": ["relay.components.devices.resolving": true,
+                                                              "relay.due_at": .int64(UnixTime.nowMilliseconds())]])
                 try await Self.waitUntilSent(message, in: hub.database)
                 #expect(Self.tokens(fake).sorted() == ["phone-1", "phone-2", "phone-3"])
                 let counts = try await deliveries.counts(of: message.id)
