@@ -15,7 +15,7 @@ import Testing
 /// Messages to persons and groups, device by device: the resolution to devices, one token send each through the
 /// relay's fan-out, the outcomes recorded in `deliveries`, back-pressure, a worker stopped mid fan-out, the send rate,
 /// and GET /message/:msiKey/deliveries. Against the real database and the fake FCM.
-@Suite("Sending to persons and groups, device by device")
+@Suite("Sending to persons and groups, device by device", .tags(.faults))
 struct FanOutTests {
     /// A phone as registration stores it, bound to `person` (nil: unbound).
     struct Phone: Sendable {
