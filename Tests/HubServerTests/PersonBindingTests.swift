@@ -67,6 +67,8 @@ struct PersonBindingTests {
                 ("audience", try await good.sign(AssertionSigner.claims(sub: "intruder", aud: .string("other-app")))),
                 ("expired", try await good.sign(AssertionSigner.claims(sub: "intruder", exp: now - 5, iat: now - 60))),
                 ("issued", try await good.sign(AssertionSigner.claims(sub: "intruder", iat: now - 11 * 60))),
+                ("not before", try await good.sign(AssertionSigner.claims(sub: "intruder",
+                                                                          extra: ["nbf": .number(now + 5 * 60)]))),
                 ("claim", try await good.sign(AssertionSigner.claims(sub: nil))),
                 ("not a JWT", "not-a-jwt"),
             ]
@@ -77,6 +79,10 @@ struct PersonBindingTests {
                 #expect(!refused.text.contains(assertion), "\(label): the token is never echoed")
                 #expect(try await hub.storedPerson(phone) == "kept", "\(label)")
             }
+            // A `nbf` that has come is no reason to refuse.
+            let valid = try await good.sign(AssertionSigner.claims(sub: "now-valid", extra: ["nbf": .number(now - 5)]))
+            #expect(try await hub.bind(phone, valid).status == .ok)
+            #expect(try await hub.storedPerson(phone) == "now-valid")
         }
     }
 

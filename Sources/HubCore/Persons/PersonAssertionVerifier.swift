@@ -137,7 +137,7 @@ public actor PersonAssertionVerifier {
         [.unknownKID, .signatureVerificationFailed, .noKeyProvided].contains(error.errorType)
     }
 
-    /// The iss, aud, exp, iat and person checks, against the injected clock.
+    /// The iss, aud, exp, iat, nbf (when given) and person checks, against the injected clock.
     private func check(_ claims: PersonClaims) throws -> String {
         let now = self.now()
         guard claims.issuer == settings.issuer else {
@@ -160,6 +160,9 @@ public actor PersonAssertionVerifier {
         }
         guard issued <= now + Self.leewayMilliseconds else {
             throw AssertionRefusal(.invalidAssertion, "the assertion's issue time (iat) is in the future")
+        }
+        if let notBefore = claims.notBefore, notBefore > now + Self.leewayMilliseconds {
+            throw AssertionRefusal(.invalidAssertion, "the assertion is not valid yet (nbf)")
         }
         guard let person = claims.strings[settings.claim] else {
             throw AssertionRefusal(.invalidAssertion, "the assertion has no \(settings.claim) claim naming the person")
@@ -222,7 +225,7 @@ public actor PersonAssertionVerifier {
     }
 }
 
-/// The claims of an assertion the verifier reads: `iss`, `aud` (a string or an array), `exp` and `iat` (Unix
+/// The claims of an assertion the verifier reads: `iss`, `aud` (a string or an array), `exp`, `iat` and `nbf` (Unix
 /// seconds, kept in ms), and every claim whose value is a string (the person claim is one of them). Checked by the
 /// verifier against its clock, so `verify(using:)` checks nothing.
 struct PersonClaims: JWTPayload {
@@ -230,6 +233,8 @@ struct PersonClaims: JWTPayload {
     var audience: [String]?
     var expiresAt: Int64?
     var issuedAt: Int64?
+    /// `nbf`: not to be accepted before this (Unix ms), when the issuer says.
+    var notBefore: Int64?
     var strings: [String: String]
 
     /// Any claim name.
@@ -255,6 +260,7 @@ struct PersonClaims: JWTPayload {
         }
         expiresAt = Self.milliseconds(container, "exp")
         issuedAt = Self.milliseconds(container, "iat")
+        notBefore = Self.milliseconds(container, "nbf")
     }
 
     /// A NumericDate claim (Unix seconds, perhaps with a fraction) in Unix ms; nil when absent or not a number.
