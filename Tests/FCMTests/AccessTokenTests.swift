@@ -91,9 +91,10 @@ struct AccessTokenTests {
 
     @Test func aShortLivedTokenIsRenewedAfterItExpires() async throws {
         try await FCMHarness.with { harness in
-            // Two seconds of life: used for one (half, as it is shorter than two minutes), then renewed. The
-            // provider's clock stands still until moved, so a slow machine cannot age the token early.
-            harness.fake.setTokenLifetime(seconds: 2)
+            // Five seconds of life: used for two and a half (half, as it is shorter than two minutes), then renewed.
+            // The provider's clock stands still until moved, so a slow machine cannot age the token early; the
+            // fake's runs, so the life is long enough for a first send under a sanitizer.
+            harness.fake.setTokenLifetime(seconds: 5)
             let clock = TestClock()
             let tokens = harness.tokenProvider(clock: clock)
             let client = harness.fcmClient(tokens: tokens)
@@ -101,8 +102,8 @@ struct AccessTokenTests {
             let first = try await tokens.accessToken()
             #expect(try await tokens.accessToken() == first)
             _ = try await client.send(request)
-            try await Task.sleep(for: .milliseconds(2100))  // expired at the fake
-            clock.advance(by: 2.1)
+            try await Task.sleep(for: .milliseconds(5100))  // expired at the fake
+            clock.advance(by: 5.1)
             try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<10 {
                     group.addTask { try await client.send(request) }
