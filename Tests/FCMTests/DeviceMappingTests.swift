@@ -30,10 +30,12 @@ struct DeviceMappingTests {
                     "msi_key": "65f1c0ffee00000000000001", "dist": "Alert", "title": "Snow day",
                     "desc": "School is closed today", "message": "All schools are closed.",
                     "timestamp": "1700000000123", "audience": "group", "group": "class-7b",
-                    "room": "chess-club", "link": "msi://rooms/chess-club",
+                    "room": "chess-club", "link": "msi://rooms/chess-club", "urgency": "active",
                 ],
-                "android": ["priority": "HIGH", "notification": ["sound": "default"]],
-                "apns": ["headers": ["apns-priority": "10"], "payload": ["aps": ["sound": "default"]]],
+                "android": ["priority": "HIGH", "notification": ["sound": "default", "channel_id": "msi_active"]],
+                "apns": ["headers": ["apns-priority": "10"], "payload": ["aps": [
+                    "sound": "default", "interruption-level": "active", "relevance-score": 0.5,
+                ] as [String: Any]]],
             ] as [String: Any],
         ]
         #expect(JSON.canonical(request.body) == JSON.canonical(expected))
@@ -48,7 +50,7 @@ struct DeviceMappingTests {
         #expect(message["data"] as? [String: String] == [
             "msi_key": "65f1c0ffee00000000000001", "dist": "Information", "title": "Snow day",
             "desc": "School is closed today", "message": "All schools are closed.", "timestamp": "1700000000123",
-            "audience": "person",
+            "audience": "person", "urgency": "active",
         ])
         let apns = try #require(message["apns"] as? [String: Any])
         #expect(apns["headers"] as? [String: String] == ["apns-push-type": "background", "apns-priority": "5"])

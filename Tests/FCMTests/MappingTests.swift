@@ -16,9 +16,11 @@ struct MappingTests {
             "message": [
                 "topic": topic,
                 "notification": ["title": "Snow day", "body": "School is closed today"],
-                "data": ["msi_key": "65f1c0ffee00000000000001"],
-                "android": ["priority": "HIGH", "notification": ["sound": "default"]],
-                "apns": ["headers": ["apns-priority": "10"], "payload": ["aps": ["sound": "default"]]],
+                "data": ["msi_key": "65f1c0ffee00000000000001", "urgency": "active"],
+                "android": ["priority": "HIGH", "notification": ["sound": "default", "channel_id": "msi_active"]],
+                "apns": ["headers": ["apns-priority": "10"], "payload": ["aps": [
+                    "sound": "default", "interruption-level": "active", "relevance-score": 0.5,
+                ] as [String: Any]]],
             ] as [String: Any],
         ]
         #expect(JSON.canonical(requests[0].body) == JSON.canonical(notification))
@@ -170,6 +172,7 @@ struct MappingTests {
                     "desc": desc,
                     "message": "All schools in the district are closed on Monday because of snow.",
                     "timestamp": "1700000000123",
+                    "urgency": "active",
                 ],
                 "android": ["priority": "HIGH"],
                 "apns": [
@@ -216,6 +219,165 @@ struct FCMJSONTests {
                                             aps: .init(sound: nil, contentAvailable: nil))))
                 #expect(FCMJSON.bytes(bare.json) == Array(try encoder.encode(bare)))
             }
+        }
+    }
+}
+
+@Suite("FCM mapping of urgency")
+struct UrgencyMappingTests {
+    /// What each urgency gives an Alert's pop-up: APNs priority, interruption level and relevance, Android priority
+    /// and channel (without the critical-alert entitlement: critical goes to APNs as time-sensitive).
+    static let table: [(RelayMessage.Urgency, apnsPriority: String, level: String, score: Double, android: String,
+                        channel: String)] = [
+        (.passive, "5", "passive", 0.2, "NORMAL", "msi_passive"),
+        (.active, "10", "active", 0.5, "HIGH", "msi_active"),
+        (.timeSensitive, "10", "time-sensitive", 0.8, "HIGH", "msi_time_sensitive"),
+        (.critical, "10", "time-sensitive", 1.0, "HIGH", "msi_critical"),
+    ]
+
+    static func message(_ urgency: RelayMessage.Urgency, _ distribution: RelayMessage.Distribution = .alert)
+        -> RelayMessage {
+        var message = RelayMessage.sample(distribution)
+        message.urgency = urgency
+        return message
+    }
+
+    /// The parts of a request body the urgency sets.
+    struct Parts {
+        var message: [String: Any]
+        var headers: [String: String] { (message["apns"] as? [String: Any])?["headers"] as? [String: String] ?? [:] }
+        var aps: [String: Any] {
+            ((message["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"] as? [String: Any] ?? [:]
+        }
+        var android: [String: Any] { message["android"] as? [String: Any] ?? [:] }
+        var channel: String? { (android["notification"] as? [String: Any])?["channel_id"] as? String }
+        var data: [String: String] { message["data"] as? [String: String] ?? [:] }
+
+        init(_ request: FCMRequest) throws {
+            message = try #require(JSON.object(request.body)["message"] as? [String: Any])
+        }
+    }
+
+    @Test(arguments: 0..<4)
+    func eachUrgencyReachesAnAlertsPopUpOnBothPlatforms(row: Int) throws {
+        let (urgency, priority, level, score, android, channel) = Self.table[row]
+        let requests = FCMMapping.requests(for: Self.message(urgency))
+        let popUp = try Parts(try #require(requests.first))
+        #expect(popUp.headers["apns-priority"] == priority)
+        #expect(popUp.aps["interruption-level"] as? String == level)
+        #expect((popUp.aps["relevance-score"] as? NSNumber)?.doubleValue == score)
+        #expect(popUp.android["priority"] as? String == android)
+        #expect(popUp.channel == channel)
+        #expect(popUp.data["urgency"] == urgency.rawValue)
+        // A passive pop-up plays no sound; the others the default one (critical without the entitlement too).
+        #expect((popUp.aps["sound"] as? String) == (urgency == .passive ? nil : "default"))
+        // The data component stays a background push (APNs takes it only at priority 5), without a level.
+        let data = try Parts(try #require(requests.last))
+        #expect(data.headers == ["apns-push-type": "background", "apns-priority": "5"])
+        #expect(data.aps["interruption-level"] == nil && data.channel == nil)
+        #expect(data.android["priority"] as? String == android)
+        #expect(data.data["urgency"] == urgency.rawValue)
+    }
+
+    @Test(arguments: 0..<4)
+    func eachUrgencyReachesADevicesSendOnBothPlatforms(row: Int) throws {
+        let (urgency, priority, level, score, android, channel) = Self.table[row]
+        var message = DeviceMappingTests.addressed(.alert)
+        message.urgency = urgency
+        let alert = try Parts(FCMMapping.deviceRequest(for: message, token: "t", audience: .person))
+        #expect(alert.headers["apns-priority"] == priority)
+        #expect(alert.aps["interruption-level"] as? String == level)
+        #expect((alert.aps["relevance-score"] as? NSNumber)?.doubleValue == score)
+        #expect(alert.android["priority"] as? String == android && alert.channel == channel)
+        #expect(alert.data["urgency"] == urgency.rawValue)
+        message.distribution = .information
+        let information = try Parts(FCMMapping.deviceRequest(for: message, token: "t", audience: .person))
+        #expect(information.headers == ["apns-push-type": "background", "apns-priority": "5"])
+        #expect(information.aps["interruption-level"] == nil && information.message["notification"] == nil)
+        #expect(information.android["priority"] as? String == android && information.channel == nil)
+        #expect(information.data["urgency"] == urgency.rawValue)
+    }
+
+    @Test func criticalIsCriticalForAPNsOnlyWithTheEntitlement() throws {
+        let entitled = FCMMappingOptions(criticalAlerts: true)
+        let topic = try Parts(try #require(FCMMapping.requests(for: Self.message(.critical), options: entitled).first))
+        var addressed = DeviceMappingTests.addressed(.alert)
+        addressed.urgency = .critical
+        let device = try Parts(FCMMapping.deviceRequest(for: addressed, token: "t", audience: .person, options: entitled))
+        for parts in [topic, device] {
+            #expect(parts.aps["interruption-level"] as? String == "critical")
+            let sound = try #require(parts.aps["sound"] as? [String: Any])
+            #expect((sound["critical"] as? NSNumber)?.intValue == 1 && sound["name"] as? String == "default")
+            #expect((sound["volume"] as? NSNumber)?.doubleValue == 1.0)
+            #expect(parts.headers["apns-priority"] == "10" && parts.channel == "msi_critical")
+        }
+        let plain = try Parts(try #require(FCMMapping.requests(for: Self.message(.critical)).first))
+        #expect(plain.aps["interruption-level"] as? String == "time-sensitive" && plain.aps["sound"] as? String == "default")
+        #expect(plain.data["urgency"] == "critical")
+    }
+
+    @Test func theChannelsAreConfigurable() throws {
+        let channels = FCMMappingOptions.AndroidChannels(passive: "quiet", active: "news", timeSensitive: "urgent",
+                                                         critical: "alarm")
+        let options = FCMMappingOptions(androidChannels: channels)
+        let found = try RelayMessage.Urgency.allCases.map {
+            try Parts(try #require(FCMMapping.requests(for: Self.message($0), options: options).first)).channel
+        }
+        #expect(found == ["quiet", "news", "urgent", "alarm"])
+    }
+
+    @Test func aResendGoesOneLevelUpAndAtLeastTimeSensitive() {
+        #expect(RelayMessage.Urgency.allCases.map(\.escalated) == [.timeSensitive, .timeSensitive, .critical, .critical])
+        #expect(RelayMessage.Urgency.passive < .active && RelayMessage.Urgency.timeSensitive < .critical)
+    }
+
+    @Test func quietTopicsAreLeftOutByACondition() throws {
+        let message = Self.message(.active)
+        let requests = FCMMapping.requests(for: message, excluding: ["quiet-aaaaaaaaaaaa", "quiet-bbbbbbbbbbbb"])
+        #expect(requests.count == 2)
+        for request in requests {
+            let parts = try Parts(request)
+            #expect(parts.message["topic"] == nil)
+            #expect(parts.message["condition"] as? String == "'\(message.topicKey)' in topics && "
+                    + "!('quiet-aaaaaaaaaaaa' in topics) && !('quiet-bbbbbbbbbbbb' in topics)")
+        }
+        // FCM takes five topics in a condition: the fifth and later windows cannot be left out.
+        let many = (1...6).map { "quiet-\($0)" }
+        let condition = FCMMapping.condition(topic: "t", excluding: many)
+        #expect(condition == "'t' in topics && !('quiet-1' in topics) && !('quiet-2' in topics) && "
+                + "!('quiet-3' in topics) && !('quiet-4' in topics)")
+        // Without exclusions the topic is the target, as before.
+        #expect(try Parts(try #require(FCMMapping.requests(for: message).first)).message["topic"] as? String
+                == message.topicKey)
+    }
+
+    @Test func aHeldBackTopicMessageGoesToTheTokenWithTheSameComponents() throws {
+        let message = Self.message(.active)
+        let byToken = FCMMapping.requests(for: message, token: "registration-1")
+        let byTopic = FCMMapping.requests(for: message)
+        #expect(byToken.map(\.component) == [.notification, .data])
+        for (token, topic) in zip(byToken, byTopic) {
+            var parts = try Parts(token)
+            #expect(parts.message["token"] as? String == "registration-1" && parts.message["topic"] == nil)
+            parts.message["token"] = nil
+            parts.message["topic"] = message.topicKey
+            #expect(JSON.canonical(parts.message) == JSON.canonical(try Parts(topic).message))
+        }
+    }
+
+    @Test func urgencyFieldsAreWhatJSONEncoderWritesByteForByte() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for (sound, score) in [(Wire.Sound.critical(name: "default", volume: 1.0), 1.0), ("default", 0.2),
+                               (.critical(name: "siren.caf", volume: 0.5), 0.8)] {
+            let wire = Wire.Message(
+                condition: "'a' in topics && !('b' in topics)",
+                notification: Wire.Notification(title: "t", body: "b"), data: ["urgency": "critical"],
+                android: Wire.Android(priority: "NORMAL", ttl: nil,
+                                      notification: .init(sound: "default", channelID: "msi_critical")),
+                apns: Wire.APNS(headers: ["apns-priority": "10"], payload: .init(aps: .init(
+                    sound: sound, contentAvailable: nil, interruptionLevel: "critical", relevanceScore: score))))
+            #expect(FCMJSON.bytes(wire.json) == Array(try encoder.encode(wire)))
         }
     }
 }

@@ -9,6 +9,8 @@ enum FCMJSON {
     indirect enum Value {
         case string(String)
         case int(Int)
+        /// A finite number: written as `JSONEncoder` writes a Double (an integral one without ".0").
+        case double(Double)
         case bool(Bool)
         /// Members in any order: written sorted by key.
         case object([(key: String, value: Value)])
@@ -33,6 +35,9 @@ enum FCMJSON {
             JSONString.append(string, to: &output)
         case .int(let number):
             output.append(contentsOf: String(number).utf8)
+        case .double(let number):
+            let text = number.description
+            output.append(contentsOf: (text.hasSuffix(".0") ? String(text.dropLast(2)) : text).utf8)
         case .bool(let flag):
             output.append(contentsOf: (flag ? "true" : "false").utf8)
         case .object(let members):

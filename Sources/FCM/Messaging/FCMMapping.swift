@@ -2,21 +2,106 @@
 public enum FCMMapping {
     /// The request bodies for `message`: an Alert's notification and data components, in that order, or an
     /// Information's data component alone. See docs/fcm-mapping.md for the table.
-    public static func requests(for message: RelayMessage, options: FCMMappingOptions = FCMMappingOptions())
-        -> [FCMRequest]
+    ///
+    /// With `excluding` topics (the quiet-hours topics of windows quiet now), each request goes to the condition
+    /// `'topic' in topics && !('q' in topics) ...` instead of the topic: the devices subscribed to one of them are
+    /// left out (and sent to by token when their quiet hours end). FCM allows five topics in a condition, so only the
+    /// first `maximumExcludedTopics` are left out; the devices of the others get the message at once.
+    public static func requests(for message: RelayMessage, options: FCMMappingOptions = FCMMappingOptions(),
+                                excluding: [String] = []) -> [FCMRequest]
     {
-        switch message.distribution {
-        case .alert:
-            [notificationComponent(message, options), dataComponent(message, options)]
-        case .information:
-            [dataComponent(message, options)]
+        let target: Target = excluding.isEmpty
+            ? .topic(message.topicKey) : .condition(condition(topic: message.topicKey, excluding: excluding))
+        return components(message, options, target: target)
+    }
+
+    /// A topic message's components sent to one device's registration token instead of the topic, the same
+    /// requests otherwise (the data keeps `topic_key`): a topic message held back for a device in its quiet hours.
+    public static func requests(for message: RelayMessage, token: String,
+                                options: FCMMappingOptions = FCMMappingOptions()) -> [FCMRequest] {
+        components(message, options, target: .token(token))
+    }
+
+    /// Whom a request goes to: `message.topic`, `message.condition` or `message.token`.
+    enum Target {
+        case topic(String), condition(String), token(String)
+
+        /// Sets the target's field of `wire`.
+        func apply(to wire: inout Wire.Message) {
+            switch self {
+            case .topic(let topic): wire.topic = topic
+            case .condition(let condition): wire.condition = condition
+            case .token(let token): wire.token = token
+            }
         }
     }
 
+    /// An Alert's notification and data components, or an Information's data component, for `target`.
+    private static func components(_ message: RelayMessage, _ options: FCMMappingOptions, target: Target)
+        -> [FCMRequest] {
+        switch message.distribution {
+        case .alert:
+            [notificationComponent(message, options, target: target), dataComponent(message, options, target: target)]
+        case .information:
+            [dataComponent(message, options, target: target)]
+        }
+    }
+
+    /// The most topics a condition leaves out: FCM takes at most five topics in a condition, one is the message's.
+    public static let maximumExcludedTopics = 4
+
+    /// `'topic' in topics && !('a' in topics) && ...` for the first `maximumExcludedTopics` of `excluding`.
+    public static func condition(topic: String, excluding: [String]) -> String {
+        (["'\(topic)' in topics"] + excluding.prefix(maximumExcludedTopics).map { "!('\($0)' in topics)" })
+            .joined(separator: " && ")
+    }
+
+    // MARK: Urgency
+
+    /// The level APNs gets: `critical` only with the entitlement (`criticalAlerts`), else `time-sensitive`.
+    static func apnsLevel(_ urgency: RelayMessage.Urgency, _ options: FCMMappingOptions) -> RelayMessage.Urgency {
+        urgency == .critical && !options.criticalAlerts ? .timeSensitive : urgency
+    }
+
+    /// `aps.relevance-score` of each urgency: the notification summary puts the most urgent first.
+    static func relevanceScore(_ urgency: RelayMessage.Urgency) -> Double {
+        switch urgency {
+        case .passive: 0.2
+        case .active: 0.5
+        case .timeSensitive: 0.8
+        case .critical: 1.0
+        }
+    }
+
+    /// The `aps` of a pop-up: its interruption level and relevance, and its sound (none for a passive one, the
+    /// critical sound for a critical one APNs may play as such).
+    static func alertAPS(_ message: RelayMessage, _ options: FCMMappingOptions) -> Wire.APS {
+        let level = apnsLevel(message.urgency, options)
+        let sound: Wire.Sound? = switch level {
+        case .passive: nil
+        case .active, .timeSensitive: "default"
+        case .critical: .critical(name: "default", volume: 1.0)
+        }
+        return Wire.APS(sound: sound, contentAvailable: nil, interruptionLevel: level.rawValue,
+                        relevanceScore: relevanceScore(message.urgency))
+    }
+
+    /// `android.priority`: `HIGH` (wakes the phone at once) for active and above, `NORMAL` for passive.
+    static func androidPriority(_ message: RelayMessage) -> String {
+        message.urgency.isImmediate ? "HIGH" : "NORMAL"
+    }
+
+    /// The `android` block of a pop-up: priority, ttl, and the notification on the urgency's channel.
+    private static func alertAndroid(_ message: RelayMessage, _ options: FCMMappingOptions) -> Wire.Android {
+        Wire.Android(priority: androidPriority(message), ttl: androidTTL(message),
+                     notification: .init(sound: "default", channelID: options.androidChannels[message.urgency]))
+    }
+
     /// The notification component: a pop-up with the message's key, so the app can open it.
-    private static func notificationComponent(_ message: RelayMessage, _ options: FCMMappingOptions) -> FCMRequest {
+    private static func notificationComponent(_ message: RelayMessage, _ options: FCMMappingOptions,
+                                              target: Target) -> FCMRequest {
         var notification = Wire.Notification(title: message.title, body: message.desc)
-        var data = ["msi_key": message.msiKey]
+        var data = ["msi_key": message.msiKey, "urgency": message.urgency.rawValue]
         var truncated = false
         if payloadSize(data: data, notification: notification) > options.payloadLimit {
             truncated = true
@@ -30,21 +115,22 @@ public enum FCMMapping {
             let cutTitle = cut(title) { fits(Wire.Notification(title: $0, body: body)) }
             notification = Wire.Notification(title: cutTitle, body: body)
         }
-        var headers = ["apns-priority": "10"]
+        var headers = ["apns-priority": message.urgency.isImmediate ? "10" : "5"]
         headers.merge(expirationHeaders(message)) { $1 }
-        let wire = Wire.Message(
-            topic: message.topicKey,
+        var wire = Wire.Message(
             notification: notification,
             data: data,
-            android: Wire.Android(priority: "HIGH", ttl: androidTTL(message), notification: .init(sound: "default")),
-            apns: Wire.APNS(headers: headers, payload: .init(aps: .init(sound: "default", contentAvailable: nil)))
+            android: alertAndroid(message, options),
+            apns: Wire.APNS(headers: headers, payload: .init(aps: alertAPS(message, options)))
         )
+        target.apply(to: &wire)
         let size = payloadSize(data: data, notification: notification)
         return request(.notification, wire, options, size: size, truncated)
     }
 
     /// The data component: every field as a string, delivered silently (an APNs background push).
-    private static func dataComponent(_ message: RelayMessage, _ options: FCMMappingOptions) -> FCMRequest {
+    private static func dataComponent(_ message: RelayMessage, _ options: FCMMappingOptions,
+                                      target: Target) -> FCMRequest {
         var data = [
             "msi_key": message.msiKey,
             "topic_key": message.topicKey,
@@ -53,6 +139,7 @@ public enum FCMMapping {
             "desc": message.desc,
             "message": message.message,
             "timestamp": String(message.timestamp),
+            "urgency": message.urgency.rawValue,
         ]
         var truncated = false
         if payloadSize(data: data, notification: nil) > options.payloadLimit {
@@ -63,13 +150,13 @@ public enum FCMMapping {
         // APNs refuses a background push whose priority is not 5; FCM passes the refusal on.
         var headers = ["apns-push-type": "background", "apns-priority": "5"]
         headers.merge(expirationHeaders(message)) { $1 }
-        let wire = Wire.Message(
-            topic: message.topicKey,
+        var wire = Wire.Message(
             notification: nil,
             data: data,
-            android: Wire.Android(priority: "HIGH", ttl: androidTTL(message), notification: nil),
+            android: Wire.Android(priority: androidPriority(message), ttl: androidTTL(message), notification: nil),
             apns: Wire.APNS(headers: headers, payload: .init(aps: .init(sound: nil, contentAvailable: 1)))
         )
+        target.apply(to: &wire)
         return request(.data, wire, options, size: payloadSize(data: data, notification: nil), truncated)
     }
 
@@ -88,6 +175,7 @@ public enum FCMMapping {
         data["desc"] = message.desc
         data["message"] = message.message
         data["timestamp"] = String(message.timestamp)
+        data["urgency"] = message.urgency.rawValue
         switch audience {
         case .person:
             data["audience"] = "person"
@@ -112,15 +200,17 @@ public enum FCMMapping {
                 notification = Wire.Notification(title: title, body: body)
             }
         }
-        var headers = alert ? ["apns-priority": "10"] : ["apns-push-type": "background", "apns-priority": "5"]
+        // APNs refuses a background push whose priority is not 5, whatever the urgency.
+        var headers = alert ? ["apns-priority": message.urgency.isImmediate ? "10" : "5"]
+                            : ["apns-push-type": "background", "apns-priority": "5"]
         headers.merge(expirationHeaders(message)) { $1 }
         let wire = Wire.Message(
             token: token,
             notification: notification,
             data: data,
-            android: Wire.Android(priority: "HIGH", ttl: androidTTL(message),
-                                  notification: alert ? .init(sound: "default") : nil),
-            apns: Wire.APNS(headers: headers, payload: .init(aps: alert ? .init(sound: "default", contentAvailable: nil)
+            android: alert ? alertAndroid(message, options)
+                           : Wire.Android(priority: androidPriority(message), ttl: androidTTL(message), notification: nil),
+            apns: Wire.APNS(headers: headers, payload: .init(aps: alert ? alertAPS(message, options)
                                                                         : .init(sound: nil, contentAvailable: 1)))
         )
         return request(.device, wire, options, size: payloadSize(data: data, notification: notification), truncated)

@@ -14,6 +14,8 @@ enum Wire {
         /// The target: a topic (the spec's components) or one registration token (a message to persons and groups).
         var topic: String?
         var token: String?
+        /// A topic condition (`'a' in topics && !('b' in topics)`): a topic message that leaves out quiet devices.
+        var condition: String? = nil
         var notification: Notification?
         var data: [String: String]
         var android: Android
@@ -33,6 +35,13 @@ enum Wire {
 
     struct AndroidNotification: Encodable {
         var sound: String
+        /// The app's notification channel for the message's urgency.
+        var channelID: String? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case sound
+            case channelID = "channel_id"
+        }
     }
 
     struct APNS: Encodable {
@@ -45,12 +54,43 @@ enum Wire {
     }
 
     struct APS: Encodable {
-        var sound: String?
+        var sound: Sound?
         var contentAvailable: Int?
+        /// `passive`, `active`, `time-sensitive` or `critical` (iOS 15 and later).
+        var interruptionLevel: String? = nil
+        /// Which notification of the app's the summary puts first, 0 to 1.
+        var relevanceScore: Double? = nil
 
         enum CodingKeys: String, CodingKey {
             case sound
             case contentAvailable = "content-available"
+            case interruptionLevel = "interruption-level"
+            case relevanceScore = "relevance-score"
+        }
+    }
+
+    /// `aps.sound`: a sound's name, or a critical alert's dictionary (which plays on a muted phone).
+    enum Sound: Encodable, ExpressibleByStringLiteral {
+        case named(String)
+        case critical(name: String, volume: Double)
+
+        init(stringLiteral value: String) { self = .named(value) }
+
+        enum CodingKeys: String, CodingKey {
+            case critical, name, volume
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .named(let name):
+                var container = encoder.singleValueContainer()
+                try container.encode(name)
+            case .critical(let name, let volume):
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(1, forKey: .critical)
+                try container.encode(name, forKey: .name)
+                try container.encode(volume, forKey: .volume)
+            }
         }
     }
 }
@@ -77,6 +117,7 @@ extension Wire.Message: FCMJSONRepresentable {
         ]
         if let topic { members.append(("topic", .string(topic))) }
         if let token { members.append(("token", .string(token))) }
+        if let condition { members.append(("condition", .string(condition))) }
         if let notification { members.append(("notification", notification.json)) }
         return .object(members)
     }
@@ -90,7 +131,11 @@ extension Wire.Android: FCMJSONRepresentable {
     var json: FCMJSON.Value {
         var members: [(key: String, value: FCMJSON.Value)] = [("priority", .string(priority))]
         if let ttl { members.append(("ttl", .string(ttl))) }
-        if let notification { members.append(("notification", .object([("sound", .string(notification.sound))]))) }
+        if let notification {
+            var fields: [(key: String, value: FCMJSON.Value)] = [("sound", .string(notification.sound))]
+            if let channel = notification.channelID { fields.append(("channel_id", .string(channel))) }
+            members.append(("notification", .object(fields)))
+        }
         return .object(members)
     }
 }
@@ -98,8 +143,15 @@ extension Wire.Android: FCMJSONRepresentable {
 extension Wire.APNS: FCMJSONRepresentable {
     var json: FCMJSON.Value {
         var aps: [(key: String, value: FCMJSON.Value)] = []
-        if let sound = payload.aps.sound { aps.append(("sound", .string(sound))) }
+        switch payload.aps.sound {
+        case .named(let name)?: aps.append(("sound", .string(name)))
+        case .critical(let name, let volume)?:
+            aps.append(("sound", .object([("critical", .int(1)), ("name", .string(name)), ("volume", .double(volume))])))
+        case nil: break
+        }
         if let available = payload.aps.contentAvailable { aps.append(("content-available", .int(available))) }
+        if let level = payload.aps.interruptionLevel { aps.append(("interruption-level", .string(level))) }
+        if let score = payload.aps.relevanceScore { aps.append(("relevance-score", .double(score))) }
         return .object([("headers", FCMJSON.object(headers)), ("payload", .object([("aps", .object(aps))]))])
     }
 }

@@ -8,6 +8,44 @@ public struct RelayMessage: Sendable, Hashable {
         case information = "Information"
     }
 
+    /// How urgently a message must reach a person: APNs' interruption level and an Android channel
+    /// (`FCMMapping`), and whether a device's quiet hours hold it back. The hub's `urgency` values.
+    public enum Urgency: String, Sendable, Hashable, CaseIterable, Comparable {
+        /// Into the notification list silently, without lighting the screen.
+        case passive
+        /// An ordinary notification: the default.
+        case active
+        /// Breaks through Focus modes and quiet hours.
+        case timeSensitive = "time-sensitive"
+        /// Sounds even when the phone is muted (on iOS only with Apple's entitlement, `APNS_CRITICAL_ALERTS`).
+        case critical
+
+        /// A re-send's urgency: one level up, and at least `timeSensitive`.
+        public var escalated: Urgency {
+            switch self {
+            case .passive, .active: .timeSensitive
+            case .timeSensitive, .critical: .critical
+            }
+        }
+
+        /// Whether the phone should be woken at once: active and above (APNs priority 10, Android `HIGH`).
+        public var isImmediate: Bool { self != .passive }
+
+        /// Orders the levels from passive to critical.
+        public static func < (lhs: Urgency, rhs: Urgency) -> Bool {
+            lhs.rank < rhs.rank
+        }
+
+        private var rank: Int {
+            switch self {
+            case .passive: 0
+            case .active: 1
+            case .timeSensitive: 2
+            case .critical: 3
+            }
+        }
+    }
+
     /// The message's id on phones, 24 hex digits (`msi_key`).
     public var msiKey: String
     /// The FCM topic: channel, area and subject ids joined by "-" (`topic_key`).
@@ -28,6 +66,8 @@ public struct RelayMessage: Sendable, Hashable {
     public var expiresAt: Int64?
     /// The sender's string values for the app (a message to persons and groups), sent beside the hub's own data.
     public var data: [String: String]
+    /// How urgently it must reach phones (`urgency`).
+    public var urgency: Urgency
 
     /// A message to relay.
     public init(
@@ -40,8 +80,10 @@ public struct RelayMessage: Sendable, Hashable {
         timestamp: Int64,
         ttlSeconds: Int64? = nil,
         expiresAt: Int64? = nil,
-        data: [String: String] = [:]
+        data: [String: String] = [:],
+        urgency: Urgency = .active
     ) {
+        self.urgency = urgency
         self.msiKey = msiKey
         self.topicKey = topicKey
         self.distribution = distribution
