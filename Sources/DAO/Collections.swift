@@ -43,6 +43,11 @@ public enum CollectionName {
     /// One document per message to persons and groups and device it reaches: how FCM answered (`DeliveryDAO`);
     /// registration tokens, never listed.
     public static let deliveries = "deliveries"
+    /// What the app told the hub of each message on each device (received, opened, acknowledged), one document per
+    /// (message, device, event) (`ReceiptDAO`).
+    public static let receipts = "receipts"
+    /// One document per message with receipts: their counts, kept as receipts arrive (`ReceiptDAO`).
+    public static let receiptCounts = "receipt_counts"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.

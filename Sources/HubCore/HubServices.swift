@@ -21,6 +21,8 @@ public struct HubServices: Sendable {
     public let groups: GroupService
     /// The per-device deliveries of messages to persons and groups, for their senders and admins.
     public let deliveries: DeliveryReportService
+    /// Receipts from the app and the reach report of messages.
+    public let receipts: ReceiptService
     /// Gives the messages this process stores to its relay worker in memory, leased in the insert: the one thing
     /// the services and the relay share (the relay reads and writes its own collections through its own DAOs).
     public let outboxHandoff: OutboxHandoff
@@ -60,6 +62,7 @@ public struct HubServices: Sendable {
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
         self.groups = GroupService(database: database, now: now)
         self.deliveries = DeliveryReportService(database: database)
+        self.receipts = ReceiptService(database: database, cube: cache, logger: logger, now: now)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
         self.relayProgress = RelayProgressDAO(database: database)

@@ -1,0 +1,152 @@
+import DAO
+import Mongo
+
+/// How far a message reached, as its sender and admins see it (`GET /message/:msiKey/receipts`): its audience, what
+/// FCM accepted, the receipts counted by event, platform and response, and a page of the devices that have not
+/// answered.
+public struct ReceiptReport: Sendable {
+    /// One platform's share.
+    public struct PlatformReach: Sendable, Equatable {
+        public var audience: Int64
+        public var received: Int64, opened: Int64, acknowledged: Int64
+    }
+
+    /// A device that has not acknowledged the message.
+    public struct Silent: Sendable, Equatable {
+        public var device: ObjectID
+        /// Its person, for a message to persons and groups.
+        public var person: String?
+        public var platform: Platform
+    }
+
+    /// A name in the cube, with its id (hex); the name is nil when the cube no longer has it.
+    public struct Named: Sendable, Equatable {
+        public var id: String
+        public var name: String?
+    }
+
+    public var msiKey: ObjectID
+    /// "topic" or "persons" (a message to persons and groups).
+    public var audienceKind: String
+    /// The devices the message is for: its deliveries (persons and groups) or the devices that want its topic.
+    public var audience: Int64
+    /// The relay's state as the public sees it (`pending`, `sent`, `failed`, `expired`).
+    public var relayState: String
+    /// Devices FCM took the message for: sent deliveries, or for a topic message its whole audience once sent.
+    public var fcmAccepted: Int64
+    public var counts: ReceiptCounts
+    /// The audience less those who acknowledged.
+    public var notAnswered: Int64
+    /// Devices FCM called gone: unregistered deliveries, or for a topic the devices whose registration FCM dropped.
+    public var unreachable: Int64
+    public var platforms: [Platform: PlatformReach]
+    /// A topic message's channel and area.
+    public var channel: Named?, area: Named?
+    /// A page of devices that have not acknowledged, in device order.
+    public var silent: [Silent]
+    /// The cursor of the next page (a device id), or nil at the end.
+    public var next: String?
+}
+
+extension ReceiptService {
+    /// The most devices a page of those not answered holds.
+    public static let maximumLimit = 500
+    /// The devices a page holds when the caller names no limit.
+    public static let defaultLimit = 100
+    /// The most audience rows one report request reads looking for those not answered (a message almost everyone
+    /// answered would otherwise be read whole): past it, the page ends early with a cursor.
+    static let scanLimit = 5_000
+
+    /// The reach report of the message `msiKey` for `viewer` (its sender, admins), with up to `limit` devices not
+    /// answered after the device `cursor`. The counts are one document (`receipt_counts`); the audience is the
+    /// message's deliveries counted, or its topic's wishes counted; no receipt is read but the page's.
+    /// - Throws: `DAOError` `.messageNotFound` when there is no such message or `viewer` may not see its detail.
+    public func report(msiKey: ObjectID, for viewer: MessageViewer, cursor: ObjectID?, limit: Int) async throws
+        -> ReceiptReport {
+        let stored = try await messages.get(msiKey: msiKey)
+        guard MessageVisibility.seesDetail(of: stored, viewer) else {
+            throw DAOError(.messageNotFound, "no message has the msi_key \(msiKey.hex)")
+        }
+        let message = try await relayProgress.resolved([stored]).first ?? stored
+        let status = RelayState(message: message.document)?.status
+        let relayState = status.map(MessageVisibility.publicState) ?? "sent"
+        let counts = try await receipts.counts(of: message.id)
+        let limit = min(max(limit, 1), Self.maximumLimit)
+        var report = ReceiptReport(msiKey: msiKey, audienceKind: message.recipients == nil ? "topic" : "persons",
+                                   audience: 0, relayState: relayState, fcmAccepted: 0, counts: counts, notAnswered: 0,
+                                   unreachable: 0, platforms: [:], silent: [], next: nil)
+        var audienceByPlatform: [Platform: Int64] = [:]
+        if message.recipients != nil {
+            let delivered = try await deliveries.counts(of: message.id)
+            report.audience = delivered.total
+            report.fcmAccepted = delivered.byState[.sent] ?? 0
+            report.unreachable = delivered.byState[.unregistered] ?? 0
+            for (platform, states) in delivered.byPlatform { audienceByPlatform[platform] = states.values.reduce(0, +) }
+            (report.silent, report.next) = try await silentDeliveries(of: message.id, after: cursor, limit: limit)
+        } else {
+            let wishes = try await subscriptions.audience(of: message.topicKey)
+            for (platform, counts) in wishes { audienceByPlatform[platform] = Int64(counts.devices) }
+            report.audience = audienceByPlatform.values.reduce(0, +)
+            report.unreachable = Int64(wishes.values.reduce(0) { $0 + $1.dormant })
+            report.fcmAccepted = status == .sent || status == .imported ? report.audience - report.unreachable : 0
+            (report.silent, report.next) = try await silentSubscribers(of: message, after: cursor, limit: limit)
+            if let place = Self.place(of: message.topicKey) {
+                let location = try? await cube.location(topicKey: message.topicKey)
+                report.channel = ReceiptReport.Named(id: place.channel, name: location?.channel.name)
+                report.area = ReceiptReport.Named(id: place.area, name: location?.area.name)
+            }
+        }
+        report.notAnswered = max(0, report.audience - (counts.byEvent[.acknowledged] ?? 0))
+        for platform in Set(audienceByPlatform.keys).union(counts.byPlatform.keys) {
+            let events = counts.byPlatform[platform] ?? [:]
+            report.platforms[platform] = ReceiptReport.PlatformReach(
+                audience: audienceByPlatform[platform] ?? 0, received: events[.received] ?? 0,
+                opened: events[.opened] ?? 0, acknowledged: events[.acknowledged] ?? 0)
+        }
+        return report
+    }
+
+    /// A page of the message's deliveries whose device has not acknowledged.
+    private func silentDeliveries(of message: ObjectID, after cursor: ObjectID?, limit: Int) async throws
+        -> ([ReceiptReport.Silent], String?) {
+        try await silentPage(limit: limit, cursor: cursor, read: { after, size in
+            try await deliveries.page(of: message, after: after.map { Delivery.id(message: message, device: $0) },
+                                      limit: size)
+                .map { ReceiptReport.Silent(device: $0.device, person: $0.person, platform: $0.platform) }
+        }, acknowledged: { try await receipts.acknowledged(message: message, devices: $0) })
+    }
+
+    /// A page of the devices that want the message's topic and have not acknowledged.
+    private func silentSubscribers(of message: Message, after cursor: ObjectID?, limit: Int) async throws
+        -> ([ReceiptReport.Silent], String?) {
+        try await silentPage(limit: limit, cursor: cursor, read: { after, size in
+            try await subscriptions.audiencePage(of: message.topicKey, after: after, limit: size)
+                .map { ReceiptReport.Silent(device: $0.device, person: nil, platform: $0.platform) }
+        }, acknowledged: { try await receipts.acknowledged(message: message.id, devices: $0) })
+    }
+
+    /// Reads the audience in device order from `cursor` through `read`, leaving out those `acknowledged` names, until
+    /// `limit` are found, the audience ends, or `scanLimit` rows were read; the cursor of what follows, if anything.
+    private func silentPage(
+        limit: Int, cursor: ObjectID?,
+        read: (ObjectID?, Int) async throws -> [ReceiptReport.Silent],
+        acknowledged: ([ObjectID]) async throws -> Set<ObjectID>
+    ) async throws -> ([ReceiptReport.Silent], String?) {
+        var found: [ReceiptReport.Silent] = []
+        var after = cursor
+        var scanned = 0
+        let size = max(limit, 200)
+        while scanned < Self.scanLimit {
+            let rows = try await read(after, size)
+            scanned += rows.count
+            let answered = rows.isEmpty ? [] : try await acknowledged(rows.map(\.device))
+            for row in rows where !answered.contains(row.device) {
+                if found.count == limit { return (found, found.last?.device.hex) }
+                found.append(row)
+            }
+            guard rows.count == size, let last = rows.last?.device else { return (found, nil) }
+            after = last
+        }
+        return (found, after?.hex)
+    }
+}

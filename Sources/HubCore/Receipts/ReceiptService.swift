@@ -1,0 +1,176 @@
+import DAO
+import HubTime
+import Logging
+import Mongo
+
+/// Receipts from the app (a message received, opened, acknowledged) and the rule of which a device may report: a
+/// message it could have received, once per event. Every entry point that stores receipts calls `record`.
+public struct ReceiptService: Sendable {
+    /// The most entries one batch may hold.
+    public static let maximumBatch = 500
+    /// The longest response, in characters.
+    public static let maximumResponseLength = 200
+
+    let receipts: ReceiptDAO
+    let messages: MessageDAO
+    let subscriptions: SubscriptionDAO
+    let rollouts: RolloutDAO
+    let groups: GroupDAO
+    let deliveries: DeliveryDAO
+    let relayProgress: RelayProgressDAO
+    let cube: CubeCache
+    let logger: Logger
+    let now: UnixClock
+
+    init(database: MongoDatabase, cube: CubeCache, logger: Logger, now: @escaping UnixClock) {
+        self.receipts = ReceiptDAO(database: database, now: now)
+        self.messages = MessageDAO(database: database, now: now)
+        self.subscriptions = SubscriptionDAO(database: database, now: now)
+        self.rollouts = RolloutDAO(database: database, now: now)
+        self.groups = GroupDAO(database: database, now: now)
+        self.deliveries = DeliveryDAO(database: database, now: now)
+        self.relayProgress = RelayProgressDAO(database: database)
+        self.cube = cube
+        self.logger = logger
+        self.now = now
+    }
+
+    // MARK: Recording
+
+    /// Stores `entries` from `device` (at most `maximumBatch`, checked by the caller's decoding) and says what became
+    /// of each, in order. An entry is refused when its message is unknown, when the device could not have received
+    /// it (a topic message: the device wants or once wanted its topic, or the topic is being rolled out; a message to
+    /// persons and groups: the device's person is named or a member of a group named; either way, or a delivery to
+    /// the device exists), when the message's send time has not come, or when its response is not one the message
+    /// asked for (`ack.responses`). The rest are stored in one insert; a receipt the device sent before is a
+    /// duplicate, neither stored nor counted again. The batch's messages are read in one query, and so is each
+    /// proof of receipt.
+    /// - Throws: `DAOError`.
+    public func record(_ entries: [ReceiptEntry], from device: Device) async throws -> [ReceiptOutcome] {
+        var outcomes: [ReceiptOutcome?] = Array(repeating: nil, count: entries.count)
+        var keys: [Int: ObjectID] = [:]
+        for (index, entry) in entries.enumerated() {
+            if let key = ObjectID(hex: entry.msiKey) { keys[index] = key } else {
+                outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .messageNotFound)
+            }
+        }
+        let found = try await messages.messages(msiKeys: Array(Set(keys.values)))
+        let reachable = try await receivable(Array(found.values), by: device)
+        var accepted: [(index: Int, receipt: Receipt)] = []
+        for (index, entry) in entries.enumerated() where outcomes[index] == nil {
+            guard let key = keys[index], let message = found[key] else {
+                outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .messageNotFound)
+                continue
+            }
+            guard reachable.contains(message.id) else {
+                outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .notARecipient)
+                continue
+            }
+            guard Self.accepts(entry.response, for: entry.event, of: message) else {
+                outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .invalidResponse)
+                continue
+            }
+            accepted.append((index, Receipt(message: message.id, device: device.id, person: device.person,
+                                            event: entry.event, response: Self.normalised(entry.response),
+                                            at: entry.at, platform: device.platform)))
+        }
+        var places: [ObjectID: ReceiptDAO.Place] = [:]
+        for message in found.values {
+            if let place = Self.place(of: message.topicKey) { places[message.id] = place }
+        }
+        let new = try await receipts.store(accepted.map(\.receipt), places: places)
+        for (position, item) in accepted.enumerated() {
+            outcomes[item.index] = ReceiptOutcome(index: item.index, status: new[position] ? .stored : .duplicate)
+        }
+        let acknowledged = accepted.indices.filter { new[$0] && accepted[$0].receipt.event == .acknowledged }
+        if !acknowledged.isEmpty {
+            let byID = Dictionary(found.values.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            try await acknowledgedHook(acknowledged.compactMap { position in
+                let receipt = accepted[position].receipt
+                return byID[receipt.message].map { ($0, receipt) }
+            })
+        }
+        return outcomes.enumerated().map { $0.element ?? ReceiptOutcome(index: $0.offset, status: .rejected) }
+    }
+
+    /// The one place where a newly stored acknowledgement leaves the hub: each becomes a `message.acknowledged`
+    /// event (payload `msi_key`, `title`, `device`, `person`?, `response`?). Until the webhook outbox
+    /// (`WebhookEventDAO.emit`) is in the tree, the events are logged at debug level only.
+    /// - Throws: `DAOError` once the events are written to the outbox.
+    func acknowledgedHook(_ acknowledged: [(message: Message, receipt: Receipt)]) async throws {
+        for (message, receipt) in acknowledged {
+            let payload = Self.acknowledgedPayload(message, receipt)
+            logger.debug("message acknowledged", metadata: ["msi_key": .string(message.msiKey.hex),
+                                                            "device": .string(receipt.device.hex),
+                                                            "fields": .string(payload.keys.joined(separator: ","))])
+        }
+    }
+
+    /// The payload of a `message.acknowledged` event.
+    static func acknowledgedPayload(_ message: Message, _ receipt: Receipt) -> BSONDocument {
+        var payload: BSONDocument = ["msi_key": .string(message.msiKey.hex), "title": .string(message.title),
+                                     "device": .string(receipt.device.hex)]
+        if let person = receipt.person { payload["person"] = .string(person) }
+        if let response = receipt.response { payload["response"] = .string(response) }
+        payload["at"] = .int64(receipt.at)
+        return payload
+    }
+
+    /// Which of `messages` `device` could have received (their `_id`s): sent already (no `send_at` to come), and of
+    /// its topics, its person's persons and groups, or delivered to it.
+    private func receivable(_ messages: [Message], by device: Device) async throws -> Set<ObjectID> {
+        let time = now()
+        let sent = messages.filter { RelayState(message: $0.document)?.waitsForSendTime(at: time) != true }
+        var proven: Set<ObjectID> = []
+        // Topic messages: a wish for the topic, either way, or a rollout of it under way.
+        let topics = Array(Set(sent.filter { $0.recipients == nil }.map(\.topicKey)))
+        if !topics.isEmpty {
+            var wished = try await subscriptions.topics(everWishedBy: device, among: topics)
+            if wished.count < topics.count {
+                wished.formUnion(try await rollouts.topicsUnderWay().map(\.topic))
+            }
+            proven.formUnion(sent.filter { $0.recipients == nil && wished.contains($0.topicKey) }.map(\.id))
+        }
+        // Messages to persons and groups: the device's person named, or a member of a group named.
+        if let person = device.person {
+            let addressed = sent.filter { $0.recipients != nil }
+            proven.formUnion(addressed.filter { $0.recipients?.persons.contains(person) == true }.map(\.id))
+            let viaGroups = addressed.filter { !proven.contains($0.id) && !($0.recipients?.groups.isEmpty ?? true) }
+            if !viaGroups.isEmpty {
+                let memberOf = Set(try await groups.groups(of: person))
+                proven.formUnion(viaGroups.filter { $0.recipients?.groups.contains(where: memberOf.contains) == true }
+                    .map(\.id))
+            }
+        }
+        // Anything else the hub sent to the device itself (its person changed since, or a re-send).
+        let unproven = sent.filter { !proven.contains($0.id) }.map(\.id)
+        if !unproven.isEmpty {
+            proven.formUnion(try await deliveries.delivered(unproven, to: device.id))
+        }
+        return proven
+    }
+
+    /// Whether `response` may come with `event` of `message`: only with an acknowledgement; one of the message's
+    /// `ack.responses` when it asked for some, else any (a short text).
+    static func accepts(_ response: String?, for event: Receipt.Event, of message: Message) -> Bool {
+        let response = normalised(response)
+        guard event == .acknowledged else { return response == nil }
+        let asked = message.document["ack"]?.documentValue?["responses"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        guard !asked.isEmpty else { return true }
+        guard let response else { return false }
+        return asked.contains(response)
+    }
+
+    /// An empty response is none.
+    static func normalised(_ response: String?) -> String? {
+        guard let response, !response.isEmpty else { return nil }
+        return response
+    }
+
+    /// The channel and area of a topic key ("<channel hex>-<area hex>-<subject hex>"); nil for none.
+    static func place(of topicKey: String) -> ReceiptDAO.Place? {
+        let parts = topicKey.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts.allSatisfy({ $0.utf8.count == 24 }) else { return nil }
+        return ReceiptDAO.Place(channel: String(parts[0]), area: String(parts[1]))
+    }
+}

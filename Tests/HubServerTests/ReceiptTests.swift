@@ -1,0 +1,286 @@
+import DAO
+import FakeFCM
+import Foundation
+import HubCore
+@testable import HubServer
+import Hummingbird
+import HummingbirdTesting
+import Mongo
+import MongoTestSupport
+import Testing
+
+/// Receipts from devices (POST /device/:deviceID/receipts) and the reach report (GET /message/:msiKey/receipts):
+/// idempotence, per-entry refusals, the counts kept as receipts arrive, exact reports for a topic message and a group
+/// message, and the report's privacy. Against a real hub, the real database and, for a group, the fake FCM.
+@Suite("Receipts and the reach report")
+struct ReceiptTests {
+    /// A device stored as registration stores it, with a secret the test knows, bound to `person`.
+    struct Handset: Sendable {
+        let id = ObjectID()
+        let token: String
+        let person: String?
+        let platform: Platform
+        var secret: String { "msd_secret-of-\(token)" }
+
+        init(_ token: String, person: String? = nil, platform: Platform = .android) {
+            self.token = token
+            self.person = person
+            self.platform = platform
+        }
+    }
+
+    /// Stores `handsets` as registered devices, each wanting `topics` (as registration records its wishes).
+    static func seed(_ handsets: [Handset], topics: [String] = [], in database: MongoDatabase) async throws {
+        try await database.collection(CollectionName.devices).insertMany(handsets.map { handset in
+            var document: BSONDocument = [
+                "_id": .objectID(handset.id), "registration": .string(handset.token),
+                "platform": .string(handset.platform.rawValue), "secret_hash": .string(Secret.hash(handset.secret)),
+                "state": "active", "created_at": 0, "updated_at": 0,
+            ]
+            if let person = handset.person { document["person"] = .string(person) }
+            return document
+        })
+        let wishes = handsets.flatMap { handset in
+            topics.map { topic -> BSONDocument in
+                ["_id": .objectID(ObjectID()), "device": .objectID(handset.id), "registration": .string(handset.token),
+                 "platform": .string(handset.platform.rawValue), "topic": .string(topic), "want": true,
+                 "applied": true, "pending": false, "due_at": 0, "attempts": 0, "updated_at": 0]
+            }
+        }
+        if !wishes.isEmpty { try await database.collection(CollectionName.subscriptions).insertMany(wishes) }
+    }
+
+    /// The Forced subject "Opening hours" of the legacy cube, and its optional sibling "New books".
+    static let hoursTopic = "5a0b1c2d3e4f5a6b7c8d9e01-5a0b1c2d3e4f5a6b7c8d9e02-5a0b1c2d3e4f5a6b7c8d9e03"
+    static let booksTopic = RelayOutboxTests.booksTopic
+
+    /// A receipt entry as JSON.
+    static func entry(_ key: String, _ event: String, response: String? = nil, at: Int64 = 1_760_000_000_000) -> String {
+        #"{"msi_key": "\#(key)", "event": "\#(event)""# + (response.map { #", "response": "\#($0)""# } ?? "")
+            + #", "at": \#(at)}"#
+    }
+
+    /// Posts `entries` as `handset`; the answer's results as (status, code) pairs.
+    static func post(_ entries: [String], as handset: Handset, on hub: HubHarness) async throws
+        -> [(status: String, code: String?)] {
+        let response = try await hub.request(.post, "/device/\(handset.id.hex)/receipts", as: .token(handset.secret),
+                                             json: "[" + entries.joined(separator: ",") + "]")
+        #expect(response.status == .ok, "\(response.text)")
+        let results = try response.json()["results"]?.arrayValue?.compactMap(\.documentValue) ?? []
+        #expect(results.map { $0["index"]?.int64Value } == entries.indices.map { Int64($0) })
+        return results.map { ($0["status"]?.stringValue ?? "", $0["code"]?.stringValue) }
+    }
+
+    /// Sends a topic message as the communicator and returns its `msi_key`.
+    static func sendTopic(_ topic: String, distribution: String = "Alert", on hub: HubHarness) async throws -> String {
+        let response = try await hub.request(.post, "/message", as: .communicator, json:
+            #"{"title": "Closed", "desc": "Closed today", "message": "The library is closed today.", "topic_key": "\#(topic)", "distribution": "\#(distribution)"}"#)
+        #expect(response.status == .created, "\(response.text)")
+        return try #require(try response.json()["msi_key"]?.stringValue)
+    }
+
+    // MARK: Receipts
+
+    @Test func receiptsAreIdempotentPerDeviceMessageAndEvent() async throws {
+        let phone = Handset("idem-phone")
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([phone], topics: [Self.hoursTopic], in: database)
+        }) { hub in
+            let key = try await Self.sendTopic(Self.hoursTopic, on: hub)
+            let batch = [Self.entry(key, "received"), Self.entry(key, "opened"), Self.entry(key, "received")]
+            let first = try await Self.post(batch, as: phone, on: hub)
+            #expect(first.map(\.status) == ["stored", "stored", "duplicate"])
+            let again = try await Self.post(batch + [Self.entry(key, "acknowledged")], as: phone, on: hub)
+            #expect(again.map(\.status) == ["duplicate", "duplicate", "duplicate", "stored"])
+
+            let receipts = hub.database.collection(CollectionName.receipts)
+            #expect(try await receipts.countDocuments() == 3)
+            let msiKey = try #require(ObjectID(hex: key))
+            let message = try #require(try await hub.database.collection(CollectionName.message)
+                .findOne(["msi_key": .objectID(msiKey)])?["_id"]?.objectIDValue)
+            let stored = try #require(try await receipts.findOne(["_id": .string("\(message.hex)/\(phone.id.hex)/opened")]))
+            #expect(stored["platform"] == "android" && stored["at"]?.int64Value == 1_760_000_000_000)
+            // The counts hold each receipt once, however often it was posted.
+            let counts = try #require(try await hub.database.collection(CollectionName.receiptCounts)
+                .findOne(["_id": .objectID(message)]))
+            #expect(counts[path: "events.received"]?.int64Value == 1)
+            #expect(counts[path: "events.opened"]?.int64Value == 1)
+            #expect(counts[path: "events.acknowledged"]?.int64Value == 1)
+            #expect(counts[path: "platforms.android.received"]?.int64Value == 1)
+        }
+    }
+
+    @Test func badEntriesAreRejectedOneByOneAndTheRestStored() async throws {
+        let phone = Handset("rejecting-phone"), other = Handset("books-reader")
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([phone], topics: [Self.hoursTopic], in: database)
+            try await Self.seed([other], topics: [Self.booksTopic], in: database)
+            // A message that asked for responses.
+            _ = try await MessageDAO(database: database).add(MessageDraft(
+                title: "Are you safe?", desc: "", message: "Answer please.", topicKey: Self.hoursTopic,
+                distribution: .alert, sender: "bulletin-bot",
+                extra: ["ack": ["responses": ["I'm safe", "I need help"], "within_s": 600, "resend": 2]]))
+        }) { hub in
+            let hours = try await Self.sendTopic(Self.hoursTopic, on: hub)
+            let books = try await Self.sendTopic(Self.booksTopic, distribution: "Information", on: hub)
+            let asking = try #require(try await hub.database.collection(CollectionName.message)
+                .findOne(["title": "Are you safe?"])?["msi_key"]?.objectIDValue?.hex)
+            let results = try await Self.post([
+                Self.entry(hours, "received"),
+                Self.entry(ObjectID().hex, "received"),                       // no such message
+                Self.entry("not-a-key", "opened"),                            // not a key at all
+                Self.entry(books, "received"),                                // not of the phone's topics
+                Self.entry(asking, "acknowledged", response: "Maybe"),        // not one of its responses
+                Self.entry(asking, "acknowledged"),                           // it asked for one
+                Self.entry(hours, "opened", response: "hello"),               // a response with another event
+                Self.entry(asking, "acknowledged", response: "I need help"),
+                Self.entry(hours, "acknowledged", response: "Seen, thanks"),  // any short text where none was asked
+            ], as: phone, on: hub)
+            #expect(results.map(\.status) == ["stored", "rejected", "rejected", "rejected", "rejected", "rejected",
+                                              "rejected", "stored", "stored"])
+            #expect(results.map(\.code) == [nil, "message_not_found", "message_not_found", "not_a_recipient",
+                                            "invalid_response", "invalid_response", "invalid_response", nil, nil])
+            #expect(try await hub.database.collection(CollectionName.receipts).countDocuments() == 3)
+            // The books reader may report the books message, not the hours one.
+            #expect(try await Self.post([Self.entry(books, "received"), Self.entry(hours, "received")], as: other,
+                                        on: hub).map(\.code) == [nil, "not_a_recipient"])
+        }
+    }
+
+    @Test func aMalformedBatchIs422AndStoresNothing() async throws {
+        let phone = Handset("malformed-phone")
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([phone], topics: [Self.hoursTopic], in: database)
+        }) { hub in
+            let key = try await Self.sendTopic(Self.hoursTopic, on: hub)
+            let good = Self.entry(key, "received")
+            let path = "/device/\(phone.id.hex)/receipts"
+            let cases: [(String, String)] = [
+                ("an object", #"{"msi_key": "\#(key)"}"#),
+                ("an unknown event", "[\(good), \(Self.entry(key, "deleted"))]"),
+                ("no time", #"[\#(good), {"msi_key": "\#(key)", "event": "opened"}]"#),
+                ("a long response", "[\(good), \(Self.entry(key, "acknowledged", response: String(repeating: "x", count: 201)))]"),
+                ("not an object", "[\(good), 7]"),
+                ("too many", "[" + Array(repeating: good, count: 501).joined(separator: ",") + "]"),
+            ]
+            for (label, json) in cases {
+                let refused = try await hub.request(.post, path, as: .token(phone.secret), json: json)
+                #expect(refused.status == .unprocessableContent, "\(label)")
+                #expect(refused.errorCode != nil, "\(label)")
+            }
+            #expect(try await hub.request(.post, path, as: .token(phone.secret), json: "[").status == .badRequest)
+            #expect(try await hub.request(.post, path, as: .token("msd_wrong"), json: "[\(good)]").status == .unauthorized)
+            #expect(try await hub.database.collection(CollectionName.receipts).countDocuments() == 0)
+            #expect(try await hub.database.collection(CollectionName.receiptCounts).countDocuments() == 0)
+        }
+    }
+
+    // MARK: The report
+
+    @Test func theReportOfATopicMessageCountsExactly() async throws {
+        let a = Handset("topic-a"), b = Handset("topic-b"), c = Handset("topic-c", platform: .ios)
+        let optedOut = Handset("topic-opted-out")
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([a, b, c], topics: [Self.hoursTopic], in: database)
+            try await Self.seed([optedOut], in: database)
+        }) { hub in
+            let key = try await Self.sendTopic(Self.hoursTopic, on: hub)
+            _ = try await Self.post([Self.entry(key, "received"), Self.entry(key, "opened"),
+                                     Self.entry(key, "acknowledged", response: "On my way")], as: a, on: hub)
+            _ = try await Self.post([Self.entry(key, "received"), Self.entry(key, "acknowledged")], as: b, on: hub)
+            _ = try await Self.post([Self.entry(key, "received"), Self.entry(key, "received")], as: c, on: hub)
+            #expect(try await Self.post([Self.entry(key, "received")], as: optedOut, on: hub).map(\.code)
+                == ["not_a_recipient"])
+
+            let path = "/message/\(key)/receipts"
+            try await eventually("the message is sent", within: .seconds(20)) {
+                try await hub.request(.get, path, as: .communicator).json()["relay_state"] == "sent"
+            }
+            let report = try await hub.request(.get, path, as: .communicator)
+            #expect(report.status == .ok)
+            let body = try report.json()
+            #expect(body["audience_kind"] == "topic")
+            #expect(["audience", "fcm_accepted", "received", "opened", "acknowledged", "not_answered", "unreachable"]
+                .map { body[$0]?.int64Value } == [3, 3, 3, 1, 2, 1, 0])
+            #expect(body[path: "responses"]?.documentValue?.keys == ["On my way"])
+            #expect(body["responses"]?.documentValue?["On my way"]?.int64Value == 1)
+            #expect(body[path: "platforms.android.audience"]?.int64Value == 2)
+            #expect(body[path: "platforms.android.acknowledged"]?.int64Value == 2)
+            #expect(body[path: "platforms.ios.audience"]?.int64Value == 1)
+            #expect(body[path: "platforms.ios.received"]?.int64Value == 1)
+            #expect(body[path: "platforms.ios.acknowledged"]?.int64Value == 0)
+            #expect(body[path: "channel.name"] == "Campus" && body[path: "area.name"] == "Library")
+            #expect(body[path: "channel.id"] == "5a0b1c2d3e4f5a6b7c8d9e01")
+            let silent = body["not_answered_devices"]?.arrayValue?.compactMap(\.documentValue) ?? []
+            #expect(silent.map { $0["device"]?.stringValue ?? "" } == [c.id.hex])
+            #expect(silent.first?["platform"] == "ios")
+            #expect(body["next"] == .null)
+        }
+    }
+
+    @Test func theReportOfAGroupMessageCountsExactlyAndIsItsSendersOnly() async throws {
+        try await FakeFCM.with { fake in
+            let m1a = Handset("m1-a", person: "m1"), m1b = Handset("m1-b", person: "m1", platform: .ios)
+            let m2 = Handset("m2", person: "m2"), m3 = Handset("m3-gone", person: "m3")
+            let outsider = Handset("outsider", person: "m9")
+            try await HubHarness.with(seed: { database in
+                try await HubHarness.legacy(database)
+                try await Self.seed([m1a, m1b, m2, m3, outsider], in: database)
+                _ = try await GroupDAO(database: database).replace(id: "class-7b", name: "7B", access: ["bulletin-bot"],
+                                                                   persons: ["m1", "m2", "m3"])
+            }, relay: try FanOutTests.relay(to: fake)) { hub in
+                fake.markUnregistered("m3-gone")
+                let sent = try await hub.request(.post, "/message", as: .communicator, json: """
+                    {"title": "Trip", "desc": "Bring a coat", "message": "The trip leaves at 8.", "distribution": "Alert",
+                     "to": {"groups": ["class-7b"]}}
+                    """)
+                #expect(sent.status == .created, "\(sent.text)")
+                let key = try #require(try sent.json()["msi_key"]?.stringValue)
+                try await eventually("every device has its answer", within: .seconds(30)) {
+                    let counts = try await hub.request(.get, "/message/\(key)/deliveries", as: .admin).json()
+                    return counts[path: "counts.sent"]?.int64Value == 3
+                        && counts[path: "counts.unregistered"]?.int64Value == 1
+                }
+                _ = try await Self.post([Self.entry(key, "received"), Self.entry(key, "acknowledged")], as: m1a, on: hub)
+                _ = try await Self.post([Self.entry(key, "received")], as: m1b, on: hub)
+                _ = try await Self.post([Self.entry(key, "received"), Self.entry(key, "opened")], as: m2, on: hub)
+                #expect(try await Self.post([Self.entry(key, "received")], as: outsider, on: hub).map(\.code)
+                    == ["not_a_recipient"])
+
+                let path = "/message/\(key)/receipts"
+                let body = try await hub.request(.get, path, as: .communicator).json()
+                #expect(body["audience_kind"] == "persons")
+                #expect(["audience", "fcm_accepted", "received", "opened", "acknowledged", "not_answered", "unreachable"]
+                    .map { body[$0]?.int64Value } == [4, 3, 3, 1, 1, 3, 1])
+                #expect(body[path: "platforms.android.audience"]?.int64Value == 3)
+                #expect(body[path: "platforms.android.received"]?.int64Value == 2)
+                #expect(body[path: "platforms.ios.audience"]?.int64Value == 1)
+                #expect(body[path: "platforms.ios.received"]?.int64Value == 1)
+                #expect(body["channel"] == nil)
+                let silent = body["not_answered_devices"]?.arrayValue?.compactMap(\.documentValue) ?? []
+                #expect(silent.map { $0["device"]?.stringValue ?? "" } == [m1b, m2, m3].map(\.id.hex).sorted())
+                #expect(Set(silent.map { $0["person"]?.stringValue ?? "" }) == ["m1", "m2", "m3"])
+
+                // Pages by cursor: each silent device once.
+                let first = try await hub.request(.get, path + "?limit=2", as: .admin).json()
+                let next = try #require(first["next"]?.stringValue)
+                let second = try await hub.request(.get, path + "?limit=2&cursor=\(next)", as: .admin).json()
+                let paged = (first["not_answered_devices"]?.arrayValue ?? []) + (second["not_answered_devices"]?.arrayValue ?? [])
+                #expect(paged.compactMap { $0.documentValue?["device"]?.stringValue } == silent.map { $0["device"]?.stringValue ?? "" })
+                #expect(second["next"] == .null)
+
+                // Another communicator is told there is no such message, as for its deliveries.
+                let other = try await hub.request(.get, path, as: .basic("ann", HubHarness.annPassword))
+                #expect(other.status == .notFound)
+                #expect(other.errorCode == "message_not_found")
+                #expect(try await hub.request(.get, path).status == .unauthorized)
+                #expect(try await hub.request(.get, "/message/\(ObjectID().hex)/receipts", as: .admin).status == .notFound)
+                #expect(try await hub.request(.get, path + "?cursor=zz", as: .admin).status == .badRequest)
+            }
+        }
+    }
+}
