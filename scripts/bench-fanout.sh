@@ -17,7 +17,8 @@
 #
 # Environment: BENCH_FANOUT_DEVICES (default 20000), BENCH_FANOUT_RATE (the capped run's FCM_SEND_RATE, default
 # 3000), BENCH_FANOUT_TIMEOUT (seconds a fan-out may take, default 300), BENCH_FANOUT_H2_CONNECTIONS and
-# BENCH_FANOUT_H2_STREAMS (h2load's, default the hub's), SCRATCH_PATH (default .build), BENCH_CONFIGURATION
+# BENCH_FANOUT_H2_STREAMS (h2load's, default the hub's), BENCH_FANOUT_PROFILE (a file for the database's profile
+# during the first fan-out), SCRATCH_PATH (default .build), BENCH_CONFIGURATION
 # (default release; debug only to try the script itself).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,10 +91,19 @@ start_hub "$port"
 admin=$("$bin_dir/msi-hub" token create --name bench-fanout-admin --role admin --mongodb-uri "$uri" | tail -n 1)
 "$python" "$helper" quiet "$db_pid"
 
-# 3. The fan-out at the default rate (10,000/s).
+# 3. The fan-out at the default rate (10,000/s); with BENCH_FANOUT_PROFILE=FILE, the database's Python stacks
+# during it are sampled into FILE (collapsed stacks, py-spy raw; where the database's time per delivery goes).
+profiler_pid=""
+if [ -n "${BENCH_FANOUT_PROFILE:-}" ]; then
+    .venv/bin/pip install -q py-spy
+    .venv/bin/py-spy record --pid "$db_pid" --rate 200 --format raw --output "$BENCH_FANOUT_PROFILE" \
+        --nonblocking >"$work/profile.log" 2>&1 &
+    profiler_pid=$!
+fi
 "$python" "$helper" fanout-run "$results" "default rate" "$uri" "http://127.0.0.1:$port" "$admin" "$fake_url" \
     "$db_pid" "$hub_pid" "$fake_pid" "$group" "$devices" "$timeout" -
 hub_log_lines=$(wc -l <"$work/hub.log")
+if [ -n "$profiler_pid" ]; then kill -INT "$profiler_pid" 2>/dev/null; wait "$profiler_pid" 2>/dev/null || true; fi
 stop_hub
 "$python" "$helper" quiet "$db_pid"
 

@@ -11,59 +11,46 @@ struct DeliveryDAOTests {
                  registration: "token-\(device.hex)")
     }
 
-    @Test func insertingAgainKeepsWhatIsStoredAndAddsWhatIsMissing() async throws {
-        try await TestDatabase.with { database in
-            try await DatabaseIndexes.ensure(in: database)
-            let dao = DeliveryDAO(database: database)
-            let message = ObjectID()
-            let first = [Self.delivery(message), Self.delivery(message, group: "chess")]
-            try await dao.insert(first)
-            try await dao.record([DeliveryOutcome(id: first[0].id, state: .sent)])
-            // A second resolution: the same two and a new device.
-            try await dao.insert(first + [Self.delivery(message, platform: .ios)])
-            let counts = try await dao.counts(of: message)
-            #expect(counts.byState == [.pending: 2, .sent: 1, .failed: 0, .unregistered: 0])
-            #expect(counts.byPlatform[.ios]?[.pending] == 1 && counts.byPlatform[.android]?[.sent] == 1)
-            let stored = try await database.collection(CollectionName.deliveries).findOne(["_id": .string(first[1].id)])
-            #expect(stored?["via"] == "group" && stored?["group"] == "chess" && stored?["state"] == "pending")
-        }
-    }
-
-    @Test func outcomesAreWrittenInAFewStatementsAndTheFirstAnswerStays() async throws {
+    @Test func anAnswerIsStoredOnceWithoutTheTokenAndAPendingOneGivesWayToTheNextAttemptsAnswer() async throws {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
             let dao = DeliveryDAO(database: database, now: { 42_000 })
             let message = ObjectID()
-            let list = (0..<200).map { _ in Self.delivery(message) }
-            try await dao.insert(list)
-            var outcomes = list[0..<150].map { DeliveryOutcome(id: $0.id, state: .sent) }
-            outcomes += list[150..<170].map { DeliveryOutcome(id: $0.id, state: .failed, code: "INVALID_ARGUMENT") }
-            outcomes += list[170..<180].map { DeliveryOutcome(id: $0.id, state: .unregistered, code: "UNREGISTERED") }
-            outcomes += list[180..<190].map { DeliveryOutcome(id: $0.id, state: .pending, code: "INTERNAL") }
-            #expect(try await dao.record(outcomes) == 190)
-            // A late answer for one already answered changes nothing.
-            #expect(try await dao.record([DeliveryOutcome(id: list[0].id, state: .failed, code: "INTERNAL")]) == 0)
+            let list = (0..<200).map { _ in Self.delivery(message) } + [Self.delivery(message, group: "chess")]
+            var outcomes = list[0..<150].map { DeliveryOutcome($0, state: .sent) }
+            outcomes += list[150..<170].map { DeliveryOutcome($0, state: .failed, code: "INVALID_ARGUMENT") }
+            outcomes += list[170..<180].map { DeliveryOutcome($0, state: .unregistered, code: "UNREGISTERED") }
+            outcomes += list[180..<190].map { DeliveryOutcome($0, state: .pending, code: "INTERNAL") }
+            outcomes.append(DeliveryOutcome(list[200], state: .sent))
+            #expect(try await dao.record(outcomes) == 191)
+            // A late answer for one answered for good changes nothing; a pending one takes the next attempt's answer.
+            #expect(try await dao.record([DeliveryOutcome(list[0], state: .failed, code: "INTERNAL"),
+                                          DeliveryOutcome(list[180], state: .sent)]) == 1)
             let counts = try await dao.counts(of: message)
-            #expect(counts.byState == [.sent: 150, .failed: 20, .unregistered: 10, .pending: 20])
-            let failed = try #require(try await database.collection(CollectionName.deliveries)
-                .findOne(["_id": .string(list[150].id)]))
+            #expect(counts.byState == [.sent: 152, .failed: 20, .unregistered: 10, .pending: 9])
+            let collection = database.collection(CollectionName.deliveries)
+            let failed = try #require(try await collection.findOne(["_id": .string(list[150].id)]))
             #expect(failed["code"] == "INVALID_ARGUMENT" && failed["at"]?.int64Value == 42_000)
-            let retried = try #require(try await database.collection(CollectionName.deliveries)
-                .findOne(["_id": .string(list[185].id)]))
+            #expect(failed["registration"] == nil)
+            let retried = try #require(try await collection.findOne(["_id": .string(list[185].id)]))
             #expect(retried["state"] == "pending" && retried["code"] == "INTERNAL" && retried["at"] == nil)
-            // The relay's next page holds the pending ones alone, with their tokens.
-            let pending = try await dao.pending(of: message, after: nil, limit: 100)
-            #expect(pending.count == 20 && pending.allSatisfy { $0.registration.hasPrefix("token-") })
+            let grouped = try #require(try await collection.findOne(["_id": .string(list[200].id)]))
+            #expect(grouped["via"] == "group" && grouped["group"] == "chess")
+            // What a later attempt leaves out: the answers for good, not the pending ones nor devices never answered.
+            let answered = try await dao.answered([list[0].id, list[160].id, list[185].id, list[180].id,
+                                                   Self.delivery(message).id])
+            #expect(answered == [list[0].id, list[160].id, list[180].id])
         }
     }
 
-    @Test func aPageListsOneMessagesDeliveriesInDeviceOrderWithoutTokens() async throws {
+    @Test func aPageListsOneMessagesDeliveriesInDeviceOrder() async throws {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
             let dao = DeliveryDAO(database: database)
             let message = ObjectID(), other = ObjectID()
             let devices = (0..<5).map { _ in ObjectID() }
-            try await dao.insert(devices.map { Self.delivery(message, $0) } + [Self.delivery(other)])
+            try await dao.record((devices.map { Self.delivery(message, $0) } + [Self.delivery(other)])
+                .map { DeliveryOutcome($0, state: .sent) })
             let first = try await dao.page(of: message, after: nil, limit: 3)
             #expect(first.map(\.device) == Array(devices.prefix(3)))
             #expect(first.allSatisfy { $0.registration.isEmpty })

@@ -193,17 +193,17 @@ struct FanOutTests {
             let phones = (0..<4).map { Phone("phone-\($0)", person: "person-\($0)") }
             try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) },
                                       relay: try Self.relay(to: fake)) { hub in
-                // A worker that died while resolving: two deliveries stored, one of them sent, the rest not stored.
-                // Due only once that is in place, so the hub's relay cannot take it before.
+                // A worker that died mid fan-out: one device sent, one answered "try again later", the rest never
+                // answered. Due only once that is in place, so the hub's relay cannot take it before.
                 let message = try await Self.store(to: Recipients(persons: phones.compactMap(\.person)),
                                                    dueIn: .seconds(3600), in: hub.database)
                 let deliveries = DeliveryDAO(database: hub.database)
-                let stored = phones.prefix(2).map {
+                let answered = phones.prefix(2).map {
                     Delivery(message: message.id, device: $0.id, person: $0.person ?? "", group: nil,
                              platform: .android, registration: $0.token)
                 }
-                try await deliveries.insert(stored)
-                try await deliveries.record([DeliveryOutcome(id: stored[0].id, state: .sent)])
+                try await deliveries.record([DeliveryOutcome(answered[0], state: .sent),
+                                             DeliveryOutcome(answered[1], state: .pending, code: "UNAVAILABLE")])
                 try await hub.database.collection(CollectionName.message).updateOne(
                     ["_id": .objectID(message.id)], ["$set": ["relay.components.devices.resolving": true,
                                                               "relay.due_at": .int64(UnixTime.nowMilliseconds())]])
@@ -392,6 +392,13 @@ struct FanOutTests {
                     cursor = page["next"]?.stringValue
                 } while cursor != nil
                 #expect(seen == phones.map(\.id.hex).sorted())
+
+                // A device is stored once answered: those the message reaches and no answer has come for yet count as
+                // pending (here two more devices, as if still in flight).
+                try await hub.database.collection(CollectionName.message).updateOne(
+                    ["_id": .objectID(message.id)], ["$set": ["relay.components.devices.devices": .int64(7)]])
+                let midway = try await hub.request(.get, path, as: .admin).json()
+                #expect(["pending", "sent", "unregistered"].map { midway[path: "counts.\($0)"]?.int64Value } == [2, 4, 1])
 
                 // Another communicator is told there is no such message; no caller at all is not authenticated.
                 let other = try await hub.request(.get, path, as: .basic("ann", HubHarness.annPassword))

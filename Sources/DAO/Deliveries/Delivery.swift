@@ -2,8 +2,8 @@ import Mongo
 
 /// One device's share of a message to persons and groups, in `deliveries`: whom it reached, how, and what FCM said.
 ///
-/// The registration token is kept to send with and is never listed (`description`, the route's page and the
-/// delivery report leave it out).
+/// The registration token is what the relay sends to; it is never stored with the delivery nor listed
+/// (`description` leaves it out).
 public struct Delivery: Sendable, CustomStringConvertible {
     /// Where a device's send stands.
     public enum State: String, Sendable, CaseIterable {
@@ -25,7 +25,6 @@ public struct Delivery: Sendable, CustomStringConvertible {
     /// "<message _id hex>/<device id hex>": resolving a message again inserts nothing twice.
     public var id: String
     /// The message's `_id`.
-    /// The message's `_id`.
     public var message: ObjectID
     /// The device's id.
     public var device: ObjectID
@@ -36,7 +35,7 @@ public struct Delivery: Sendable, CustomStringConvertible {
     public var group: String?
     /// The device's platform, for the report's counts.
     public var platform: Platform
-    /// The registration token to send to: read only by the relay's page of pending deliveries.
+    /// The registration token to send to, from the device as the relay resolved it (empty when read back).
     public var registration: String
     /// Where the device's send stands.
     public var state: State
@@ -45,7 +44,7 @@ public struct Delivery: Sendable, CustomStringConvertible {
     /// When FCM answered (Unix ms).
     public var at: Int64?
 
-    /// A new pending delivery of `message` to `device`, reached through `person` (and `group`, if any).
+    /// A delivery not answered yet of `message` to `device`, reached through `person` (and `group`, if any).
     public init(message: ObjectID, device: ObjectID, person: String, group: String?, platform: Platform,
                 registration: String) {
         self.id = Self.id(message: message, device: device)
@@ -59,8 +58,7 @@ public struct Delivery: Sendable, CustomStringConvertible {
         self.state = .pending
     }
 
-    /// Reads a stored delivery; nil when the document is not one (the registration may be absent: listings leave it
-    /// out).
+    /// Reads a stored delivery; nil when the document is not one.
     public init?(document: BSONDocument) {
         guard let id = document["_id"]?.stringValue, let message = document.objectID("message"),
               let device = document.objectID("device"),
@@ -72,7 +70,7 @@ public struct Delivery: Sendable, CustomStringConvertible {
         self.via = Via(rawValue: document.string("via")) ?? .person
         self.group = document["group"]?.stringValue
         self.platform = platform
-        self.registration = document.string("registration")
+        self.registration = ""
         self.state = State(rawValue: document.string("state")) ?? .pending
         self.code = document["code"]?.stringValue
         self.at = document["at"]?.int64Value
@@ -83,15 +81,16 @@ public struct Delivery: Sendable, CustomStringConvertible {
         "\(message.hex)/\(device.hex)"
     }
 
-    /// The document stored for a new delivery.
-    var document: BSONDocument {
+    /// The document stored for the delivery once answered `state` (`code`) at `time`: never its registration.
+    func document(state: State, code: String?, at time: Int64) -> BSONDocument {
         var elements: [(key: String, value: BSONValue)] = [
             ("_id", .string(id)), ("message", .objectID(message)), ("device", .objectID(device)),
             ("person", .string(person)), ("via", .string(via.rawValue)),
         ]
         if let group { elements.append(("group", .string(group))) }
-        elements += [("platform", .string(platform.rawValue)), ("registration", .string(registration)),
-                     ("state", .string(state.rawValue))]
+        elements += [("platform", .string(platform.rawValue)), ("state", .string(state.rawValue))]
+        if let code { elements.append(("code", .string(code))) }
+        if state != .pending { elements.append(("at", .int64(time))) }
         return BSONDocument(elements)
     }
 
@@ -101,21 +100,24 @@ public struct Delivery: Sendable, CustomStringConvertible {
 
 /// What FCM said to one device's send, as the relay records it in bulk (`DeliveryDAO.record`).
 public struct DeliveryOutcome: Sendable {
-    /// The delivery's `_id`.
-    public var id: String
-    /// `.sent`, `.failed` or `.unregistered` (a retry leaves a delivery pending and is not recorded).
+    /// The delivery answered.
+    public var delivery: Delivery
+    /// `.sent`, `.failed`, `.unregistered`, or `.pending` (FCM asked to try again later).
     public var state: Delivery.State
     /// FCM's error code for a refusal.
     public var code: String?
-    /// The device's registration, for `.unregistered`: its device is marked unregistered with it.
-    public var registration: String?
 
-    public init(id: String, state: Delivery.State, code: String? = nil, registration: String? = nil) {
-        self.id = id
+    public init(_ delivery: Delivery, state: Delivery.State, code: String? = nil) {
+        self.delivery = delivery
         self.state = state
         self.code = code
-        self.registration = registration
     }
+
+    /// The delivery's `_id`.
+    public var id: String { delivery.id }
+
+    /// The document stored for this answer at `time`.
+    func document(at time: Int64) -> BSONDocument { delivery.document(state: state, code: code, at: time) }
 }
 
 /// A message's deliveries counted by state, overall and per platform.

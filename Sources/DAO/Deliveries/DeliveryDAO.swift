@@ -2,17 +2,18 @@ import HubTime
 import Mongo
 
 /// The per-device deliveries of messages to persons and groups, in `deliveries`: one document per (message,
-/// device), inserted when the relay resolves the message and answered in bulk as FCM answers.
+/// device), written once, when FCM has answered the device's send, with the answer (answers go in bulk).
 ///
-/// A delivery's `_id` is "<message _id hex>/<device id hex>", so resolving again (another worker took a message
-/// over) inserts only what is missing, and a message's deliveries lie together in the `_id` index (the report's
-/// pages read it alone).
+/// A device without a document has not been answered: a later attempt at the message (another worker took it
+/// over, FCM asked to wait) resolves the message again and sends only to devices with no answer, or with a pending
+/// one (`answered`). A delivery's `_id` is "<message _id hex>/<device id hex>", so a message's deliveries lie
+/// together in the `_id` index (the report's pages read it alone) and an answer is never stored twice.
 public struct DeliveryDAO: Sendable {
     let deliveries: MongoCollection
     let messages: MongoCollection
     let now: UnixClock
 
-    /// A message's pending deliveries in order (the relay's pages) and its counts by state.
+    /// A message's deliveries by state, for the report's counts.
     static let indexes = [IndexModel(keys: ["message": 1, "state": 1, "_id": 1], name: "message.state")]
 
     /// How many deliveries one insert carries.
@@ -26,22 +27,9 @@ public struct DeliveryDAO: Sendable {
 
     // MARK: Resolving
 
-    /// Inserts `list` (unordered, `perInsert` a command); a delivery stored already is kept as it is.
-    /// - Throws: `DAOError`.
-    public func insert(_ list: [Delivery]) async throws {
-        for start in stride(from: 0, to: list.count, by: Self.perInsert) {
-            let documents = list[start..<min(start + Self.perInsert, list.count)].map(\.document)
-            do {
-                _ = try await mapErrors { try await deliveries.insertMany(documents, ordered: false) }
-            } catch let error as DAOError where error.code == .duplicate {
-                // The others were inserted (unordered); the duplicates are deliveries a resolution stored before.
-            }
-        }
-    }
-
     /// Notes on message `id`, while `lease` holds it, that its resolution begins (its first deliveries may be sent
-    /// before the last are stored: a later attempt must not take them all for unsent); false when the lease no longer
-    /// holds it.
+    /// before the last devices are found: a later attempt must look for answers before it sends); false when the
+    /// lease no longer holds it.
     /// - Throws: `DAOError`.
     public func markResolving(message id: ObjectID, lease: String) async throws -> Bool {
         let result = try await mapErrors {
@@ -51,8 +39,8 @@ public struct DeliveryDAO: Sendable {
         return result.matchedCount > 0
     }
 
-    /// Notes on message `id`, while `lease` holds it, that its deliveries are stored (`count` of them), so that
-    /// no later attempt resolves it again; false when the lease no longer holds it.
+    /// Notes on message `id`, while `lease` holds it, that it reaches `count` devices (every one of them found), for
+    /// the report's count of those not answered yet; false when the lease no longer holds it.
     /// - Throws: `DAOError`.
     public func markResolved(message id: ObjectID, lease: String, count: Int) async throws -> Bool {
         let result = try await mapErrors {
@@ -65,31 +53,49 @@ public struct DeliveryDAO: Sendable {
         return result.matchedCount > 0
     }
 
-    /// Up to `limit` pending deliveries of `message` after the `_id` `after`, in `_id` order, with their
-    /// registrations: what the relay sends next.
+    /// Which of the deliveries `ids` have an answer for good (sent, failed, unregistered), read `IDChunks.perCommand`
+    /// at a time: what a later attempt at a message leaves out.
     /// - Throws: `DAOError`.
-    public func pending(of message: ObjectID, after: String?, limit: Int) async throws -> [Delivery] {
-        var filter: BSONDocument = ["message": .objectID(message), "state": "pending"]
-        if let after { filter["_id"] = ["$gt": .string(after)] }
-        return try await mapErrors {
-            try await deliveries.find(filter, options: FindOptions(sort: ["_id": 1], limit: Int64(max(limit, 1))))
-        }.compactMap(Delivery.init(document:))
+    public func answered(_ ids: [String]) async throws -> Set<String> {
+        var found: Set<String> = []
+        for chunk in IDChunks.of(ids) {
+            let documents = try await mapErrors {
+                try await deliveries.find(["_id": ["$in": .array(chunk.map(BSONValue.string))],
+                                           "state": ["$ne": "pending"]],
+                                          options: FindOptions(projection: ["_id": 1]))
+            }
+            for document in documents { if let id = document["_id"]?.stringValue { found.insert(id) } }
+        }
+        return found
     }
 
     // MARK: Answers
 
-    /// Records FCM's answers in one bulk write: one statement per outcome (and code), `IDChunks.perCommand`
-    /// deliveries a statement, each on a delivery still pending (the first answer stays). A pending outcome keeps
-    /// the delivery pending and notes FCM's code. Returns how many deliveries changed.
+    /// Records FCM's answers: each delivery inserted with its answer (unordered, `perInsert` a command); one stored
+    /// already (a pending answer of an earlier attempt, or an answer a worker wrote before it died) is updated in
+    /// one bulk write, one statement per outcome (and code), only while it is pending: the first answer for good
+    /// stays. A pending outcome notes FCM's code and leaves the device to a later attempt. Returns how many
+    /// deliveries were stored or changed.
     /// - Throws: `DAOError`.
     @discardableResult
     public func record(_ outcomes: [DeliveryOutcome]) async throws -> Int {
         guard !outcomes.isEmpty else { return 0 }
         let time = now()
+        var stored: [DeliveryOutcome] = []
+        var changed = 0
+        for start in stride(from: 0, to: outcomes.count, by: Self.perInsert) {
+            let slice = Array(outcomes[start..<min(start + Self.perInsert, outcomes.count)])
+            let refused = try await mapErrors {
+                try await deliveries.insertManyIgnoringDuplicates(slice.map { $0.document(at: time) })
+            }
+            changed += slice.count - refused.count
+            stored += refused.sorted().map { slice[$0] }
+        }
+        guard !stored.isEmpty else { return changed }
         struct Key: Hashable { var state: Delivery.State; var code: String? }
         var groups: [Key: [String]] = [:]
         var order: [Key] = []
-        for outcome in outcomes {
+        for outcome in stored {
             let key = Key(state: outcome.state, code: outcome.code)
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append(outcome.id)
@@ -106,7 +112,7 @@ public struct DeliveryDAO: Sendable {
             }
         }
         let result = try await mapErrors { try await deliveries.bulkUpdate(statements) }
-        return Int(result.modifiedCount)
+        return changed + Int(result.modifiedCount)
     }
 
     // MARK: Reading
@@ -133,16 +139,15 @@ public struct DeliveryDAO: Sendable {
         return counts
     }
 
-    /// Up to `limit` deliveries of `message` after the `_id` `after` (nil: from the first), in `_id` order, without
-    /// their registrations: a page of the delivery report, read from the `_id` index alone.
+    /// Up to `limit` deliveries of `message` after the `_id` `after` (nil: from the first), in `_id` order: a page of
+    /// the delivery report, read from the `_id` index alone (a stored delivery holds no registration).
     /// - Throws: `DAOError`.
     public func page(of message: ObjectID, after: String?, limit: Int) async throws -> [Delivery] {
         // Every `_id` of the message starts "<hex>/"; "0" is the character after "/".
         let lower = after.map { max($0, "\(message.hex)/") } ?? "\(message.hex)/"
         let filter: BSONDocument = ["_id": ["$gt": .string(lower), "$lt": .string("\(message.hex)0")]]
         return try await mapErrors {
-            try await deliveries.find(filter, options: FindOptions(projection: ["registration": 0], sort: ["_id": 1],
-                                                                   limit: Int64(max(limit, 1))))
+            try await deliveries.find(filter, options: FindOptions(sort: ["_id": 1], limit: Int64(max(limit, 1))))
         }.compactMap(Delivery.init(document:))
     }
 }

@@ -38,7 +38,13 @@ public struct DeliveryReportService: Sendable {
             throw DAOError(.messageNotFound, "no message has the msi_key \(msiKey.hex)")
         }
         let limit = min(max(limit, 1), Self.maximumLimit)
-        let counts = try await deliveries.counts(of: message.id)
+        var counts = try await deliveries.counts(of: message.id)
+        // A device is stored once answered: once the message is resolved, those not answered yet are the rest of its
+        // devices (counted overall; per platform only the pending answers are known).
+        if let devices = message.document[path: "relay.components.devices.devices"]?.int64Value {
+            let answered = counts.total - (counts.byState[.pending] ?? 0)
+            counts.byState[.pending] = max(devices - answered, counts.byState[.pending] ?? 0)
+        }
         // One more than asked says whether a next page exists.
         var page = try await deliveries.page(of: message.id,
                                              after: cursor.map { Delivery.id(message: message.id, device: $0) },

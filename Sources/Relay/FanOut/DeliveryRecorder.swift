@@ -3,8 +3,8 @@ import Logging
 import Synchronization
 
 /// Records FCM's answers to the fan-out's sends in bulk: answers wait at most `window` (or until `batch` of them
-/// are queued) and go in one bulk write, grouped by outcome (`DeliveryDAO.record`); the devices FCM called gone
-/// are marked unregistered in the same round. So a process killed mid fan-out re-sends only what was in flight or
+/// are queued) and are inserted together, each delivery written once with its answer (`DeliveryDAO.record`); the
+/// devices FCM called gone are marked unregistered in the same round. So a process killed mid fan-out re-sends only what was in flight or
 /// answered within the last window. Writes do not need the message's lease: what FCM answered stays true.
 final class DeliveryRecorder: Sendable {
     private struct State {
@@ -107,7 +107,7 @@ final class DeliveryRecorder: Sendable {
 
     /// Writes `outcomes` (and marks the gone devices), trying again a few times when the database fails.
     private func write(_ outcomes: [DeliveryOutcome]) async {
-        let gone = outcomes.compactMap { $0.state == .unregistered ? $0.registration : nil }
+        let gone = outcomes.compactMap { $0.state == .unregistered ? $0.delivery.registration : nil }
         for attempt in 1...4 {
             do {
                 try await deliveries.record(outcomes)

@@ -5,8 +5,8 @@ import Mongo
 import Synchronization
 
 /// Sends a held message to persons and groups: one FCM request per device (`message.token`), instead of the topic
-/// components. Resolves the message once (`FanOutResolver`) and sends the deliveries it stored, or, on a later attempt,
-/// the pending ones page by page (read while the previous page goes out); with up to
+/// components. Resolves the message (`FanOutResolver`) and sends its devices as they are found (on a later attempt,
+/// those not answered yet); with up to
 /// `inFlight` requests at once, each paced by `FCM_SEND_RATE` (`SendPacer`) and let through the worker's gate (a 429,
 /// 503 or time-out pauses every send of the project, and the other replicas through `SharedPause`). Answers are
 /// recorded in bulk (`DeliveryRecorder`); `UNREGISTERED` marks the delivery and its device.
@@ -69,14 +69,12 @@ struct FanOutSender: Sendable {
     /// `FCM_SEND_RATE`, shared by every fan-out of the worker (and through the database by every replica).
     let pacer: SendPacer
     let resolver: FanOutResolver
-    /// Where a resolved message's pending deliveries are read from.
+    /// Where the resolution's progress is noted on the message.
     let deliveries: DeliveryDAO
     /// Writes the answers in bulk.
     let recorder: DeliveryRecorder
     /// Requests of one message in flight at most.
     let inFlight: Int
-    /// Pending deliveries read at a time.
-    let pageSize: Int
     let metrics: RelayMetrics, logger: Logger
     let now: UnixClock
 
@@ -151,37 +149,27 @@ struct FanOutSender: Sendable {
         return .finished(devices: sent)
     }
 
-    /// The deliveries of `message` to send, a batch at a time, and the task that produces them. A message never
-    /// resolved is resolved under `lease`, each batch sent as soon as it is stored; one whose resolution began in an
-    /// earlier attempt (some of its devices may have been sent to) is resolved again, storing only what is missing,
-    /// and then, as a resolved one, its pending deliveries are read `pageSize` at a time, the next page while the
-    /// last is sent. The stream ends in `LeaseLost` when the lease no longer holds the message.
+    /// The deliveries of `message` to send, a batch at a time as the resolution finds them (sending starts with the
+    /// first batch), and the task that produces them. The first attempt notes on the message, under `lease`, that
+    /// sends begin; a later one leaves out the devices answered already. The stream ends in `LeaseLost` when the
+    /// lease no longer holds the message.
     private func pages(of message: Message, recipients: Recipients, lease: String)
         -> (AsyncThrowingStream<[Delivery], any Error>, Task<Void, Never>) {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Delivery].self)
-        let producer = Task { [resolver, deliveries, pageSize, logger] in
+        let producer = Task { [resolver, deliveries, logger] in
             do {
-                if !FanOutResolver.isResolved(message) {
-                    let first = !FanOutResolver.isStarted(message)
-                    if first {
-                        guard try await deliveries.markResolving(message: message.id, lease: lease) else {
-                            throw LeaseLost()
-                        }
+                let resumed = FanOutResolver.isStarted(message)
+                if !resumed {
+                    guard try await deliveries.markResolving(message: message.id, lease: lease) else {
+                        throw LeaseLost()
                     }
-                    guard let count = try await resolver.resolve(message, recipients: recipients, lease: lease,
-                                                                 stored: { if first { continuation.yield($0) } })
-                    else { throw LeaseLost() }
-                    logger.debug("message resolved to devices",
-                                 metadata: ["msi_key": "\(message.msiKey)", "devices": "\(count)"])
-                    if first { return continuation.finish() }
                 }
-                var after: String?
-                while !Task.isCancelled {
-                    let page = try await deliveries.pending(of: message.id, after: after, limit: pageSize)
-                    if !page.isEmpty { continuation.yield(page) }
-                    guard page.count == pageSize, let last = page.last else { break }
-                    after = last.id
-                }
+                guard let count = try await resolver.resolve(message, recipients: recipients, lease: lease,
+                                                             leavingOutAnswered: resumed,
+                                                             found: { continuation.yield($0) })
+                else { throw LeaseLost() }
+                logger.debug("message resolved to devices",
+                             metadata: ["msi_key": "\(message.msiKey)", "devices": "\(count)"])
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -213,10 +201,10 @@ struct FanOutSender: Sendable {
         switch classifier.classify(answer, of: ticket) {
         case .sent:
             metrics.sent(.devices)
-            recorder.record(DeliveryOutcome(id: delivery.id, state: .sent))
+            recorder.record(DeliveryOutcome(delivery, state: .sent))
         case .retryAfter(let error, let pauseEnd):
             metrics.failed(.devices, retryable: true)
-            recorder.record(DeliveryOutcome(id: delivery.id, state: .pending, code: Self.code(of: error)))
+            recorder.record(DeliveryOutcome(delivery, state: .pending, code: Self.code(of: error)))
             if let pauseEnd {
                 // FCM asked the project to wait: no more sends of this message in this attempt.
                 pauses.share(until: pauseEnd, reason: error)
@@ -226,11 +214,10 @@ struct FanOutSender: Sendable {
             }
         case .failed(let error):
             metrics.failed(.devices, retryable: false)
-            recorder.record(DeliveryOutcome(id: delivery.id, state: .failed, code: Self.code(of: error)))
+            recorder.record(DeliveryOutcome(delivery, state: .failed, code: Self.code(of: error)))
         case .unregistered(let error):
             metrics.failed(.devices, retryable: false)
-            recorder.record(DeliveryOutcome(id: delivery.id, state: .unregistered, code: Self.code(of: error),
-                                            registration: delivery.registration))
+            recorder.record(DeliveryOutcome(delivery, state: .unregistered, code: Self.code(of: error)))
         }
     }
 

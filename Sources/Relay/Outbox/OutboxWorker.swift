@@ -89,6 +89,8 @@ public final class OutboxWorker: Sendable {
         sender: any FCMSending,
         mapping: FCMMappingOptions = FCMMappingOptions(),
         fanOut stores: FanOutStores? = nil,
+        quietHours: QuietHoursStores? = nil,
+        events: WebhookEventDAO? = nil,
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "msi-hub.relay"),
         now: @escaping UnixClock = UnixTime.nowMilliseconds
@@ -150,13 +152,15 @@ public final class OutboxWorker: Sendable {
                                  chunk: max(configuration.sendRate / 20, 1), now: now),
                 resolver: FanOutResolver(stores: stores), deliveries: stores.deliveries,
                 recorder: DeliveryRecorder(deliveries: stores.deliveries, devices: stores.devices, logger: logger),
-                inFlight: configuration.fanOutInFlight, pageSize: 1_000, metrics: metrics, logger: logger, now: now)
+                inFlight: configuration.fanOutInFlight, metrics: metrics, logger: logger, now: now)
         }
         self.pacer = fanOut?.pacer
         self.sender = MessageSender(
             sender: sender, mapping: mapping, retry: configuration.retry, gate: gate,
             classifier: OutcomeClassifier(gate: gate), held: held, handoff: handoff, recorder: recorder,
-            reporter: reporter, pauses: pauses, metrics: metrics, logger: logger, now: now, fanOut: fanOut)
+            reporter: reporter, pauses: pauses, metrics: metrics, logger: logger, now: now, fanOut: fanOut,
+            quiet: quietHours.map { QuietTopicHold(stores: $0, logger: logger, now: now) },
+            events: events.map { MessageEvents(events: $0, logger: logger, now: now) })
     }
 
     private enum Event: Sendable {
