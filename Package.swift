@@ -192,6 +192,8 @@ let package = Package(
                 "HubTime",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
+                // HMAC-SHA256 of the webhook signatures.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

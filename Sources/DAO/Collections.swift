@@ -43,6 +43,11 @@ public enum CollectionName {
     /// One document per message to persons and groups and device it reaches: how FCM answered (`DeliveryDAO`);
     /// registration tokens, never listed.
     public static let deliveries = "deliveries"
+    /// The endpoints events are POSTed to, with their signing secrets (`WebhookDAO`); the secrets never listed.
+    public static let webhooks = "webhooks"
+    /// The webhook outbox: one document per event and webhook subscribed to it, until delivered or given up on,
+    /// then kept a week for the deliveries list (`WebhookDeliveryDAO`).
+    public static let webhookDeliveries = "webhook_deliveries"
     /// What the app told the hub of each message on each device (received, opened, acknowledged), one document per
     /// (message, device, event) (`ReceiptDAO`).
     public static let receipts = "receipts"
@@ -88,6 +93,7 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.idempotencyKeys).createIndexes(IdempotencyKeyDAO.indexes)
             try await database.collection(CollectionName.groupMembers).createIndexes(GroupDAO.indexes)
             try await database.collection(CollectionName.deliveries).createIndexes(DeliveryDAO.indexes)
+            try await database.collection(CollectionName.webhookDeliveries).createIndexes(WebhookDeliveryDAO.indexes)
         }
     }
 }

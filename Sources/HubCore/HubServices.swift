@@ -21,6 +21,8 @@ public struct HubServices: Sendable {
     public let groups: GroupService
     /// The per-device deliveries of messages to persons and groups, for their senders and admins.
     public let deliveries: DeliveryReportService
+    /// Webhooks for the school's gateways and their deliveries.
+    public let webhooks: WebhookService
     /// Receipts from the app and the reach report of messages.
     public let receipts: ReceiptService
     /// Gives the messages this process stores to its relay worker in memory, leased in the insert: the one thing
@@ -44,12 +46,14 @@ public struct HubServices: Sendable {
     ///   - now: the clock the services read (Unix ms).
     ///   - cubeDidLoad: called with each new version of the cube (the HTTP layer prepares its answers).
     ///   - personAssertions: verifies the assertions that bind devices to persons (none configured: binding refused).
+    ///   - webhookPolicy: where webhook deliveries may go (`WEBHOOK_ALLOWED_NETWORKS`).
     public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
                 relayMaxBacklog: Duration? = .seconds(30),
                 writeDeadline: Duration = .seconds(5), bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
                 now: @escaping UnixClock = UnixTime.nowMilliseconds,
                 cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in },
-                personAssertions: PersonAssertionVerifier = PersonAssertionVerifier(settings: PersonAssertionSettings())) {
+                personAssertions: PersonAssertionVerifier = PersonAssertionVerifier(settings: PersonAssertionSettings()),
+                webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy()) {
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database
@@ -62,6 +66,7 @@ public struct HubServices: Sendable {
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
         self.groups = GroupService(database: database, now: now)
         self.deliveries = DeliveryReportService(database: database)
+        self.webhooks = WebhookService(database: database, policy: webhookPolicy, now: now)
         self.receipts = ReceiptService(database: database, cube: cache, logger: logger, now: now)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()

@@ -27,7 +27,8 @@ public func buildApplication(
                                writeDeadline: configuration.writeDeadline,
                                logger: logger, cubeDidLoad: answers.prepare,
                                personAssertions: PersonAssertionVerifier(settings: configuration.persons.assertions,
-                                                                         loadKeySet: PersonKeySet.loader, logger: logger))
+                                                                         loadKeySet: PersonKeySet.loader, logger: logger),
+                               webhookPolicy: configuration.webhooks.policy)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()
@@ -44,6 +45,7 @@ public func buildApplication(
             fcm,
             RelayService(configuration: configuration.relay, fcm: fcm.client, services: services, logger: logger),
             ReconcilerService(configuration: configuration, fcm: fcm.client, services: services, logger: logger),
+            WebhookDeliveryService(configuration: configuration.webhooks, services: services, logger: logger),
         ]
     }
     let serverName = "msi-hub"

@@ -34,6 +34,7 @@ func buildRouter(services: HubServices, portal: PortalConfiguration, devices: De
     DeviceController(services: services, configuration: devices).addRoutes(to: router)
     AudienceController(services: services).addRoutes(to: senders)
     GroupController(services: services).addRoutes(to: admins)
+    WebhookController(services: services).addRoutes(to: admins)
     HealthController(services: services).addRoutes(to: router)
     MetricsController(services: services, token: metricsToken).addRoutes(to: router)
     Portal(services: services, configuration: portal).addRoutes(to: router)

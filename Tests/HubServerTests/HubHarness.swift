@@ -25,6 +25,7 @@ struct HubHarness: Sendable {
         relay: RelayConfiguration = RelayConfiguration(),
         devices: DeviceConfiguration = DeviceConfiguration(),
         persons: PersonConfiguration = PersonConfiguration(),
+        webhooks: WebhookConfiguration = WebhookConfiguration(),
         _ body: @Sendable (HubHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in
@@ -41,6 +42,7 @@ struct HubHarness: Sendable {
             var configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 4,
                                                  writeDeadline: .seconds(30), relay: relay, devices: devices)
             configuration.persons = persons
+            configuration.webhooks = webhooks
             let app = try await buildApplication(configuration: configuration, databaseName: database.name)
             try await app.test(.live) { client in
                 try await body(HubHarness(database: database, client: client))

@@ -29,11 +29,12 @@ struct RouteRoleTests {
     }
 
     /// The API's routes that need a caller: every write but the device's own (which take the device's secret), the
-    /// audience of a topic, and every group route.
+    /// audience of a topic, and every group and webhook route.
     static func apiRoutesWithACaller() throws -> [Route] {
         try routes().filter { route in
             !route.path.hasPrefix("/portal") && !route.path.hasPrefix("/device")
-                && (route.method != .get || route.path == "/audience" || route.path.hasPrefix("/group"))
+                && (route.method != .get || route.path == "/audience" || route.path.hasPrefix("/group")
+                    || route.path.hasPrefix("/webhook"))
         }
     }
 
@@ -42,7 +43,7 @@ struct RouteRoleTests {
 
     @Test func everyAPIRouteOfAGroupAnswers401AnonymousAnd403ToAnotherRole() async throws {
         let routes = try Self.apiRoutesWithACaller()
-        #expect(routes.count == 18)  // nine cube writes, sending, the audience, seven group routes
+        #expect(routes.count == 23)  // nine cube writes, sending, the audience, seven group routes, five webhook routes
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let before = try await hub.cubeSnapshot()
             for route in routes {

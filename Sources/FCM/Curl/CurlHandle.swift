@@ -49,6 +49,33 @@ struct CurlRequest: Sendable {
     var pipeWait = false
     /// Whether the request opens a connection of its own rather than reuse one (CURLOPT_FRESH_CONNECT).
     var freshConnect = false
+    /// The address to connect to in place of resolving the URL's host (CURLOPT_RESOLVE), and no proxy: a request
+    /// to an address checked beforehand (webhooks). Its connection is fresh and closed after, never reused.
+    var pinned: CurlPinnedAddress?
+}
+
+/// The address a request connects to for its URL's host and port, decided by the caller (which checked it) rather
+/// than by libcurl's own resolution.
+public struct CurlPinnedAddress: Sendable, Hashable {
+    /// The URL's host as written (no brackets).
+    public var host: String
+    /// The URL's port.
+    public var port: Int
+    /// The IP address to connect to (`192.0.2.1`, `2001:db8::1`).
+    public var address: String
+
+    public init(host: String, port: Int, address: String) {
+        self.host = host
+        self.port = port
+        self.address = address
+    }
+
+    /// The CURLOPT_RESOLVE entry: `host:port:address`, an IPv6 address in brackets.
+    var resolveEntry: String {
+        let host = self.host.contains(":") ? "[\(self.host)]" : self.host
+        let address = self.address.contains(":") ? "[\(self.address)]" : self.address
+        return "\(host):\(port):\(address)"
+    }
 }
 
 /// One libcurl easy handle, either reused request after request so that its connection cache keeps connections
@@ -117,6 +144,12 @@ final class CurlHandle {
             }
             storage.headerList = extended
         }
+        if let pinned = request.pinned {
+            guard let list = curl_slist_append(nil, pinned.resolveEntry) else {
+                throw CurlError(code: .other, message: "out of memory building the resolve list")
+            }
+            storage.resolveList = list
+        }
         self.storage = storage
         let setup = configure(request, storage: storage)
         guard setup == CURLE_OK else {
@@ -162,6 +195,7 @@ final class CurlHandle {
     private func forgetRequest() {
         guard storage != nil else { return }
         _ = ccurl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
+        _ = ccurl_setopt_pointer(handle, CURLOPT_RESOLVE, nil)
         _ = ccurl_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
         _ = ccurl_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
         storage = nil
@@ -197,6 +231,15 @@ final class CurlHandle {
             { ccurl_setopt_write_callback(self.handle, CURLOPT_HEADERFUNCTION, collectHeader) },
             { ccurl_setopt_pointer(self.handle, CURLOPT_HEADERDATA, userdata) },
         ]
+        if request.pinned != nil, let resolveList = storage.resolveList {
+            // The checked address alone: no proxy (which would connect elsewhere), and a connection of its own,
+            // closed after (a kept one is matched by host name, not address, and could lead where an earlier
+            // resolution pointed).
+            steps.append { ccurl_setopt_pointer(self.handle, CURLOPT_RESOLVE, resolveList) }
+            steps.append { ccurl_setopt_string(self.handle, CURLOPT_NOPROXY, "*") }
+            steps.append { ccurl_setopt_long(self.handle, CURLOPT_FRESH_CONNECT, 1) }
+            steps.append { ccurl_setopt_long(self.handle, CURLOPT_FORBID_REUSE, 1) }
+        }
         switch request.method {
         case .get:
             steps.append { ccurl_setopt_long(self.handle, CURLOPT_HTTPGET, 1) }
@@ -250,6 +293,8 @@ final class CurlHandle {
 /// What one request's options point at while it runs: its header list (freed here) and its response collector.
 private final class RequestStorage {
     var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The CURLOPT_RESOLVE list of a pinned request (freed here).
+    var resolveList: UnsafeMutablePointer<curl_slist>?
     let collector: ResponseCollector
 
     init(maxBodyBytes: Int) {
@@ -258,6 +303,7 @@ private final class RequestStorage {
 
     deinit {
         curl_slist_free_all(headerList)
+        curl_slist_free_all(resolveList)
     }
 }
 

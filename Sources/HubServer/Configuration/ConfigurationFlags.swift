@@ -13,7 +13,7 @@ extension HubConfiguration {
         "DEVICE_REGISTRATION_KEY", "DEVICE_REGISTRATIONS_PER_MINUTE", "FCM_SUBSCRIPTION_RATE", "DEVICE_RETENTION_DAYS",
         "DEVICE_REPAIR_HOURS",
         "PERSON_ASSERTION_SECRET", "PERSON_ASSERTION_JWKS", "PERSON_ASSERTION_ISSUER", "PERSON_ASSERTION_AUDIENCE",
-        "PERSON_ASSERTION_CLAIM",
+        "PERSON_ASSERTION_CLAIM", "WEBHOOK_ALLOWED_NETWORKS",
     ]
 
     /// Variables that hold a secret: never flags, since a command line is visible to every user of the machine.

@@ -36,6 +36,8 @@ public struct HubConfiguration: Sendable {
     public var trustedProxies = TrustedProxies()
     /// The Bearer token `/metrics` needs (`METRICS_TOKEN`); nil: anyone may scrape.
     public var metricsToken: String?
+    /// Where webhook deliveries may go (`WEBHOOK_ALLOWED_NETWORKS`) and how they are retried.
+    public var webhooks = WebhookConfiguration()
 
     /// The local database that `make run` starts.
     public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
@@ -105,6 +107,7 @@ public struct HubConfiguration: Sendable {
         configuration.devices = try DeviceConfiguration.fromEnvironment(environment)
         configuration.persons = try PersonConfiguration.fromEnvironment(environment)
         configuration.connections = try ConnectionConfiguration.fromEnvironment(environment)
+        configuration.webhooks = try WebhookConfiguration.fromEnvironment(environment)
         if let list = environment["TRUSTED_PROXIES"] {
             do {
                 configuration.trustedProxies = try TrustedProxies(parsing: list)

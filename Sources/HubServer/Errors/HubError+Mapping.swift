@@ -33,6 +33,9 @@ extension HubError {
             return HubError(.unauthorized, .invalidAssertion, error.message)
         case let error as GroupRefusal:
             return HubError(error)
+        case let error as WebhookRefusal:
+            return error.code == .webhookNotFound ? HubError(.notFound, .webhookNotFound, error.message)
+                : HubError(.unprocessableContent, .invalidWebhook, error.message)
         case let error as HTTPParserError:
             // The HTTP/1 decoder's verdict on what the client sent: never the hub's fault.
             return error == .invalidEOFState ? .incompleteBody : HubError(.badRequest, .badRequest, "\(error)")

@@ -27,6 +27,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case invalidAssertion = "invalid_assertion"
             case invalidRecipients = "invalid_recipients", recipientAccessDenied = "recipient_access_denied"
             case invalidData = "invalid_data", relayBehind = "relay_behind"
+            case invalidWebhook = "invalid_webhook", webhookNotFound = "webhook_not_found"
             case internalError = "internal_error"
         }
         fileprivate let value: Value
@@ -110,6 +111,10 @@ public struct HubError: HTTPResponseError, Sendable {
         /// says when to try again.
         public static let relayBehind = Code(.relayBehind)
         /// 500: a bug.
+        /// 422: a webhook's URL or events that the rules refuse.
+        public static let invalidWebhook = Code(.invalidWebhook)
+        /// 404: no webhook has the id.
+        public static let webhookNotFound = Code(.webhookNotFound)
         public static let internalError = Code(.internalError)
 
         /// Every code, for the check that `openapi.json` lists them all.

@@ -18,6 +18,7 @@ struct RelayService: Service {
             outbox: OutboxDAO(database: services.database), progress: RelayProgressDAO(database: services.database),
             pauses: RelayPauseDAO(database: services.database), handoff: services.outboxHandoff, sender: fcm,
             mapping: fcm.mappingOptions, fanOut: FanOutStores(database: services.database, now: services.now),
+            events: WebhookEventDAO(database: services.database, now: services.now),
             configuration: OutboxWorker.Configuration(concurrency: configuration.concurrency, lease: configuration.lease,
                                                       project: fcm.projectID ?? "-",
                                                       fanOutInFlight: configuration.fanOutInFlight,

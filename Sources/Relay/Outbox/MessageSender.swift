@@ -30,6 +30,8 @@ struct MessageSender: Sendable {
     let now: UnixClock
     /// Sends a message to persons and groups device by device in place of the components; nil: such a message fails.
     let fanOut: FanOutSender?
+    /// Emits `message.sent` and `message.failed` to the webhooks subscribed; nil: no webhook events.
+    var events: MessageEvents? = nil
 
     /// Sends a held message's unsent components in order, recording each result as FCM gives it, then where
     /// the message goes next.
@@ -49,8 +51,10 @@ struct MessageSender: Sendable {
             }
             if withheld == nil { withheld = write } else { withheld?.merge(write) }
         }
-        func finish(_ outcome: RelayOutcome) {
+        func finish(_ outcome: RelayOutcome) async {
             metrics.finished(outcome.status)
+            // Before the outcome is on record: a crash between the two sends the message again, and its event too.
+            await events?.finished(message, outcome: outcome)
             if let sent = direct, outcome.status == .sent, outcome.lastError == nil {
                 direct = nil
                 if let owner = held.release(id, direct: sent) { handoff.done([sent.seq], owner: owner) }
@@ -62,14 +66,14 @@ struct MessageSender: Sendable {
         }
         guard let state = stored,
               let distribution = RelayMessage.Distribution(rawValue: message.distribution) else {
-            return finish(RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
+            return await finish(RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
         }
         let relayMessage = RelayMessage(
             msiKey: message.msiKey.hex, topicKey: message.topicKey, distribution: distribution,
             title: message.title, desc: message.desc, message: message.message, timestamp: message.timestamp,
             ttlSeconds: state.ttlSeconds, expiresAt: state.expiresAt, data: message.data)
         if relayMessage.isExpired(at: now()) {
-            return finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
+            return await finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
         }
         if let recipients = message.recipients {
             return await sendToDevices(message, recipients: recipients, as: relayMessage, state: state,
@@ -130,7 +134,7 @@ struct MessageSender: Sendable {
             answered += 1
         }
         if let retryable {
-            return finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: retryable))
+            return await finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: retryable))
         }
         if answered < requests.count {
             // Stopped before the last component: what was sent is on record; the rest is for any worker.
@@ -141,26 +145,26 @@ struct MessageSender: Sendable {
             logger.warning("FCM refused a message", metadata: ["msi_key": "\(message.msiKey)", "error": "\(permanent)"])
         }
         let failed = permanent != nil || failedBefore
-        finish(RelayOutcome(id: id, status: failed ? .failed : .sent, lastError: permanent?.description))
+        await finish(RelayOutcome(id: id, status: failed ? .failed : .sent, lastError: permanent?.description))
     }
 
     /// Sends a message to persons and groups through the fan-out, then records where it goes: sent once every
     /// device has an answer (the component names where they are: its deliveries), pending for a retry when FCM asked
     /// to wait, expired, or handed back when the worker stops.
     private func sendToDevices(_ message: Message, recipients: Recipients, as relayMessage: RelayMessage,
-                               state: RelayState, finish: (RelayOutcome) -> Void,
+                               state: RelayState, finish: (RelayOutcome) async -> Void,
                                record: ((String) -> RelayUpdate) -> Void) async {
         let id = message.id
         guard let fanOut else {
-            return finish(RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
+            return await finish(RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
         }
         switch await fanOut.send(message, recipients: recipients, as: relayMessage) {
         case .finished:
-            finish(RelayOutcome(id: id, status: .sent, components: [.devices: .sent(name: "deliveries")]))
+            await finish(RelayOutcome(id: id, status: .sent, components: [.devices: .sent(name: "deliveries")]))
         case .retry(let error):
-            finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: error))
+            await finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: error))
         case .expired:
-            finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before every device was sent to"))
+            await finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before every device was sent to"))
         case .stopped:
             record { .release(id: id, lease: $0) }
         case .lost:

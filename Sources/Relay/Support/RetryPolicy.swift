@@ -21,11 +21,19 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The wait before attempt `attempt + 1` after `error` (`attempt` counts from 1); `jitter` in 0...1 picks
     /// a point in the upper half of the backoff, so that many messages failing together spread out.
     public func delay(afterAttempt attempt: Int64, error: FCMError, jitter: Double = .random(in: 0...1)) -> Duration {
+        var delay = delay(afterAttempt: attempt, retryAfter: error.retryAfter, jitter: jitter)
+        if error.code == .quotaExceeded, let quotaPause { delay = max(delay, quotaPause) }
+        return delay
+    }
+
+    /// The wait before attempt `attempt + 1` of a call that is not FCM's (a webhook delivery): the same backoff, never
+    /// sooner than `retryAfter` when the other side asked for one.
+    public func delay(afterAttempt attempt: Int64, retryAfter: Duration? = nil,
+                      jitter: Double = .random(in: 0...1)) -> Duration {
         let exponent = Int(min(max(attempt - 1, 0), 30))
         let backoff = min(base * (1 << exponent), cap)
         var delay = backoff * (0.5 + 0.5 * min(max(jitter, 0), 1))
-        if let retryAfter = error.retryAfter { delay = max(delay, retryAfter) }
-        if error.code == .quotaExceeded, let quotaPause { delay = max(delay, quotaPause) }
+        if let retryAfter { delay = max(delay, retryAfter) }
         return delay
     }
 }
