@@ -1,3 +1,4 @@
+import HubTime
 import Mongo
 
 /// The platforms a device may register from.
@@ -31,6 +32,11 @@ public struct Device: Sendable, CustomStringConvertible {
     public var createdAt: Int64
     /// The person the device is bound to (an opaque id from the school's sign-in), if any.
     public var person: String?
+    /// When passive and active messages wait for this device (`quiet_hours`), if it set quiet hours.
+    public var quietHours: QuietHours?
+    /// The server-owned FCM topic of its quiet hours' window (`quiet_hours.topic`), which topic messages sent while
+    /// the window is quiet leave out.
+    public var quietTopic: String?
 
     /// Reads a stored device; nil when the document is not one.
     public init?(document: BSONDocument) {
@@ -45,6 +51,12 @@ public struct Device: Sendable, CustomStringConvertible {
         self.secretHash = document.string("secret_hash")
         self.createdAt = document["created_at"]?.int64Value ?? 0
         self.person = document["person"]?.stringValue
+        if let quiet = document["quiet_hours"]?.documentValue,
+           case .success(let hours) = QuietHours.parse(from: quiet.string("from"), to: quiet.string("to"),
+                                                       tz: quiet.string("tz")) {
+            self.quietHours = hours
+            self.quietTopic = quiet["topic"]?.stringValue
+        }
     }
 
     /// Names the device by id only: the registration is a credential.

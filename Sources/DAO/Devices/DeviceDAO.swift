@@ -172,7 +172,8 @@ public struct DeviceDAO: Sendable {
     /// reaches. An unbound or unregistered device is not among them.
     /// - Throws: `DAOError`.
     public func active(ofPersons persons: [String]) async throws -> [Device] {
-        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1]
+        // Quiet hours too: the fan-out holds back passive and active messages for a quiet device.
+        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1, "quiet_hours": 1]
         var devices: [Device] = []
         for chunk in IDChunks.of(persons) {
             devices += try await mapErrors {

@@ -50,6 +50,7 @@ public struct MessageDAO: Sendable {
         }
         elements += [
             ("distribution", .string(draft.distribution.rawValue)),
+            ("urgency", .string(draft.urgency.rawValue)),
             ("sender", .string(draft.sender)),
             ("timestamp", .int64(now())),
         ]

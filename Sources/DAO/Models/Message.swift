@@ -17,6 +17,8 @@ public struct Message: Sendable {
     public var data: [String: String]
     /// "Alert" or "Information" as stored.
     public var distribution: String
+    /// How urgently it must reach phones (`urgency`); a message stored without one (legacy) is `active`.
+    public var urgency: Urgency
     /// The user or token name that sent it (legacy: "Communicator" or "Super User").
     public var sender: String
     /// When the hub accepted it, in Unix milliseconds.
@@ -38,6 +40,7 @@ public struct Message: Sendable {
             (document["data"]?.documentValue ?? [:]).compactMap { key, value in value.stringValue.map { (key, $0) } },
             uniquingKeysWith: { first, _ in first })
         self.distribution = document.string("distribution")
+        self.urgency = document["urgency"]?.stringValue.flatMap(Urgency.init(rawValue:)) ?? .default
         self.sender = document.string("sender")
         self.timestamp = document["timestamp"]?.int64Value ?? 0
         self.document = document
@@ -56,12 +59,16 @@ public struct MessageDraft: Sendable {
     /// String values for the app, stored as `data` when not empty.
     public var data: [String: String]
     public var distribution: Distribution
+    /// Stored as `urgency`.
+    public var urgency: Urgency
     public var sender: String
     /// msi-hub's own fields to store beside the legacy ones (for instance `relay`).
     public var extra: BSONDocument
 
     public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
-                data: [String: String] = [:], distribution: Distribution, sender: String, extra: BSONDocument = [:]) {
+                data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default, sender: String,
+                extra: BSONDocument = [:]) {
+        self.urgency = urgency
         self.title = title
         self.desc = desc
         self.message = message

@@ -1,0 +1,71 @@
+import HubTime
+import Mongo
+
+/// The token sends of topic messages held back for devices in their quiet hours, in `quiet_deferrals`: one document
+/// per (message, device), inserted when the relay sends the message to its topic without the quiet windows, and
+/// sent when each device's window ends.
+public struct QuietDeferralDAO: Sendable {
+    let collection: MongoCollection
+    let now: UnixClock
+
+    /// The due sends, oldest first, from the index alone.
+    static let indexes = [IndexModel(keys: ["state": 1, "due_at": 1], name: "state.due_at")]
+
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+        self.collection = database.collection(CollectionName.quietDeferrals)
+        self.now = now
+    }
+
+    /// Stores `list` (unordered, 500 a command); a deferral stored already (the message was sent
+    /// to its topic again) is kept as it is.
+    /// - Throws: `DAOError`.
+    public func schedule(_ list: [QuietDeferral]) async throws {
+        for start in stride(from: 0, to: list.count, by: 500) {
+            let documents = list[start..<min(start + 500, list.count)].map(\.document)
+            do {
+                _ = try await mapErrors { try await collection.insertMany(documents, ordered: false) }
+            } catch let error as DAOError where error.code == .duplicate {
+                // The others were inserted (unordered).
+            }
+        }
+    }
+
+    /// Up to `limit` pending deferrals due by `time` (Unix ms; default now), with their registrations: what is sent
+    /// next.
+    /// - Throws: `DAOError`.
+    public func due(at time: Int64? = nil, limit: Int) async throws -> [QuietDeferral] {
+        try await mapErrors {
+            try await collection.find(["state": "pending", "due_at": ["$lte": .int64(time ?? now())]],
+                                      options: FindOptions(sort: ["due_at": 1], limit: Int64(limit)))
+        }.compactMap(QuietDeferral.init(document:))
+    }
+
+    /// Records FCM's answer to deferral `id` while it is pending: `.sent`, `.failed` or `.unregistered`, with FCM's
+    /// error code for a refusal.
+    /// - Throws: `DAOError`.
+    public func record(_ id: String, _ state: QuietDeferral.State, code: String? = nil) async throws {
+        var set: BSONDocument = ["state": .string(state.rawValue), "at": .int64(now())]
+        if let code { set["code"] = .string(code) }
+        _ = try await mapErrors {
+            try await collection.updateOne(["_id": .string(id), "state": "pending"], ["$set": .document(set)])
+        }
+    }
+
+    /// Puts deferral `id` back to be sent at `dueAt` (Unix ms): FCM asked to wait.
+    /// - Throws: `DAOError`.
+    public func retry(_ id: String, at dueAt: Int64) async throws {
+        _ = try await mapErrors {
+            try await collection.updateOne(["_id": .string(id), "state": "pending"],
+                                           ["$set": ["due_at": .int64(dueAt)], "$inc": ["attempts": .int64(1)]])
+        }
+    }
+
+    /// Every deferral of `message` (without registrations), by `_id`: what a report or a test reads.
+    /// - Throws: `DAOError`.
+    public func deferrals(of message: ObjectID) async throws -> [QuietDeferral] {
+        try await mapErrors {
+            try await collection.find(["message": .objectID(message)],
+                                      options: FindOptions(projection: ["registration": 0], sort: ["_id": 1]))
+        }.compactMap(QuietDeferral.init(document:))
+    }
+}

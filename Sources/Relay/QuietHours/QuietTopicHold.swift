@@ -1,0 +1,64 @@
+import DAO
+import FCM
+import HubTime
+import Logging
+import Mongo
+
+/// What the relay reads and writes to keep topic messages away from devices in their quiet hours: the windows, the
+/// subscriptions that say which devices are in them, and the held-back token sends.
+public struct QuietHoursStores: Sendable {
+    public let windows: QuietWindowDAO
+    public let subscriptions: SubscriptionDAO
+    public let deferrals: QuietDeferralDAO
+
+    /// The stores of `database`, on the clock `now`.
+    public init(database: MongoDatabase, now: @escaping UnixClock) {
+        self.windows = QuietWindowDAO(database: database)
+        self.subscriptions = SubscriptionDAO(database: database, now: now)
+        self.deferrals = QuietDeferralDAO(database: database, now: now)
+    }
+}
+
+/// Holds a passive or active topic message back from the devices in their quiet hours: which quiet topics its
+/// requests leave out (`QuietHoursPolicy.exclusions`), and a token send for each device left out, due when its
+/// window ends, stored before the message goes to FCM (a stop in between leaves the sends on record; scheduling
+/// again stores nothing twice).
+struct QuietTopicHold: Sendable {
+    let stores: QuietHoursStores
+    let logger: Logger
+    let now: UnixClock
+
+    /// The quiet topics `message` (stored as `stored`) is to leave out, once the token sends of their devices are
+    /// scheduled; empty to send it to the whole topic. When the database fails, the message goes to the whole topic
+    /// (a quiet device then gets it at once rather than never).
+    func excludedTopics(_ message: RelayMessage, stored: Message) async -> [String] {
+        guard message.urgency <= .active, !message.topicKey.isEmpty else { return [] }
+        let time = now()
+        do {
+            let (excluded, overflow) = QuietHoursPolicy.exclusions(for: message.urgency,
+                                                                   windows: try await stores.windows.occupied(),
+                                                                   now: time)
+            guard !excluded.isEmpty else { return [] }
+            if !overflow.isEmpty {
+                logger.notice("more quiet windows than a condition can leave out: their devices get the message now",
+                              metadata: ["msi_key": "\(message.msiKey)",
+                                         "windows": "\(overflow.map(\.topic).joined(separator: ","))"])
+            }
+            let ends = Dictionary(excluded.map { ($0.topic, $0.quietHours.end(after: time)) },
+                                  uniquingKeysWith: { first, _ in first })
+            let held = try await stores.subscriptions.quietSubscribers(of: message.topicKey,
+                                                                       quietTopics: excluded.map(\.topic))
+            try await stores.deferrals.schedule(held.compactMap { subscription, quietTopic in
+                ends[quietTopic].map {
+                    QuietDeferral(message: stored.id, msiKey: stored.msiKey, device: subscription.device, registration: subscription.registration,
+                                  platform: subscription.platform, quietTopic: quietTopic, dueAt: $0)
+                }
+            })
+            return excluded.map(\.topic)
+        } catch {
+            logger.warning("quiet hours could not be read: the message goes to the whole topic",
+                           metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
+            return []
+        }
+    }
+}
