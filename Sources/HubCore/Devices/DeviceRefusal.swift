@@ -5,6 +5,7 @@ public typealias DeviceRefusal = Refusal<DeviceRefusalCode>
 public struct DeviceRefusalCode: Hashable, Sendable, CustomStringConvertible {
     private enum Value: String {
         case unauthenticated, deviceNotFound, topicNotFound, forcedSubscription, invalidRegistration, registrationTaken
+        case invalidQuietHours
     }
     private let value: Value
     private init(_ value: Value) { self.value = value }
@@ -21,6 +22,9 @@ public struct DeviceRefusalCode: Hashable, Sendable, CustomStringConvertible {
     public static let invalidRegistration = DeviceRefusalCode(.invalidRegistration)
     /// Another device has the registration.
     public static let registrationTaken = DeviceRefusalCode(.registrationTaken)
+
+    /// `quiet_hours` is not `{"from": "HH:MM", "to": "HH:MM", "tz": IANA zone}` with two different times.
+    public static let invalidQuietHours = DeviceRefusalCode(.invalidQuietHours)
 
     public var description: String { value.rawValue }
 }

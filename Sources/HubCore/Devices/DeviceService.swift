@@ -11,6 +11,8 @@ import Mongo
 public struct DeviceService: Sendable {
     let devices: DeviceDAO
     let subscriptions: SubscriptionDAO
+    /// The distinct quiet-hours windows and how many devices have each.
+    let quietWindows: QuietWindowDAO
     /// The subjects on their way to every device.
     let rollouts: RolloutDAO
     /// The per-address limit on registrations.
@@ -37,6 +39,7 @@ public struct DeviceService: Sendable {
          personAssertions: PersonAssertionVerifier) {
         self.devices = DeviceDAO(database: database, now: now)
         self.subscriptions = SubscriptionDAO(database: database, now: now)
+        self.quietWindows = QuietWindowDAO(database: database)
         self.rollouts = RolloutDAO(database: database, now: now)
         self.throttle = RegistrationThrottle(rates: RateWindowDAO(database: database, now: now), now: now)
         self.messages = MessageDAO(database: database, now: now)
@@ -173,6 +176,7 @@ public struct DeviceService: Sendable {
         try await subscriptions.removeRegistration(device.registration)
         try await devices.delete(device.id)
         try await subscriptions.removeRegistration(device.registration)
+        if let topic = device.quietTopic { try await quietWindows.remove(topic: topic) }
         reconcilerSignal.notify()
     }
 
@@ -183,6 +187,10 @@ public struct DeviceService: Sendable {
         if let locale = device.locale { document["locale"] = .string(locale) }
         if let appVersion = device.appVersion { document["app_version"] = .string(appVersion) }
         if let person = device.person { document["person"] = .string(person) }
+        if let quiet = device.quietHours {
+            document["quiet_hours"] = ["from": .string(quiet.fromText), "to": .string(quiet.toText),
+                                       "tz": .string(quiet.timeZoneID)]
+        }
         return document
     }
 

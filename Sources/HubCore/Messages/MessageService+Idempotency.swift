@@ -49,13 +49,15 @@ extension MessageService {
 extension MessageService.Submission {
     /// What makes two submissions the same request: SHA-256 over every field, in hex.
     var fingerprint: String {
-        let fields: BSONDocument = [
+        var fields: BSONDocument = [
             "title": .string(title), "desc": .string(desc), "message": .string(message), "topic_key": .string(topicKey),
             "distribution": .string(distribution.rawValue), "ttl": ttl.map(BSONValue.int64) ?? .null,
             "send_at": sendAt.map(BSONValue.int64) ?? .null,
             "to": recipients.map { .document($0.document) } ?? .null,
             "data": .document(BSONDocument(data.sorted { $0.key < $1.key }.map { (key: $0.key, value: BSONValue.string($0.value)) })),
         ]
+        // Only when not the default: a request repeated across an upgrade still matches its earlier fingerprint.
+        if urgency != .default { fields["urgency"] = .string(urgency.rawValue) }
         return Hex.encode(SHA256.hash(data: fields.bytes))
     }
 }

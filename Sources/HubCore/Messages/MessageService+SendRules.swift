@@ -65,6 +65,18 @@ extension MessageService.Submission {
                            field: .desc)
     }
 
+    /// The urgency a sender's `urgency` value names (`Urgency.default` when absent): the one reading of the
+    /// field that POST /message and the portal's form share.
+    /// - Throws: `SendRefusal.invalidUrgency` for any other value.
+    public static func urgency(named name: String?) throws -> Urgency {
+        guard let name else { return .default }
+        guard let urgency = Urgency(rawValue: name) else {
+            let allowed = Urgency.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw SendRefusal(.invalidUrgency, "the field \"urgency\" must be one of \(allowed)")
+        }
+        return urgency
+    }
+
     /// The value of `field`.
     public subscript(field: MessageField) -> String {
         switch field {

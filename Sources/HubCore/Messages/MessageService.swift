@@ -37,13 +37,17 @@ public struct MessageService: Sendable {
         /// String values the app receives with the message (`MessageData`).
         public var data: [String: String]
         public var distribution: Distribution
+        /// How urgently it must reach phones (`Urgency.named(_:)` reads the wire's value).
+        public var urgency: Urgency
         /// Seconds FCM keeps it for phones that are offline; nil: FCM's default.
         public var ttl: Int64?
         /// When to send it (Unix ms); nil: now.
         public var sendAt: Int64?
 
         public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
-                    data: [String: String] = [:], distribution: Distribution, ttl: Int64? = nil, sendAt: Int64? = nil) {
+                    data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default,
+                    ttl: Int64? = nil, sendAt: Int64? = nil) {
+            self.urgency = urgency
             self.title = title
             self.desc = desc
             self.message = message
@@ -93,7 +97,7 @@ public struct MessageService: Sendable {
         do {
             message = try await store(MessageDraft(
                 title: submission.title, desc: submission.desc, message: submission.message, topicKey: submission.topicKey,
-                distribution: submission.distribution, sender: identity.name,
+                distribution: submission.distribution, urgency: submission.urgency, sender: identity.name,
                 extra: ["relay": .document(plan.document(for: submission.distribution))]),
                 idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         } catch let error as DAOError where error.code == .outcomeUnknown {
@@ -139,7 +143,8 @@ public struct MessageService: Sendable {
                              deadlineAt: dueAt + relayDeadline.milliseconds, addressed: true)
         let message = try await store(MessageDraft(
             title: submission.title, desc: submission.desc, message: submission.message, topicKey: "",
-            recipients: recipients, data: submission.data, distribution: submission.distribution, sender: identity.name,
+            recipients: recipients, data: submission.data, distribution: submission.distribution,
+            urgency: submission.urgency, sender: identity.name,
             extra: ["relay": .document(plan.document(for: submission.distribution))]),
             idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         relay.notify()

@@ -25,7 +25,7 @@ public enum MessageViewer: Sendable, Equatable {
 public enum MessageVisibility {
     /// The stored fields everyone may see, as stored.
     public static let publicFields = ["_id", "msi_key", "title", "desc", "message", "topic_key", "distribution",
-                                      "sender", "timestamp"]
+                                      "urgency", "sender", "timestamp"]
 
     /// Whether `viewer` sees all of `message`: its sender and admins.
     public static func seesDetail(of message: Message, _ viewer: MessageViewer) -> Bool {

@@ -23,6 +23,7 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
         case fieldTooLong, emptyField, topicNotFound, distributionMismatch, alertNeedsDesc, accessDenied
         case idempotencyKeyReused
         case invalidRecipients, groupNotFound, recipientAccessDenied, invalidData, relayBehind
+        case invalidUrgency
     }
     private let value: Value
     private init(_ value: Value) { self.value = value }
@@ -52,6 +53,9 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
     public static let relayBehind = SendRefusalCode(.relayBehind)
     /// The `data` object breaks its rules (a reserved or malformed key, too many bytes).
     public static let invalidData = SendRefusalCode(.invalidData)
+
+    /// `urgency` is not one of passive, active, time-sensitive, critical.
+    public static let invalidUrgency = SendRefusalCode(.invalidUrgency)
 
     public var description: String { value.rawValue }
 }

@@ -1,4 +1,5 @@
 import DAO
+import HubTime
 import HTTPTypes
 import HubCore
 import Hummingbird
@@ -61,8 +62,9 @@ struct DeviceController {
         JSONResponse.make(.document(services.devices.view(try await device(context))))
     }
 
-    /// PUT /device/:deviceID: `{"registration"?, "locale"?, "app_version"?}`; a new registration moves every
-    /// subscription to it.
+    /// PUT /device/:deviceID: `{"registration"?, "locale"?, "app_version"?, "quiet_hours"?}`; a new registration
+    /// moves every subscription to it; `quiet_hours` (`{"from": "22:00", "to": "07:00", "tz": "Europe/Berlin"}`, or
+    /// null to clear) sets when passive and active messages wait (422 `invalid_quiet_hours`).
     @Sendable func update(request: Request, context: HubRequestContext) async throws -> Response {
         let device = try await device(context)
         var request = request
@@ -70,9 +72,27 @@ struct DeviceController {
         let registration = try fields.optionalString("registration", maxLength: 4096)
         let locale = try fields.optionalString("locale", maxLength: 35)
         let appVersion = try fields.optionalString("app_version", maxLength: 64)
-        let updated = try await services.devices.update(device, registration: registration, locale: locale,
+        let quietHours = try Self.quietHours(fields)
+        var updated = try await services.devices.update(device, registration: registration, locale: locale,
                                                         appVersion: appVersion)
+        if let quietHours { updated = try await services.devices.setQuietHours(updated, quietHours) }
         return JSONResponse.make(.document(services.devices.view(updated)))
+    }
+
+    /// The body's `quiet_hours`: nil when absent (unchanged), `.some(nil)` for null (cleared), else the window
+    /// (`DeviceService.quietHours(from:to:tz:)`).
+    /// - Throws: `DeviceRefusal.invalidQuietHours` (422 `invalid_quiet_hours`) for any other shape.
+    static func quietHours(_ fields: FieldReader) throws -> QuietHours?? {
+        guard let value = fields.document["quiet_hours"] else { return nil }
+        if value.isNull { return .some(nil) }
+        guard let object = value.documentValue,
+              object.elements.allSatisfy({ ["from", "to", "tz"].contains($0.key) }),
+              let from = object["from"]?.stringValue, let to = object["to"]?.stringValue,
+              let tz = object["tz"]?.stringValue else {
+            throw DeviceRefusal(.invalidQuietHours,
+                                "quiet_hours must be {\"from\": \"HH:MM\", \"to\": \"HH:MM\", \"tz\": \"Area/City\"} or null")
+        }
+        return .some(try DeviceService.quietHours(from: from, to: to, tz: tz))
     }
 
     /// DELETE /device/:deviceID: the device and, through the reconciler, its FCM subscriptions.

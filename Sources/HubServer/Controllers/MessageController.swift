@@ -36,13 +36,14 @@ struct MessageController {
         let topicKey = recipients == nil ? try fields.string("topic_key") : try fields.optionalString("topic_key", maxLength: .max) ?? ""
         let data = try Self.data(fields)
         let distribution: Distribution = try fields.oneOf("distribution")
+        let urgency = try Self.urgency(fields)
         let now = services.now()
         let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)
         let sendAt = try fields.optionalInteger("send_at", in: 0...(now + Self.maximumScheduleMS))
 
         let message = try await services.messages.send(
             .init(title: title, desc: desc, message: text, topicKey: topicKey, recipients: recipients, data: data,
-                  distribution: distribution, ttl: ttl, sendAt: sendAt),
+                  distribution: distribution, urgency: urgency, ttl: ttl, sendAt: sendAt),
             as: identity, idempotencyKey: try Self.idempotencyKey(of: request))
         return JSONResponse.make(.document(message.document), status: .created)
     }
@@ -64,6 +65,13 @@ struct MessageController {
             return strings
         }
         return Recipients(persons: try ids("persons"), groups: try ids("groups"))
+    }
+
+    /// The body's `urgency` (absent or null: `active`), read by the send rules (`Submission.urgency(named:)`).
+    /// - Throws: `SendRefusal.invalidUrgency` (422 `invalid_urgency`) for any value but the four names.
+    static func urgency(_ fields: FieldReader) throws -> Urgency {
+        guard let value = fields.document["urgency"], !value.isNull else { return .default }
+        return try MessageService.Submission.urgency(named: value.stringValue ?? "")
     }
 
     /// The body's `data`: an object of string values; empty when absent.
