@@ -14,7 +14,7 @@ struct FanOutResolver: Sendable {
         message.document[path: "relay.components.devices.resolving"]?.boolValue == true
     }
 
-    /// How many persons' devices are looked up before they are handed on to be sent.
+    /// How many persons' devices are looked up at a time (and group members read a page), handed on to be sent.
     static let personsPerBatch = 1_024
 
     /// Finds `message`'s devices, handing each batch to `found` (without the devices answered already when
@@ -24,22 +24,16 @@ struct FanOutResolver: Sendable {
     func resolve(_ message: Message, recipients: Recipients, lease: String, leavingOutAnswered: Bool,
                  found: ([Delivery]) -> Void) async throws -> Int? {
         // Each person once: named first, then through the first group (in the order given) they are a member of.
-        var groupOf: [String: String?] = [:]
-        var persons: [String] = []
-        for person in recipients.persons where groupOf[person] == nil {
-            groupOf[person] = .some(nil)
-            persons.append(person)
-        }
-        let members = try await stores.groups.members(ofGroups: recipients.groups)
-        for (person, group) in members where groupOf[person] == nil {
-            groupOf[person] = .some(group)
-            persons.append(person)
-        }
+        // Members are read a page at a time, each page's devices sent while the next is read.
+        var seen: Set<String> = []
+        var waiting: [(person: String, group: String?)] = []
         var count = 0
-        for start in stride(from: 0, to: persons.count, by: Self.personsPerBatch) {
+        func flush() async throws {
             try Task.checkCancellation()
-            let slice = Array(persons[start..<min(start + Self.personsPerBatch, persons.count)])
-            var deliveries = try await stores.devices.active(ofPersons: slice).compactMap { device -> Delivery? in
+            let groupOf = Dictionary(waiting.map { ($0.person, $0.group) }, uniquingKeysWith: { first, _ in first })
+            waiting = []
+            var deliveries = try await stores.devices.active(ofPersons: Array(groupOf.keys)).compactMap {
+                device -> Delivery? in
                 guard let person = device.person, let group = groupOf[person] else { return nil }
                 return Delivery(message: message.id, device: device.id, person: person, group: group,
                                 platform: device.platform, registration: device.registration)
@@ -51,6 +45,21 @@ struct FanOutResolver: Sendable {
             }
             if !deliveries.isEmpty { found(deliveries) }
         }
+        for person in recipients.persons where seen.insert(person).inserted {
+            waiting.append((person, nil))
+            if waiting.count >= Self.personsPerBatch { try await flush() }
+        }
+        for group in recipients.groups {
+            var after: String?
+            while true {
+                let page = try await stores.groups.members(of: group, after: after, limit: Self.personsPerBatch)
+                for person in page where seen.insert(person).inserted { waiting.append((person, group)) }
+                if waiting.count >= Self.personsPerBatch { try await flush() }
+                guard page.count == Self.personsPerBatch, let last = page.last else { break }
+                after = last
+            }
+        }
+        if !waiting.isEmpty { try await flush() }
         guard try await stores.deliveries.markResolved(message: message.id, lease: lease, count: count) else {
             return nil
         }

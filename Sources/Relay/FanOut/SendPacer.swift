@@ -4,8 +4,8 @@ import Synchronization
 /// Paces the fan-out's sends at `FCM_SEND_RATE`, every replica together: permits come from the shared
 /// `RateWindow` in chunks (one database write for many sends), each to be used before its grant's deadline.
 ///
-/// Every concurrent fan-out of a worker draws from one pacer. A chunk not used by its deadline is dropped, so the
-/// rate errs low, never high; what each window's permits were used for is kept for the last windows
+/// Every concurrent fan-out of a worker draws from one pacer. Within a window, permits are spread evenly (`spread`);
+/// a chunk not used by its deadline is dropped, so the rate errs low, never high; what each window's permits were used for is kept for the last windows
 /// (`used`), for the operator and the tests.
 final class SendPacer: Sendable {
     private struct State {
@@ -38,13 +38,17 @@ final class SendPacer: Sendable {
         while true {
             try Task.checkCancellation()
             let current = now()
-            let taken = state.withLock { state -> Int64? in
+            let taken = state.withLock { state -> (deadline: Int64, notBefore: Int64)? in
                 guard state.remaining > 0, current < state.deadline else { return nil }
                 state.remaining -= 1
-                state.used[state.windowEnd, default: 0] += 1
-                return state.deadline
+                let order = state.used[state.windowEnd, default: 0]
+                state.used[state.windowEnd] = order + 1
+                return (state.deadline, spread(order, windowEnd: state.windowEnd))
             }
-            if let taken { return taken }
+            if let taken {
+                if taken.notBefore > current { try await Task.sleep(for: .milliseconds(taken.notBefore - current)) }
+                return taken.deadline
+            }
             // Concurrent callers may each take a chunk: every grant is counted in the shared window, so together
             // they stay within the limit; a grant replaces an older window's leftovers.
             let grant = try await window.take(chunk)
@@ -59,6 +63,14 @@ final class SendPacer: Sendable {
                 }
             }
         }
+    }
+
+    /// When the `order`-th permit this pacer uses in the window ending at `windowEnd` may go: the window's allowance
+    /// spread evenly over the part of it before the deadline, so that sends leave at the rate, not in a burst at the
+    /// start of each second that a late request could carry into the next.
+    private func spread(_ order: Int, windowEnd: Int64) -> Int64 {
+        let span = 1_000 - RateWindow.margin
+        return windowEnd - 1_000 + Int64(order) * span / Int64(max(window.limit, 1))
     }
 
     /// Permits used per window, by the window's end (Unix ms), for the last windows.

@@ -97,11 +97,13 @@ def run(results, label, uri, hub, token, fake, db_pid, hub_pid, fake_pid, group,
     # Each process's share of one core while the sends went out: which one held them back.
     busy = {name: cpu_ms(sent[1][name] - sending[1][name]) / 10.0 / max(sent[0] - sending[0], 1e-3)
             for name in pids}
-    # The last outcomes are written in bulk after the last answer: polled on the message.state index, every half
-    # second (each count walks the pending part of the index on SecantusDB, which would slow the writes it waits
-    # for). Every delivery is in by then: they are inserted when the message is resolved, before the first send.
+    # The last outcomes are written in bulk after the last answer (a delivery is stored once answered): polled on the
+    # message.state index every half second (each count walks the index on SecantusDB, which would slow the writes it
+    # waits for) until every device has an answer for good.
     while time.time() < deadline:
-        if db.deliveries.count_documents({"message": message, "state": "pending"}) == 0:
+        answered = db.deliveries.count_documents({"message": message, "state": {"$in": ["sent", "failed",
+                                                                                        "unregistered"]}})
+        if answered >= count:
             break
         time.sleep(0.5)
     recorded = time.time()
