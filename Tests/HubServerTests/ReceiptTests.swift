@@ -111,6 +111,29 @@ struct ReceiptTests {
         }
     }
 
+    @Test func eachNewAcknowledgementEmitsMessageAcknowledgedOnce() async throws {
+        let phone = Handset("acknowledging-phone", person: "student-1")
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([phone], topics: [Self.hoursTopic], in: database)
+            try await WebhookDAO(database: database).insert(Webhook(
+                id: ObjectID(), url: "https://gateway.school.invalid/hook", events: ["message.acknowledged"],
+                secret: "whsec_dGVzdC1zZWNyZXQtMDEyMzQ1Njc4OWFiY2RlZg==", createdAt: 0))
+        }) { hub in
+            let key = try await Self.sendTopic(Self.hoursTopic, on: hub)
+            let batch = [Self.entry(key, "received"), Self.entry(key, "acknowledged", response: "On my way")]
+            _ = try await Self.post(batch, as: phone, on: hub)
+            _ = try await Self.post(batch, as: phone, on: hub)
+            let events = try await hub.database.collection(CollectionName.webhookDeliveries).find([:])
+            #expect(events.count == 1)
+            let body = try JSONParser().document(from: Array((events.first?["body"]?.stringValue ?? "").utf8))
+            #expect(body["type"] == "message.acknowledged")
+            #expect(body[path: "data.msi_key"]?.stringValue == key)
+            #expect(body[path: "data.device"]?.stringValue == phone.id.hex)
+            #expect(body[path: "data.person"] == "student-1" && body[path: "data.response"] == "On my way")
+        }
+    }
+
     @Test func badEntriesAreRejectedOneByOneAndTheRestStored() async throws {
         let phone = Handset("rejecting-phone"), other = Handset("books-reader")
         try await HubHarness.with(seed: { database in

@@ -18,6 +18,8 @@ public struct ReceiptService: Sendable {
     let groups: GroupDAO
     let deliveries: DeliveryDAO
     let relayProgress: RelayProgressDAO
+    /// The webhook outbox, where each new acknowledgement becomes a `message.acknowledged` event.
+    let events: WebhookEventDAO
     let cube: CubeCache
     let logger: Logger
     let now: UnixClock
@@ -30,6 +32,7 @@ public struct ReceiptService: Sendable {
         self.groups = GroupDAO(database: database, now: now)
         self.deliveries = DeliveryDAO(database: database, now: now)
         self.relayProgress = RelayProgressDAO(database: database)
+        self.events = WebhookEventDAO(database: database, now: now)
         self.cube = cube
         self.logger = logger
         self.now = now
@@ -94,15 +97,18 @@ public struct ReceiptService: Sendable {
     }
 
     /// The one place where a newly stored acknowledgement leaves the hub: each becomes a `message.acknowledged`
-    /// event (payload `msi_key`, `title`, `device`, `person`?, `response`?). Until the webhook outbox
-    /// (`WebhookEventDAO.emit`) is in the tree, the events are logged at debug level only.
-    /// - Throws: `DAOError` once the events are written to the outbox.
+    /// event (payload `msi_key`, `title`, `device`, `person`?, `response`?, `at`) in the webhook outbox. The receipt
+    /// is stored already, and a device posting it again gets `duplicate`: an outbox that cannot be written is logged,
+    /// not answered to the device as a failure it could repair.
     func acknowledgedHook(_ acknowledged: [(message: Message, receipt: Receipt)]) async throws {
         for (message, receipt) in acknowledged {
-            let payload = Self.acknowledgedPayload(message, receipt)
-            logger.debug("message acknowledged", metadata: ["msi_key": .string(message.msiKey.hex),
-                                                            "device": .string(receipt.device.hex),
-                                                            "fields": .string(payload.keys.joined(separator: ","))])
+            do {
+                try await events.emit("message.acknowledged", payload: Self.acknowledgedPayload(message, receipt))
+            } catch {
+                logger.error("a message.acknowledged event could not be written to the webhook outbox",
+                             metadata: ["msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
+                                        "error": .string("\(error)")])
+            }
         }
     }
 
