@@ -5,6 +5,8 @@ struct CatchUp: Sendable {
     let store: MessageStore
     let hub: HubConnection
     let registration: DeviceRegistration
+    /// Where a `received` receipt of each new message is queued; nil: none is.
+    var receipts: ReceiptQueue?
     /// The page size asked for: the hub's maximum.
     static let pageSize = 200
 
@@ -14,7 +16,7 @@ struct CatchUp: Sendable {
         let newest = try await store.newestTimestamp() ?? 0
         // `since` is inclusive: the newest stored message comes back and is recognised by its key.
         let since = max(newest, MessageStore.milliseconds(store.oldMessagesCutoff))
-        let listener = Listener(store: store, hub: hub)
+        let listener = Listener(store: store, hub: hub, receipts: receipts)
         var received: [ReceivedMessage] = []
         var cursor: String?
         repeat {

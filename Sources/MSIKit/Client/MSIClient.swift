@@ -10,8 +10,13 @@ import Foundation
 /// }
 /// ```
 ///
-/// Everything the library keeps lives in the configuration's folder: the messages and the device's registration
-/// in `msikit.sqlite`, the cube's last copy in `cube.json`; but the device's secret, which is in the Keychain on
+/// Each new message is reported to the hub as `received` by the library itself; the app reports what the person
+/// does with `opened(msiKey:)` and `acknowledge(msiKey:response:)`. Receipts made offline wait in the library's file
+/// and go out with the next one sent, at `start()`, or when the app calls `sendReceipts()` (for example when the
+/// network comes back).
+///
+/// Everything the library keeps lives in the configuration's folder: the messages, the receipts not yet sent and
+/// the device's registration in `msikit.sqlite`, the cube's last copy in `cube.json`; but the device's secret, which is in the Keychain on
 /// Apple platforms and in `msikit.device-secret` (mode 0600) elsewhere. Calls are safe from any task.
 public final class MSIClient: Sendable {
     /// The messages received so far (the design's Message module).
@@ -20,6 +25,8 @@ public final class MSIClient: Sendable {
     private let hub: HubConnection
     private let cubeCache: CubeCache
     private let registration: DeviceRegistration
+    /// The receipts not yet sent to the hub.
+    private let receipts: ReceiptQueue
 
     /// Opens the library's files in `configuration.directory` (creating the folder) and prepares the hub's client;
     /// sends nothing yet.
@@ -38,6 +45,7 @@ public final class MSIClient: Sendable {
         self.push = push
         hub = HubConnection(hub: configuration.hub, appKey: configuration.appKey)
         cubeCache = CubeCache(hub: hub, directory: configuration.directory)
+        receipts = ReceiptQueue(database: store.database, clock: configuration.clock)
         registration = DeviceRegistration(
             hub: hub, database: store.database, secrets: defaultSecretStore(directory: configuration.directory),
             platform: configuration.platform, locale: configuration.locale, appVersion: configuration.appVersion)
@@ -46,7 +54,8 @@ public final class MSIClient: Sendable {
     // MARK: - Start and run
 
     /// Starts the app's session (init): clears old messages, registers the device or resumes an interrupted
-    /// registration, tells the hub a changed token, then catches up; returns the messages caught up, oldest first.
+    /// registration, tells the hub a changed token, then catches up and sends the receipts waiting (those of the
+    /// messages caught up too); returns the messages caught up, oldest first.
     ///
     /// Old messages are cleared first so that the stored list is right even when the hub cannot be reached.
     /// - Throws: `.pushProvider`, `.network`, the hub's refusals, `.database`.
@@ -111,18 +120,64 @@ public final class MSIClient: Sendable {
 
     /// Stores the message of one FCM data payload once and says what to show; nil when it was stored already
     /// (for example an Alert's second component). A payload with only `msi_key`, or with `truncated` "true", is
-    /// completed from `GET /message/:msiKey`, or by a catch-up for a message to persons or groups (private).
+    /// completed from `GET /message/:msiKey`, or by a catch-up for a message to persons or groups (private). A new
+    /// message's `received` receipt is queued and sent (offline, it waits).
     /// - Throws: `.invalidPayload`, `.network`, the hub's refusals, `.database`.
     public func receive(payload: [String: String]) async throws(MSIKitError) -> ReceivedMessage? {
-        try await Listener(store: store, hub: hub, registration: registration).receive(payload: payload)
+        let received = try await Listener(store: store, hub: hub, registration: registration, receipts: receipts)
+            .receive(payload: payload)
+        await sendReceiptsIfPossible()
+        return received
     }
 
-    /// Stores every message the hub has for this device since the newest one stored, page by page; returns the
-    /// new ones, oldest first.
+    /// Stores every message the hub has for this device since the newest one stored, page by page, and reports each
+    /// new one `received`; returns the new ones, oldest first.
     /// - Throws: `.notRegistered`, `.network`, the hub's refusals, `.database`.
     @discardableResult
     public func catchUp() async throws(MSIKitError) -> [ReceivedMessage] {
-        try await CatchUp(store: store, hub: hub, registration: registration).run()
+        let caughtUp = try await CatchUp(store: store, hub: hub, registration: registration, receipts: receipts).run()
+        await sendReceiptsIfPossible()
+        return caughtUp
+    }
+
+    // MARK: - Receipts
+
+    /// Reports that the person opened the message `msiKey` in the app (once per message: later calls change
+    /// nothing). Queued, then sent if the hub can be reached; offline, it waits for the next send.
+    /// - Throws: `.database` only: a failure to send leaves the receipt queued.
+    public func opened(msiKey: String) async throws(MSIKitError) {
+        try await receipts.enqueue(msiKey, .opened)
+        await sendReceiptsIfPossible()
+    }
+
+    /// Reports that the person acknowledged the message `msiKey` ("I have seen it"), with `response` when the
+    /// message offered answers (`"I'm safe"`, `"I need help"`: one of the sender's, as given) or any short text
+    /// when it offered none. Call it from the button the app shows; the first acknowledgement of a message counts,
+    /// later ones change nothing. Queued, then sent if the hub can be reached; offline, it waits for the next send.
+    /// - Throws: `.invalidArgument` for a response longer than 200 characters; `.database`. A failure to send
+    ///   leaves the receipt queued; a response the message did not offer is refused by the hub and dropped.
+    public func acknowledge(msiKey: String, response: String? = nil) async throws(MSIKitError) {
+        try await receipts.enqueue(msiKey, .acknowledged, response: response.flatMap { $0.isEmpty ? nil : $0 })
+        await sendReceiptsIfPossible()
+    }
+
+    /// Sends every receipt waiting (made offline, or whose send failed); returns how many went. Call it when the
+    /// network comes back; `start()`, each new message and each receipt send them too.
+    /// - Throws: `.notRegistered`, `.network`, the hub's refusals, `.database`; what was not sent stays queued.
+    @discardableResult
+    public func sendReceipts() async throws(MSIKitError) -> Int {
+        try await receipts.send(hub: hub, registration: registration)
+    }
+
+    /// How many receipts wait to be sent.
+    /// - Throws: `.database`.
+    public func pendingReceipts() async throws(MSIKitError) -> Int {
+        try await receipts.count()
+    }
+
+    /// Sends the receipts waiting if the hub can be reached; a failure leaves them queued for a later send.
+    private func sendReceiptsIfPossible() async {
+        _ = try? await receipts.send(hub: hub, registration: registration)
     }
 
     // MARK: - Registration

@@ -4,6 +4,8 @@ struct Listener: Sendable {
     let hub: HubConnection
     /// The device's registration, to catch up a private message that came truncated; nil inside a catch-up.
     var registration: DeviceRegistration?
+    /// Where a `received` receipt of each new message is queued; nil: none is.
+    var receipts: ReceiptQueue?
 
     /// Stores the message of an FCM data payload unless it is stored already, reading it from the hub when the
     /// payload carries only its key (a message to persons or groups, which `GET /message/:msiKey` shows only to its
@@ -21,7 +23,7 @@ struct Listener: Sendable {
         case .reference(let msiKey, isPrivate: true):
             guard let registration else { throw MSIKitError(.notRegistered, "The device is not registered.") }
             // The catch-up stores every message the device missed; what it brings beyond this one was new as well.
-            let caughtUp = try await CatchUp(store: store, hub: hub, registration: registration).run()
+            let caughtUp = try await CatchUp(store: store, hub: hub, registration: registration, receipts: receipts).run()
             return caughtUp.first { $0.message.msiKey == msiKey }
         case .reference(let msiKey, isPrivate: false):
             let answer: HubMessage = try await hub.json("GET", ["message", msiKey])
@@ -30,9 +32,10 @@ struct Listener: Sendable {
         return try await store(message)
     }
 
-    /// Stores a message; returns what to show if it was new.
+    /// Stores a message and queues its `received` receipt; returns what to show if it was new.
     func store(_ message: Message) async throws(MSIKitError) -> ReceivedMessage? {
         guard try await store.add(message) else { return nil }
+        try await receipts?.enqueue(message.msiKey, .received)
         if message.distribution == .alert {
             return .alert(title: message.title, body: message.desc, message: message)
         }

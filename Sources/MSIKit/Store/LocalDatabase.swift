@@ -59,6 +59,18 @@ struct LocalDatabase: Sendable {
                 CREATE INDEX IF NOT EXISTS Message_group_id ON Message(group_id);
                 """)
         }
+        // The receipts not yet sent to the hub (`ReceiptQueue`), one per message and event.
+        migrator.registerMigration("receipts") { db in
+            try db.execute(sql: """
+                CREATE TABLE msikit_receipt (
+                    msi_key TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    response TEXT,
+                    at INTEGER NOT NULL,
+                    PRIMARY KEY (msi_key, event)
+                );
+                """)
+        }
         return migrator
     }
 
