@@ -92,7 +92,9 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.rateWindows).createIndexes(RateWindowDAO.indexes)
             try await database.collection(CollectionName.idempotencyKeys).createIndexes(IdempotencyKeyDAO.indexes)
             try await database.collection(CollectionName.groupMembers).createIndexes(GroupDAO.indexes)
-            try await database.collection(CollectionName.deliveries).createIndexes(DeliveryDAO.indexes)
+            let deliveries = database.collection(CollectionName.deliveries)
+            for name in DeliveryDAO.retiredIndexes { try await deliveries.dropIndex(named: name) }
+            try await database.collection(CollectionName.quietDeferrals).createIndexes(QuietDeferralDAO.indexes)
             try await database.collection(CollectionName.webhookDeliveries).createIndexes(WebhookDeliveryDAO.indexes)
         }
     }

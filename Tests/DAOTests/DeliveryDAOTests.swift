@@ -73,18 +73,6 @@ struct DeliveryDAOTests {
         }
     }
 
-    @Test func theMembersOfSeveralGroupsComeOnceWithTheFirstGroupTheyAreIn() async throws {
-        try await TestDatabase.with { database in
-            try await DatabaseIndexes.ensure(in: database)
-            let groups = GroupDAO(database: database)
-            _ = try await groups.replace(id: "chess", name: "Chess", access: [], persons: ["ann", "bob", "cid"])
-            _ = try await groups.replace(id: "drama", name: "Drama", access: [], persons: ["cid", "dee"])
-            let members = try await groups.members(ofGroups: ["drama", "chess", "none"], pageSize: 1)
-            let found = members.map { "\($0.person)@\($0.group)" }.sorted()
-            #expect(found == ["ann@chess", "bob@chess", "cid@drama", "dee@drama"])
-        }
-    }
-
     @Test func thePersonsActiveDevicesAreFoundAndAGoneTokenMarksItsDevice() async throws {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)

@@ -13,8 +13,10 @@ public struct DeliveryDAO: Sendable {
     let messages: MongoCollection
     let now: UnixClock
 
-    /// A message's deliveries by state, for the report's counts.
-    static let indexes = [IndexModel(keys: ["message": 1, "state": 1, "_id": 1], name: "message.state")]
+    /// No index besides `_id`: a message's deliveries are a range of it (the report's pages and counts), and each
+    /// index would cost every insert of the fan-out (on SecantusDB a second index doubles an insert's cost).
+    /// `message.state` was one until the deliveries were written once.
+    static let retiredIndexes = ["message.state"]
 
     /// How many deliveries one insert carries.
     static let perInsert = 1_000
@@ -117,12 +119,12 @@ public struct DeliveryDAO: Sendable {
 
     // MARK: Reading
 
-    /// `message`'s deliveries counted by state and platform (one aggregation on the `message.state` index).
+    /// `message`'s deliveries counted by state and platform (one aggregation over its range of the `_id` index).
     /// - Throws: `DAOError`.
     public func counts(of message: ObjectID) async throws -> DeliveryCounts {
         let rows = try await mapErrors {
             try await deliveries.aggregate([
-                ["$match": ["message": .objectID(message)]],
+                ["$match": .document(Self.range(of: message))],
                 ["$group": ["_id": ["state": "$state", "platform": "$platform"], "n": ["$sum": 1]]],
             ])
         }
@@ -143,11 +145,16 @@ public struct DeliveryDAO: Sendable {
     /// the delivery report, read from the `_id` index alone (a stored delivery holds no registration).
     /// - Throws: `DAOError`.
     public func page(of message: ObjectID, after: String?, limit: Int) async throws -> [Delivery] {
-        // Every `_id` of the message starts "<hex>/"; "0" is the character after "/".
-        let lower = after.map { max($0, "\(message.hex)/") } ?? "\(message.hex)/"
-        let filter: BSONDocument = ["_id": ["$gt": .string(lower), "$lt": .string("\(message.hex)0")]]
+        let filter = Self.range(of: message, after: after)
         return try await mapErrors {
             try await deliveries.find(filter, options: FindOptions(sort: ["_id": 1], limit: Int64(max(limit, 1))))
         }.compactMap(Delivery.init(document:))
+    }
+
+    /// The filter of `message`'s deliveries after the `_id` `after` (nil: all of them): every `_id` of the message
+    /// starts "<hex>/", and "0" is the character after "/".
+    static func range(of message: ObjectID, after: String? = nil) -> BSONDocument {
+        let lower = after.map { max($0, "\(message.hex)/") } ?? "\(message.hex)/"
+        return ["_id": ["$gt": .string(lower), "$lt": .string("\(message.hex)0")]]
     }
 }

@@ -145,6 +145,15 @@ public struct GroupDAO: Sendable {
         return documents.compactMap { $0["person"]?.stringValue }
     }
 
+    /// Every person id of group `id`, in no order, read in one query: whom a message to the group reaches. (One
+    /// query, not pages: SecantusDB reads a whole range for each page, so pages cost the square of the group.)
+    /// - Throws: `DAOError`.
+    public func allMembers(of id: String) async throws -> [String] {
+        try await mapErrors {
+            try await members.find(["group": .string(id)], options: FindOptions(projection: ["person": 1, "_id": 0]))
+        }.compactMap { $0["person"]?.stringValue }
+    }
+
     /// The ids of the groups `person` is a member of (the `person` index), at most `limit`.
     /// - Throws: `DAOError`.
     public func groups(of person: String, limit: Int = 1_000) async throws -> [String] {
@@ -153,25 +162,6 @@ public struct GroupDAO: Sendable {
                                    options: FindOptions(projection: ["group": 1, "_id": 0], limit: Int64(limit)))
         }
         return documents.compactMap { $0["group"]?.stringValue }
-    }
-
-    /// The members of `groups`, each person once, with the first of `groups` (in the order given) they are a member
-    /// of: whom a message to those groups reaches. Read a group at a time, `pageSize` members a query, in the
-    /// `group.person` index's order.
-    /// - Throws: `DAOError`.
-    public func members(ofGroups groups: [String], pageSize: Int = 5_000) async throws -> [(person: String, group: String)] {
-        var seen: Set<String> = []
-        var found: [(person: String, group: String)] = []
-        for group in groups {
-            var after: String?
-            while true {
-                let page = try await members(of: group, after: after, limit: pageSize)
-                for person in page where seen.insert(person).inserted { found.append((person, group)) }
-                guard page.count == pageSize, let last = page.last else { break }
-                after = last
-            }
-        }
-        return found
     }
 
     /// Deletes group `id` and its members; returns whether it existed.

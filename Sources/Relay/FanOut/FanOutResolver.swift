@@ -14,7 +14,7 @@ struct FanOutResolver: Sendable {
         message.document[path: "relay.components.devices.resolving"]?.boolValue == true
     }
 
-    /// How many persons' devices are looked up at a time (and group members read a page), handed on to be sent.
+    /// How many persons' devices are looked up before they are handed on to be sent.
     static let personsPerBatch = 1_024
 
     /// Finds `message`'s devices, handing each batch to `found` (without the devices answered already when
@@ -24,7 +24,7 @@ struct FanOutResolver: Sendable {
     func resolve(_ message: Message, recipients: Recipients, lease: String, leavingOutAnswered: Bool,
                  found: ([Delivery]) -> Void) async throws -> Int? {
         // Each person once: named first, then through the first group (in the order given) they are a member of.
-        // Members are read a page at a time, each page's devices sent while the next is read.
+        // A batch's devices are sent while the next batch's are looked up.
         var seen: Set<String> = []
         var waiting: [(person: String, group: String?)] = []
         var count = 0
@@ -50,13 +50,9 @@ struct FanOutResolver: Sendable {
             if waiting.count >= Self.personsPerBatch { try await flush() }
         }
         for group in recipients.groups {
-            var after: String?
-            while true {
-                let page = try await stores.groups.members(of: group, after: after, limit: Self.personsPerBatch)
-                for person in page where seen.insert(person).inserted { waiting.append((person, group)) }
+            for person in try await stores.groups.allMembers(of: group) where seen.insert(person).inserted {
+                waiting.append((person, group))
                 if waiting.count >= Self.personsPerBatch { try await flush() }
-                guard page.count == Self.personsPerBatch, let last = page.last else { break }
-                after = last
             }
         }
         if !waiting.isEmpty { try await flush() }

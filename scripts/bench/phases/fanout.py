@@ -98,11 +98,12 @@ def run(results, label, uri, hub, token, fake, db_pid, hub_pid, fake_pid, group,
     busy = {name: cpu_ms(sent[1][name] - sending[1][name]) / 10.0 / max(sent[0] - sending[0], 1e-3)
             for name in pids}
     # The last outcomes are written in bulk after the last answer (a delivery is stored once answered): polled on the
-    # message.state index every half second (each count walks the index on SecantusDB, which would slow the writes it
-    # waits for) until every device has an answer for good.
+    # message's range of the _id index every half second (each count walks it on SecantusDB, which would slow the
+    # writes it waits for) until every device has an answer for good.
+    hex_id = str(message)
     while time.time() < deadline:
-        answered = db.deliveries.count_documents({"message": message, "state": {"$in": ["sent", "failed",
-                                                                                        "unregistered"]}})
+        answered = db.deliveries.count_documents({"_id": {"$gt": hex_id + "/", "$lt": hex_id + "0"},
+                                                  "state": {"$in": ["sent", "failed", "unregistered"]}})
         if answered >= count:
             break
         time.sleep(0.5)
@@ -111,7 +112,7 @@ def run(results, label, uri, hub, token, fake, db_pid, hub_pid, fake_pid, group,
              for name, pid in (("db", db_pid), ("hub", hub_pid), ("fake", fake_pid))}
     times = sorted(arrival["at_ms"] / 1000.0 for arrival in arrivals(fake) if arrival["msi_key"] == msi_key)
     states = {row["_id"]: row["n"] for row in db.deliveries.aggregate([
-        {"$match": {"message": message}}, {"$group": {"_id": "$state", "n": {"$sum": 1}}}])}
+        {"$match": {"_id": {"$gt": hex_id + "/", "$lt": hex_id + "0"}}}, {"$group": {"_id": "$state", "n": {"$sum": 1}}}])}
     last = times[-1] if times else created
     stats_after = stats(fake)
     row = {
