@@ -50,7 +50,7 @@ struct RelayOutboxTests {
                 let notification = try #require(alertBodies.first { $0.message["notification"] != nil })
                 #expect(notification.message["topic"] as? String == Legacy.hoursTopic)
                 #expect((notification.message["notification"] as? [String: String]) == ["title": "Library", "body": "Closed today"])
-                #expect(notification.data == ["msi_key": alert.hex])
+                #expect(notification.data == ["msi_key": alert.hex, "urgency": "active"])
                 let data = try #require(alertBodies.first { $0.message["notification"] == nil })
                 #expect(data.data["dist"] == "Alert" && data.data["topic_key"] == Legacy.hoursTopic)
                 #expect(data.data["message"] == "The library is closed all day.")

@@ -210,7 +210,7 @@ struct WebhookTests {
 
     @Test func aDeliveryRefusedPastItsRetryWindowIsMarkedFailed() async throws {
         try await WebhookReceiver.with { receiver in
-            try await HubHarness.with(seed: HubHarness.legacy, webhooks: try Self.loopback(retryFor: .seconds(2))) { hub in
+            try await HubHarness.with(seed: HubHarness.legacy, webhooks: try Self.loopback(retryFor: .seconds(5))) { hub in
                 receiver.refuse(true)
                 let created = try await Self.create(hub, url: receiver.url)
                 receiver.expect(secret: try #require(created["secret"]?.stringValue))

@@ -154,6 +154,8 @@ public struct RelayConfiguration: Sendable {
     /// Past this age of the oldest unsent message, POST /message answers 503 and stores nothing
     /// (`RELAY_MAX_BACKLOG_SECONDS`; 0: never).
     public var maxBacklog: Duration? = .seconds(30)
+    /// How urgency maps to APNs and Android (`APNS_CRITICAL_ALERTS`, `ANDROID_CHANNEL_*`).
+    public var urgency = UrgencyConfiguration()
 
     /// The names `fcmEnvironment` takes from the environment.
     public static let fcmVariables = [
@@ -178,6 +180,7 @@ public struct RelayConfiguration: Sendable {
         if let value = try environment.number("RELAY_LEASE_SECONDS", in: 1...3600) { relay.lease = .seconds(value) }
         if let value = try environment.number("RELAY_DEADLINE_SECONDS", in: 60...(28 * 86_400)) { relay.deadline = .seconds(value) }
         if let value = try environment.number("FCM_SEND_RATE", in: 1...1_000_000) { relay.sendRate = value }
+        relay.urgency = try UrgencyConfiguration.fromEnvironment(environment)
         if let value = try environment.number("RELAY_MAX_BACKLOG_SECONDS", in: 0...86_400) {
             relay.maxBacklog = value == 0 ? nil : .seconds(value)
         }

@@ -83,6 +83,7 @@ extension HubError {
         case .topicNotFound: self.init(.notFound, .topicNotFound, refusal.message)
         case .forcedSubscription: self.init(.conflict, .forcedSubscription, refusal.message)
         case .registrationTaken: self.init(.conflict, .conflict, refusal.message)
+        case .invalidQuietHours: self.init(.unprocessableContent, .invalidQuietHours, refusal.message)
         default: self.init(.unprocessableContent, .invalidField, refusal.message)
         }
     }

@@ -27,6 +27,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case invalidAssertion = "invalid_assertion"
             case invalidRecipients = "invalid_recipients", recipientAccessDenied = "recipient_access_denied"
             case invalidData = "invalid_data", relayBehind = "relay_behind"
+            case invalidUrgency = "invalid_urgency", invalidQuietHours = "invalid_quiet_hours"
             case invalidWebhook = "invalid_webhook", webhookNotFound = "webhook_not_found"
             case internalError = "internal_error"
         }
@@ -110,11 +111,15 @@ public struct HubError: HTTPResponseError, Sendable {
         /// 503: the relay to FCM is further behind than `RELAY_MAX_BACKLOG_SECONDS`; nothing was stored; `Retry-After`
         /// says when to try again.
         public static let relayBehind = Code(.relayBehind)
-        /// 500: a bug.
+        /// 422: a message's `urgency` is not passive, active, time-sensitive or critical.
+        public static let invalidUrgency = Code(.invalidUrgency)
+        /// 422: a device's `quiet_hours` is not `{"from": "HH:MM", "to": "HH:MM", "tz": IANA zone}` with from != to.
+        public static let invalidQuietHours = Code(.invalidQuietHours)
         /// 422: a webhook's URL or events that the rules refuse.
         public static let invalidWebhook = Code(.invalidWebhook)
         /// 404: no webhook has the id.
         public static let webhookNotFound = Code(.webhookNotFound)
+        /// 500: a bug.
         public static let internalError = Code(.internalError)
 
         /// Every code, for the check that `openapi.json` lists them all.
@@ -206,6 +211,7 @@ extension HubError {
         case .recipientAccessDenied: self.init(.forbidden, .recipientAccessDenied, refusal.message)
         case .invalidData: self.init(.unprocessableContent, .invalidData, refusal.message)
         case .relayBehind: self.init(.serviceUnavailable, .relayBehind, refusal.message, headers: [.retryAfter: "5"])
+        case .invalidUrgency: self.init(.unprocessableContent, .invalidUrgency, refusal.message)
         default: self = .internalError
         }
     }

@@ -17,7 +17,9 @@ struct RelayService: Service {
         self.worker = OutboxWorker(
             outbox: OutboxDAO(database: services.database), progress: RelayProgressDAO(database: services.database),
             pauses: RelayPauseDAO(database: services.database), handoff: services.outboxHandoff, sender: fcm,
-            mapping: fcm.mappingOptions, fanOut: FanOutStores(database: services.database, now: services.now),
+            mapping: configuration.urgency.applied(to: fcm.mappingOptions),
+            fanOut: FanOutStores(database: services.database, now: services.now),
+            quietHours: QuietHoursStores(database: services.database, now: services.now),
             events: WebhookEventDAO(database: services.database, now: services.now),
             configuration: OutboxWorker.Configuration(concurrency: configuration.concurrency, lease: configuration.lease,
                                                       project: fcm.projectID ?? "-",

@@ -30,6 +30,9 @@ struct MessageSender: Sendable {
     let now: UnixClock
     /// Sends a message to persons and groups device by device in place of the components; nil: such a message fails.
     let fanOut: FanOutSender?
+    /// Leaves the devices in their quiet hours out of a passive or active topic message (and schedules their token
+    /// sends); nil: every topic message goes to the whole topic.
+    var quiet: QuietTopicHold? = nil
     /// Emits `message.sent` and `message.failed` to the webhooks subscribed; nil: no webhook events.
     var events: MessageEvents? = nil
 
@@ -71,7 +74,8 @@ struct MessageSender: Sendable {
         let relayMessage = RelayMessage(
             msiKey: message.msiKey.hex, topicKey: message.topicKey, distribution: distribution,
             title: message.title, desc: message.desc, message: message.message, timestamp: message.timestamp,
-            ttlSeconds: state.ttlSeconds, expiresAt: state.expiresAt, data: message.data)
+            ttlSeconds: state.ttlSeconds, expiresAt: state.expiresAt, data: message.data,
+            urgency: RelayMessage.Urgency(rawValue: message.urgency.rawValue) ?? .active)
         if relayMessage.isExpired(at: now()) {
             return await finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
         }
@@ -80,7 +84,8 @@ struct MessageSender: Sendable {
                                        finish: finish, record: record)
         }
         let unsent = Set(state.unsent)
-        let requests = FCMMapping.requests(for: relayMessage, options: mapping).compactMap { request in
+        let excluded = await quiet?.excludedTopics(relayMessage, stored: message) ?? []
+        let requests = FCMMapping.requests(for: relayMessage, options: mapping, excluding: excluded).compactMap { request in
             RelayComponent(rawValue: request.component.rawValue).flatMap { unsent.contains($0) ? (request, $0) : nil }
         }
         var retryable: FCMError?
