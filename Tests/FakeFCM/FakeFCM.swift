@@ -54,6 +54,7 @@ public final class FakeFCM: Sendable {
         }
         router.post("/v1/projects/:project/messages:send") { request, context -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)
+            let arrived = Date()
             let project = context.parameters.get("project") ?? ""
             state.sendStarted(overHTTP2: request.headers[FakeFCMChannel.http2Field] != nil)
             defer { state.sendEnded() }
@@ -61,7 +62,8 @@ public final class FakeFCM: Sendable {
             return state.send(
                 project: project,
                 authorization: request.headers[.authorization],
-                body: Array(buffer: body)
+                body: Array(buffer: body),
+                arrivedAt: arrived
             )
         }
         // Not FCM: the bodies of the accepted messages:send requests, for tests that run the fake as a process.

@@ -247,8 +247,10 @@ final class FakeFCMState: Sendable {
 
     // MARK: messages:send
 
-    func send(project: String, authorization: String?, body: [UInt8]) -> Response {
+    func send(project: String, authorization: String?, body: [UInt8], arrivedAt: Date? = nil) -> Response {
         let now = Date()
+        // When the request came, before any latency the fake adds: what FCM's quota counts (`receivedAt`, `sendLog`).
+        let arrived = arrivedAt ?? now
         let response = withState { state -> Response in
             state.sendCalls += 1
             guard Self.isAuthorized(authorization, state: state, now: now) else {
@@ -280,7 +282,7 @@ final class FakeFCMState: Sendable {
                 ? "projects/\(project)/messages/fake_message_id"
                 : "projects/\(project)/messages/0:\(state.received.count + 1)%fake"
             state.received.append(FakeFCMRequest(
-                project: project, body: body, receivedAt: now, validateOnly: validateOnly, name: name))
+                project: project, body: body, receivedAt: arrived, validateOnly: validateOnly, name: name))
             if !validateOnly {
                 state.deliver(sent)
             }
@@ -288,7 +290,7 @@ final class FakeFCMState: Sendable {
         }
         withState {
             $0.sendStatuses.append(response.status.code)
-            $0.sendLog.append((now, response.status.code))
+            $0.sendLog.append((arrived, response.status.code))
         }
         return response
     }

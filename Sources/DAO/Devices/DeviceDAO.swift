@@ -168,21 +168,29 @@ public struct DeviceDAO: Sendable {
     }
 
     /// The active devices bound to one of `persons` (id, registration, platform, state, person; never the secret's
-    /// hash), read on the `person` index `IDChunks.perCommand` persons a query: whom a message to persons and groups
+    /// hash), read on the `person` index `personsPerQuery` persons a query: whom a message to persons and groups
     /// reaches. An unbound or unregistered device is not among them.
     /// - Throws: `DAOError`.
     public func active(ofPersons persons: [String]) async throws -> [Device] {
         // Quiet hours too: the fan-out holds back passive and active messages for a quiet device.
         let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1, "quiet_hours": 1]
         var devices: [Device] = []
-        for chunk in IDChunks.of(persons) {
+        for start in stride(from: 0, to: persons.count, by: Self.personsPerQuery) {
+            let chunk = persons[start..<min(start + Self.personsPerQuery, persons.count)]
+            // The state is checked here, not in the query: a person has few devices, and each condition of the
+            // query is matched again on every document found (SecantusDB: 20 % of the lookup's time).
             devices += try await mapErrors {
-                try await collection.find(["person": ["$in": .array(chunk.map(BSONValue.string))], "state": "active"],
+                try await collection.find(["person": ["$in": .array(chunk.map(BSONValue.string))]],
                                           options: FindOptions(projection: fields))
-            }.compactMap(Device.init(document:))
+            }.compactMap(Device.init(document:)).filter { $0.state == .active }
         }
         return devices
     }
+
+    /// Persons a query of `active(ofPersons:)` names: SecantusDB matches each document found against the whole
+    /// `$in` list, so a query's cost grows with the square of its size (32: 1.7 s for 20,000 devices; 64: 2.3 s;
+    /// 1,024: 15 s).
+    static let personsPerQuery = 32
 
     /// The ids of devices unregistered before `cutoff` (Unix ms), for their removal.
     public func unregistered(before cutoff: Int64, limit: Int64 = 500) async throws -> [ObjectID] {
