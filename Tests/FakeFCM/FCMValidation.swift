@@ -51,6 +51,14 @@ enum FCMValidation {
                 throw Problem(message: "Invalid topic name: must match [a-zA-Z0-9-_.~%]{1,900}.")
             }
         }
+        if let condition = message["condition"] {
+            guard let condition = condition as? String else {
+                throw Problem(message: "Invalid value at 'message.condition' (TYPE_STRING)")
+            }
+            if case .failure(let problem) = FakeFCMCondition.parse(condition) {
+                throw Problem(message: problem.message)
+            }
+        }
         var payloadBytes = 0
         if let data = message["data"] {
             guard let data = data as? [String: Any] else {

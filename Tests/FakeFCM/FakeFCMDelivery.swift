@@ -11,20 +11,25 @@ public struct FakeFCMDelivery: Sendable, Hashable {
         public var body: String
     }
 
-    /// The topic the message was sent to; nil for a message sent to the registration's token.
+    /// The topic the message was sent to; nil for a message sent to the registration's token or by condition.
     public var topic: String?
+    /// The condition the message was sent to (`'a' in topics && !('b' in topics)`); nil for a topic or token send.
+    public var condition: String? = nil
     /// The message's `data`.
     public var data: [String: String]
     /// The message's `notification`, if it had one.
     public var notification: Notification?
 
-    /// `{"topic": String|null, "data": {..}, "notification": {"title", "body"}|null}`.
+    /// `{"topic": String|null, "data": {..}, "notification": {"title", "body"}|null}`, and `"condition"` for a
+    /// message sent by condition.
     var json: [String: Any] {
-        [
+        var json: [String: Any] = [
             "topic": topic ?? NSNull(),
             "data": data,
             "notification": notification.map { ["title": $0.title, "body": $0.body] } ?? NSNull(),
         ]
+        if let condition { json["condition"] = condition }
+        return json
     }
 }
 
@@ -43,6 +48,7 @@ struct SentMessage {
         }
         delivery = FakeFCMDelivery(
             topic: message["topic"] as? String,
+            condition: message["condition"] as? String,
             data: message["data"] as? [String: String] ?? [:],
             notification: notification
         )
@@ -50,13 +56,18 @@ struct SentMessage {
 }
 
 extension FakeFCMState.State {
-    /// Queues `sent` for its token, or for every registration subscribed to its topic now. A `condition`
-    /// reaches nobody: the fake does not evaluate conditions.
+    /// Queues `sent` for its token, for every registration subscribed to its topic now, or for every registration
+    /// whose subscriptions now satisfy its condition.
     mutating func deliver(_ sent: SentMessage) {
         if let token = sent.token {
             inboxes[token, default: []].append(sent.delivery)
         } else if let topic = sent.delivery.topic {
             for registration in subscribers[topic] ?? [] {
+                inboxes[registration, default: []].append(sent.delivery)
+            }
+        } else if let text = sent.delivery.condition, case .success(let condition) = FakeFCMCondition.parse(text) {
+            // Only registrations with a subscription: FCM reaches an app instance through its topics.
+            for (registration, topics) in subscriptions where condition.matches(Set(topics.keys)) {
                 inboxes[registration, default: []].append(sent.delivery)
             }
         }
