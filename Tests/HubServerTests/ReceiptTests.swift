@@ -306,4 +306,79 @@ struct ReceiptTests {
             }
         }
     }
+    // MARK: At scale
+
+    @Test func aBatchWhoseCountingWasInterruptedIsCountedOnceByTheRecount() async throws {
+        let a = Handset("counted-phone"), b = Handset("crashed-phone", platform: .ios)
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([a, b], topics: [Self.hoursTopic], in: database)
+        }) { hub in
+            let key = try await Self.sendTopic(Self.hoursTopic, on: hub)
+            _ = try await Self.post([Self.entry(key, "received")], as: a, on: hub)
+            let msiKey = try #require(ObjectID(hex: key))
+            let message = try #require(try await hub.database.collection(CollectionName.message)
+                .findOne(["msi_key": .objectID(msiKey)])?["_id"]?.objectIDValue)
+            let counts = hub.database.collection(CollectionName.receiptCounts)
+            // A store that finished leaves nothing pending.
+            #expect(try await counts.findOne(["_id": .objectID(message)])?["pending"]?.arrayValue?.isEmpty == true)
+
+            // A process that died after noting its batch and storing b's receipt, before counting it: the batch also
+            // named a receipt it never stored and a's receipt, stored before by another batch.
+            let stored = "\(message.hex)/\(b.id.hex)/acknowledged"
+            _ = try await counts.updateOne(["_id": .objectID(message)], ["$push": ["pending": [
+                "batch": "crashed-batch", "at": 1,
+                "receipts": [.string(stored), .string("\(message.hex)/\(b.id.hex)/opened"),
+                             .string("\(message.hex)/\(a.id.hex)/received")],
+            ]]])
+            _ = try await hub.database.collection(CollectionName.receipts).insertOne([
+                "_id": .string(stored), "message": .objectID(message), "device": .objectID(b.id),
+                "event": "acknowledged", "response": "Seen", "at": 1_760_000_000_000, "platform": "ios",
+                "stored_at": 1, "batch": "crashed-batch",
+            ])
+            let path = "/message/\(key)/receipts"
+            let before = try await hub.request(.get, path, as: .communicator).json()
+            #expect(before["received"]?.int64Value == 1 && before["acknowledged"]?.int64Value == 0)
+
+            let dao = ReceiptDAO(database: hub.database)
+            #expect(try await dao.recountInterrupted(before: 1_000) == 1)
+            // Running it again (another replica, the next turn) counts nothing twice.
+            #expect(try await dao.recountInterrupted(before: 1_000) == 0)
+            let after = try await hub.request(.get, path, as: .communicator).json()
+            #expect(["received", "opened", "acknowledged"].map { after[$0]?.int64Value } == [1, 0, 1])
+            #expect(after[path: "platforms.ios.acknowledged"]?.int64Value == 1)
+            #expect(after["responses"]?.documentValue?["Seen"]?.int64Value == 1)
+            #expect(try await counts.findOne(["_id": .objectID(message)])?["pending"]?.arrayValue?.isEmpty == true)
+            // The device posting it again is told it was stored before, and nothing is counted twice.
+            #expect(try await Self.post([Self.entry(key, "acknowledged", response: "Seen")], as: b, on: hub)
+                .map(\.status) == ["duplicate"])
+            #expect(try await hub.request(.get, path, as: .communicator).json()["acknowledged"]?.int64Value == 1)
+        }
+    }
+
+    @Test func theReportCountsATopicAudienceOnceAndStoresItOnTheSentMessage() async throws {
+        let a = Handset("stored-a"), b = Handset("stored-b", platform: .ios), late = Handset("stored-late")
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([a, b], topics: [Self.hoursTopic], in: database)
+        }) { hub in
+            let key = try await Self.sendTopic(Self.hoursTopic, on: hub)
+            let path = "/message/\(key)/receipts"
+            try await eventually("the message is sent", within: .seconds(20)) {
+                try await hub.request(.get, path, as: .communicator).json()["relay_state"] == "sent"
+            }
+            _ = try await hub.request(.get, path, as: .communicator)
+            let msiKey = try #require(ObjectID(hex: key))
+            let stored = try #require(try await hub.database.collection(CollectionName.message)
+                .findOne(["msi_key": .objectID(msiKey)]))
+            #expect(stored["audience_size"]?.int64Value == 2)
+            #expect(stored[path: "reach_audience.source"] == "subscriptions")
+            #expect(stored[path: "reach_audience.platforms.ios"]?.int64Value == 1)
+            // A device subscribing afterwards is not counted: the report reads the stored audience.
+            try await Self.seed([late], topics: [Self.hoursTopic], in: hub.database)
+            let body = try await hub.request(.get, path, as: .communicator).json()
+            #expect(body["audience"]?.int64Value == 2 && body["not_answered"]?.int64Value == 2)
+            #expect(body[path: "platforms.android.audience"]?.int64Value == 1)
+        }
+    }
 }

@@ -33,20 +33,31 @@ public struct Receipt: Sendable, Equatable {
         self.platform = platform
     }
 
+    /// Reads a stored receipt; nil when it is not one.
+    init?(document: BSONDocument) {
+        guard let message = document.objectID("message"), let device = document.objectID("device"),
+              let event = document["event"]?.stringValue.flatMap(Event.init(rawValue:)),
+              let platform = document["platform"]?.stringValue.flatMap(Platform.init(rawValue:)) else { return nil }
+        self.init(message: message, device: device, person: document["person"]?.stringValue, event: event,
+                  response: document["response"]?.stringValue, at: document["at"]?.int64Value ?? 0, platform: platform)
+    }
+
     /// The `_id` of `device`'s receipt of `event` for `message`.
     public static func id(message: ObjectID, device: ObjectID, event: Event) -> String {
         "\(message.hex)/\(device.hex)/\(event.rawValue)"
     }
 
-    /// The document stored, with the time the hub stored it (`stored_at`, Unix ms).
-    func document(storedAt: Int64) -> BSONDocument {
+    /// The document stored, with the time the hub stored it (`stored_at`, Unix ms) and the batch that stored it
+    /// (`batch`: which receipts a batch counts, should its counting be interrupted).
+    func document(storedAt: Int64, batch: String) -> BSONDocument {
         var elements: [(key: String, value: BSONValue)] = [
             ("_id", .string(id)), ("message", .objectID(message)), ("device", .objectID(device)),
         ]
         if let person { elements.append(("person", .string(person))) }
         elements.append(("event", .string(event.rawValue)))
         if let response { elements.append(("response", .string(response))) }
-        elements += [("at", .int64(at)), ("platform", .string(platform.rawValue)), ("stored_at", .int64(storedAt))]
+        elements += [("at", .int64(at)), ("platform", .string(platform.rawValue)), ("stored_at", .int64(storedAt)),
+                     ("batch", .string(batch))]
         return BSONDocument(elements)
     }
 }

@@ -58,8 +58,9 @@ extension ReceiptService {
     static let scanLimit = 5_000
 
     /// The reach report of the message `msiKey` for `viewer` (its sender, admins), with up to `limit` devices not
-    /// answered after the device `cursor`. The counts are one document (`receipt_counts`); the audience is the
-    /// message's deliveries counted, or its topic's wishes counted; no receipt is read but the page's.
+    /// answered after the device `cursor`. The counts are one document (`receipt_counts`); the audience is counted
+    /// once the relay is done with the message and stored on it (`reachAudience`); no receipt is read but those of
+    /// the page's devices, by `_id`.
     /// - Throws: `DAOError` `.messageNotFound` when there is no such message or `viewer` may not see its detail.
     public func report(msiKey: ObjectID, for viewer: MessageViewer, cursor: ObjectID?, limit: Int) async throws
         -> ReceiptReport {
@@ -72,38 +73,66 @@ extension ReceiptService {
         let relayState = status.map(MessageVisibility.publicState) ?? "sent"
         let counts = try await receipts.counts(of: message.id)
         let limit = min(max(limit, 1), Self.maximumLimit)
+        let audience = try await reachAudience(of: message, status: status)
         var report = ReceiptReport(msiKey: msiKey, audienceKind: message.recipients == nil ? "topic" : "persons",
-                                   audience: 0, relayState: relayState, fcmAccepted: 0, counts: counts, notAnswered: 0,
-                                   unreachable: 0, platforms: [:], silent: [], next: nil)
-        var audienceByPlatform: [Platform: Int64] = [:]
-        if message.recipients != nil {
-            let delivered = try await deliveries.counts(of: message.id)
-            report.audience = delivered.total
-            report.fcmAccepted = delivered.byState[.sent] ?? 0
-            report.unreachable = delivered.byState[.unregistered] ?? 0
-            for (platform, states) in delivered.byPlatform { audienceByPlatform[platform] = states.values.reduce(0, +) }
+                                   audience: audience.devices, relayState: relayState,
+                                   fcmAccepted: audience.fcmAccepted, counts: counts, notAnswered: 0,
+                                   unreachable: audience.unreachable, platforms: [:], silent: [], next: nil)
+        switch audience.source {
+        case .deliveries:
             (report.silent, report.next) = try await silentDeliveries(of: message.id, after: cursor, limit: limit)
-        } else {
-            let wishes = try await subscriptions.audience(of: message.topicKey)
-            for (platform, counts) in wishes { audienceByPlatform[platform] = Int64(counts.devices) }
-            report.audience = audienceByPlatform.values.reduce(0, +)
-            report.unreachable = Int64(wishes.values.reduce(0) { $0 + $1.dormant })
-            report.fcmAccepted = status == .sent || status == .imported ? report.audience - report.unreachable : 0
+        case .subscriptions:
             (report.silent, report.next) = try await silentSubscribers(of: message, after: cursor, limit: limit)
-            if let place = Self.place(of: message.topicKey) {
-                let location = try? await cube.location(topicKey: message.topicKey)
-                report.channel = ReceiptReport.Named(id: place.channel, name: location?.channel.name)
-                report.area = ReceiptReport.Named(id: place.area, name: location?.area.name)
-            }
+        }
+        if message.recipients == nil, let place = Self.place(of: message.topicKey) {
+            let location = try? await cube.location(topicKey: message.topicKey)
+            report.channel = ReceiptReport.Named(id: place.channel, name: location?.channel.name)
+            report.area = ReceiptReport.Named(id: place.area, name: location?.area.name)
         }
         report.notAnswered = max(0, report.audience - (counts.byEvent[.acknowledged] ?? 0))
-        for platform in Set(audienceByPlatform.keys).union(counts.byPlatform.keys) {
+        for platform in Set(audience.platforms.keys).union(counts.byPlatform.keys) {
             let events = counts.byPlatform[platform] ?? [:]
             report.platforms[platform] = ReceiptReport.PlatformReach(
-                audience: audienceByPlatform[platform] ?? 0, received: events[.received] ?? 0,
+                audience: audience.platforms[platform] ?? 0, received: events[.received] ?? 0,
                 opened: events[.opened] ?? 0, acknowledged: events[.acknowledged] ?? 0)
         }
         return report
+    }
+
+    /// `message`'s audience: the one stored on it; else counted, from its deliveries (a message to persons and
+    /// groups, or a topic message whose audience the relay fixed at send, `audience_size`) or from the wishes for
+    /// its topic, its size the relay's figure when it wrote one, and stored once the relay is done with the
+    /// message (sent, failed, expired, imported; every delivery answered), so that later reports count nothing.
+    func reachAudience(of message: Message, status: RelayStatus?) async throws -> ReachAudience {
+        if let stored = ReachAudience(message: message.document) { return stored }
+        let fixedSize = ReachAudience.fixedSize(of: message.document)
+        var audience: ReachAudience
+        var settled: Bool
+        switch status {
+        case .pending?, .direct?: settled = false
+        default: settled = true
+        }
+        if message.recipients != nil || message.document["audience_size"] != nil {
+            let delivered = try await deliveries.counts(of: message.id)
+            var platforms: [Platform: Int64] = [:]
+            for (platform, states) in delivered.byPlatform { platforms[platform] = states.values.reduce(0, +) }
+            audience = ReachAudience(source: .deliveries, devices: max(fixedSize ?? 0, delivered.total),
+                                     fcmAccepted: delivered.byState[.sent] ?? 0,
+                                     unreachable: delivered.byState[.unregistered] ?? 0, platforms: platforms)
+            settled = settled && (delivered.byState[.pending] ?? 0) == 0
+        } else {
+            let wishes = try await subscriptions.audience(of: message.topicKey)
+            var platforms: [Platform: Int64] = [:]
+            for (platform, counts) in wishes { platforms[platform] = Int64(counts.devices) }
+            let devices = platforms.values.reduce(0, +)
+            let unreachable = Int64(wishes.values.reduce(0) { $0 + $1.dormant })
+            let sent = status == .sent || status == .imported
+            audience = ReachAudience(source: .subscriptions, devices: devices,
+                                     fcmAccepted: sent ? devices - unreachable : 0, unreachable: unreachable,
+                                     platforms: platforms)
+        }
+        if settled { try await reachAudiences.store(audience, on: message.id) }
+        return audience
     }
 
     /// A page of the message's deliveries whose device has not acknowledged.

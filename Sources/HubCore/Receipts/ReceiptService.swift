@@ -18,6 +18,8 @@ public struct ReceiptService: Sendable {
     let groups: GroupDAO
     let deliveries: DeliveryDAO
     let relayProgress: RelayProgressDAO
+    /// Where a message's counted audience is stored once.
+    let reachAudiences: ReachAudienceDAO
     /// The webhook outbox, where each new acknowledgement becomes a `message.acknowledged` event.
     let events: WebhookEventDAO
     let cube: CubeCache
@@ -32,6 +34,7 @@ public struct ReceiptService: Sendable {
         self.groups = GroupDAO(database: database, now: now)
         self.deliveries = DeliveryDAO(database: database, now: now)
         self.relayProgress = RelayProgressDAO(database: database)
+        self.reachAudiences = ReachAudienceDAO(database: database)
         self.events = WebhookEventDAO(database: database, now: now)
         self.cube = cube
         self.logger = logger
@@ -94,6 +97,35 @@ public struct ReceiptService: Sendable {
             })
         }
         return outcomes.enumerated().map { $0.element ?? ReceiptOutcome(index: $0.offset, status: .rejected) }
+    }
+
+    // MARK: Interrupted counting
+
+    /// How old a batch still pending on a message's counts must be before it is taken for one whose process died
+    /// (a live store folds its batch within a moment of noting it).
+    public static let interruptedAfterMilliseconds: Int64 = 60_000
+
+    /// Counts the batches of receipts whose process died between storing them and counting them (pending for longer
+    /// than `interruptedAfterMilliseconds`, or since before `cutoff` when given); idempotent. Returns how many.
+    /// - Throws: `DAOError`.
+    @discardableResult
+    public func recountInterrupted(before cutoff: Int64? = nil) async throws -> Int {
+        let folded = try await receipts.recountInterrupted(before: cutoff ?? now() - Self.interruptedAfterMilliseconds)
+        if folded > 0 { logger.notice("receipts whose counting was interrupted are counted", metadata: ["batches": "\(folded)"]) }
+        return folded
+    }
+
+    /// Runs `recountInterrupted` at start and then every `interval` until the task is cancelled; a failure is logged
+    /// and tried again at the next turn.
+    public func recountInterruptedLoop(every interval: Duration = .seconds(60)) async {
+        while !Task.isCancelled {
+            do {
+                try await recountInterrupted()
+            } catch {
+                logger.warning("interrupted receipt counts could not be repaired", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: interval)
+        }
     }
 
     /// The one place where a newly stored acknowledgement leaves the hub: each becomes a `message.acknowledged`
