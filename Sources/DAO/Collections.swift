@@ -72,6 +72,7 @@ public enum DatabaseIndexes {
                 IndexModel(keys: ["to.persons": 1, "timestamp": 1, "_id": 1], name: "to.persons.timestamp"),
                 IndexModel(keys: ["to.groups": 1, "timestamp": 1, "_id": 1], name: "to.groups.timestamp"),
                 OutboxDAO.index,
+                AcknowledgementDAO.index,
             ])
             try await database.collection(CollectionName.users).createIndexes([
                 IndexModel(keys: ["username": 1], name: "username", unique: true),

@@ -41,12 +41,17 @@ public func buildApplication(
     var background: [any Service] = [PoolService(pool: pool), TaskService(name: "database-follower") { await follower.run() }]
     // One FCM client for the relay and the reconciler, its threads stopped after both.
     if let fcm = try FCMService(configuration: configuration.relay, logger: logger) {
+        let relay = RelayService(configuration: configuration.relay, fcm: fcm.client, services: services, logger: logger)
         background += [
             fcm,
-            RelayService(configuration: configuration.relay, fcm: fcm.client, services: services, logger: logger),
+            relay,
             ReconcilerService(configuration: configuration, fcm: fcm.client, services: services, logger: logger),
             WebhookDeliveryService(configuration: configuration.webhooks, services: services, logger: logger),
         ]
+        // After the relay: it stops first, and the relay's gate and pacer it sends through outlive it.
+        if let escalation = EscalationService(relay: relay, services: services, logger: logger) {
+            background.append(escalation)
+        }
     }
     let serverName = "msi-hub"
     let cubeHandler = CubeChannelHandler.Shared(cube: services.cube.cache, answers: answers, serverName: serverName,

@@ -17,9 +17,10 @@ public struct Delivery: Sendable, CustomStringConvertible {
         case unregistered
     }
 
-    /// How the device was reached: its person was named, or is a member of a group named (`group`).
+    /// How the device was reached: its person was named, or is a member of a group named (`group`), or (a topic
+    /// message that asked for an acknowledgement) it wants the topic.
     public enum Via: String, Sendable {
-        case person, group
+        case person, group, topic
     }
 
     /// "<message _id hex>/<device id hex>": resolving a message again inserts nothing twice.

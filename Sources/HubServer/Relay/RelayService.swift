@@ -21,6 +21,7 @@ struct RelayService: Service {
             fanOut: FanOutStores(database: services.database, now: services.now),
             quietHours: QuietHoursStores(database: services.database, now: services.now),
             events: WebhookEventDAO(database: services.database, now: services.now),
+            acknowledgements: AckAudience(database: services.database, logger: logger, now: services.now),
             configuration: OutboxWorker.Configuration(concurrency: configuration.concurrency, lease: configuration.lease,
                                                       project: fcm.projectID ?? "-",
                                                       fanOutInFlight: configuration.fanOutInFlight,

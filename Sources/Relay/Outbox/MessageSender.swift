@@ -35,6 +35,8 @@ struct MessageSender: Sendable {
     var quiet: QuietTopicHold? = nil
     /// Emits `message.sent` and `message.failed` to the webhooks subscribed; nil: no webhook events.
     var events: MessageEvents? = nil
+    /// Fixes the audience of a message that asked for an acknowledgement once it is sent; nil: no escalation.
+    var acknowledgements: AckAudience? = nil
 
     /// Sends a held message's unsent components in order, recording each result as FCM gives it, then where
     /// the message goes next.
@@ -56,6 +58,8 @@ struct MessageSender: Sendable {
         }
         func finish(_ outcome: RelayOutcome) async {
             metrics.finished(outcome.status)
+            // Before the outcome is on record, as the event: a crash between the two fixes nothing twice.
+            if outcome.status == .sent { await acknowledgements?.fix(message) }
             // Before the outcome is on record: a crash between the two sends the message again, and its event too.
             await events?.finished(message, outcome: outcome)
             if let sent = direct, outcome.status == .sent, outcome.lastError == nil {

@@ -68,16 +68,16 @@ public final class OutboxWorker: Sendable {
     private let directOwner: RecordName
     private let outbox: OutboxDAO
     private let handoff: OutboxHandoff
-    private let metrics: RelayMetrics
+    let metrics: RelayMetrics
     private let logger: Logger
     private let now: UnixClock
-    private let gate: RelayGate
+    let gate: RelayGate
     /// The messages this worker holds (waiting, being sent, or their last write not yet done) and their leases.
     private let held: HeldMessages
     private let recorder: OutcomeRecorder
     private let reporter: ProgressReporter
-    private let pauses: SharedPause
-    private let sender: MessageSender
+    let pauses: SharedPause
+    let sender: MessageSender
     /// Paces the per-device sends of messages to persons and groups (nil without `FanOutStores`).
     let pacer: SendPacer?
 
@@ -91,6 +91,7 @@ public final class OutboxWorker: Sendable {
         fanOut stores: FanOutStores? = nil,
         quietHours: QuietHoursStores? = nil,
         events: WebhookEventDAO? = nil,
+        acknowledgements: AckAudience? = nil,
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "msi-hub.relay"),
         now: @escaping UnixClock = UnixTime.nowMilliseconds
@@ -160,7 +161,8 @@ public final class OutboxWorker: Sendable {
             classifier: OutcomeClassifier(gate: gate), held: held, handoff: handoff, recorder: recorder,
             reporter: reporter, pauses: pauses, metrics: metrics, logger: logger, now: now, fanOut: fanOut,
             quiet: quietHours.map { QuietTopicHold(stores: $0, logger: logger, now: now) },
-            events: events.map { MessageEvents(events: $0, logger: logger, now: now) })
+            events: events.map { MessageEvents(events: $0, logger: logger, now: now) },
+            acknowledgements: acknowledgements)
     }
 
     private enum Event: Sendable {

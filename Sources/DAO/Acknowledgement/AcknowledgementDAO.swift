@@ -1,0 +1,141 @@
+import HubTime
+import Mongo
+
+/// The escalation of messages that asked for an acknowledgement, kept on the message (`ack` and `audience_size`):
+/// the audience fixed when the relay sent it, rounds of re-sends claimed by any replica under a lease in `ack`
+/// (`lease_owner`, `lease_until`), each round's counts (`ack.rounds`), and the end (`finished_at`).
+///
+/// A claim is one atomic `findOneAndUpdate` on the `ack.next_at` index (partial: only messages with an escalation to
+/// come are in it); every later write names the lease, so a replica whose lease ran out records nothing more and the
+/// message is due again for another, which resumes the round after its `ack.cursor`.
+public struct AcknowledgementDAO: Sendable {
+    let messages: MongoCollection
+    let now: UnixClock
+
+    /// The index claims run on: messages whose escalation has a next step.
+    public static let index = IndexModel(keys: ["ack.next_at": 1], name: "ack.next_at",
+                                         partialFilter: ["ack.next_at": ["$exists": true]])
+
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+        self.messages = database.collection(CollectionName.message)
+        self.now = now
+    }
+
+    // MARK: Fixing the audience
+
+    /// Notes on message `id` that its audience is fixed, `size` devices, at `sentAt` (Unix ms): its first check is due
+    /// `withinSeconds` later. Only the first time (a message sent again after a crash keeps its first audience);
+    /// returns whether this call fixed it.
+    /// - Throws: `DAOError`.
+    @discardableResult
+    public func fix(message id: ObjectID, size: Int64, sentAt: Int64, withinSeconds: Int64) async throws -> Bool {
+        let result = try await mapErrors {
+            try await messages.updateOne(
+                ["_id": .objectID(id), "ack.within_s": ["$exists": true], "ack.sent_at": ["$exists": false]],
+                ["$set": ["audience_size": .int64(size), "ack.sent_at": .int64(sentAt),
+                          "ack.next_at": .int64(sentAt + withinSeconds * 1000), "ack.round": .int64(0)]])
+        }
+        return result.modifiedCount > 0
+    }
+
+    // MARK: Claiming
+
+    /// The messages whose next step is due at `time` and that no lease holds.
+    private static func claimable(_ time: Int64) -> BSONDocument {
+        ["ack.next_at": ["$lte": .int64(time)], "ack.lease_until": ["$not": ["$gte": .int64(time)]]]
+    }
+
+    /// Claims the most overdue message whose escalation's next step has come, for `owner` for `leaseMS`; nil when none
+    /// is due. Returns it with the lease's name.
+    /// - Throws: `DAOError`.
+    public func claim(owner: String, leaseMS: Int64) async throws -> (progress: AckProgress, lease: String)? {
+        let time = now()
+        let lease = "\(owner)/\(ObjectID().hex)"
+        let document = try await mapErrors {
+            try await messages.findOneAndUpdate(
+                Self.claimable(time),
+                ["$set": ["ack.lease_owner": .string(lease), "ack.lease_until": .int64(time + leaseMS)]],
+                options: FindOneAndUpdateOptions(returnNew: true, sort: ["ack.next_at": 1]))
+        }
+        guard let document, let message = Message(document: document) else { return nil }
+        guard let progress = AckProgress(message: message) else {
+            // Not an escalation this hub can read: taken off the index rather than claimed again and again.
+            _ = try await mapErrors {
+                try await messages.updateOne(["_id": .objectID(message.id), "ack.lease_owner": .string(lease)],
+                                             ["$unset": ["ack.next_at": "", "ack.lease_owner": "", "ack.lease_until": ""]])
+            }
+            return nil
+        }
+        return (progress, lease)
+    }
+
+    /// Moves `lease` on message `id` to `leaseMS` from now; false when it no longer holds the message.
+    /// - Throws: `DAOError`.
+    public func renew(message id: ObjectID, lease: String, leaseMS: Int64) async throws -> Bool {
+        try await update(id, lease: lease, ["$set": ["ack.lease_until": .int64(now() + leaseMS)]])
+    }
+
+    /// Gives message `id` back at once, for any replica (this one stops).
+    /// - Throws: `DAOError`.
+    public func release(message id: ObjectID, lease: String) async throws {
+        _ = try await update(id, lease: lease, ["$unset": ["ack.lease_owner": "", "ack.lease_until": ""]])
+    }
+
+    // MARK: Rounds
+
+    /// Opens round `round` (1-based) of message `id` under `lease`, renewed for `leaseMS`: its counts start at zero in
+    /// `ack.rounds`, unless a replica that lost the message opened it already (then they go on). False when the lease
+    /// no longer holds.
+    /// - Throws: `DAOError`.
+    public func open(round: Int64, message id: ObjectID, lease: String, leaseMS: Int64) async throws -> Bool {
+        let index = round - 1
+        _ = try await mapErrors {
+            try await messages.updateOne(
+                ["_id": .objectID(id), "ack.lease_owner": .string(lease), "ack.round": .int64(index),
+                 "ack.rounds.\(index)": ["$exists": false]],
+                ["$push": ["ack.rounds": ["round": .int64(round), "started_at": .int64(now()), "silent": 0, "sent": 0,
+                                          "failed": 0, "unregistered": 0, "skipped": 0]]])
+        }
+        return try await renew(message: id, lease: lease, leaseMS: leaseMS)
+    }
+
+    /// Adds a page's `counts` to round `round` of message `id` and notes that its devices up to the delivery `cursor`
+    /// are dealt with, under `lease`; false when the lease no longer holds.
+    /// - Throws: `DAOError`.
+    public func progress(round: Int64, message id: ObjectID, lease: String, cursor: String,
+                         counts: AckRoundCounts) async throws -> Bool {
+        try await update(id, lease: lease, [
+            "$set": ["ack.cursor": .string(cursor)],
+            "$inc": .document(BSONDocument(counts.increments("ack.rounds.\(round - 1)"))),
+        ])
+    }
+
+    /// Ends round `round` of message `id` under `lease`: the next step is due at `nextAt` (Unix ms), and the message
+    /// is free for any replica then. False when the lease no longer holds.
+    /// - Throws: `DAOError`.
+    public func close(round: Int64, message id: ObjectID, lease: String, nextAt: Int64) async throws -> Bool {
+        try await update(id, lease: lease, [
+            "$set": ["ack.round": .int64(round), "ack.next_at": .int64(nextAt),
+                     "ack.rounds.\(round - 1).finished_at": .int64(now())],
+            "$unset": ["ack.cursor": "", "ack.lease_owner": "", "ack.lease_until": ""],
+        ])
+    }
+
+    /// Ends message `id`'s escalation under `lease`: `silent` devices never acknowledged. False when the lease no
+    /// longer holds.
+    /// - Throws: `DAOError`.
+    public func finish(message id: ObjectID, lease: String, silent: Int64) async throws -> Bool {
+        try await update(id, lease: lease, [
+            "$set": ["ack.finished_at": .int64(now()), "ack.unacknowledged": .int64(silent)],
+            "$unset": ["ack.next_at": "", "ack.cursor": "", "ack.lease_owner": "", "ack.lease_until": ""],
+        ])
+    }
+
+    /// Applies `update` to message `id` while `lease` holds it; whether it did.
+    private func update(_ id: ObjectID, lease: String, _ update: BSONDocument) async throws -> Bool {
+        let result = try await mapErrors {
+            try await messages.updateOne(["_id": .objectID(id), "ack.lease_owner": .string(lease)], update)
+        }
+        return result.matchedCount > 0
+    }
+}

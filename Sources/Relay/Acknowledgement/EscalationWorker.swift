@@ -1,0 +1,244 @@
+import DAO
+import FCM
+import Foundation
+import HubTime
+import Logging
+import Mongo
+
+/// Reminds the devices that have not acknowledged a message that asked them to, for the hub's life, beside the outbox
+/// worker whose sender, gate and send rate it shares (`PacedSends`).
+///
+/// Any number of replicas run one each: a message whose next step has come (`ack.next_at`) is claimed under a lease in
+/// the database (`AcknowledgementDAO`); nothing lives only in one process. A step is a round of re-sends or the end:
+/// - a round, while fewer than `resend` were made: the message's audience (its deliveries, fixed when it was sent,
+///   `AckAudience`) is read a page at a time in delivery order, the devices with an `acknowledged` receipt are left
+///   out, and every other one still registered gets the message again by token, one urgency level up and at least
+///   time-sensitive (`RelayMessage.Urgency.escalated`: APNs interruption level and Android priority follow from the
+///   mapping), through the shared gate and pacer. Each page's counts are added to the round (`ack.rounds`) with how
+///   far it got, so a replica that takes over resumes after it. The next step is due `within_s` after the round.
+/// - the end, after the last round's `within_s` (or at once when the message's ttl ran out): the devices that never
+///   acknowledged, and their persons, are emitted once as `message.unacknowledged` (nothing when everyone answered),
+///   and the escalation is marked finished.
+///
+/// At least once: a replica that dies after sending a page and before recording it leaves that page to be re-sent by
+/// the next, and one that dies between emitting the event and marking the end leaves it to be emitted again.
+public struct EscalationWorker: Sendable {
+    /// How the worker claims and sends.
+    public struct Configuration: Sendable {
+        /// How long a claim holds a message; renewed between pages while more than half of it is gone.
+        public var lease: Duration = .seconds(60)
+        /// How often due messages are looked for.
+        public var poll: Duration = .seconds(1)
+        /// Deliveries read (and receipts looked up) at a time.
+        public var pageSize = 500
+        /// Re-sends in flight at once.
+        public var inFlight = 100
+
+        public init() {}
+    }
+
+    let acknowledgements: AcknowledgementDAO
+    let deliveries: DeliveryDAO
+    let receipts: ReceiptDAO
+    let devices: DeviceDAO
+    let events: WebhookEventDAO
+    let sends: PacedSends
+    let mapping: FCMMappingOptions
+    let configuration: Configuration
+    let logger: Logger
+    let now: UnixClock
+    /// This process's name in the leases it takes.
+    let owner: String
+
+    /// The worker for `database`, sending through `relay`'s sender, gate and pacer; nil when that worker sends to no
+    /// device (it was built without `FanOutStores`).
+    public init?(database: MongoDatabase, relay: OutboxWorker, configuration: Configuration = Configuration(),
+                 logger: Logger, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+        guard let sends = relay.pacedSends else { return nil }
+        self.acknowledgements = AcknowledgementDAO(database: database, now: now)
+        self.deliveries = DeliveryDAO(database: database, now: now)
+        self.receipts = ReceiptDAO(database: database, now: now)
+        self.devices = DeviceDAO(database: database, now: now)
+        self.events = WebhookEventDAO(database: database, now: now)
+        self.sends = sends
+        self.mapping = relay.mapping
+        self.configuration = configuration
+        self.logger = logger
+        self.now = now
+        self.owner = "escalation-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
+    }
+
+    /// Claims and takes due steps until the task is cancelled; a step under way stops at its next page, its lease
+    /// given back.
+    public func run() async {
+        var backoff = Backoff(first: .milliseconds(500), cap: .seconds(30))
+        while !Task.isCancelled {
+            do {
+                guard let (progress, lease) = try await acknowledgements.claim(
+                    owner: owner, leaseMS: configuration.lease.milliseconds) else {
+                    backoff.reset()
+                    try? await Task.sleep(for: configuration.poll)
+                    continue
+                }
+                backoff.reset()
+                try await step(progress, lease: lease)
+            } catch {
+                logger.warning("an escalation step failed", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: backoff.next())
+            }
+        }
+    }
+
+    // MARK: Steps
+
+    /// Takes the step `progress` is due for under `lease`: a round of re-sends, or the end.
+    func step(_ progress: AckProgress, lease: String) async throws {
+        let message = progress.message
+        let relayMessage = QuietDeferralSender.relayMessage(message).map { original in
+            var escalated = original
+            escalated.urgency = original.urgency.escalated
+            return escalated
+        }
+        if progress.round < progress.request.resend, let relayMessage, !relayMessage.isExpired(at: now()) {
+            try await resend(progress, as: relayMessage, lease: lease)
+        } else {
+            try await end(progress, lease: lease)
+        }
+    }
+
+    /// One round of re-sends to the devices not acknowledged, resumed after `progress.cursor`.
+    private func resend(_ progress: AckProgress, as relayMessage: RelayMessage, lease: String) async throws {
+        let id = progress.message.id
+        let round = progress.round + 1
+        let leaseMS = configuration.lease.milliseconds
+        guard try await acknowledgements.open(round: round, message: id, lease: lease, leaseMS: leaseMS) else { return }
+        var renewedAt = now()
+        var cursor = progress.cursor
+        while true {
+            if Task.isCancelled { return try await acknowledgements.release(message: id, lease: lease) }
+            if now() - renewedAt > leaseMS / 2 {
+                guard try await acknowledgements.renew(message: id, lease: lease, leaseMS: leaseMS) else { return }
+                renewedAt = now()
+            }
+            let page = try await deliveries.page(of: id, after: cursor, limit: configuration.pageSize)
+            guard let last = page.last else { break }
+            let answered = try await receipts.acknowledged(message: id, devices: page.map(\.device))
+            let silent = page.filter { !answered.contains($0.device) }
+            let counts = try await resend(progress.message, as: relayMessage, to: silent)
+            if Task.isCancelled { return try await acknowledgements.release(message: id, lease: lease) }
+            guard try await acknowledgements.progress(round: round, message: id, lease: lease, cursor: last.id,
+                                                      counts: counts) else { return }
+            cursor = last.id
+            if page.count < configuration.pageSize { break }
+        }
+        let nextAt = now() + progress.request.withinSeconds * 1000
+        guard try await acknowledgements.close(round: round, message: id, lease: lease, nextAt: nextAt) else { return }
+        logger.info("re-sent a message to the devices that had not acknowledged it",
+                    metadata: ["msi_key": "\(progress.message.msiKey)", "round": "\(round)"])
+    }
+
+    /// Re-sends `message` (mapped as `relayMessage`) to the devices of `silent`, `inFlight` at a time; their counts.
+    private func resend(_ message: Message, as relayMessage: RelayMessage, to silent: [Delivery]) async throws
+        -> AckRoundCounts {
+        var counts = AckRoundCounts()
+        counts.silent = Int64(silent.count)
+        guard !silent.isEmpty else { return counts }
+        let found = try await devices.devices(silent.map(\.device))
+        enum Result: Sendable { case sent, failed, unregistered(String), skipped, cancelled }
+        var gone: [String] = []
+        await withTaskGroup(of: Result.self) { group in
+            var running = 0
+            func take(_ result: Result) {
+                switch result {
+                case .sent: counts.sent += 1
+                case .failed: counts.failed += 1
+                case .unregistered(let registration): counts.unregistered += 1; gone.append(registration)
+                case .skipped: counts.skipped += 1
+                case .cancelled: break
+                }
+            }
+            for delivery in silent {
+                guard let device = found[delivery.device], device.state == .active, delivery.state != .unregistered
+                else {
+                    counts.skipped += 1
+                    continue
+                }
+                while running >= configuration.inFlight, let result = await group.next() {
+                    running -= 1
+                    take(result)
+                }
+                if Task.isCancelled { break }
+                let requests = message.recipients == nil
+                    ? FCMMapping.requests(for: relayMessage, token: device.registration, options: mapping)
+                    : [FCMMapping.deviceRequest(for: relayMessage, token: device.registration,
+                                                audience: delivery.group.map(FCMAudience.group) ?? .person,
+                                                options: mapping)]
+                running += 1
+                group.addTask { [sends] in
+                    for request in requests {
+                        switch await sends.send(request) {
+                        case .sent: continue
+                        case .retryLater, .failed: return .failed
+                        case .unregistered: return .unregistered(device.registration)
+                        case .cancelled: return .cancelled
+                        }
+                    }
+                    return .sent
+                }
+            }
+            for await result in group { take(result) }
+        }
+        if !gone.isEmpty { try await devices.markUnregistered(registrations: gone) }
+        return counts
+    }
+
+    /// The end: `message.unacknowledged` naming the devices that never acknowledged and their persons (none when
+    /// every device did), then the escalation marked finished.
+    private func end(_ progress: AckProgress, lease: String) async throws {
+        let id = progress.message.id
+        var cursor: String?
+        var silent: [Delivery] = []
+        while true {
+            let page = try await deliveries.page(of: id, after: cursor, limit: configuration.pageSize)
+            guard let last = page.last else { break }
+            let answered = try await receipts.acknowledged(message: id, devices: page.map(\.device))
+            silent += page.filter { !answered.contains($0.device) }
+            cursor = last.id
+            if page.count < configuration.pageSize { break }
+        }
+        guard try await acknowledgements.renew(message: id, lease: lease,
+                                               leaseMS: configuration.lease.milliseconds) else { return }
+        if !silent.isEmpty {
+            // A topic message's deliveries name no person: the device's own, as it is now.
+            let unnamed = silent.filter { $0.person.isEmpty }.map(\.device)
+            let bound = unnamed.isEmpty ? [:] : try await devices.devices(unnamed)
+            var persons: [String] = []
+            var seen: Set<String> = []
+            for delivery in silent {
+                let person = delivery.person.isEmpty ? bound[delivery.device]?.person : delivery.person
+                if let person, seen.insert(person).inserted { persons.append(person) }
+            }
+            try await events.emit("message.unacknowledged", payload: [
+                "msi_key": .string(progress.message.msiKey.hex), "title": .string(progress.message.title),
+                "devices": .array(silent.map { .string($0.device.hex) }),
+                "persons": .array(persons.map(BSONValue.string)),
+            ])
+        }
+        guard try await acknowledgements.finish(message: id, lease: lease, silent: Int64(silent.count)) else { return }
+        logger.info("an escalation ended", metadata: ["msi_key": "\(progress.message.msiKey)",
+                                                      "unacknowledged": "\(silent.count)"])
+    }
+}
+
+extension OutboxWorker {
+    /// The worker's sender, gate, send rate and shared pauses, for other per-device senders; nil without a fan-out.
+    var pacedSends: PacedSends? {
+        pacer.map { pacer in
+            PacedSends(sender: sender.sender, gate: gate, classifier: OutcomeClassifier(gate: gate), pacer: pacer,
+                       pauses: pauses, metrics: metrics)
+        }
+    }
+
+    /// How the worker maps messages to FCM requests.
+    var mapping: FCMMappingOptions { sender.mapping }
+}
