@@ -58,6 +58,7 @@ extension MessageService.Submission {
         ]
         // Only when not the default: a request repeated across an upgrade still matches its earlier fingerprint.
         if urgency != .default { fields["urgency"] = .string(urgency.rawValue) }
+        if let ack { fields["ack"] = .document(ack.document) }
         return Hex.encode(SHA256.hash(data: fields.bytes))
     }
 }

@@ -43,10 +43,13 @@ public struct MessageService: Sendable {
         public var ttl: Int64?
         /// When to send it (Unix ms); nil: now.
         public var sendAt: Int64?
+        /// The acknowledgement asked of its recipients (`ack`, read by `ack(from:)`); nil: none.
+        public var ack: AckRequest?
 
         public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
                     data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default,
-                    ttl: Int64? = nil, sendAt: Int64? = nil) {
+                    ttl: Int64? = nil, sendAt: Int64? = nil, ack: AckRequest? = nil) {
+            self.ack = ack
             self.urgency = urgency
             self.title = title
             self.desc = desc
@@ -98,7 +101,7 @@ public struct MessageService: Sendable {
             message = try await store(MessageDraft(
                 title: submission.title, desc: submission.desc, message: submission.message, topicKey: submission.topicKey,
                 distribution: submission.distribution, urgency: submission.urgency, sender: identity.name,
-                extra: ["relay": .document(plan.document(for: submission.distribution))]),
+                extra: submission.extra(relay: plan)),
                 idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         } catch let error as DAOError where error.code == .outcomeUnknown {
             if let ticket { relay.unsettled(ticket) }
@@ -145,7 +148,7 @@ public struct MessageService: Sendable {
             title: submission.title, desc: submission.desc, message: submission.message, topicKey: "",
             recipients: recipients, data: submission.data, distribution: submission.distribution,
             urgency: submission.urgency, sender: identity.name,
-            extra: ["relay": .document(plan.document(for: submission.distribution))]),
+            extra: submission.extra(relay: plan)),
             idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         relay.notify()
         return message
@@ -188,5 +191,14 @@ public struct MessageService: Sendable {
         var query = query
         query.sender = MessageVisibility.detailSender(for: identity)
         return try await page(query, for: .caller(identity))
+    }
+}
+
+extension MessageService.Submission {
+    /// msi-hub's fields stored beside the legacy ones: the relay's plan, and `ack` when asked for.
+    func extra(relay plan: RelayPlan) -> BSONDocument {
+        var extra: BSONDocument = ["relay": .document(plan.document(for: distribution))]
+        if let ack { extra["ack"] = .document(ack.document) }
+        return extra
     }
 }

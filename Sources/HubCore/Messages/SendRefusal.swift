@@ -24,6 +24,7 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
         case idempotencyKeyReused
         case invalidRecipients, groupNotFound, recipientAccessDenied, invalidData, relayBehind
         case invalidUrgency
+        case invalidAck
     }
     private let value: Value
     private init(_ value: Value) { self.value = value }
@@ -56,6 +57,8 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
 
     /// `urgency` is not one of passive, active, time-sensitive, critical.
     public static let invalidUrgency = SendRefusalCode(.invalidUrgency)
+    /// `ack` breaks its rules (responses, `within_s`, `resend`).
+    public static let invalidAck = SendRefusalCode(.invalidAck)
 
     public var description: String { value.rawValue }
 }

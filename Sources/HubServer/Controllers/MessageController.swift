@@ -23,7 +23,8 @@ struct MessageController {
 
     /// POST /message: reads the body (types and presence), sends it as the portal does (`MessageService`, which holds
     /// it to the send rules), answers 201 with the stored message. A message goes to a subject (`topic_key`) or to
-    /// persons and groups (`to`), with optional `data` for the app.
+    /// persons and groups (`to`), with optional `data` for the app and an optional acknowledgement asked of its
+    /// recipients (`ack`: 422 `invalid_ack` when it breaks the rules of `Submission.ack(from:)`).
     @Sendable func send(request: Request, context: HubRequestContext) async throws -> Response {
         let identity = try context.caller()
         var request = request
@@ -37,13 +38,14 @@ struct MessageController {
         let data = try Self.data(fields)
         let distribution: Distribution = try fields.oneOf("distribution")
         let urgency = try Self.urgency(fields)
+        let ack = try MessageService.Submission.ack(from: fields.document["ack"])
         let now = services.now()
         let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)
         let sendAt = try fields.optionalInteger("send_at", in: 0...(now + Self.maximumScheduleMS))
 
         let message = try await services.messages.send(
             .init(title: title, desc: desc, message: text, topicKey: topicKey, recipients: recipients, data: data,
-                  distribution: distribution, urgency: urgency, ttl: ttl, sendAt: sendAt),
+                  distribution: distribution, urgency: urgency, ttl: ttl, sendAt: sendAt, ack: ack),
             as: identity, idempotencyKey: try Self.idempotencyKey(of: request))
         return JSONResponse.make(.document(message.document), status: .created)
     }

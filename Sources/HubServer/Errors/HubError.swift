@@ -28,6 +28,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case invalidRecipients = "invalid_recipients", recipientAccessDenied = "recipient_access_denied"
             case invalidData = "invalid_data", relayBehind = "relay_behind"
             case invalidUrgency = "invalid_urgency", invalidQuietHours = "invalid_quiet_hours"
+            case invalidAck = "invalid_ack"
             case invalidWebhook = "invalid_webhook", webhookNotFound = "webhook_not_found"
             case internalError = "internal_error"
         }
@@ -113,6 +114,8 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let relayBehind = Code(.relayBehind)
         /// 422: a message's `urgency` is not passive, active, time-sensitive or critical.
         public static let invalidUrgency = Code(.invalidUrgency)
+        /// 422: a message's `ack` breaks its rules (responses, `within_s`, `resend`).
+        public static let invalidAck = Code(.invalidAck)
         /// 422: a device's `quiet_hours` is not `{"from": "HH:MM", "to": "HH:MM", "tz": IANA zone}` with from != to.
         public static let invalidQuietHours = Code(.invalidQuietHours)
         /// 422: a webhook's URL or events that the rules refuse.
@@ -212,6 +215,7 @@ extension HubError {
         case .invalidData: self.init(.unprocessableContent, .invalidData, refusal.message)
         case .relayBehind: self.init(.serviceUnavailable, .relayBehind, refusal.message, headers: [.retryAfter: "5"])
         case .invalidUrgency: self.init(.unprocessableContent, .invalidUrgency, refusal.message)
+        case .invalidAck: self.init(.unprocessableContent, .invalidAck, refusal.message)
         default: self = .internalError
         }
     }
