@@ -52,6 +52,34 @@ struct OutboxDAOTests {
         }
     }
 
+    @Test func aSliceOfABacklogClaimsOnlyWhatIsDueWithinItAndNotLeased() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            // Due 10 s ago, 5 s ago, now, and in a minute.
+            let old = try await seed(database, count: 3, dueIn: -10_000)
+            let middle = try await seed(database, count: 3, dueIn: -5_000)
+            _ = try await seed(database, count: 2)
+            _ = try await seed(database, count: 2, dueIn: 60_000)
+            let outbox = OutboxDAO(database: database)
+            // Another worker holds one of the middle ones.
+            let other = try #require(try await outbox.claim(owner: "other", now: Self.now, leaseMS: 60_000, limit: 1,
+                                                            due: (Self.now - 6_000)...(Self.now - 4_000)))
+            #expect(other.messages.map(\.id) == [middle[0].id])
+            let slice = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 64,
+                                                            due: (Self.now - 6_000)...(Self.now - 4_000)))
+            #expect(Set(slice.messages.map(\.id)) == Set(middle.dropFirst().map(\.id)))
+            #expect(slice.messages.allSatisfy { $0.dueAt == Self.now - 5_000 })
+            // The slice is spent; one past `now` finds nothing not yet due.
+            #expect(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 64,
+                                           due: (Self.now - 6_000)...(Self.now - 4_000)) == nil)
+            #expect(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 64,
+                                           due: (Self.now + 1)...(Self.now + 120_000)) == nil)
+            // The whole outbox still gives the oldest first.
+            let rest = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 3))
+            #expect(Set(rest.messages.map(\.id)) == Set(old.map(\.id)))
+        }
+    }
+
     @Test func oneClaimLeasesManyAndOneWriteRecordsThemAll() async throws {
         try await TestDatabase.with { database in
             let seeded = try await seed(database, count: 10, distribution: .information)

@@ -123,6 +123,12 @@ struct FanOutSender: Sendable {
                     progress.stop(.lease)
                     break
                 }
+                if now() >= deadline {
+                    // The permit's window is over (the gate's window was full, or the process stalled): sent now,
+                    // it would count in the next second, beside that second's own permits.
+                    gate.abandon(ticket)
+                    continue
+                }
                 let delivery = page[index]
                 index += 1
                 running += 1
