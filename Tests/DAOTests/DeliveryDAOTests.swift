@@ -27,7 +27,7 @@ struct DeliveryDAOTests {
             #expect(try await dao.record([DeliveryOutcome(list[0], state: .failed, code: "INTERNAL"),
                                           DeliveryOutcome(list[180], state: .sent)]) == 1)
             let counts = try await dao.counts(of: message)
-            #expect(counts.byState == [.sent: 152, .failed: 20, .unregistered: 10, .pending: 9])
+            #expect(counts.byState == [.sent: 152, .failed: 20, .unregistered: 10, .pending: 9, .deferred: 0])
             let collection = database.collection(CollectionName.deliveries)
             let failed = try #require(try await collection.findOne(["_id": .string(list[150].id)]))
             #expect(failed["code"] == "INVALID_ARGUMENT" && failed["at"]?.int64Value == 42_000)

@@ -15,6 +15,9 @@ public struct Delivery: Sendable, CustomStringConvertible {
         case failed
         /// FCM said the registration is gone (`UNREGISTERED`); the device is marked unregistered too.
         case unregistered
+        /// Held back: the device was in its quiet hours; its send waits in `quiet_deferrals` and the delivery becomes
+        /// `sent` (or `failed`, `unregistered`) when the window has ended and FCM answered.
+        case deferred
     }
 
     /// How the device was reached: its person was named, or is a member of a group named (`group`), or (a topic
@@ -103,7 +106,7 @@ public struct Delivery: Sendable, CustomStringConvertible {
 public struct DeliveryOutcome: Sendable {
     /// The delivery answered.
     public var delivery: Delivery
-    /// `.sent`, `.failed`, `.unregistered`, or `.pending` (FCM asked to try again later).
+    /// `.sent`, `.failed`, `.unregistered`, `.pending` (FCM asked to try again later) or `.deferred` (quiet hours).
     public var state: Delivery.State
     /// FCM's error code for a refusal.
     public var code: String?

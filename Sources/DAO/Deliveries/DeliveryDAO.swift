@@ -75,8 +75,9 @@ public struct DeliveryDAO: Sendable {
 
     /// Records FCM's answers: each delivery inserted with its answer (unordered, `perInsert` a command); one stored
     /// already (a pending answer of an earlier attempt, or an answer a worker wrote before it died) is updated in
-    /// one bulk write, one statement per outcome (and code), only while it is pending: the first answer for good
-    /// stays. A pending outcome notes FCM's code and leaves the device to a later attempt. Returns how many
+    /// one bulk write, one statement per outcome (and code), only while it is pending or deferred (a quiet device's
+    /// held-back send answered): the first answer for good stays. A pending outcome notes FCM's code and leaves the
+    /// device to a later attempt. Returns how many
     /// deliveries were stored or changed.
     /// - Throws: `DAOError`.
     @discardableResult
@@ -109,7 +110,8 @@ public struct DeliveryDAO: Sendable {
             if let code = key.code { set["code"] = .string(code) }
             for chunk in IDChunks.of(groups[key] ?? []) {
                 statements.append(UpdateStatement(
-                    filter: ["_id": ["$in": .array(chunk.map(BSONValue.string))], "state": "pending"],
+                    filter: ["_id": ["$in": .array(chunk.map(BSONValue.string))],
+                             "state": ["$in": ["pending", "deferred"]]],
                     update: ["$set": .document(set)], many: true))
             }
         }

@@ -1,7 +1,9 @@
 import Mongo
 
-/// A topic message held back for one device in its quiet hours (`quiet_deferrals`): sent to the device's token
-/// when its window ends. The registration token is kept to send with and is never listed (`description`).
+/// A message held back for one device in its quiet hours (`quiet_deferrals`): sent to the device's token when its
+/// window ends. A topic message's deferral names the quiet topic FCM left the device out through; a message to persons
+/// and groups names the person (and group) of the device's delivery, which is `deferred` until the send is answered.
+/// The registration token is kept to send with and is never listed (`description`).
 public struct QuietDeferral: Sendable, CustomStringConvertible {
     /// Where the held-back send stands.
     public enum State: String, Sendable, CaseIterable {
@@ -27,13 +29,18 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
     public var platform: Platform
     /// The quiet topic through which FCM left the device out.
     public var quietTopic: String
-    /// When the device's quiet hours end (Unix ms): the send is due then.
+    /// When the device's quiet hours end (Unix ms): the send is due then (moved on while a sender holds it).
     public var dueAt: Int64
     public var state: State
+    /// The person of the device's delivery, for a message to persons and groups; nil for a topic message.
+    public var person: String?
+    /// The group the person was reached through, when the delivery's `via` is a group.
+    public var group: String?
 
-    /// A new pending deferral of `message` for `device` (its registration and platform), due at `dueAt`.
-    public init(message: ObjectID, msiKey: ObjectID, device: ObjectID, registration: String, platform: Platform, quietTopic: String,
-                dueAt: Int64) {
+    /// A new pending deferral of `message` for `device` (its registration and platform), due at `dueAt`; `person`
+    /// (and `group`) for a message to persons and groups.
+    public init(message: ObjectID, msiKey: ObjectID, device: ObjectID, registration: String, platform: Platform,
+                quietTopic: String, dueAt: Int64, person: String? = nil, group: String? = nil) {
         self.id = "\(message.hex)/\(device.hex)"
         self.message = message
         self.msiKey = msiKey
@@ -43,6 +50,8 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
         self.quietTopic = quietTopic
         self.dueAt = dueAt
         self.state = .pending
+        self.person = person
+        self.group = group
     }
 
     /// Reads a stored deferral; nil when the document is not one.
@@ -59,13 +68,26 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
         self.quietTopic = document.string("quiet_topic")
         self.dueAt = document["due_at"]?.int64Value ?? 0
         self.state = State(rawValue: document.string("state")) ?? .pending
+        self.person = document["person"]?.stringValue
+        self.group = document["group"]?.stringValue
+    }
+
+    /// The delivery this deferral holds back (a message to persons and groups), to record its answer on; nil for a
+    /// topic message.
+    public var delivery: Delivery? {
+        person.map { Delivery(message: message, device: device, person: $0, group: group, platform: platform,
+                              registration: registration) }
     }
 
     /// The document stored for a new deferral.
     var document: BSONDocument {
-        ["_id": .string(id), "message": .objectID(message), "msi_key": .objectID(msiKey), "device": .objectID(device),
-         "registration": .string(registration), "platform": .string(platform.rawValue),
-         "quiet_topic": .string(quietTopic), "due_at": .int64(dueAt), "state": .string(state.rawValue)]
+        var document: BSONDocument = [
+            "_id": .string(id), "message": .objectID(message), "msi_key": .objectID(msiKey), "device": .objectID(device),
+            "registration": .string(registration), "platform": .string(platform.rawValue),
+            "quiet_topic": .string(quietTopic), "due_at": .int64(dueAt), "state": .string(state.rawValue)]
+        if let person { document["person"] = .string(person) }
+        if let group { document["group"] = .string(group) }
+        return document
     }
 
     /// Names the deferral without its registration, a credential of the device.

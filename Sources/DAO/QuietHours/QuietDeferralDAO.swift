@@ -1,9 +1,9 @@
 import HubTime
 import Mongo
 
-/// The token sends of topic messages held back for devices in their quiet hours, in `quiet_deferrals`: one document
-/// per (message, device), inserted when the relay sends the message to its topic without the quiet windows, and
-/// sent when each device's window ends.
+/// The token sends of messages held back for devices in their quiet hours, in `quiet_deferrals`: one document per
+/// (message, device), inserted when the relay sends a topic message without the quiet windows or leaves a quiet
+/// device out of a message to persons and groups, and claimed under a lease and sent when each device's window ends.
 public struct QuietDeferralDAO: Sendable {
     let collection: MongoCollection
     let now: UnixClock
@@ -38,6 +38,30 @@ public struct QuietDeferralDAO: Sendable {
             try await collection.find(["state": "pending", "due_at": ["$lte": .int64(time ?? now())]],
                                       options: FindOptions(sort: ["due_at": 1], limit: Int64(limit)))
         }.compactMap(QuietDeferral.init(document:))
+    }
+
+    /// Claims up to `limit` pending deferrals due now for `owner`, the most overdue first, with their registrations:
+    /// each one's `due_at` moves `leaseMS` on under a claim of its own, so no other replica finds it due while it is
+    /// sent, and one that dies leaves it due again when the lease runs out. Three commands however many it claims:
+    /// find candidates (the `state.due_at` index), claim them, read back what this claim holds.
+    /// - Throws: `DAOError`.
+    public func claim(owner: String, leaseMS: Int64, limit: Int) async throws -> [QuietDeferral] {
+        let time = now()
+        let due: BSONDocument = ["state": "pending", "due_at": ["$lte": .int64(time)]]
+        let documents: [BSONDocument] = try await mapErrors {
+            let ids = try await collection.find(due, options: FindOptions(projection: ["_id": 1], sort: ["due_at": 1],
+                                                                          limit: Int64(max(limit, 1))))
+                .compactMap { $0["_id"] }
+            guard !ids.isEmpty else { return [] }
+            let claim = "\(owner)/\(ObjectID().hex)"
+            let filter = BSONDocument([(key: "_id", value: ["$in": .array(ids)])] + due.elements)
+            let claimed = try await collection.updateMany(filter, ["$set": ["due_at": .int64(time + leaseMS),
+                                                                            "claim": .string(claim)]])
+            guard claimed.modifiedCount > 0 else { return [] }
+            return try await collection.find(["_id": ["$in": .array(ids)], "claim": .string(claim)],
+                                             options: FindOptions(sort: ["_id": 1]))
+        }
+        return documents.compactMap(QuietDeferral.init(document:))
     }
 
     /// Records FCM's answer to deferral `id` while it is pending: `.sent`, `.failed` or `.unregistered`, with FCM's

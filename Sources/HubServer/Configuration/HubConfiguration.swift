@@ -156,6 +156,9 @@ public struct RelayConfiguration: Sendable {
     public var maxBacklog: Duration? = .seconds(30)
     /// How urgency maps to APNs and Android (`APNS_CRITICAL_ALERTS`, `ANDROID_CHANNEL_*`).
     public var urgency = UrgencyConfiguration()
+    /// The clock devices' quiet hours are read by and held-back sends fall due by (Unix ms); nil: the hub's clock.
+    /// Not a variable: tests move it past a window instead of waiting for it.
+    public var quietHoursClock: (@Sendable () -> Int64)? = nil
 
     /// The names `fcmEnvironment` takes from the environment.
     public static let fcmVariables = [

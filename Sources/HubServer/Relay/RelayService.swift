@@ -5,21 +5,26 @@ import Logging
 import Relay
 import ServiceLifecycle
 
-/// The outbox worker, run for the hub's life.
+/// The outbox worker, and beside it the sender of what quiet hours held back (through the worker's gate and pacer),
+/// run for the hub's life.
 ///
 /// At graceful shutdown the worker stops taking messages, lets the sends under way finish, hands back the
 /// leases of the rest and records every outcome; the FCM client's threads stop after (`FCMService`).
 struct RelayService: Service {
     let worker: OutboxWorker
+    /// Sends the held-back sends of devices whose quiet hours ended; nil when the worker sends to no device.
+    let quietHours: QuietDeferralSender?
 
     /// The relay `configuration` describes, sending through `fcm`.
     init(configuration: RelayConfiguration, fcm: FCMClient, services: HubServices, logger: Logger) {
-        self.worker = OutboxWorker(
+        let quietStores = QuietHoursStores(database: services.database,
+                                           now: configuration.quietHoursClock ?? services.now)
+        let worker = OutboxWorker(
             outbox: OutboxDAO(database: services.database), progress: RelayProgressDAO(database: services.database),
             pauses: RelayPauseDAO(database: services.database), handoff: services.outboxHandoff, sender: fcm,
             mapping: configuration.urgency.applied(to: fcm.mappingOptions),
             fanOut: FanOutStores(database: services.database, now: services.now),
-            quietHours: QuietHoursStores(database: services.database, now: services.now),
+            quietHours: quietStores,
             events: WebhookEventDAO(database: services.database, now: services.now),
             acknowledgements: AckAudience(database: services.database, logger: logger, now: services.now),
             configuration: OutboxWorker.Configuration(concurrency: configuration.concurrency, lease: configuration.lease,
@@ -27,9 +32,16 @@ struct RelayService: Service {
                                                       fanOutInFlight: configuration.fanOutInFlight,
                                                       sendRate: configuration.sendRate),
             logger: logger, now: services.now)
+        self.worker = worker
+        self.quietHours = QuietDeferralSender(stores: quietStores, relay: worker, logger: logger)
     }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown { await worker.run() }
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                if let quietHours { group.addTask { await quietHours.run() } }
+                await worker.run()
+            }
+        }
     }
 }

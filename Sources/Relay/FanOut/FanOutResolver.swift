@@ -1,12 +1,20 @@
 import DAO
+import FCM
+import HubTime
 import Mongo
 
 /// Resolves a message to persons and groups into its deliveries, at every attempt: the persons named and the
 /// members of the groups named (a person reached both ways counts once, as named), then every active device bound to
 /// one of them, handed on a batch at a time to be sent. Nothing is written per device before its answer: an attempt
 /// after one that may have sent (`isStarted`) leaves out the devices answered already.
+///
+/// A passive or active message is held back from a device in its quiet hours (`QuietHoursPolicy`): the device gets a
+/// `quiet_deferrals` entry, due when its window ends, and its delivery is recorded `deferred` (so that it counts as
+/// answered: a later attempt does not send it, and the message is sent once the other devices are answered).
 struct FanOutResolver: Sendable {
     let stores: FanOutStores
+    /// Where quiet devices' sends are held back, and the clock quiet hours are read by; nil: none is held back.
+    var quiet: QuietHoursStores? = nil
 
     /// Whether a resolution of `message` began in an earlier attempt (`relay.components.devices.resolving`): some of
     /// its devices may have been sent to, and answered.
@@ -32,9 +40,11 @@ struct FanOutResolver: Sendable {
             try Task.checkCancellation()
             let groupOf = Dictionary(waiting.map { ($0.person, $0.group) }, uniquingKeysWith: { first, _ in first })
             waiting = []
+            var quietHours: [ObjectID: QuietHours] = [:]
             var deliveries = try await stores.devices.active(ofPersons: Array(groupOf.keys)).compactMap {
                 device -> Delivery? in
                 guard let person = device.person, let group = groupOf[person] else { return nil }
+                if let hours = device.quietHours { quietHours[device.id] = hours }
                 return Delivery(message: message.id, device: device.id, person: person, group: group,
                                 platform: device.platform, registration: device.registration)
             }
@@ -43,6 +53,7 @@ struct FanOutResolver: Sendable {
                 let answered = try await stores.deliveries.answered(deliveries.map(\.id))
                 deliveries.removeAll { answered.contains($0.id) }
             }
+            if !quietHours.isEmpty { deliveries = try await holdBack(deliveries, of: message, quietHours: quietHours) }
             if !deliveries.isEmpty { found(deliveries) }
         }
         for person in recipients.persons where seen.insert(person).inserted {
@@ -60,5 +71,32 @@ struct FanOutResolver: Sendable {
             return nil
         }
         return count
+    }
+
+    /// `deliveries` less those held back because their device (of `quietHours`) is in its quiet hours now: each of
+    /// those gets a deferral, due when its window ends, then its delivery is recorded `deferred` (in that order: a stop
+    /// in between resolves the device again and finds the deferral stored already).
+    /// - Throws: `DAOError`.
+    private func holdBack(_ deliveries: [Delivery], of message: Message, quietHours: [ObjectID: QuietHours])
+        async throws -> [Delivery] {
+        guard let quiet, let urgency = RelayMessage.Urgency(rawValue: message.urgency.rawValue) else {
+            return deliveries
+        }
+        let time = quiet.now()
+        var held: [QuietDeferral] = []
+        var deferred: [DeliveryOutcome] = []
+        let rest = deliveries.filter { delivery in
+            guard let due = QuietHoursPolicy.deferral(for: urgency, quietHours: quietHours[delivery.device], now: time)
+            else { return true }
+            held.append(QuietDeferral(message: message.id, msiKey: message.msiKey, device: delivery.device,
+                                      registration: delivery.registration, platform: delivery.platform, quietTopic: "",
+                                      dueAt: due, person: delivery.person, group: delivery.group))
+            deferred.append(DeliveryOutcome(delivery, state: .deferred))
+            return false
+        }
+        guard !held.isEmpty else { return deliveries }
+        try await quiet.deferrals.schedule(held)
+        try await quiet.deliveries.record(deferred)
+        return rest
     }
 }

@@ -151,7 +151,7 @@ public final class OutboxWorker: Sendable {
                 pacer: SendPacer(window: RateWindow(rates: stores.rates, key: "fcm-send:\(configuration.project)",
                                                     limit: configuration.sendRate, now: now),
                                  chunk: max(configuration.sendRate / 20, 1), now: now),
-                resolver: FanOutResolver(stores: stores), deliveries: stores.deliveries,
+                resolver: FanOutResolver(stores: stores, quiet: quietHours), deliveries: stores.deliveries,
                 recorder: DeliveryRecorder(deliveries: stores.deliveries, devices: stores.devices, logger: logger),
                 inFlight: configuration.fanOutInFlight, metrics: metrics, logger: logger, now: now)
         }
@@ -160,7 +160,7 @@ public final class OutboxWorker: Sendable {
             sender: sender, mapping: mapping, retry: configuration.retry, gate: gate,
             classifier: OutcomeClassifier(gate: gate), held: held, handoff: handoff, recorder: recorder,
             reporter: reporter, pauses: pauses, metrics: metrics, logger: logger, now: now, fanOut: fanOut,
-            quiet: quietHours.map { QuietTopicHold(stores: $0, logger: logger, now: now) },
+            quiet: quietHours.map { QuietTopicHold(stores: $0, logger: logger, now: $0.now) },
             events: events.map { MessageEvents(events: $0, logger: logger, now: now) },
             acknowledgements: acknowledgements)
     }

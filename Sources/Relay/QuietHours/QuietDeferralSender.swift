@@ -1,39 +1,78 @@
 import DAO
 import FCM
+import Foundation
 import HubTime
 import Logging
 import Mongo
 
-/// Sends the topic messages held back for devices in their quiet hours once each window has ended: the message's
-/// components to the device's token (`FCMMapping.requests(for:token:options:)`), each answer recorded on the
-/// deferral (sent, failed, unregistered, or due again after a pause FCM asked for). A message expired meanwhile is
-/// not sent (recorded failed, `expired`).
+/// Sends the messages held back for devices in their quiet hours once each window has ended, for the hub's life,
+/// beside the outbox worker whose sender, gate and send rate it shares (`PacedSends`).
+///
+/// Any number of replicas run one each: due deferrals are claimed under a lease in the database
+/// (`QuietDeferralDAO.claim`), so nothing lives only in one process and a replica that dies leaves its claims due
+/// again. A topic message's deferral sends its components to the device's token (`FCMMapping.requests(for:token:)`);
+/// a message to persons and groups sends the device's request (`FCMMapping.deviceRequest`), and the answer is recorded
+/// on its `deferred` delivery too. Each answer is recorded on the deferral: sent, failed, unregistered, or due again
+/// after the pause FCM asked for. A message expired meanwhile is not sent (failed, `expired`).
 public struct QuietDeferralSender: Sendable {
+    /// How the sender claims and sends.
+    public struct Configuration: Sendable {
+        /// How long a claim holds a deferral: another replica sends it after this if this one dies.
+        public var lease: Duration = .seconds(60)
+        /// How often due deferrals are looked for.
+        public var poll: Duration = .seconds(1)
+        /// Deferrals claimed at a time.
+        public var batch = 100
+
+        public init() {}
+    }
+
     let stores: QuietHoursStores
-    let messages: MessageDAO
-    let sender: any FCMSending
+    let sends: PacedSends
     let mapping: FCMMappingOptions
+    let configuration: Configuration
     let logger: Logger
-    let now: UnixClock
+    /// This process's name in the claims it takes.
+    let owner: String
 
     /// How long a deferral FCM could not take waits when FCM named no time.
     static let retryDelayMS: Int64 = 30_000
 
-    public init(stores: QuietHoursStores, messages: MessageDAO, sender: any FCMSending, mapping: FCMMappingOptions,
-                logger: Logger, now: @escaping UnixClock) {
+    /// The sender for `stores` (and their clock), sending through `relay`'s sender, gate and pacer; nil when that
+    /// worker sends to no device (it was built without `FanOutStores`).
+    public init?(stores: QuietHoursStores, relay: OutboxWorker, configuration: Configuration = Configuration(),
+                 logger: Logger) {
+        guard let sends = relay.pacedSends else { return nil }
         self.stores = stores
-        self.messages = messages
-        self.sender = sender
-        self.mapping = mapping
+        self.sends = sends
+        self.mapping = relay.mapping
+        self.configuration = configuration
         self.logger = logger
-        self.now = now
+        self.owner = "quiet-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
     }
 
-    /// Sends up to `limit` deferrals due now, one after another; returns how many it took.
+    /// Claims and sends due deferrals until the task is cancelled: at once again after a full batch, after `poll`
+    /// when none was due, after a growing wait while the database fails.
+    public func run() async {
+        var backoff = Backoff(first: .milliseconds(500), cap: .seconds(30))
+        while !Task.isCancelled {
+            do {
+                let taken = try await sendDue(limit: configuration.batch)
+                backoff.reset()
+                if taken < configuration.batch { try? await Task.sleep(for: configuration.poll) }
+            } catch {
+                logger.warning("held-back sends could not be read or recorded", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: backoff.next())
+            }
+        }
+    }
+
+    /// Claims up to `limit` deferrals due now and sends them one after another; returns how many it claimed.
     /// - Throws: `DAOError` when the database fails (what was sent is recorded).
     @discardableResult
     public func sendDue(limit: Int = 100) async throws -> Int {
-        let due = try await stores.deferrals.due(limit: limit)
+        let due = try await stores.deferrals.claim(owner: owner, leaseMS: configuration.lease.milliseconds,
+                                                   limit: limit)
         var cache: [ObjectID: Message] = [:]
         for deferral in due {
             if Task.isCancelled { break }
@@ -42,9 +81,9 @@ public struct QuietDeferralSender: Sendable {
                 message = known
             } else {
                 do {
-                    message = try await messages.get(msiKey: deferral.msiKey)
+                    message = try await stores.messages.get(msiKey: deferral.msiKey)
                 } catch let error as DAOError where error.code == .messageNotFound {
-                    try await stores.deferrals.record(deferral.id, .failed, code: "message_not_found")
+                    try await record(deferral, .failed, code: "message_not_found")
                     continue
                 }
                 cache[deferral.msiKey] = message
@@ -57,31 +96,49 @@ public struct QuietDeferralSender: Sendable {
     /// Sends one deferral's requests in order and records the answer.
     private func send(_ deferral: QuietDeferral, of message: Message) async throws {
         guard let relayMessage = Self.relayMessage(message) else {
-            return try await stores.deferrals.record(deferral.id, .failed, code: "not_relayable")
+            return try await record(deferral, .failed, code: "not_relayable")
         }
-        if relayMessage.isExpired(at: now()) {
-            return try await stores.deferrals.record(deferral.id, .failed, code: "expired")
+        if relayMessage.isExpired(at: stores.now()) {
+            return try await record(deferral, .failed, code: "expired")
         }
-        for request in FCMMapping.requests(for: relayMessage, token: deferral.registration, options: mapping) {
-            do {
-                _ = try await sender.send(request)
-            } catch let error as FCMError {
-                if error.code == .unregistered {
-                    return try await stores.deferrals.record(deferral.id, .unregistered, code: error.code.description)
-                }
-                if error.isRetryable {
-                    let wait = error.retryAfter?.milliseconds ?? Self.retryDelayMS
-                    return try await stores.deferrals.retry(deferral.id, at: now() + wait)
-                }
+        let requests = deferral.delivery.map {
+            [FCMMapping.deviceRequest(for: relayMessage, token: deferral.registration,
+                                      audience: $0.group.map(FCMAudience.group) ?? .person, options: mapping)]
+        } ?? FCMMapping.requests(for: relayMessage, token: deferral.registration, options: mapping)
+        for request in requests {
+            switch await sends.send(request) {
+            case .sent:
+                continue
+            case .cancelled:
+                return  // the claim runs out: this or another replica sends it then
+            case .unregistered(let error):
+                return try await record(deferral, .unregistered, code: FanOutSender.code(of: error))
+            case .retryLater(let error):
+                let wait = error.retryAfter?.milliseconds ?? Self.retryDelayMS
+                return try await stores.deferrals.retry(deferral.id, at: stores.now() + wait)
+            case .failed(let error):
                 logger.warning("FCM refused a held-back send",
                                metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
-                return try await stores.deferrals.record(deferral.id, .failed, code: error.code.description)
+                return try await record(deferral, .failed, code: FanOutSender.code(of: error))
             }
         }
-        try await stores.deferrals.record(deferral.id, .sent)
+        try await record(deferral, .sent)
     }
 
-    /// The stored topic message as the relay sends it; nil without a distribution the mapping knows.
+    /// Records the answer on the deferral, and on its delivery for a message to persons and groups (the device too,
+    /// when FCM called it gone). The delivery first: a stop in between leaves the deferral to be sent again, never a
+    /// delivery `deferred` for good.
+    private func record(_ deferral: QuietDeferral, _ state: QuietDeferral.State, code: String? = nil) async throws {
+        if let delivery = deferral.delivery, let answered = Delivery.State(rawValue: state.rawValue) {
+            try await stores.deliveries.record([DeliveryOutcome(delivery, state: answered, code: code)])
+            if state == .unregistered {
+                try await stores.devices.markUnregistered(registrations: [delivery.registration])
+            }
+        }
+        try await stores.deferrals.record(deferral.id, state, code: code)
+    }
+
+    /// The stored message as the relay sends it; nil without a distribution the mapping knows.
     static func relayMessage(_ message: Message) -> RelayMessage? {
         guard let distribution = RelayMessage.Distribution(rawValue: message.distribution) else { return nil }
         let state = RelayState(message: message.document)

@@ -4,18 +4,31 @@ import HubTime
 import Logging
 import Mongo
 
-/// What the relay reads and writes to keep topic messages away from devices in their quiet hours: the windows, the
-/// subscriptions that say which devices are in them, and the held-back token sends.
+/// What the relay reads and writes to keep messages away from devices in their quiet hours: the windows, the
+/// subscriptions that say which devices are in them, the held-back token sends, the messages they send, and the
+/// clock quiet hours are read by.
 public struct QuietHoursStores: Sendable {
     public let windows: QuietWindowDAO
     public let subscriptions: SubscriptionDAO
     public let deferrals: QuietDeferralDAO
+    /// The messages the held-back sends are of.
+    public let messages: MessageDAO
+    /// The deliveries a held-back send of a message to persons and groups answers, and their devices.
+    public let deliveries: DeliveryDAO
+    public let devices: DeviceDAO
+    /// The time quiet hours are read at and held-back sends fall due by (Unix ms): the relay's clock, which tests
+    /// move past a window instead of waiting for it.
+    public let now: UnixClock
 
     /// The stores of `database`, on the clock `now`.
     public init(database: MongoDatabase, now: @escaping UnixClock) {
         self.windows = QuietWindowDAO(database: database)
         self.subscriptions = SubscriptionDAO(database: database, now: now)
         self.deferrals = QuietDeferralDAO(database: database, now: now)
+        self.messages = MessageDAO(database: database, now: now)
+        self.deliveries = DeliveryDAO(database: database, now: now)
+        self.devices = DeviceDAO(database: database, now: now)
+        self.now = now
     }
 }
 
