@@ -36,6 +36,7 @@ struct Portal {
             .addRoutes(to: pagesGroup, users: users)
         SendController(services: services, pages: pages).addRoutes(to: users)
         SentController(services: services, pages: pages).addRoutes(to: users)
+        ReachController(services: services).addRoutes(to: users)
         CubeAdminController(services: services, pages: pages).addRoutes(to: admins)
         AccountsAdminController(services: services, pages: pages).addRoutes(to: admins)
         GroupsAdminController(services: services, pages: pages).addRoutes(to: admins)

@@ -205,6 +205,8 @@ struct SendController {
                 data["againText"] = "Send another message to this subject"
             }
         }
+        // Its reach, kept up to date on the page by reach.js.
+        data["reach"] = await ReachController(services: services).pageData(msiKey: msiKey, user: user)
         return pages.render("sent-one", context.page("Message sent", ["message": data]))
     }
 
