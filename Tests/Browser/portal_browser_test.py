@@ -4,7 +4,8 @@ the test database (MONGODB_URI, a database of this run's own) and the fake FCM (
 Covers issue 6's scenarios: an admin builds a channel, an area, an Alert and an Information subject, edits and
 deletes one; a communicator sends an Alert and an Information message, sees the confirmation and the sent list,
 and sends to a group open to them;
-the message is in the database and reached the fake FCM; a communicator cannot open admin pages; logging out
+the message is in the database and reached the fake FCM; the message page's reach report follows the receipts two
+phones post, without a reload; a communicator cannot open admin pages; logging out
 ends the session; a name with <script> shows as text; a form without its CSRF token is refused; six wrong
 passwords are throttled. Each page is photographed into the screenshots folder.
 """
@@ -467,6 +468,47 @@ def the_messages_are_stored_and_reached_the_fake_fcm(run):
           "the notification's body is the desc")
 
 
+def the_reach_report_updates_live(run):
+    """Two phones registered (the Forced subject "Exam alerts" subscribes them), an Alert sent to it from the form:
+    the message page's reach report follows the receipts the phones post, without a reload."""
+    phones = []
+    for index in range(2):
+        body = json.dumps({"registration": "browser-reach-%d" % index, "platform": "android"}).encode()
+        status, answer = run.http("POST", "/device", body, {"Content-Type": "application/json"})
+        check(status == 201, "a phone registers (%d: %s)" % (status, answer[:200]))
+        registered = json.loads(answer)
+        phones.append((registered["device_id"], registered["device_secret"]))
+    run.open("/portal/send")
+    choose(run, "Riverside High", "Year 10", "Exam alerts")
+    run.fill("title", "Are you in the exam hall?")
+    run.fill("desc", "Exam: answer when seated")
+    run.fill("message", "Please acknowledge once you are seated in the main hall.")
+    run.submit("send")
+    key = run.driver.find_element(By.ID, "msi-key").text
+    check(run.driver.find_element(By.ID, "reach").get_attribute("data-live") == "true", "the report's script runs")
+
+    def shown(element_id):
+        return run.driver.find_element(By.ID, element_id).text
+
+    def silent():
+        return [cell.text for cell in run.driver.find_elements(By.CSS_SELECTOR, "#reach-silent tr td:first-child")]
+
+    WebDriverWait(run.driver, 20).until(lambda _: shown("reach-audience") == "2" and len(silent()) == 2)
+    check(shown("reach-acknowledged") == "0", "nobody has acknowledged yet")
+    run.driver.execute_script("window.reachPageMark = 'the same page';")
+    (first, first_secret), (second, _) = phones
+    receipts = json.dumps([{"msi_key": key, "event": "received", "at": int(time.time() * 1000)},
+                           {"msi_key": key, "event": "acknowledged", "at": int(time.time() * 1000)}]).encode()
+    status, answer = run.http("POST", "/device/%s/receipts" % first, receipts,
+                              {"Content-Type": "application/json", "Authorization": "Bearer " + first_secret})
+    check(status == 200 and '"stored"' in answer, "the phone's receipts are stored (%d: %s)" % (status, answer[:200]))
+    WebDriverWait(run.driver, 15).until(lambda _: shown("reach-acknowledged") == "1")
+    check(shown("reach-received") == "1" and shown("reach-not_answered") == "1", "the counts follow the receipts")
+    check(silent() == [second], "only the phone that has not answered is listed")
+    check(run.driver.execute_script("return window.reachPageMark") == "the same page", "the page was not reloaded")
+    run.shot("16-reach-report")
+
+
 def a_form_without_its_csrf_token_is_refused(run):
     run.click_link("Send a message")
     choose(run, "Riverside High", "Year 10", "Newsletter")
@@ -537,7 +579,8 @@ STEPS = [admin_logs_in, admin_builds_channel_area_and_subjects, admin_edits_and_
          a_script_name_shows_as_text, admin_manages_users_and_tokens, admin_imports_a_group_roster,
          logout_ends_the_session,
          communicator_cannot_open_admin_pages, communicator_sends_an_alert_and_an_information,
-         the_messages_are_stored_and_reached_the_fake_fcm, a_form_without_its_csrf_token_is_refused,
+         the_messages_are_stored_and_reached_the_fake_fcm, the_reach_report_updates_live,
+         a_form_without_its_csrf_token_is_refused,
          communicator_sends_to_a_group, six_wrong_passwords_are_throttled]
 
 
