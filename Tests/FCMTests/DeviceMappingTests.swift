@@ -95,3 +95,43 @@ struct DeviceMappingTests {
         #expect(headers?["apns-expiration"] == String((1_700_000_000_123 + 600_000) / 1000))
     }
 }
+
+// MARK: Acknowledgement requested
+
+extension DeviceMappingTests {
+    @Test func aDevicesSendCarriesTheAckRequestBesideTheSendersDataOnlyWhenAsked() throws {
+        var asking = Self.addressed(.alert)
+        asking.ackResponses = ["I'm safe", "I need help"]
+        let request = FCMMapping.deviceRequest(for: asking, token: Self.token, audience: .person)
+        let data = try MappingTests.data(request)
+        #expect(data["ack"] == "1" && data["room"] == "chess-club" && data["audience"] == "person")
+        #expect(try MappingTests.responses(data) == ["I'm safe", "I need help"])
+        #expect(request.payloadSize == FCMMapping.payloadSize(
+            data: data, notification: Wire.Notification(title: "Snow day", body: "School is closed today")))
+
+        for distribution in RelayMessage.Distribution.allCases {
+            let plain = FCMMapping.deviceRequest(for: Self.addressed(distribution), token: Self.token,
+                                                 audience: .group("g"))
+            let plainData = try MappingTests.data(plain)
+            #expect(plainData["ack"] == nil && plainData["ack_responses"] == nil)
+        }
+    }
+
+    @Test func aResendByTokenKeepsTheAckRequestAtTheEscalatedUrgency() throws {
+        var resend = Self.addressed(.information, data: [:])
+        resend.ackResponses = []
+        resend.urgency = resend.urgency.escalated
+        let data = try MappingTests.data(FCMMapping.deviceRequest(for: resend, token: Self.token, audience: .person))
+        #expect(data["ack"] == "1" && data["ack_responses"] == "[]" && data["urgency"] == "time-sensitive")
+    }
+
+    @Test func aLongTextWithAnAckIsCutAndTheResponsesKept() throws {
+        var asking = Self.addressed(.alert, message: String(repeating: "é", count: 3_000))
+        asking.ackResponses = ["Yes", "No"]
+        let options = FCMMappingOptions(payloadLimit: 1_024)
+        let request = FCMMapping.deviceRequest(for: asking, token: Self.token, audience: .person, options: options)
+        let data = try MappingTests.data(request)
+        #expect(request.isTruncated && request.payloadSize <= 1_024)
+        #expect(try MappingTests.responses(data) == ["Yes", "No"])
+    }
+}

@@ -381,3 +381,82 @@ struct UrgencyMappingTests {
         }
     }
 }
+
+// MARK: Acknowledgement requested
+
+extension MappingTests {
+    /// The sample Alert (or Information) asking for an acknowledgement with `responses`.
+    static func asking(_ responses: [String], _ distribution: RelayMessage.Distribution = .alert,
+                       message text: String = "All schools are closed.") -> RelayMessage {
+        var message = RelayMessage.sample(distribution, message: text)
+        message.ackResponses = responses
+        return message
+    }
+
+    static func data(_ request: FCMRequest) throws -> [String: String] {
+        try #require((JSON.object(request.body)["message"] as? [String: Any])?["data"] as? [String: String])
+    }
+
+    /// `ack_responses` parsed back as the phone parses it.
+    static func responses(_ data: [String: String]) throws -> [String] {
+        let text = try #require(data["ack_responses"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String])
+    }
+
+    @Test func anAckRequestReachesTheDataComponentWithItsResponsesAndFlagsThePopUp() throws {
+        let requests = FCMMapping.requests(for: Self.asking(["I'm safe", "I need help"]))
+        #expect(requests.map(\.component) == [.notification, .data])
+        let popUp = try Self.data(requests[0])
+        #expect(popUp["ack"] == "1" && popUp["ack_responses"] == nil)
+        let data = try Self.data(requests[1])
+        #expect(data["ack"] == "1")
+        #expect(data["ack_responses"] == #"["I'm safe","I need help"]"#)
+        #expect(try Self.responses(data) == ["I'm safe", "I need help"])
+        #expect(requests.allSatisfy { !$0.isTruncated })
+        #expect(requests[1].payloadSize == FCMMapping.payloadSize(data: data, notification: nil))
+    }
+
+    @Test func aPlainAckSendsAnEmptyListAndAnInformationCarriesItToo() throws {
+        let request = try #require(FCMMapping.requests(for: Self.asking([], .information)).first)
+        let data = try Self.data(request)
+        #expect(data["ack"] == "1" && data["ack_responses"] == "[]")
+    }
+
+    @Test func withoutAnAckRequestNoRequestCarriesAckKeys() throws {
+        for distribution in RelayMessage.Distribution.allCases {
+            for request in FCMMapping.requests(for: .sample(distribution)) {
+                let data = try Self.data(request)
+                #expect(data["ack"] == nil && data["ack_responses"] == nil)
+            }
+        }
+    }
+
+    @Test func responsesWithQuotesAndBackslashesSurviveAsJSON() throws {
+        let odd = [#"say "yes""#, #"C:\path"#, "line\nbreak", "日本語 👩‍👩‍👧‍👦"]
+        let request = try #require(FCMMapping.requests(for: Self.asking(odd, .information)).first)
+        #expect(try Self.responses(Self.data(request)) == odd)
+    }
+
+    @Test func theAckKeysCountTowardThePayloadLimitAndTheTextsAreCutForThem() throws {
+        let responses = (1...10).map { "Answer \($0) " + String(repeating: "x", count: 80) }
+        let options = FCMMappingOptions(payloadLimit: 2_048)
+        let long = String(repeating: "é", count: 1_500)
+        let request = try #require(FCMMapping.requests(for: Self.asking(responses, .information, message: long),
+                                                       options: options).first)
+        let data = try Self.data(request)
+        #expect(request.isTruncated && request.payloadSize <= 2_048)
+        #expect(request.payloadSize == FCMMapping.payloadSize(data: data, notification: nil))
+        #expect(try Self.responses(data) == responses)
+        #expect((data["message"] ?? "").count < long.count)
+    }
+
+    @Test func responsesTooLargeForThePayloadAreLeftOutAndTheFlagStays() throws {
+        let responses = (1...10).map { String(repeating: "語", count: 99) + "\($0)" }
+        let options = FCMMappingOptions(payloadLimit: 1_024)
+        let request = try #require(FCMMapping.requests(for: Self.asking(responses, .information), options: options)
+            .first)
+        let data = try Self.data(request)
+        #expect(request.isTruncated && request.payloadSize <= 1_024)
+        #expect(data["ack"] == "1" && data["ack_responses"] == nil && data["truncated"] == "true")
+    }
+}

@@ -1,3 +1,5 @@
+import JSONText
+
 /// The FCM mapping: the spec's components, in FCM HTTP v1 form. Pure: no clock, no I/O.
 public enum FCMMapping {
     /// The request bodies for `message`: an Alert's notification and data components, in that order, or an
@@ -102,6 +104,9 @@ public enum FCMMapping {
                                               target: Target) -> FCMRequest {
         var notification = Wire.Notification(title: message.title, body: message.desc)
         var data = ["msi_key": message.msiKey, "urgency": message.urgency.rawValue]
+        // The flag alone: the pop-up's payload is the smallest, and the app reads the responses from the data
+        // component or the hub.
+        if message.ackResponses != nil { data["ack"] = "1" }
         var truncated = false
         if payloadSize(data: data, notification: notification) > options.payloadLimit {
             truncated = true
@@ -141,6 +146,7 @@ public enum FCMMapping {
             "timestamp": String(message.timestamp),
             "urgency": message.urgency.rawValue,
         ]
+        addAck(message, to: &data)
         var truncated = false
         if payloadSize(data: data, notification: nil) > options.payloadLimit {
             truncated = true
@@ -163,7 +169,8 @@ public enum FCMMapping {
     /// The one request for a device of a message to persons and groups (`message.token`): an Alert's notification
     /// (title, desc) with the data, or an Information's data alone, delivered silently as the data component is.
     /// The data holds `msi_key`, `dist`, `title`, `desc`, `message`, `timestamp`, `audience` ("person" or "group"),
-    /// `group` when reached through one, and the message's own `data`. Over the payload limit, the data's message,
+    /// `group` when reached through one, `ack` and `ack_responses` when it asks for an acknowledgement, and the
+    /// message's own `data`. Over the payload limit, the data's message,
     /// desc and title are cut first, then the notification's body and title (`truncated: "true"`).
     public static func deviceRequest(for message: RelayMessage, token: String, audience: FCMAudience,
                                      options: FCMMappingOptions = FCMMappingOptions()) -> FCMRequest {
@@ -176,6 +183,7 @@ public enum FCMMapping {
         data["message"] = message.message
         data["timestamp"] = String(message.timestamp)
         data["urgency"] = message.urgency.rawValue
+        addAck(message, to: &data)
         switch audience {
         case .person:
             data["audience"] = "person"
@@ -248,7 +256,8 @@ public enum FCMMapping {
     }
 
     /// Marks `data` `truncated` and cuts its texts (the message, then `desc`, then the title) until the payload, with
-    /// `notification`, fits `limit`.
+    /// `notification`, fits `limit`; if it still does not, leaves out `ack_responses` (the phone reads them from the
+    /// hub, as it reads a truncated message; `ack` stays, so it knows to).
     private static func cutTexts(_ data: inout [String: String], notification: Wire.Notification?, limit: Int) {
         data["truncated"] = "true"
         for field in ["message", "desc", "title"] {
@@ -258,6 +267,28 @@ public enum FCMMapping {
                 return payloadSize(data: trial, notification: notification) <= limit
             }
         }
+        if payloadSize(data: data, notification: notification) > limit { data["ack_responses"] = nil }
+    }
+
+    // MARK: Acknowledgement
+
+    /// Adds `ack` ("1") and `ack_responses` (a JSON array of the responses, `[]` for a plain acknowledgement) when
+    /// the message asks for an acknowledgement; leaves `data` as it is otherwise.
+    static func addAck(_ message: RelayMessage, to data: inout [String: String]) {
+        guard let responses = message.ackResponses else { return }
+        data["ack"] = "1"
+        data["ack_responses"] = jsonArray(responses)
+    }
+
+    /// `strings` as a compact JSON array (FCM's data values are strings: the phone parses this one).
+    static func jsonArray(_ strings: [String]) -> String {
+        var output: [UInt8] = [UInt8(ascii: "[")]
+        for (index, string) in strings.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            JSONString.append(string, to: &output)
+        }
+        output.append(UInt8(ascii: "]"))
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// The longest prefix of `text`, in whole Characters, for which `fits` holds ("" if none does).

@@ -68,6 +68,9 @@ public struct RelayMessage: Sendable, Hashable {
     public var data: [String: String]
     /// How urgently it must reach phones (`urgency`).
     public var urgency: Urgency
+    /// The answers the app offers when the sender asked for an acknowledgement (`ack.responses`; empty: a plain
+    /// acknowledgement); nil when it asked for none. The phone gets `ack` and `ack_responses` in the data.
+    public var ackResponses: [String]?
 
     /// A message to relay.
     public init(
@@ -81,9 +84,11 @@ public struct RelayMessage: Sendable, Hashable {
         ttlSeconds: Int64? = nil,
         expiresAt: Int64? = nil,
         data: [String: String] = [:],
-        urgency: Urgency = .active
+        urgency: Urgency = .active,
+        ackResponses: [String]? = nil
     ) {
         self.urgency = urgency
+        self.ackResponses = ackResponses
         self.msiKey = msiKey
         self.topicKey = topicKey
         self.distribution = distribution

@@ -10,7 +10,7 @@ public enum MessageData {
     /// Keys the hub's own payload uses, or FCM reserves.
     public static let reservedKeys: Set<String> = [
         "msi_key", "topic_key", "dist", "title", "desc", "message", "timestamp", "truncated", "audience", "group",
-        "urgency", "from", "message_type", "collapse_key", "notification",
+        "urgency", "ack", "ack_responses", "from", "message_type", "collapse_key", "notification",
     ]
 
     /// Why `data` cannot be sent, or nil.

@@ -79,7 +79,8 @@ struct MessageSender: Sendable {
             msiKey: message.msiKey.hex, topicKey: message.topicKey, distribution: distribution,
             title: message.title, desc: message.desc, message: message.message, timestamp: message.timestamp,
             ttlSeconds: state.ttlSeconds, expiresAt: state.expiresAt, data: message.data,
-            urgency: RelayMessage.Urgency(rawValue: message.urgency.rawValue) ?? .active)
+            urgency: RelayMessage.Urgency(rawValue: message.urgency.rawValue) ?? .active,
+            ackResponses: AckRequest(document: message.document["ack"]?.documentValue)?.responses)
         if relayMessage.isExpired(at: now()) {
             return await finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
         }

@@ -113,7 +113,7 @@ public struct QuietDeferralSender: Sendable {
                 return  // the claim runs out: this or another replica sends it then
             case .unregistered(let error):
                 return try await record(deferral, .unregistered, code: FanOutSender.code(of: error))
-            case .retryLater(let error):
+            case .retryLater(let error), .paused(let error):
                 let wait = error.retryAfter?.milliseconds ?? Self.retryDelayMS
                 return try await stores.deferrals.retry(deferral.id, at: stores.now() + wait)
             case .failed(let error):
@@ -146,6 +146,7 @@ public struct QuietDeferralSender: Sendable {
             msiKey: message.msiKey.hex, topicKey: message.topicKey, distribution: distribution, title: message.title,
             desc: message.desc, message: message.message, timestamp: message.timestamp,
             ttlSeconds: state?.ttlSeconds, expiresAt: state?.expiresAt, data: message.data,
-            urgency: RelayMessage.Urgency(rawValue: message.urgency.rawValue) ?? .active)
+            urgency: RelayMessage.Urgency(rawValue: message.urgency.rawValue) ?? .active,
+            ackResponses: AckRequest(document: message.document["ack"]?.documentValue)?.responses)
     }
 }
