@@ -10,8 +10,10 @@ public struct FakeFCMRequest: Sendable {
     public var project: String
     /// The JSON body as received.
     public var body: [UInt8]
-    /// When it arrived.
+    /// When it arrived (before any latency the fake adds).
     public var receivedAt: Date
+    /// When the fake answered it (after the latency).
+    public var answeredAt: Date
     /// Whether it asked for `validate_only`.
     public var validateOnly: Bool
     /// The message name the fake answered with.
@@ -282,7 +284,8 @@ final class FakeFCMState: Sendable {
                 ? "projects/\(project)/messages/fake_message_id"
                 : "projects/\(project)/messages/0:\(state.received.count + 1)%fake"
             state.received.append(FakeFCMRequest(
-                project: project, body: body, receivedAt: arrived, validateOnly: validateOnly, name: name))
+                project: project, body: body, receivedAt: arrived, answeredAt: now, validateOnly: validateOnly,
+                name: name))
             if !validateOnly {
                 state.deliver(sent)
             }

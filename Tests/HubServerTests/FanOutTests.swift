@@ -302,8 +302,9 @@ struct FanOutTests {
                     return try #require(worker.pacer).used
                 }
                 #expect(Set(Self.tokens(fake)) == Set(phones.map(\.token)))
-                // Each send took a permit of a one-second window, never more than the rate of one.
-                #expect(used.values.reduce(0, +) == 70)
+                // Each send took a permit of a one-second window, never more than the rate of one (a permit whose
+                // window was over before its send could go is dropped, and the send takes another).
+                #expect(used.values.reduce(0, +) >= 70)
                 #expect(used.values.allSatisfy { $0 <= rate }, "\(used)")
                 #expect(used.count >= 3, "70 sends at 25 a second span at least three windows")
                 // A window's permits are spread over it, not spent in a burst at its start: at 25 a second, a quarter

@@ -178,7 +178,7 @@ public struct EscalationWorker: Sendable {
                     for request in requests {
                         switch await sends.send(request) {
                         case .sent: continue
-                        case .retryLater, .failed: return .failed
+                        case .retryLater, .paused, .failed: return .failed
                         case .unregistered: return .unregistered(device.registration)
                         case .cancelled: return .cancelled
                         }
@@ -231,14 +231,6 @@ public struct EscalationWorker: Sendable {
 }
 
 extension OutboxWorker {
-    /// The worker's sender, gate, send rate and shared pauses, for other per-device senders; nil without a fan-out.
-    var pacedSends: PacedSends? {
-        pacer.map { pacer in
-            PacedSends(sender: sender.sender, gate: gate, classifier: OutcomeClassifier(gate: gate), pacer: pacer,
-                       pauses: pauses, metrics: metrics)
-        }
-    }
-
     /// How the worker maps messages to FCM requests.
     var mapping: FCMMappingOptions { sender.mapping }
 }

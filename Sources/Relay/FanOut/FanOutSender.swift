@@ -56,18 +56,12 @@ struct FanOutSender: Sendable {
         }
     }
 
-    /// The transport: one request body a call, many calls at once.
-    let sender: any FCMSending
+    /// The worker's per-device sends: `FCM_SEND_RATE` (every replica together), its gate (back-pressure shared with
+    /// its topic sends), the transport, FCM's answers sorted and the pauses it asks for shared.
+    let paced: PacedSends
     let mapping: FCMMappingOptions
-    /// The worker's back-pressure, shared with its topic sends.
-    let gate: RelayGate
-    let classifier: OutcomeClassifier
     /// The worker's messages and their leases: nothing is sent on a lease in doubt.
     let held: HeldMessages
-    /// Told the pauses FCM asked for, for the other replicas.
-    let pauses: SharedPause
-    /// `FCM_SEND_RATE`, shared by every fan-out of the worker (and through the database by every replica).
-    let pacer: SendPacer
     let resolver: FanOutResolver
     /// Where the resolution's progress is noted on the message.
     let deliveries: DeliveryDAO
@@ -75,7 +69,7 @@ struct FanOutSender: Sendable {
     let recorder: DeliveryRecorder
     /// Requests of one message in flight at most.
     let inFlight: Int
-    let metrics: RelayMetrics, logger: Logger
+    let logger: Logger
     let now: UnixClock
 
     /// The lease was lost while the message was being resolved.
@@ -112,22 +106,11 @@ struct FanOutSender: Sendable {
                 while running >= inFlight, await group.next() != nil { running -= 1 }
                 if Task.isCancelled { progress.stop(.cancelled); break }
                 if relayMessage.isExpired(at: now()) { progress.stop(.expired); break }
-                let deadline: Int64
-                do { deadline = try await pacer.acquire() } catch { progress.stop(.cancelled); break }
-                guard let ticket = await gate.admit(notAfter: deadline) else {
-                    if Task.isCancelled { progress.stop(.cancelled); break }
-                    continue  // the gate stays closed past this permit's window: a new permit after it
-                }
+                guard let ticket = await paced.admit() else { progress.stop(.cancelled); break }
                 guard progress.stop == nil, held.safeLease(of: id) != nil else {
-                    gate.abandon(ticket)
+                    paced.abandon(ticket)
                     progress.stop(.lease)
                     break
-                }
-                if now() >= deadline {
-                    // The permit's window is over (the gate's window was full, or the process stalled): sent now,
-                    // it would count in the next second, beside that second's own permits.
-                    gate.abandon(ticket)
-                    continue
                 }
                 let delivery = page[index]
                 index += 1
@@ -188,41 +171,26 @@ struct FanOutSender: Sendable {
     /// Sends one device its request and queues the answer's record.
     private func call(_ delivery: Delivery, ticket: RelayGate.Ticket, _ message: RelayMessage,
                       progress: Progress) async {
-        if ticket.probe { metrics.probed() }
         let request = FCMMapping.deviceRequest(for: message, token: delivery.registration,
                                                audience: delivery.group.map(FCMAudience.group) ?? .person,
                                                options: mapping)
-        let answer: Swift.Result<String, FCMError>
-        do {
-            answer = .success(try await sender.send(request))
-        } catch {
-            answer = .failure(error as? FCMError ?? FCMError(code: .other, message: "\(error)", isRetryable: true))
-        }
-        if case .failure = answer, Task.isCancelled {
-            // The worker stops: a request cut short says nothing of FCM (no pause for the project). Its delivery
-            // stays pending, for the next worker to send.
-            gate.abandon(ticket)
+        switch await paced.send(request, with: ticket) {
+        case .cancelled:
+            // The worker stops: a request cut short says nothing of FCM. Its device has no answer, for the next
+            // worker to send.
             return
-        }
-        switch classifier.classify(answer, of: ticket) {
         case .sent:
-            metrics.sent(.devices)
             recorder.record(DeliveryOutcome(delivery, state: .sent))
-        case .retryAfter(let error, let pauseEnd):
-            metrics.failed(.devices, retryable: true)
+        case .retryLater(let error):
             recorder.record(DeliveryOutcome(delivery, state: .pending, code: Self.code(of: error)))
-            if let pauseEnd {
-                // FCM asked the project to wait: no more sends of this message in this attempt.
-                pauses.share(until: pauseEnd, reason: error)
-                progress.stop(.wait(error))
-            } else {
-                progress.leavePending(error)
-            }
+            progress.leavePending(error)
+        case .paused(let error):
+            // FCM asked the project to wait: no more sends of this message in this attempt.
+            recorder.record(DeliveryOutcome(delivery, state: .pending, code: Self.code(of: error)))
+            progress.stop(.wait(error))
         case .failed(let error):
-            metrics.failed(.devices, retryable: false)
             recorder.record(DeliveryOutcome(delivery, state: .failed, code: Self.code(of: error)))
         case .unregistered(let error):
-            metrics.failed(.devices, retryable: false)
             recorder.record(DeliveryOutcome(delivery, state: .unregistered, code: Self.code(of: error)))
         }
     }

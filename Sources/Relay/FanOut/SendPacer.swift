@@ -4,7 +4,7 @@ import Synchronization
 /// Paces the fan-out's sends at `FCM_SEND_RATE`, every replica together: permits come from the shared
 /// `RateWindow` in chunks (one database write for many sends), each to be used before its grant's deadline.
 ///
-/// Every concurrent fan-out of a worker draws from one pacer. Within a window, permits are spread evenly (`spread`);
+/// Every concurrent fan-out of a worker draws from one pacer. Permits are spaced evenly (`spacing`);
 /// a chunk not used by its deadline is dropped, so the rate errs low, never high; what each window's permits were used for is kept for the last windows
 /// (`used`), for the operator and the tests.
 final class SendPacer: Sendable {
@@ -12,6 +12,8 @@ final class SendPacer: Sendable {
         var remaining = 0
         var deadline: Int64 = 0
         var windowEnd: Int64 = 0
+        /// The earliest time of the next permit (Unix µs).
+        var nextAt: Int64 = 0
         /// Permits used, by the end of the window they came from (Unix ms); the last `keptWindows` windows.
         var used: [Int64: Int] = [:]
     }
@@ -41,9 +43,12 @@ final class SendPacer: Sendable {
             let taken = state.withLock { state -> (deadline: Int64, notBefore: Int64)? in
                 guard state.remaining > 0, current < state.deadline else { return nil }
                 state.remaining -= 1
-                let order = state.used[state.windowEnd, default: 0]
-                state.used[state.windowEnd] = order + 1
-                return (state.deadline, spread(order, windowEnd: state.windowEnd))
+                state.used[state.windowEnd, default: 0] += 1
+                // Spaced as a leaky bucket: never sooner than `spacing` after the previous permit, so that neither a
+                // window's start nor a pause's end lets a burst through.
+                let notBefore = max(current * 1_000, state.nextAt)
+                state.nextAt = notBefore + spacing
+                return (state.deadline, (notBefore + 999) / 1_000)
             }
             if let taken {
                 if taken.notBefore > current { try await Task.sleep(for: .milliseconds(taken.notBefore - current)) }
@@ -65,12 +70,11 @@ final class SendPacer: Sendable {
         }
     }
 
-    /// When the `order`-th permit this pacer uses in the window ending at `windowEnd` may go: the window's allowance
-    /// spread evenly over the part of it before the deadline, so that sends leave at the rate, not in a burst at the
-    /// start of each second that a late request could carry into the next.
-    private func spread(_ order: Int, windowEnd: Int64) -> Int64 {
-        let span = 1_000 - RateWindow.margin
-        return windowEnd - 1_000 + Int64(order) * span / Int64(max(window.limit, 1))
+    /// The time between two permits, in microseconds: a window's allowance spread over the part of it before the
+    /// deadline, so that sends leave at the rate, not in a burst that a late request could carry into the next
+    /// second.
+    private var spacing: Int64 {
+        (1_000 - RateWindow.margin) * 1_000 / Int64(max(window.limit, 1))
     }
 
     /// Permits used per window, by the window's end (Unix ms), for the last windows.

@@ -80,6 +80,9 @@ public final class OutboxWorker: Sendable {
     let sender: MessageSender
     /// Paces the per-device sends of messages to persons and groups (nil without `FanOutStores`).
     let pacer: SendPacer?
+    /// The worker's sender of per-device requests (its sender, gate, send rate and shared pauses), for the fan-out
+    /// and the other per-device senders; nil without a fan-out.
+    let pacedSends: PacedSends?
 
     public init(
         outbox: OutboxDAO,
@@ -144,18 +147,25 @@ public final class OutboxWorker: Sendable {
         let pauses = SharedPause(pauses: pauses, project: configuration.project, owner: owner, gate: gate,
                                  pollInterval: configuration.pollInterval, metrics: metrics, logger: logger, now: now)
         self.pauses = pauses
-        let fanOut = stores.map { stores in
-            FanOutSender(
-                sender: sender, mapping: mapping, gate: gate, classifier: OutcomeClassifier(gate: gate), held: held,
-                pauses: pauses,
-                pacer: SendPacer(window: RateWindow(rates: stores.rates, key: "fcm-send:\(configuration.project)",
-                                                    limit: configuration.sendRate, now: now),
-                                 chunk: max(configuration.sendRate / 20, 1), now: now),
-                resolver: FanOutResolver(stores: stores, quiet: quietHours), deliveries: stores.deliveries,
-                recorder: DeliveryRecorder(deliveries: stores.deliveries, devices: stores.devices, logger: logger),
-                inFlight: configuration.fanOutInFlight, metrics: metrics, logger: logger, now: now)
+        // One sender of per-device requests for the fan-out, the re-sends and the held-back sends: one rate, one gate.
+        let paced = stores.map { stores in
+            PacedSends(sender: sender, gate: gate, classifier: OutcomeClassifier(gate: gate),
+                       pacer: SendPacer(window: RateWindow(rates: stores.rates, key: "fcm-send:\(configuration.project)",
+                                                           limit: configuration.sendRate, now: now),
+                                        chunk: max(configuration.sendRate / 20, 1), now: now),
+                       pauses: pauses, metrics: metrics, now: now)
         }
-        self.pacer = fanOut?.pacer
+        self.pacedSends = paced
+        self.pacer = paced?.pacer
+        let fanOut = stores.flatMap { stores in
+            paced.map { paced in
+                FanOutSender(
+                    paced: paced, mapping: mapping, held: held,
+                    resolver: FanOutResolver(stores: stores, quiet: quietHours), deliveries: stores.deliveries,
+                    recorder: DeliveryRecorder(deliveries: stores.deliveries, devices: stores.devices, logger: logger),
+                    inFlight: configuration.fanOutInFlight, logger: logger, now: now)
+            }
+        }
         self.sender = MessageSender(
             sender: sender, mapping: mapping, retry: configuration.retry, gate: gate,
             classifier: OutcomeClassifier(gate: gate), held: held, handoff: handoff, recorder: recorder,
