@@ -49,12 +49,18 @@ public enum MessageVisibility {
     }
 
     /// `message` as the device of `person` (a member of `groups`) sees it in its catch-up: `view(_:for: .device)`,
-    /// and for a message to persons and groups how it reached the device: `audience` "person" when it names the
-    /// person, else "group" with the `group` (the first of the message's groups the person is in).
+    /// its acknowledgement request as the app shows it (`ack`: `responses`, `within_s`; not the escalation's
+    /// progress), and for a message to persons and groups how it reached the device: `audience` "person" when it
+    /// names the person, else "group" with the `group` (the first of the message's groups the person is in).
     public static func deviceView(_ message: Message, person: String?, groups: [String], now: Int64) -> Message? {
         guard let view = view(message, for: .device, now: now) else { return nil }
-        guard let recipients = message.recipients, let person else { return view }
         var document = view.document
+        if let ack = AckRequest(document: message.document["ack"]?.documentValue) {
+            document["ack"] = [
+                "responses": .array(ack.responses.map(BSONValue.string)), "within_s": .int64(ack.withinSeconds),
+            ]
+        }
+        guard let recipients = message.recipients, let person else { return Message(document: document) ?? view }
         if recipients.persons.contains(person) {
             document["audience"] = "person"
         } else if let group = recipients.groups.first(where: groups.contains) {
