@@ -20,12 +20,12 @@ struct Listener: Sendable {
         switch payload {
         case .complete(let complete):
             message = complete
-        case .reference(let msiKey, isPrivate: true):
+        case .reference(let msiKey, byCatchUp: true):
             guard let registration else { throw MSIKitError(.notRegistered, "The device is not registered.") }
             // The catch-up stores every message the device missed; what it brings beyond this one was new as well.
             let caughtUp = try await CatchUp(store: store, hub: hub, registration: registration, receipts: receipts).run()
             return caughtUp.first { $0.message.msiKey == msiKey }
-        case .reference(let msiKey, isPrivate: false):
+        case .reference(let msiKey, byCatchUp: false):
             let answer: HubMessage = try await hub.json("GET", ["message", msiKey])
             message = answer.stored
         }

@@ -1,15 +1,19 @@
+import Foundation
+
 /// An FCM data payload as the hub sends it, read: either a complete message (the data component) or only its key
 /// (an Alert's notification component, or a data component the hub truncated to fit FCM's size limit).
 enum PushPayload: Sendable, Hashable {
     /// The data component with every field; the message can be stored as it is.
     case complete(Message)
     /// Only the key is to be trusted: the message must be read from the hub (`GET /message/:msiKey` for a subject's
-    /// message; a message to persons or groups, private to its recipients, by a catch-up).
-    case reference(msiKey: String, isPrivate: Bool)
+    /// message; by a catch-up a message to persons or groups, private to its recipients, and one that asks for an
+    /// acknowledgement, whose request only the device's view shows).
+    case reference(msiKey: String, byCatchUp: Bool)
 
     /// Reads a payload (every value a string). A message to a subject carries `topic_key`; one to persons or groups
     /// carries `audience` (and `group`, when it came through a group) instead, and the sender's own keys beside the
-    /// hub's (its `data`).
+    /// hub's (its `data`); `urgency`, and `ack` ("1") with `ack_responses` (a JSON array) when the sender asks for an
+    /// acknowledgement.
     /// - Throws: `.invalidPayload` when `msi_key` is missing or not 24 hex digits, or a complete payload's
     ///   `timestamp` is not an integer.
     init(_ data: [String: String]) throws(MSIKitError) {
@@ -19,9 +23,12 @@ enum PushPayload: Sendable, Hashable {
         let fields = ["dist", "title", "desc", "message", "timestamp"]
         // The notification component carries only msi_key; a truncated data component's text is cut short. A
         // message has a subject or an audience: a payload with neither is not the data component.
+        let asksAck = data["ack"] == "1"
+        let responses = data["ack_responses"].flatMap(Self.responses(json:))
+        // A request for an acknowledgement without its responses (left out to fit FCM's limit) is not complete either.
         if data["truncated"] == "true" || fields.contains(where: { data[$0] == nil })
-            || (data["topic_key"] == nil && data["audience"] == nil) {
-            self = .reference(msiKey: msiKey, isPrivate: data["audience"] != nil)
+            || (data["topic_key"] == nil && data["audience"] == nil) || (asksAck && responses == nil) {
+            self = .reference(msiKey: msiKey, byCatchUp: data["audience"] != nil || asksAck)
             return
         }
         guard let timestampText = data["timestamp"], let timestamp = Int64(timestampText) else {
@@ -32,18 +39,25 @@ enum PushPayload: Sendable, Hashable {
                 msiKey: msiKey, topicKey: data["topic_key"] ?? "", distribution: Distribution(rawValue: data["dist"] ?? ""),
                 title: data["title"] ?? "", desc: data["desc"] ?? "", text: data["message"] ?? "",
                 timestamp: timestamp, data: data.filter { !Self.isReserved($0.key) },
-                audience: data["audience"].map(Audience.init(rawValue:)), groupID: data["group"]))
+                audience: data["audience"].map(Audience.init(rawValue:)), groupID: data["group"],
+                urgency: data["urgency"].map(Urgency.init(rawValue:)) ?? .active, acknowledgementRequested: asksAck,
+                acknowledgementResponses: asksAck ? responses ?? [] : []))
     }
 
     /// The keys of a payload that are the hub's or FCM's, not the sender's `data`.
     static let reservedKeys: Set<String> = [
         "msi_key", "topic_key", "dist", "title", "desc", "message", "timestamp", "truncated", "audience", "group",
-        "from", "message_type", "collapse_key", "aps",
+        "urgency", "ack", "ack_responses", "from", "message_type", "collapse_key", "aps",
     ]
 
     /// Whether `key` is the hub's or FCM's (the names above, and every `google…` or `gcm…` key FCM adds).
     static func isReserved(_ key: String) -> Bool {
         reservedKeys.contains(key) || key.hasPrefix("google") || key.hasPrefix("gcm")
+    }
+
+    /// `ack_responses` read: nil when it is not a JSON array of strings.
+    static func responses(json: String) -> [String]? {
+        try? JSONDecoder().decode([String].self, from: Data(json.utf8))
     }
 
     /// The message's key.

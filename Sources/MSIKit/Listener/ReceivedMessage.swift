@@ -18,4 +18,10 @@ public enum ReceivedMessage: Sendable, Hashable {
     public var audience: Audience? { message.audience }
     /// The group through which the message reached this device, when it was sent to a group.
     public var groupID: String? { message.groupID }
+    /// How urgently the sender wants it seen.
+    public var urgency: Urgency { message.urgency }
+    /// Whether the sender asks the person to acknowledge it (offering `acknowledgementResponses`).
+    public var acknowledgementRequested: Bool { message.acknowledgementRequested }
+    /// The answers to offer; empty for a plain acknowledgement.
+    public var acknowledgementResponses: [String] { message.acknowledgementResponses }
 }

@@ -71,6 +71,15 @@ struct LocalDatabase: Sendable {
                 );
                 """)
         }
+        // Urgency and acknowledgement requested: the level as the hub names it (NULL: active), whether the sender
+        // asks for an acknowledgement, and the responses it offers (a JSON array of strings, NULL when none).
+        migrator.registerMigration("acknowledgement") { db in
+            try db.execute(sql: """
+                ALTER TABLE Message ADD COLUMN urgency TEXT;
+                ALTER TABLE Message ADD COLUMN ack INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE Message ADD COLUMN ack_responses TEXT;
+                """)
+        }
         return migrator
     }
 

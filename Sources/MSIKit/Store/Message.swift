@@ -23,12 +23,26 @@ public struct Message: Sendable, Hashable, Codable {
     public var audience: Audience?
     /// The group through which the message reached this device, when it was sent to a group.
     public var groupID: String?
+    /// How urgently the sender wants it seen (`.active` unless it said otherwise); see `Urgency` for the Android
+    /// channels and iOS capabilities the app must declare.
+    public var urgency: Urgency
+    /// Whether the sender asks the person to acknowledge it: show the message with a way to answer, then call
+    /// `MSIClient.acknowledge(msiKey:response:)`. Until then the hub sends it again, more urgently, and at last tells
+    /// the school who did not answer.
+    public var acknowledgementRequested: Bool
+    /// The answers to offer when an acknowledgement is requested ("I'm safe", "I need help"), in the sender's
+    /// order; give one of them as `response`. Empty: a plain acknowledgement (an "OK" button).
+    public var acknowledgementResponses: [String]
 
     /// Creates a message from its fields.
     public init(
         msiKey: String, topicKey: String, distribution: Distribution, title: String, desc: String, text: String,
-        timestamp: Int64, data: [String: String] = [:], audience: Audience? = nil, groupID: String? = nil
+        timestamp: Int64, data: [String: String] = [:], audience: Audience? = nil, groupID: String? = nil,
+        urgency: Urgency = .active, acknowledgementRequested: Bool = false, acknowledgementResponses: [String] = []
     ) {
+        self.urgency = urgency
+        self.acknowledgementRequested = acknowledgementRequested
+        self.acknowledgementResponses = acknowledgementResponses
         self.msiKey = msiKey
         self.topicKey = topicKey
         self.distribution = distribution
@@ -41,7 +55,8 @@ public struct Message: Sendable, Hashable, Codable {
         self.groupID = groupID
     }
 
-    /// Reads a message encoded by this or an earlier version (which had no `data`, `audience` or `groupID`).
+    /// Reads a message encoded by this or an earlier version (which had no `data`, `audience`, `groupID`, `urgency`
+    /// or acknowledgement fields).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -54,11 +69,17 @@ public struct Message: Sendable, Hashable, Codable {
             timestamp: try container.decode(Int64.self, forKey: .timestamp),
             data: try container.decodeIfPresent([String: String].self, forKey: .data) ?? [:],
             audience: try container.decodeIfPresent(Audience.self, forKey: .audience),
-            groupID: try container.decodeIfPresent(String.self, forKey: .groupID))
+            groupID: try container.decodeIfPresent(String.self, forKey: .groupID),
+            urgency: try container.decodeIfPresent(Urgency.self, forKey: .urgency) ?? .active,
+            acknowledgementRequested: try container.decodeIfPresent(Bool.self, forKey: .acknowledgementRequested)
+                ?? false,
+            acknowledgementResponses: try container.decodeIfPresent([String].self, forKey: .acknowledgementResponses)
+                ?? [])
     }
 
     private enum CodingKeys: String, CodingKey {
-        case msiKey, topicKey, distribution, title, desc, text, timestamp, data, audience, groupID
+        case msiKey, topicKey, distribution, title, desc, text, timestamp, data, audience, groupID, urgency
+        case acknowledgementRequested, acknowledgementResponses
     }
 
     /// The channel's id: the topic key's first part.

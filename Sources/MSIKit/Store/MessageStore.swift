@@ -30,12 +30,14 @@ public final class MessageStore: Sendable {
             try db.execute(
                 sql: """
                     INSERT INTO Message (msi_key, topic_key, dist, title, "desc", message, timestamp, data, audience,
-                    group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(msi_key) DO NOTHING
+                    group_id, urgency, ack, ack_responses) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(msi_key) DO NOTHING
                     """,
                 arguments: [
                     message.msiKey, message.topicKey, message.distribution.rawValue, message.title, message.desc,
                     message.text, message.timestamp, Self.json(message.data), message.audience?.rawValue,
-                    message.groupID,
+                    message.groupID, message.urgency.rawValue, message.acknowledgementRequested,
+                    Self.json(message.acknowledgementResponses),
                 ])
             return db.changesCount == 1
         }
@@ -130,7 +132,8 @@ public final class MessageStore: Sendable {
     }
 
     private static let select =
-        #"SELECT msi_key, topic_key, dist, title, "desc", message, timestamp, data, audience, group_id FROM Message"#
+        #"SELECT msi_key, topic_key, dist, title, "desc", message, timestamp, data, audience, group_id, urgency, ack, "#
+            + #"ack_responses FROM Message"#
 
     /// A message's data as stored: a JSON object of strings with sorted keys, or NULL when it is empty.
     static func json(_ data: [String: String]) -> String? {
@@ -138,6 +141,18 @@ public final class MessageStore: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return (try? encoder.encode(data)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Responses as stored: a JSON array of strings, or NULL when there are none.
+    static func json(_ responses: [String]) -> String? {
+        guard !responses.isEmpty else { return nil }
+        return (try? JSONEncoder().encode(responses)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A stored responses column read back; empty for NULL or text that is not a JSON array of strings.
+    static func responses(json: String?) -> [String] {
+        guard let json else { return [] }
+        return (try? JSONDecoder().decode([String].self, from: Data(json.utf8))) ?? []
     }
 
     /// A stored data column read back; empty for NULL or text that is not a JSON object of strings.
@@ -160,7 +175,10 @@ extension Message {
             timestamp: row["timestamp"] ?? 0,
             data: MessageStore.data(json: row["data"]),
             audience: (row["audience"] as String?).map(Audience.init(rawValue:)),
-            groupID: row["group_id"]
+            groupID: row["group_id"],
+            urgency: (row["urgency"] as String?).map(Urgency.init(rawValue:)) ?? .active,
+            acknowledgementRequested: row["ack"] ?? false,
+            acknowledgementResponses: MessageStore.responses(json: row["ack_responses"])
         )
     }
 }
