@@ -6,7 +6,8 @@ import MSIKit
 struct Messages: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the stored messages, newest first: time, msi_key, ALERT or INFO, title (and an Alert's body); "
-            + "for a message to persons or groups also how it came (to=person or to=group:ID) and its data (key=value).")
+            + "for a message to persons or groups also how it came (to=person or to=group:ID) and its data (key=value); "
+            + "an urgency other than active (urgency=LEVEL); a request for an acknowledgement (ack: RESPONSE | ...).")
 
     @OptionGroup var state: StateOption
 

@@ -5,6 +5,7 @@ import MSIKit
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Catch up, then poll the fake FCM and print each new message: ALERT <title>: <desc> or INFO <title>; "
+            + "then as `messages` does its audience, urgency and acknowledgement request (ack: RESPONSE | ...); "
             + "each is reported received, and with --auto-ack acknowledged.")
 
     @OptionGroup var state: StateOption

@@ -21,7 +21,9 @@ enum Output {
     }
 
     /// How a message to persons or groups came and its data, as ` to=person` or ` to=group:<id>` and then
-    /// ` data: key=value …` in key order; "" for a message to a subject without data.
+    /// ` data: key=value …` in key order; then its urgency when not the default (` urgency=critical`) and a request
+    /// for an acknowledgement (` ack: I'm safe | I need help`, or ` ack` alone for a plain one); "" for a message to
+    /// a subject without any of these.
     static func audience(of message: Message) -> String {
         var text = ""
         if let audience = message.audience {
@@ -29,6 +31,11 @@ enum Output {
         }
         if !message.data.isEmpty {
             text += " data: " + message.data.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        }
+        if message.urgency != .active { text += " urgency=\(message.urgency)" }
+        if message.acknowledgementRequested {
+            text += " ack" + (message.acknowledgementResponses.isEmpty
+                ? "" : ": " + message.acknowledgementResponses.joined(separator: " | "))
         }
         return text
     }
