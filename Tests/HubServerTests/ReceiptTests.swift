@@ -381,4 +381,42 @@ struct ReceiptTests {
             #expect(body[path: "platforms.android.audience"]?.int64Value == 1)
         }
     }
+    @Test func thePagesOfThoseNotAnsweredOfALargeAudienceListEachSilentDeviceOnce() async throws {
+        let handsets = (0..<450).map { Handset(String(format: "large-%03d", $0), platform: $0 % 2 == 0 ? .ios : .android) }
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed(handsets, topics: [Self.hoursTopic], in: database)
+        }) { hub in
+            let key = try await Self.sendTopic(Self.hoursTopic, on: hub)
+            let path = "/message/\(key)/receipts"
+            try await eventually("the message is sent", within: .seconds(20)) {
+                try await hub.request(.get, path, as: .communicator).json()["relay_state"] == "sent"
+            }
+            let msiKey = try #require(ObjectID(hex: key))
+            let message = try #require(try await hub.database.collection(CollectionName.message)
+                .findOne(["msi_key": .objectID(msiKey)]))
+            // The audience is stored with a mark every 200 devices.
+            #expect(message[path: "reach_audience.marks"]?.arrayValue?.count == 2)
+            let id = try #require(message["_id"]?.objectIDValue)
+            // Every third device acknowledged (its receipt stored as the hub stores it).
+            let answering = handsets.indices.filter { $0 % 3 == 0 }.map { handsets[$0] }
+            _ = try await hub.database.collection(CollectionName.receipts).insertMany(answering.map { handset in
+                ["_id": .string(Receipt.id(message: id, device: handset.id, event: .acknowledged)),
+                 "message": .objectID(id), "device": .objectID(handset.id), "event": "acknowledged",
+                 "at": 1, "platform": .string(handset.platform.rawValue), "batch": "test"]
+            })
+            var listed: [String] = []
+            var cursor: String?
+            repeat {
+                let body = try await hub.request(.get, path + "?limit=70" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                                                 as: .communicator).json()
+                let page = body["not_answered_devices"]?.arrayValue?.compactMap { $0.documentValue?["device"]?.stringValue }
+                #expect((page?.count ?? 0) <= 70)
+                listed += page ?? []
+                cursor = body["next"]?.stringValue
+            } while cursor != nil
+            let silent = Set(handsets.map(\.id.hex)).subtracting(answering.map(\.id.hex))
+            #expect(listed == listed.sorted() && listed.count == silent.count && Set(listed) == silent)
+        }
+    }
 }

@@ -18,13 +18,18 @@ public struct ReachAudience: Sendable, Equatable {
     public var unreachable: Int64
     /// The devices per platform.
     public var platforms: [Platform: Int64]
+    /// Every `pageSpan`-th device of the audience in device order (`marks(of:)`): the bounds of the pages of those
+    /// not answered; empty while the audience is not stored.
+    public var marks: [ObjectID]
 
-    public init(source: Source, devices: Int64, fcmAccepted: Int64, unreachable: Int64, platforms: [Platform: Int64]) {
+    public init(source: Source, devices: Int64, fcmAccepted: Int64, unreachable: Int64, platforms: [Platform: Int64],
+                marks: [ObjectID] = []) {
         self.source = source
         self.devices = devices
         self.fcmAccepted = fcmAccepted
         self.unreachable = unreachable
         self.platforms = platforms
+        self.marks = marks
     }
 
     /// The audience stored on `message`; nil when none is stored yet.
@@ -37,7 +42,8 @@ public struct ReachAudience: Sendable, Equatable {
         }
         self.init(source: source, devices: stored["devices"]?.int64Value ?? 0,
                   fcmAccepted: stored["fcm_accepted"]?.int64Value ?? 0,
-                  unreachable: stored["unreachable"]?.int64Value ?? 0, platforms: platforms)
+                  unreachable: stored["unreachable"]?.int64Value ?? 0, platforms: platforms,
+                  marks: stored["marks"]?.arrayValue?.compactMap(\.objectIDValue) ?? [])
     }
 
     /// The audience size the relay wrote on `message` when it fixed its audience (`audience_size`), or the devices
@@ -53,7 +59,8 @@ public struct ReachAudience: Sendable, Equatable {
         ["source": .string(source.rawValue), "devices": .int64(devices), "fcm_accepted": .int64(fcmAccepted),
          "unreachable": .int64(unreachable),
          "platforms": .document(BSONDocument(platforms.sorted { $0.key.rawValue < $1.key.rawValue }
-             .map { (key: $0.key.rawValue, value: .int64($0.value)) }))]
+             .map { (key: $0.key.rawValue, value: .int64($0.value)) })),
+         "marks": .array(marks.map(BSONValue.objectID))]
     }
 }
 

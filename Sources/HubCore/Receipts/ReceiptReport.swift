@@ -80,9 +80,11 @@ extension ReceiptService {
                                    unreachable: audience.unreachable, platforms: [:], silent: [], next: nil)
         switch audience.source {
         case .deliveries:
-            (report.silent, report.next) = try await silentDeliveries(of: message.id, after: cursor, limit: limit)
+            (report.silent, report.next) = try await silentDeliveries(of: message.id, audience: audience,
+                                                                      after: cursor, limit: limit)
         case .subscriptions:
-            (report.silent, report.next) = try await silentSubscribers(of: message, after: cursor, limit: limit)
+            (report.silent, report.next) = try await silentSubscribers(of: message, audience: audience,
+                                                                       after: cursor, limit: limit)
         }
         if message.recipients == nil, let place = Self.place(of: message.topicKey) {
             let location = try? await cube.location(topicKey: message.topicKey)
@@ -131,34 +133,58 @@ extension ReceiptService {
                                      fcmAccepted: sent ? devices - unreachable : 0, unreachable: unreachable,
                                      platforms: platforms)
         }
-        if settled { try await reachAudiences.store(audience, on: message.id) }
+        if settled {
+            audience.marks = ReachAudience.marks(of: audience.source == .deliveries
+                ? try await deliveries.audienceDevices(of: message.id)
+                : try await subscriptions.audienceDevices(of: message.topicKey))
+            try await reachAudiences.store(audience, on: message.id)
+        }
         return audience
     }
 
-    /// A page of the message's deliveries whose device has not acknowledged.
-    private func silentDeliveries(of message: ObjectID, after cursor: ObjectID?, limit: Int) async throws
-        -> ([ReceiptReport.Silent], String?) {
+    /// A page of the message's deliveries whose device has not acknowledged: read between the stored audience's
+    /// marks, or (while it is not stored) a page after the cursor.
+    private func silentDeliveries(of message: ObjectID, audience: ReachAudience, after cursor: ObjectID?, limit: Int)
+        async throws -> ([ReceiptReport.Silent], String?) {
         try await silentPage(limit: limit, cursor: cursor, read: { after, size in
-            try await deliveries.page(of: message, after: after.map { Delivery.id(message: message, device: $0) },
-                                      limit: size)
-                .map { ReceiptReport.Silent(device: $0.device, person: $0.person, platform: $0.platform) }
+            let through = audience.mark(after: after)
+            let rows = audience.marks.isEmpty
+                ? try await deliveries.page(of: message, after: after.map { Delivery.id(message: message, device: $0) },
+                                            limit: size)
+                : try await deliveries.range(of: message, after: after, through: through)
+            return (rows.map { ReceiptReport.Silent(device: $0.device, person: $0.person, platform: $0.platform) },
+                    Self.next(after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
+                              full: rows.count == size))
         }, acknowledged: { try await receipts.acknowledged(message: message, devices: $0) })
     }
 
-    /// A page of the devices that want the message's topic and have not acknowledged.
-    private func silentSubscribers(of message: Message, after cursor: ObjectID?, limit: Int) async throws
-        -> ([ReceiptReport.Silent], String?) {
+    /// A page of the devices that want the message's topic and have not acknowledged: read between the stored
+    /// audience's marks, or (while it is not stored) a page after the cursor.
+    private func silentSubscribers(of message: Message, audience: ReachAudience, after cursor: ObjectID?, limit: Int)
+        async throws -> ([ReceiptReport.Silent], String?) {
         try await silentPage(limit: limit, cursor: cursor, read: { after, size in
-            try await subscriptions.audiencePage(of: message.topicKey, after: after, limit: size)
-                .map { ReceiptReport.Silent(device: $0.device, person: nil, platform: $0.platform) }
+            let through = audience.mark(after: after)
+            let rows = audience.marks.isEmpty
+                ? try await subscriptions.audiencePage(of: message.topicKey, after: after, limit: size)
+                : try await subscriptions.audienceRange(of: message.topicKey, after: after, through: through)
+            return (rows.map { ReceiptReport.Silent(device: $0.device, person: nil, platform: $0.platform) },
+                    Self.next(after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
+                              full: rows.count == size))
         }, acknowledged: { try await receipts.acknowledged(message: message.id, devices: $0) })
     }
 
-    /// Reads the audience in device order from `cursor` through `read`, leaving out those `acknowledged` names, until
-    /// `limit` are found, the audience ends, or `scanLimit` rows were read; the cursor of what follows, if anything.
+    /// Where the audience's next read starts after one that ended with `last`: between marks, the read's upper mark
+    /// (nil after the last, unbounded, page); else after its last row when it was full (nil: the audience ended).
+    static func next(after last: ObjectID?, marked: Bool, through: ObjectID?, full: Bool) -> ObjectID? {
+        marked ? through : (full ? last : nil)
+    }
+
+    /// Reads the audience in device order from `cursor` through `read` (a page of rows and where the next read
+    /// starts, nil at the end), leaving out those `acknowledged` names, until `limit` are found, the audience ends,
+    /// or `scanLimit` rows were read; the cursor of what follows, if anything.
     private func silentPage(
         limit: Int, cursor: ObjectID?,
-        read: (ObjectID?, Int) async throws -> [ReceiptReport.Silent],
+        read: (ObjectID?, Int) async throws -> (rows: [ReceiptReport.Silent], next: ObjectID?),
         acknowledged: ([ObjectID]) async throws -> Set<ObjectID>
     ) async throws -> ([ReceiptReport.Silent], String?) {
         var found: [ReceiptReport.Silent] = []
@@ -166,15 +192,15 @@ extension ReceiptService {
         var scanned = 0
         let size = max(limit, 200)
         while scanned < Self.scanLimit {
-            let rows = try await read(after, size)
+            let (rows, next) = try await read(after, size)
             scanned += rows.count
             let answered = rows.isEmpty ? [] : try await acknowledged(rows.map(\.device))
             for row in rows where !answered.contains(row.device) {
                 if found.count == limit { return (found, found.last?.device.hex) }
                 found.append(row)
             }
-            guard rows.count == size, let last = rows.last?.device else { return (found, nil) }
-            after = last
+            guard let next else { return (found, nil) }
+            after = next
         }
         return (found, after?.hex)
     }
