@@ -1,7 +1,7 @@
 # msi-hub: the two set-up commands are `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout
+.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-receipts
 
 ## Installs the C libraries and the test database's venv if they are missing.
 deps:
@@ -41,3 +41,7 @@ bench-devices: deps
 ## One message to a group of 20,000 persons sent device by device to a fake FCM over HTTP/2, beside h2load's ceiling (scripts/bench-fanout.sh).
 bench-fanout: deps
 	scripts/bench-fanout.sh
+
+## 20,000 devices posting receipts for one topic message (receipts/s, database CPU per receipt), then the reach report's latency against 100 ms (scripts/bench-receipts.sh).
+bench-receipts: deps
+	scripts/bench-receipts.sh

@@ -9,7 +9,8 @@
 # and the lag from 201 to the fake FCM), then stores messages with
 # the relay off and times their relay by a fresh hub. Prints a table with each figure's ratio to
 # nginx's and issue 8's targets, and writes it to bench-results/. Every process it starts is stopped
-# on exit. Then scripts/bench-devices.sh and scripts/bench-fanout.sh run, with processes of their own.
+# on exit. Then scripts/bench-devices.sh, scripts/bench-fanout.sh and scripts/bench-receipts.sh run, with processes
+# of their own.
 #
 # Environment: BENCH_DURATION (seconds per GET/POST run, default 15), BENCH_SHORT_DURATION (conditional
 # and gzip runs, default 10), BENCH_RELAY_MESSAGES (default 2000), BENCH_RELAY_TIMEOUT (seconds the relay
@@ -224,5 +225,7 @@ SCRATCH_PATH="$scratch" scripts/bench-devices.sh
 # The fan-out of a message to a group, device by device over HTTP/2 (its own processes; its rows join this run's
 # results, and the table is written again with its section).
 SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-fanout.sh
+# Receipts from 20,000 devices and the reach report's latency (its own processes; its rows join this run's results).
+SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-receipts.sh
 "$python" "$helper" table "$results" "bench-results/bench-$stamp.txt" >/dev/null
 cp "bench-results/bench-$stamp.txt" bench-results/latest.txt
