@@ -398,11 +398,12 @@ struct ReceiptTests {
             // The audience is stored with a mark every 200 devices.
             #expect(message[path: "reach_audience.marks"]?.arrayValue?.count == 2)
             let id = try #require(message["_id"]?.objectIDValue)
-            // Every third device acknowledged (its receipt stored as the hub stores it).
+            // Every device received it, every third acknowledged (receipts stored as the hub stores them).
             let answering = handsets.indices.filter { $0 % 3 == 0 }.map { handsets[$0] }
-            _ = try await hub.database.collection(CollectionName.receipts).insertMany(answering.map { handset in
-                ["_id": .string(Receipt.id(message: id, device: handset.id, event: .acknowledged)),
-                 "message": .objectID(id), "device": .objectID(handset.id), "event": "acknowledged",
+            let receipts = handsets.map { ($0, Receipt.Event.received) } + answering.map { ($0, .acknowledged) }
+            _ = try await hub.database.collection(CollectionName.receipts).insertMany(receipts.map { handset, event in
+                ["_id": .string(Receipt.id(message: id, device: handset.id, event: event)),
+                 "message": .objectID(id), "device": .objectID(handset.id), "event": .string(event.rawValue),
                  "at": 1, "platform": .string(handset.platform.rawValue), "batch": "test"]
             })
             var listed: [String] = []
