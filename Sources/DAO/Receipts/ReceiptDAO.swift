@@ -147,30 +147,6 @@ public struct ReceiptDAO: Sendable {
         try await reported(.acknowledged, message: message, devices: devices)
     }
 
-    /// Which of `devices` (a page of an audience in device order: consecutive among the message's devices) have
-    /// acknowledged `message`, in one command: the range of the `_id` index from the first device's receipts to the
-    /// last's, which holds at most the three receipts of each device of the page (its filter names the range alone,
-    /// so that the server reads nothing else); a short page is read by `_id`s.
-    /// - Throws: `DAOError`.
-    public func acknowledged(message: ObjectID, page devices: [ObjectID]) async throws -> Set<ObjectID> {
-        let hexes = devices.map(\.hex).sorted()
-        guard hexes.count > IDChunks.perCommand, let first = hexes.first, let last = hexes.last else {
-            return try await acknowledged(message: message, devices: devices)
-        }
-        let wanted = Set(devices)
-        let suffix = "/" + Receipt.Event.acknowledged.rawValue
-        let documents = try await mapErrors {
-            try await receipts.find(["_id": ["$gt": .string("\(message.hex)/\(first)/"),
-                                             "$lt": .string("\(message.hex)/\(last)0")]],
-                                    options: FindOptions(projection: ["device": 1]))
-        }
-        var found: Set<ObjectID> = []
-        for document in documents where document["_id"]?.stringValue?.hasSuffix(suffix) == true {
-            if let device = document.objectID("device"), wanted.contains(device) { found.insert(device) }
-        }
-        return found
-    }
-
     /// Which of `devices` have reported `event` of `message`.
     /// - Throws: `DAOError`.
     public func reported(_ event: Receipt.Event, message: ObjectID, devices: [ObjectID]) async throws -> Set<ObjectID> {

@@ -155,7 +155,7 @@ extension ReceiptService {
             return (rows.map { ReceiptReport.Silent(device: $0.device, person: $0.person, platform: $0.platform) },
                     Self.next(after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
                               full: rows.count == size))
-        }, acknowledged: { try await receipts.acknowledged(message: message, page: $0) })
+        }, acknowledged: { try await receipts.acknowledged(message: message, devices: $0) })
     }
 
     /// A page of the devices that want the message's topic and have not acknowledged: read between the stored
@@ -170,7 +170,7 @@ extension ReceiptService {
             return (rows.map { ReceiptReport.Silent(device: $0.device, person: nil, platform: $0.platform) },
                     Self.next(after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
                               full: rows.count == size))
-        }, acknowledged: { try await receipts.acknowledged(message: message.id, page: $0) })
+        }, acknowledged: { try await receipts.acknowledged(message: message.id, devices: $0) })
     }
 
     /// Where the audience's next read starts after one that ended with `last`: between marks, the read's upper mark
