@@ -39,6 +39,8 @@ public func buildApplication(
     let follower = services.follower(logger: logger)
     // Services stop in reverse order: the relay finishes its batches before the pool closes.
     var background: [any Service] = [PoolService(pool: pool), TaskService(name: "database-follower") { await follower.run() }]
+    // Receipts whose counting a dying process interrupted are counted at start and every minute after.
+    background.append(TaskService(name: "receipt-recount") { await services.receipts.recountInterruptedLoop() })
     // One FCM client for the relay and the reconciler, its threads stopped after both.
     if let fcm = try FCMService(configuration: configuration.relay, logger: logger) {
         let relay = RelayService(configuration: configuration.relay, fcm: fcm.client, services: services, logger: logger)
