@@ -40,7 +40,7 @@ final class SendPacer: Sendable {
         while true {
             try Task.checkCancellation()
             let current = now()
-            let taken = state.withLock { state -> (deadline: Int64, notBefore: Int64)? in
+            let taken = state.withLock { state -> (deadline: Int64, notBefore: Int64)? in  // notBefore in µs
                 guard state.remaining > 0, current < state.deadline else { return nil }
                 state.remaining -= 1
                 state.used[state.windowEnd, default: 0] += 1
@@ -48,10 +48,13 @@ final class SendPacer: Sendable {
                 // window's start nor a pause's end lets a burst through.
                 let notBefore = max(current * 1_000, state.nextAt)
                 state.nextAt = notBefore + spacing
-                return (state.deadline, (notBefore + 999) / 1_000)
+                return (state.deadline, notBefore)
             }
             if let taken {
-                if taken.notBefore > current { try await Task.sleep(for: .milliseconds(taken.notBefore - current)) }
+                // Permits less than a millisecond apart go at once (a sleep lasts a millisecond at least): the
+                // bucket sleeps only for a debt of a millisecond or more.
+                let wait = taken.notBefore - current * 1_000
+                if wait >= 1_000 { try await Task.sleep(for: .microseconds(wait)) }
                 return taken.deadline
             }
             // Concurrent callers may each take a chunk: every grant is counted in the shared window, so together
