@@ -18,6 +18,9 @@ final class SendPacer: Sendable {
         var used: [Int64: Int] = [:]
     }
 
+    /// The debt (µs) at which the bucket sleeps, and how much of it (µs) it leaves to a late wake-up.
+    static let slack: Int64 = 5_000, cushion: Int64 = 2_000
+
     /// How many windows `used` keeps.
     static let keptWindows = 64
 
@@ -51,10 +54,11 @@ final class SendPacer: Sendable {
                 return (state.deadline, notBefore)
             }
             if let taken {
-                // Permits less than a millisecond apart go at once (a sleep lasts a millisecond at least): the
-                // bucket sleeps only for a debt of a millisecond or more.
+                // A sleep lasts a millisecond or more and wakes late: the bucket sleeps only once its debt reaches
+                // `slack`, and wakes `cushion` early, so that a late wake-up finds the next permits due rather
+                // than losing their time (permits go at most `slack` early: a few at any rate).
                 let wait = taken.notBefore - current * 1_000
-                if wait >= 1_000 { try await Task.sleep(for: .microseconds(wait)) }
+                if wait >= Self.slack { try await Task.sleep(for: .microseconds(wait - Self.cushion)) }
                 return taken.deadline
             }
             // Concurrent callers may each take a chunk: every grant is counted in the shared window, so together
