@@ -27,7 +27,7 @@ struct MessageDAOTests {
             let raw = try #require(try await database.collection(CollectionName.message).findOne([:]))
             #expect(raw == [
                 "_id": .objectID(added.id), "msi_key": .objectID(added.msiKey), "title": "Closed", "desc": "Library closed",
-                "message": "All day", "topic_key": "a-b-c", "distribution": "Alert", "sender": "ann",
+                "message": "All day", "topic_key": "a-b-c", "distribution": "Alert", "urgency": "active", "sender": "ann",
                 "timestamp": .int64(1_700_000_000_000), "relay": ["state": "pending"],
             ])
             let fetched = try await dao.get(msiKey: added.msiKey)

@@ -12,7 +12,7 @@ import Testing
 /// Acknowledgement requested (`ack` on POST /message): the audience fixed when the message is sent, re-sends by token
 /// one urgency level up to the devices that have not acknowledged, then one signed `message.unacknowledged` naming
 /// exactly them. Against a real hub, the real database, the fake FCM and a webhook receiver.
-@Suite("Acknowledgement requested and escalation")
+@Suite("Acknowledgement requested and escalation", .tags(.faults))
 struct AcknowledgementTests {
     typealias Handset = ReceiptTests.Handset
 

@@ -13,7 +13,7 @@ import Testing
 @Suite("Public history")
 struct PublicHistoryTests {
     /// The fields anyone may see of a message.
-    static let publicKeys: Set<String> = ["_id", "msi_key", "title", "desc", "message", "topic_key", "distribution",
+    static let publicKeys: Set<String> = ["_id", "msi_key", "title", "desc", "message", "topic_key", "distribution", "urgency",
                                           "sender", "timestamp", "ttl", "send_at", "relay"]
 
     /// A message `send_at` an hour from now.

@@ -12,7 +12,7 @@ import Testing
 /// Receipts from devices (POST /device/:deviceID/receipts) and the reach report (GET /message/:msiKey/receipts):
 /// idempotence, per-entry refusals, the counts kept as receipts arrive, exact reports for a topic message and a group
 /// message, and the report's privacy. Against a real hub, the real database and, for a group, the fake FCM.
-@Suite("Receipts and the reach report")
+@Suite("Receipts and the reach report", .tags(.faults))
 struct ReceiptTests {
     /// A device stored as registration stores it, with a secret the test knows, bound to `person`.
     struct Handset: Sendable {

@@ -12,7 +12,7 @@ import Testing
 
 /// Webhooks for the school's gateways: admin routes, the secret shown once, signed durable deliveries with retries,
 /// the guard against server-side request forgery, and the deliveries list, against a real receiver.
-@Suite("Webhooks")
+@Suite("Webhooks", .tags(.faults))
 struct WebhookTests {
     /// Deliveries may reach the test's receiver on loopback, and are retried quickly.
     static func loopback(retryFor: Duration = .seconds(3600)) throws -> WebhookConfiguration {
@@ -221,7 +221,7 @@ struct WebhookTests {
                 }
                 let listed = try #require(try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.first?.documentValue)
                 #expect(listed["last_status"]?.int64Value == 503 && listed["failed_at"]?.int64Value != nil)
-                #expect((listed["attempts"]?.int64Value ?? 0) >= 2)
+                #expect((listed["attempts"]?.int64Value ?? 0) >= 1)
                 let attempts = receiver.received.count
                 try await Task.sleep(for: .seconds(1))
                 #expect(receiver.received.count == attempts)
