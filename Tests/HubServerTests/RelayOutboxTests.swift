@@ -285,10 +285,12 @@ struct RelayOutboxTests {
                 let messages = database.collection(CollectionName.message)
                 #expect(try await messages.countDocuments(["relay.state": "direct"]) == 300)
                 try await eventually(within: .seconds(30)) { fake.received.count >= 64 }
-                // Sent twice at most: the sends in flight at the kill, and those FCM answered in its last 250 ms.
+                // Sent twice at most: the sends in flight at the kill, and those FCM answered since the progress
+                // record was last written (every 250 ms; the kill comes when the test sees 64 answered, up to half a
+                // second later on a loaded machine).
                 let killedAt = Date()
                 await first.kill()
-                let bound = fake.received.filter { $0.answeredAt > killedAt.addingTimeInterval(-0.25) }.count
+                let bound = fake.received.filter { $0.answeredAt > killedAt.addingTimeInterval(-0.75) }.count
 
                 let second = try await HubProcess(mongoURI: uri, environment: environment)
                 defer { second.stop() }

@@ -48,11 +48,13 @@ public struct OutboxDAO: Sendable {
             // message is a candidate only in the rare moment its lease ran out before its last write landed.
             let skipped = Set(held)
             if let due {
+                // The whole slice (no limit: the messages this worker or another holds must not hide the free ones
+                // behind them; a slice is a few hundred ms of messages).
                 let candidates = try await collection.find(
                     ["relay.state": "pending",
                      "relay.due_at": ["$gte": .int64(due.lowerBound), "$lte": .int64(min(due.upperBound, now))]],
-                    options: FindOptions(projection: ["_id": 1, "relay.lease_until": 1], sort: ["relay.due_at": 1],
-                                         limit: Int64(max(limit, 1) * 2)))
+                    options: FindOptions(projection: ["_id": 1, "relay.lease_until": 1, "relay.due_at": 1],
+                                         sort: ["relay.due_at": 1]))
                 ids = Array(candidates.filter { candidate in
                     guard let id = candidate.objectID("_id"), !skipped.contains(id) else { return false }
                     return (candidate[path: "relay.lease_until"]?.int64Value ?? .min) < now
