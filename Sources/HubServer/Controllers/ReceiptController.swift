@@ -2,7 +2,6 @@ import DAO
 import HubCore
 import Hummingbird
 import Mongo
-import NIOCore
 
 /// Receipts: a device posts what became of its messages (`POST /device/:deviceID/receipts`, with its secret), and a
 /// message's sender and admins read its reach (`GET /message/:msiKey/receipts`; anyone else gets 404, as for the
@@ -122,33 +121,5 @@ struct ReceiptController {
         })
         document["next"] = report.next.map(BSONValue.string) ?? .null
         return document
-    }
-}
-
-extension Request {
-    /// The body as any JSON value (a batch is an array), with `jsonObject`'s checks of type, size and syntax.
-    /// - Throws: `HubError` 415, 413, 400 (malformed JSON, a short body), 422 (a key twice, nesting too deep).
-    mutating func jsonValue(context: HubRequestContext, maxSize: Int) async throws -> BSONValue {
-        let contentType = headers[.contentType]?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/json") else {
-            throw HubError(.unsupportedMediaType, .unsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await collectBody(upTo: maxSize)
-        } catch is NIOTooManyBytesError {
-            throw HubError(.contentTooLarge, .bodyTooLarge, "the body is larger than \(maxSize / 1024) KiB")
-        } catch {
-            throw HubError.incompleteBody
-        }
-        do {
-            return try JSONParser().value(from: buffer.readableBytesView)
-        } catch let error as JSONParseError {
-            switch error.code {
-            case .malformed: throw HubError.badRequest(.malformedJSON, "the body is not valid JSON: \(error.message)")
-            case .duplicateKey: throw HubError.invalid(.duplicateKey, error.message)
-            default: throw HubError.invalid(.invalidBody, error.message)
-            }
-        }
     }
 }

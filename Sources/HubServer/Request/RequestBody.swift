@@ -10,28 +10,49 @@ extension Request {
     ///   object, `$`/`.` keys, a key twice, nesting too deep).
     /// `maxSize` raises the context's limit for a route whose bodies are larger by design (a group's roster).
     mutating func jsonObject(context: HubRequestContext, maxSize: Int? = nil) async throws -> BSONDocument {
-        let maxSize = maxSize ?? context.maxUploadSize
+        let buffer = try await jsonBody(maxSize: maxSize ?? context.maxUploadSize)
+        do {
+            return try JSONParser().document(from: buffer.readableBytesView)
+        } catch let error as JSONParseError {
+            throw Self.refusal(error)
+        }
+    }
+
+    /// The body as any JSON value (a receipts batch is an array), with `jsonObject`'s checks of type, size and
+    /// syntax.
+    /// - Throws: `HubError` 415, 413, 400 (malformed JSON, a short body), 422 (a key twice, nesting too deep).
+    mutating func jsonValue(context: HubRequestContext, maxSize: Int) async throws -> BSONValue {
+        let buffer = try await jsonBody(maxSize: maxSize)
+        do {
+            return try JSONParser().value(from: buffer.readableBytesView)
+        } catch let error as JSONParseError {
+            throw Self.refusal(error)
+        }
+    }
+
+    /// The body's bytes, when it says it is JSON and is at most `maxSize` bytes.
+    /// - Throws: `HubError` 415 (not JSON), 413 (too large), 400 (a body that ended before its `Content-Length`).
+    private mutating func jsonBody(maxSize: Int) async throws -> ByteBuffer {
         let contentType = headers[.contentType]?.lowercased() ?? ""
         guard contentType.hasPrefix("application/json") || contentType.hasPrefix("application/") && contentType.contains("+json") else {
             throw HubError(.unsupportedMediaType, .unsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
         }
-        let buffer: ByteBuffer
         do {
-            buffer = try await collectBody(upTo: maxSize)
+            return try await collectBody(upTo: maxSize)
         } catch is NIOTooManyBytesError {
             throw HubError(.contentTooLarge, .bodyTooLarge, "the body is larger than \(maxSize / 1024) KiB")
         } catch {
             throw HubError.incompleteBody
         }
-        do {
-            return try JSONParser().document(from: buffer.readableBytesView)
-        } catch let error as JSONParseError {
-            switch error.code {
-            case .malformed: throw HubError.badRequest(.malformedJSON, "the body is not valid JSON: \(error.message)")
-            case .notAnObject: throw HubError.invalid(.invalidBody, "the body must be a JSON object")
-            case .duplicateKey: throw HubError.invalid(.duplicateKey, error.message)
-            default: throw HubError.invalid(.invalidBody, error.message)
-            }
+    }
+
+    /// The answer to a body the JSON parser refused.
+    private static func refusal(_ error: JSONParseError) -> HubError {
+        switch error.code {
+        case .malformed: HubError.badRequest(.malformedJSON, "the body is not valid JSON: \(error.message)")
+        case .notAnObject: HubError.invalid(.invalidBody, "the body must be a JSON object")
+        case .duplicateKey: HubError.invalid(.duplicateKey, error.message)
+        default: HubError.invalid(.invalidBody, error.message)
         }
     }
 }
