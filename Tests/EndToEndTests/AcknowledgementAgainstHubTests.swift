@@ -28,7 +28,7 @@ struct AcknowledgementAgainstHubTests {
             defer { phone.stop() }
             let key = try await Self.ask(hub, title: "Lockdown", urgency: "critical",
                                          responses: ["I'm safe", "I need help"])
-            try await eventually("the request is shown", within: .seconds(20)) { phone.shownKeys == [key] }
+            try await eventually("the request is shown") { phone.shownKeys == [key] }
             let shown = try #require(phone.shownMessages.first)
             #expect(shown.urgency == .critical && shown.acknowledgementRequested)
             #expect(shown.acknowledgementResponses == ["I'm safe", "I need help"])
@@ -41,7 +41,7 @@ struct AcknowledgementAgainstHubTests {
             #expect(stored.acknowledgementResponses == ["I'm safe", "I need help"] && stored.urgency == .critical)
 
             let ordinary = try await hub.send(SchoolCube.closures, title: "Campus open")
-            try await eventually("the ordinary message is shown", within: .seconds(20)) {
+            try await eventually("the ordinary message is shown") {
                 phone.shownKeys == [key, ordinary]
             }
             let plain = try #require(phone.shownMessages.last)

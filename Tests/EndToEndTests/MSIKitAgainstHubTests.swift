@@ -29,7 +29,7 @@ struct MSIKitAgainstHubTests {
             let closures = try #require(subscriptions.first { $0.topicKey == SchoolCube.closures.topicKey })
             #expect(closures.level == .forced && closures.subjectName == "Closures" && closures.areaName == "Campus")
             try await hub.waitUntilApplied("reg-1", SchoolCube.automatic)
-            try await eventually("the hub reports them applied", within: .seconds(10)) {
+            try await eventually("the hub reports them applied") {
                 try await phone.client.subscriptions().allSatisfy(\.applied)
             }
             #expect(try await phone.client.checkIfSubscribed(SchoolCube.exams.topicKey))
@@ -76,7 +76,7 @@ struct MSIKitAgainstHubTests {
             // The old token's subscriptions are removed too (their own calls to FCM, maybe a moment later).
             try await hub.waitUntilApplied("old-token", [])
             let key = try await hub.send(SchoolCube.events, title: "Fair")
-            try await eventually("the push reaches the new token", within: .seconds(20)) { phone.shownKeys == [key] }
+            try await eventually("the push reaches the new token") { phone.shownKeys == [key] }
             #expect(phone.listenerErrors.isEmpty)
         }
     }
@@ -88,7 +88,7 @@ struct MSIKitAgainstHubTests {
             let alert = try await hub.send(SchoolCube.closures, title: "Snow day")
             let information = try await hub.send(SchoolCube.events, title: "Fair")
             try await hub.waitUntilRelayed()
-            try await eventually("both messages shown", within: .seconds(20)) { phone.shownKeys.count >= 2 }
+            try await eventually("both messages shown") { phone.shownKeys.count >= 2 }
             // The Alert came twice (notification and data components), the Information once: two arrivals shown.
             try await Task.sleep(for: .milliseconds(300))
             #expect(phone.shownKeys.sorted() == [alert, information].sorted())
@@ -112,7 +112,7 @@ struct MSIKitAgainstHubTests {
             // 1,350 characters (within POST /message's 1,500) but 4,050 bytes: over FCM's 2,048.
             let text = String(repeating: "📚📖 ", count: 450)
             let key = try await hub.send(SchoolCube.events, title: "Timetable", text: text)
-            try await eventually("the message is shown", within: .seconds(20)) { phone.shownKeys == [key] }
+            try await eventually("the message is shown") { phone.shownKeys == [key] }
             let sent = try #require(hub.fake.received.first { $0.data["msi_key"] == key })
             #expect(sent.data["truncated"] == "true" && (sent.data["message"]?.count ?? 0) < text.count)
             let stored = try #require(try await phone.client.store.messages().first)

@@ -23,8 +23,8 @@ struct ReceiptsAgainstHubTests {
             let phone = try await hub.listeningPhone("receipt-1")
             defer { phone.stop() }
             let key = try await hub.send(SchoolCube.closures, title: "Lockdown")
-            try await eventually("the message is shown", within: .seconds(20)) { phone.shownKeys == [key] }
-            try await eventually("the hub has its received receipt", within: .seconds(20)) {
+            try await eventually("the message is shown") { phone.shownKeys == [key] }
+            try await eventually("the hub has its received receipt") {
                 try await Self.report(key, on: hub)["received"] as? Int == 1
             }
             #expect(try await Self.report(key, on: hub)["acknowledged"] as? Int == 0)

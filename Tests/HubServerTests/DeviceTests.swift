@@ -458,7 +458,7 @@ struct DeviceTests {
                     try await reconciler.applyOnce()
                     #expect(fake.subscriptionCallCount == 40)
                     // Once written, the record makes the changed wish pending, and the next batch unsubscribes.
-                    try await eventually(within: .seconds(20)) {
+                    try await eventually {
                         try await reconciler.applyOnce()
                         return try await wishes.backlog().count == 0
                     }

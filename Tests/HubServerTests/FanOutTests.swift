@@ -337,7 +337,7 @@ struct FanOutTests {
                 #expect(response.status == .created)
                 let key = try #require(try response.json()["msi_key"]?.stringValue)
                 let path = "/message/\(key)/deliveries"
-                try await eventually(within: .seconds(20)) {
+                try await eventually {
                     try await hub.request(.get, path, as: .admin).json()[path: "counts.sent"]?.int64Value == 3
                 }
                 #expect(Self.tokens(fake).sorted() == ["m1-a", "m1-b", "m2"])

@@ -220,7 +220,7 @@ struct ReceiptTests {
                 == ["not_a_recipient"])
 
             let path = "/message/\(key)/receipts"
-            try await eventually("the message is sent", within: .seconds(20)) {
+            try await eventually("the message is sent") {
                 try await hub.request(.get, path, as: .communicator).json()["relay_state"] == "sent"
             }
             let report = try await hub.request(.get, path, as: .communicator)
@@ -364,7 +364,7 @@ struct ReceiptTests {
         }) { hub in
             let key = try await Self.sendTopic(Self.hoursTopic, on: hub)
             let path = "/message/\(key)/receipts"
-            try await eventually("the message is sent", within: .seconds(20)) {
+            try await eventually("the message is sent") {
                 try await hub.request(.get, path, as: .communicator).json()["relay_state"] == "sent"
             }
             _ = try await hub.request(.get, path, as: .communicator)
@@ -389,7 +389,7 @@ struct ReceiptTests {
         }) { hub in
             let key = try await Self.sendTopic(Self.hoursTopic, on: hub)
             let path = "/message/\(key)/receipts"
-            try await eventually("the message is sent", within: .seconds(20)) {
+            try await eventually("the message is sent") {
                 try await hub.request(.get, path, as: .communicator).json()["relay_state"] == "sent"
             }
             let msiKey = try #require(ObjectID(hex: key))

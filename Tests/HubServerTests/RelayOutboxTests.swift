@@ -96,7 +96,7 @@ struct RelayOutboxTests {
                 fake.failNext(5, status: 503, retryAfter: "1")
                 var keys: [ObjectID] = []
                 for index in 0..<3 { keys.append(try await hub.post(Self.alert("Alert \(index)"))) }
-                try await eventually(within: .seconds(20)) { fake.received.count >= 6 }
+                try await eventually { fake.received.count >= 6 }
                 for key in keys { try await eventually { try await hub.relayState(key) == "sent" } }
                 #expect(fake.sendStatuses.filter { $0 == 503 }.count == 5)
                 let components = fake.received.map(Self.componentKey)
@@ -142,7 +142,7 @@ struct RelayOutboxTests {
                 // FCM unavailable for longer than the ttl: the message expires unsent.
                 fake.failNext(1, status: 503, retryAfter: "3")
                 let expiring = try await hub.post(Self.information("Soon stale", extra: #", "ttl": 1"#))
-                try await eventually(within: .seconds(10)) { try await hub.relayState(expiring) == "expired" }
+                try await eventually { try await hub.relayState(expiring) == "expired" }
                 #expect(!fake.received.contains { $0.data["msi_key"] == expiring.hex })
             }
         }
@@ -234,7 +234,7 @@ struct RelayOutboxTests {
 
             let second = try await HubProcess(mongoURI: uri, environment: environment)
             defer { second.stop() }
-            try await eventually(within: .seconds(10)) {
+            try await eventually {
                 try await messages.countDocuments(["relay.state": "sent"]) == 300
             }
             let takenOver = Date().timeIntervalSince(killedAt)
@@ -296,7 +296,7 @@ struct RelayOutboxTests {
                 let second = try await HubProcess(mongoURI: uri, environment: environment)
                 defer { second.stop() }
                 let outbox = OutboxDAO(database: database)
-                try await eventually(within: .seconds(20)) { try await outbox.count(.sent, progress: progress) == 300 }
+                try await eventually { try await outbox.count(.sent, progress: progress) == 300 }
                 let received = fake.received.compactMap { $0.data["msi_key"] }
                 let duplicates = received.count - Set(received).count
                 print("direct kill test: \(duplicates) duplicates (bound \(bound)); all 300 sent "
@@ -475,7 +475,7 @@ extension HubHarness {
     static func waitForRelayRecord(in database: MongoDatabase) async throws {
         let records = database.collection(CollectionName.relayProgress)
         var first: BSONValue?
-        try await eventually(within: .seconds(15)) {
+        try await eventually {
             guard let record = try await records.findOne(["taken_at": ["$exists": false]]) else { return false }
             if first == nil { first = record["updated_at"] }
             return record["updated_at"] != first

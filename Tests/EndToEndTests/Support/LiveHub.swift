@@ -55,7 +55,7 @@ struct LiveHub: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await services.run() }
                 do {
-                    try await eventually("the hub listens on \(port)", within: .seconds(20)) { LoopbackPort.isListening(port) }
+                    try await eventually("the hub listens on \(port)") { LoopbackPort.isListening(port) }
                     try await body(hub)
                 } catch {
                     await services.triggerGracefulShutdown()
