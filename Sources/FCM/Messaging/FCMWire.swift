@@ -25,6 +25,8 @@ enum Wire {
     struct Notification: Encodable {
         var title: String
         var body: String
+        /// A poster's URL, shown with the notification (`notification.image`).
+        var image: String? = nil
     }
 
     struct Android: Encodable {
@@ -37,16 +39,31 @@ enum Wire {
         var sound: String
         /// The app's notification channel for the message's urgency.
         var channelID: String? = nil
+        /// A poster's URL (`android.notification.image`).
+        var image: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case sound
             case channelID = "channel_id"
+            case image
         }
     }
 
     struct APNS: Encodable {
         var headers: [String: String]
         var payload: Payload
+        /// FCM's options for APNs: a poster's URL, which FCM's notification service extension downloads.
+        var fcmOptions: FCMOptions? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case headers, payload
+            case fcmOptions = "fcm_options"
+        }
+    }
+
+    /// `apns.fcm_options`.
+    struct FCMOptions: Encodable {
+        var image: String
     }
 
     struct Payload: Encodable {
@@ -60,12 +77,15 @@ enum Wire {
         var interruptionLevel: String? = nil
         /// Which notification of the app's the summary puts first, 0 to 1.
         var relevanceScore: Double? = nil
+        /// 1: the app's notification service extension may change the notification (to attach a poster).
+        var mutableContent: Int? = nil
 
         enum CodingKeys: String, CodingKey {
             case sound
             case contentAvailable = "content-available"
             case interruptionLevel = "interruption-level"
             case relevanceScore = "relevance-score"
+            case mutableContent = "mutable-content"
         }
     }
 
@@ -124,7 +144,11 @@ extension Wire.Message: FCMJSONRepresentable {
 }
 
 extension Wire.Notification: FCMJSONRepresentable {
-    var json: FCMJSON.Value { .object([("title", .string(title)), ("body", .string(body))]) }
+    var json: FCMJSON.Value {
+        var members: [(key: String, value: FCMJSON.Value)] = [("title", .string(title)), ("body", .string(body))]
+        if let image { members.append(("image", .string(image))) }
+        return .object(members)
+    }
 }
 
 extension Wire.Android: FCMJSONRepresentable {
@@ -134,6 +158,7 @@ extension Wire.Android: FCMJSONRepresentable {
         if let notification {
             var fields: [(key: String, value: FCMJSON.Value)] = [("sound", .string(notification.sound))]
             if let channel = notification.channelID { fields.append(("channel_id", .string(channel))) }
+            if let image = notification.image { fields.append(("image", .string(image))) }
             members.append(("notification", .object(fields)))
         }
         return .object(members)
@@ -152,6 +177,11 @@ extension Wire.APNS: FCMJSONRepresentable {
         if let available = payload.aps.contentAvailable { aps.append(("content-available", .int(available))) }
         if let level = payload.aps.interruptionLevel { aps.append(("interruption-level", .string(level))) }
         if let score = payload.aps.relevanceScore { aps.append(("relevance-score", .double(score))) }
-        return .object([("headers", FCMJSON.object(headers)), ("payload", .object([("aps", .object(aps))]))])
+        if let mutable = payload.aps.mutableContent { aps.append(("mutable-content", .int(mutable))) }
+        var members: [(key: String, value: FCMJSON.Value)] = [
+            ("headers", FCMJSON.object(headers)), ("payload", .object([("aps", .object(aps))])),
+        ]
+        if let fcmOptions { members.append(("fcm_options", .object([("image", .string(fcmOptions.image))]))) }
+        return .object(members)
     }
 }

@@ -71,6 +71,38 @@ public struct RelayMessage: Sendable, Hashable {
     /// The answers the app offers when the sender asked for an acknowledgement (`ack.responses`; empty: a plain
     /// acknowledgement); nil when it asked for none. The phone gets `ack` and `ack_responses` in the data.
     public var ackResponses: [String]?
+    /// The language of `title`, `desc` and `message` (`lang`, a primary subtag such as "en"); nil when the message
+    /// names none (then the data carries no `lang`).
+    public var language: String?
+    /// The same texts in other languages (`translations`), in the order the sender gave them.
+    public var translations: [Translation]
+    /// A poster's https URL (`image`): the notification's image on both platforms, and `image` in the data.
+    public var image: String?
+    /// What the message is for (`kind`: "downtime", "greeting" or the school's own); nil or "general" for an
+    /// ordinary message (then the data carries no `kind`).
+    public var kind: String?
+    /// Whether the app may let a person dismiss the banner (`dismissible`); false: kept until it expires.
+    public var dismissible: Bool
+    /// Whether the phone shows anything (`display`); false: a background data message, no notification anywhere.
+    public var display: Bool
+    /// The sender's own expiry (`expires_at`, Unix ms): the data's `expires_at`, and a bound of `effectiveExpiry`.
+    public var senderExpiresAt: Int64?
+    /// When the relay maps the message to send it, Unix ms: with `senderExpiresAt`, `android.ttl` is what is left of
+    /// the expiry then; nil: counted from `timestamp`.
+    public var sendingAt: Int64?
+
+    /// One translation of the message's texts.
+    public struct Translation: Sendable, Hashable {
+        /// Its language, a primary subtag ("hi", "ta").
+        public var language: String
+        /// The title, pop-up text and full text in that language.
+        public var title: String, desc: String, message: String
+
+        /// A translation into `language`.
+        public init(language: String, title: String, desc: String, message: String) {
+            (self.language, self.title, self.desc, self.message) = (language, title, desc, message)
+        }
+    }
 
     /// A message to relay.
     public init(
@@ -85,8 +117,24 @@ public struct RelayMessage: Sendable, Hashable {
         expiresAt: Int64? = nil,
         data: [String: String] = [:],
         urgency: Urgency = .active,
-        ackResponses: [String]? = nil
+        ackResponses: [String]? = nil,
+        language: String? = nil,
+        translations: [Translation] = [],
+        image: String? = nil,
+        kind: String? = nil,
+        dismissible: Bool = true,
+        display: Bool = true,
+        senderExpiresAt: Int64? = nil,
+        sendingAt: Int64? = nil
     ) {
+        self.language = language
+        self.translations = translations
+        self.image = image
+        self.kind = kind
+        self.dismissible = dismissible
+        self.display = display
+        self.senderExpiresAt = senderExpiresAt
+        self.sendingAt = sendingAt
         self.urgency = urgency
         self.ackResponses = ackResponses
         self.msiKey = msiKey
@@ -101,9 +149,18 @@ public struct RelayMessage: Sendable, Hashable {
         self.data = data
     }
 
-    /// The expiry in Unix milliseconds, from `expiresAt` or from `timestamp` and `ttlSeconds`; nil if neither.
+    /// The expiry in Unix milliseconds, from `expiresAt` or from `timestamp` and `ttlSeconds`, and never after
+    /// `senderExpiresAt`; nil if none is set.
     public var effectiveExpiry: Int64? {
-        expiresAt ?? ttlSeconds.map { timestamp + $0 * 1000 }
+        let relayed = expiresAt ?? ttlSeconds.map { timestamp + $0 * 1000 }
+        guard let senderExpiresAt else { return relayed }
+        return relayed.map { min($0, senderExpiresAt) } ?? senderExpiresAt
+    }
+
+    /// The translation for `language` (a primary subtag); nil when the message has none, or it is the main language.
+    public func translation(for language: String?) -> Translation? {
+        guard let language, language != self.language else { return nil }
+        return translations.first { $0.language == language }
     }
 
     /// Whether the message must no longer be sent at `now` (Unix milliseconds).
