@@ -47,13 +47,14 @@ public struct HubServices: Sendable {
     ///   - cubeDidLoad: called with each new version of the cube (the HTTP layer prepares its answers).
     ///   - personAssertions: verifies the assertions that bind devices to persons (none configured: binding refused).
     ///   - webhookPolicy: where webhook deliveries may go (`WEBHOOK_ALLOWED_NETWORKS`).
+    ///   - defaultLanguage: the language of a translated message's own texts when it names none (`DEFAULT_LANGUAGE`).
     public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
                 relayMaxBacklog: Duration? = .seconds(30),
                 writeDeadline: Duration = .seconds(5), bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
                 now: @escaping UnixClock = UnixTime.nowMilliseconds,
                 cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in },
                 personAssertions: PersonAssertionVerifier = PersonAssertionVerifier(settings: PersonAssertionSettings()),
-                webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy()) {
+                webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(), defaultLanguage: String = "en") {
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database
@@ -77,7 +78,7 @@ public struct HubServices: Sendable {
                                        groups: GroupDAO(database: database, now: now),
                                        relay: outboxHandoff, progress: relayProgress, backlog: relayBacklog,
                                        relayDeadline: relayDeadline,
-                                       now: now)
+                                       now: now, defaultLanguage: defaultLanguage)
     }
 
     /// The follower that keeps the in-memory copies (cube, tokens) current with the database.

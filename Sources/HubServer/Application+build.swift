@@ -28,7 +28,8 @@ public func buildApplication(
                                logger: logger, cubeDidLoad: answers.prepare,
                                personAssertions: PersonAssertionVerifier(settings: configuration.persons.assertions,
                                                                          loadKeySet: PersonKeySet.loader, logger: logger),
-                               webhookPolicy: configuration.webhooks.policy)
+                               webhookPolicy: configuration.webhooks.policy,
+                               defaultLanguage: configuration.defaultLanguage)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()

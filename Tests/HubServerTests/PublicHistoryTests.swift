@@ -14,7 +14,8 @@ import Testing
 struct PublicHistoryTests {
     /// The fields anyone may see of a message.
     static let publicKeys: Set<String> = ["_id", "msi_key", "title", "desc", "message", "topic_key", "distribution", "urgency",
-                                          "sender", "timestamp", "ttl", "send_at", "relay"]
+                                          "sender", "timestamp", "ttl", "send_at", "relay", "lang", "translations",
+                                          "image", "kind", "dismissible", "expires_at", "display", "data"]
 
     /// A message `send_at` an hour from now.
     static func scheduled(_ title: String) -> String {

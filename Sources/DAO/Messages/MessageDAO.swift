@@ -59,6 +59,7 @@ public struct MessageDAO: Sendable {
                 (key: $0.key, value: BSONValue.string($0.value))
             }))))
         }
+        elements.append(contentsOf: draft.broadcast.document.elements)
         elements.append(contentsOf: draft.extra.elements)
         return BSONDocument(elements)
     }
@@ -100,8 +101,10 @@ public struct MessageDAO: Sendable {
         if let sender = query.sender { conditions.append(["sender": .string(sender)]) }
         switch query.addressed {
         case .all: break
-        case .none: conditions.append(["to": ["$exists": false]])
-        case .sentBy(let sender): conditions.append(["$or": [["to": ["$exists": false]], ["sender": .string(sender)]]])
+        // A sample of a topic's devices (`sample`) is as private as a message to persons: it went to some devices only.
+        case .none: conditions.append(["to": ["$exists": false], "sample": ["$exists": false]])
+        case .sentBy(let sender):
+            conditions.append(["$or": [["to": ["$exists": false], "sample": ["$exists": false]], ["sender": .string(sender)]]])
         }
         if let since = query.since { conditions.append(["timestamp": ["$gte": .int64(since)]]) }
         if let sentBy = query.sentBy {
@@ -173,6 +176,8 @@ extension MessageDAO {
         // Scheduled and not yet due: `send_at`, as the client gave it (`due_at` moves with FCM retries, and a
         // message FCM has yet to take is exactly what a catch-up is for).
         filter["relay.send_at"] = ["$not": ["$gt": .int64(query.now)]]
+        // A sample went to the devices picked, by token: the others never catch up with it.
+        filter["sample"] = ["$exists": false]
         if let after = query.after {
             // `timestamp >= after.timestamp` holds already: past the cursor is a later millisecond or a later `_id`.
             filter["$or"] = [["timestamp": ["$gt": .int64(after.timestamp)]], ["_id": ["$gt": .objectID(after.id)]]]

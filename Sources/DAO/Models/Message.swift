@@ -19,6 +19,8 @@ public struct Message: Sendable {
     public var distribution: String
     /// How urgently it must reach phones (`urgency`); a message stored without one (legacy) is `active`.
     public var urgency: Urgency
+    /// Its languages, poster, kind, expiry, display and sample (`Broadcast()` for a message without them).
+    public var broadcast: Broadcast
     /// The user or token name that sent it (legacy: "Communicator" or "Super User").
     public var sender: String
     /// When the hub accepted it, in Unix milliseconds.
@@ -41,6 +43,7 @@ public struct Message: Sendable {
             uniquingKeysWith: { first, _ in first })
         self.distribution = document.string("distribution")
         self.urgency = document["urgency"]?.stringValue.flatMap(Urgency.init(rawValue:)) ?? .default
+        self.broadcast = Broadcast(message: document)
         self.sender = document.string("sender")
         self.timestamp = document["timestamp"]?.int64Value ?? 0
         self.document = document
@@ -61,14 +64,18 @@ public struct MessageDraft: Sendable {
     public var distribution: Distribution
     /// Stored as `urgency`.
     public var urgency: Urgency
+    /// Stored as the fields the sender gave of `lang`, `translations`, `image`, `kind`, `dismissible`, `expires_at`,
+    /// `display`, `sample` and `cohort`.
+    public var broadcast: Broadcast
     public var sender: String
     /// msi-hub's own fields to store beside the legacy ones (for instance `relay`).
     public var extra: BSONDocument
 
     public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
-                data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default, sender: String,
-                extra: BSONDocument = [:]) {
+                data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default,
+                broadcast: Broadcast = Broadcast(), sender: String, extra: BSONDocument = [:]) {
         self.urgency = urgency
+        self.broadcast = broadcast
         self.title = title
         self.desc = desc
         self.message = message

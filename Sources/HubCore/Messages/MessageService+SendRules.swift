@@ -18,7 +18,8 @@ extension MessageService.Submission {
     /// The refusals of fields over their length, or of an empty topic key, in field order; then of the recipients
     /// (a topic and recipients both, none of either, too many, a bad id) and of `data` (`MessageData`).
     var fieldRefusals: [SendRefusal] {
-        textRefusals + [recipientsRefusal, MessageData.problem(data).map { SendRefusal(.invalidData, $0) }].compactMap { $0 }
+        textRefusals + [recipientsRefusal, MessageData.problem(data).map { SendRefusal(.invalidData, $0) },
+                        broadcastRefusal].compactMap { $0 }
     }
 
     /// The refusal of the recipients: exactly one of a topic and `to`, `to` naming someone, within the limits, ids

@@ -23,6 +23,14 @@ public struct MessageService: Sendable {
     let relayDeadline: Duration
     /// The clock (Unix ms) that dates a send and says which messages a reader may see yet.
     let now: UnixClock
+    /// The language of a message's own texts when it has translations and names none (`DEFAULT_LANGUAGE`).
+    var defaultLanguage = "en"
+
+    /// The presentation fields of a request's body, held to their rules (`Submission.broadcast(from:...)`) with this
+    /// hub's default language and clock: what POST /message and the portal's form read.
+    public func broadcast(from body: BSONDocument) throws -> Broadcast {
+        try Submission.broadcast(from: body, defaultLanguage: defaultLanguage, now: now())
+    }
 
     /// A message as a client asked for it, its fields read by the adapter; `send` holds them to the send rules
     /// (`refusals`).
@@ -45,11 +53,14 @@ public struct MessageService: Sendable {
         public var sendAt: Int64?
         /// The acknowledgement asked of its recipients (`ack`, read by `ack(from:)`); nil: none.
         public var ack: AckRequest?
+        /// Its languages, poster, kind, expiry, display and sample (read by `broadcast(from:defaultLanguage:now:)`).
+        public var broadcast: Broadcast
 
         public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
                     data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default,
-                    ttl: Int64? = nil, sendAt: Int64? = nil, ack: AckRequest? = nil) {
+                    ttl: Int64? = nil, sendAt: Int64? = nil, ack: AckRequest? = nil, broadcast: Broadcast = Broadcast()) {
             self.ack = ack
+            self.broadcast = broadcast
             self.urgency = urgency
             self.title = title
             self.desc = desc
@@ -91,17 +102,19 @@ public struct MessageService: Sendable {
         }
         let now = self.now()
         let dueAt = max(submission.sendAt ?? now, now)
+        // A sample goes device by device, like a message to persons: any worker takes it over, never this process.
+        let sampled = submission.broadcast.sample != nil
         // Due now: this process's relay sends it from the insert on, when it can take it.
-        let ticket = dueAt <= now ? relay.ticket(now: now) : nil
+        let ticket = dueAt <= now && !sampled ? relay.ticket(now: now) : nil
         let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
-                             expiresAt: submission.ttl.map { dueAt + $0 * 1000 }, ttlSeconds: submission.ttl,
-                             deadlineAt: dueAt + relayDeadline.milliseconds, direct: ticket)
+                             expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
+                             deadlineAt: dueAt + relayDeadline.milliseconds, direct: ticket, addressed: sampled)
         let message: Message
         do {
             message = try await store(MessageDraft(
                 title: submission.title, desc: submission.desc, message: submission.message, topicKey: submission.topicKey,
-                distribution: submission.distribution, urgency: submission.urgency, sender: identity.name,
-                extra: submission.extra(relay: plan)),
+                data: submission.data, distribution: submission.distribution, urgency: submission.urgency,
+                broadcast: submission.broadcast, sender: identity.name, extra: submission.extra(relay: plan)),
                 idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         } catch let error as DAOError where error.code == .outcomeUnknown {
             if let ticket { relay.unsettled(ticket) }
@@ -142,12 +155,12 @@ public struct MessageService: Sendable {
         let dueAt = max(submission.sendAt ?? now, now)
         // Never sent by the storing process itself: a fan-out is long, and any worker may take it over.
         let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
-                             expiresAt: submission.ttl.map { dueAt + $0 * 1000 }, ttlSeconds: submission.ttl,
+                             expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
                              deadlineAt: dueAt + relayDeadline.milliseconds, addressed: true)
         let message = try await store(MessageDraft(
             title: submission.title, desc: submission.desc, message: submission.message, topicKey: "",
             recipients: recipients, data: submission.data, distribution: submission.distribution,
-            urgency: submission.urgency, sender: identity.name,
+            urgency: submission.urgency, broadcast: submission.broadcast, sender: identity.name,
             extra: submission.extra(relay: plan)),
             idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         relay.notify()
@@ -195,6 +208,15 @@ public struct MessageService: Sendable {
 }
 
 extension MessageService.Submission {
+    /// When nothing more is sent or caught up with (Unix ms): the earlier of `expires_at` and the `ttl` from the send
+    /// time; nil when neither is given.
+    func expiry(dueAt: Int64) -> Int64? {
+        switch (broadcast.expiresAt, ttl.map { dueAt + $0 * 1000 }) {
+        case (let at?, let ttlEnd?): min(at, ttlEnd)
+        case (let at, let ttlEnd): at ?? ttlEnd
+        }
+    }
+
     /// msi-hub's fields stored beside the legacy ones: the relay's plan, and `ack` when asked for.
     func extra(relay plan: RelayPlan) -> BSONDocument {
         var extra: BSONDocument = ["relay": .document(plan.document(for: distribution))]

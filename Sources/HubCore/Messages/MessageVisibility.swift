@@ -21,11 +21,14 @@ public enum MessageViewer: Sendable, Equatable {
 ///
 /// A message to persons and groups (it has a `to`) is private: its sender and admins see it; a device sees it
 /// through its catch-up (which holds only the messages of its person and their groups) with its `data` but not whom
-/// else it was for; nobody else sees it at all (not in the public history, 404 by its key).
+/// else it was for; nobody else sees it at all (not in the public history, 404 by its key). A topic message's `data`
+/// is public like its topic (every subscribed phone gets it). A sample of a topic's devices (`sample`) is seen by its
+/// sender and admins only: its devices got it by token, and nobody catches up with it.
 public enum MessageVisibility {
     /// The stored fields everyone may see, as stored.
     public static let publicFields = ["_id", "msi_key", "title", "desc", "message", "topic_key", "distribution",
-                                      "urgency", "sender", "timestamp"]
+                                      "urgency", "sender", "timestamp", "lang", "translations", "image", "kind",
+                                      "dismissible", "expires_at", "display", "data"]
 
     /// Whether `viewer` sees all of `message`: its sender and admins.
     public static func seesDetail(of message: Message, _ viewer: MessageViewer) -> Bool {
@@ -43,6 +46,8 @@ public enum MessageVisibility {
     public static func view(_ message: Message, for viewer: MessageViewer, now: Int64) -> Message? {
         if seesDetail(of: message, viewer) { return message }
         if message.recipients != nil, viewer != .device { return nil }
+        // A sample's devices got it by token; to anyone else it is as private as a message to persons.
+        if message.broadcast.sample != nil { return nil }
         let relay = RelayState(message: message.document)
         if relay?.waitsForSendTime(at: now) == true { return nil }
         return Message(document: publicDocument(message, relay: relay))
@@ -96,8 +101,6 @@ public enum MessageVisibility {
         if let ttl = relay?.ttlSeconds { document["ttl"] = .int64(ttl) }
         if let sendAt = relay?.sendAt { document["send_at"] = .int64(sendAt) }
         if let relay { document["relay"] = ["state": .string(publicState(relay.status))] }
-        // A private message's data is for the devices it reached (the only other viewers who see it).
-        if message.recipients != nil, let data = message.document["data"] { document["data"] = data }
         return document
     }
 

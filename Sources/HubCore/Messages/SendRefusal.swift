@@ -25,6 +25,7 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
         case invalidRecipients, groupNotFound, recipientAccessDenied, invalidData, relayBehind
         case invalidUrgency
         case invalidAck
+        case invalidTranslations, invalidImage, invalidKind, invalidExpiry, invalidDisplay, invalidSample
     }
     private let value: Value
     private init(_ value: Value) { self.value = value }
@@ -59,6 +60,18 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
     public static let invalidUrgency = SendRefusalCode(.invalidUrgency)
     /// `ack` breaks its rules (responses, `within_s`, `resend`).
     public static let invalidAck = SendRefusalCode(.invalidAck)
+    /// `lang` or `translations` break their rules (codes, texts, an Alert's translated `desc`).
+    public static let invalidTranslations = SendRefusalCode(.invalidTranslations)
+    /// `image` is not an https URL of at most 1 KB.
+    public static let invalidImage = SendRefusalCode(.invalidImage)
+    /// `kind` or `dismissible` break their rules.
+    public static let invalidKind = SendRefusalCode(.invalidKind)
+    /// `expires_at` is not a time ahead (after `send_at`), in Unix ms or RFC 3339.
+    public static let invalidExpiry = SendRefusalCode(.invalidExpiry)
+    /// `display` is not a boolean, or a non-display message has no `data` or something to show.
+    public static let invalidDisplay = SendRefusalCode(.invalidDisplay)
+    /// `sample` is not in (0, 1), names no topic, or `cohort` is malformed.
+    public static let invalidSample = SendRefusalCode(.invalidSample)
 
     public var description: String { value.rawValue }
 }

@@ -38,6 +38,8 @@ public struct HubConfiguration: Sendable {
     public var metricsToken: String?
     /// Where webhook deliveries may go (`WEBHOOK_ALLOWED_NETWORKS`) and how they are retried.
     public var webhooks = WebhookConfiguration()
+    /// The language of a message's own texts when it has translations and names none (`DEFAULT_LANGUAGE`).
+    public var defaultLanguage = "en"
 
     /// The local database that `make run` starts.
     public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
@@ -114,6 +116,12 @@ public struct HubConfiguration: Sendable {
             } catch let error as AddressRangeError {
                 throw ConfigurationError("TRUSTED_PROXIES must list CIDRs separated by commas: \(error)")
             }
+        }
+        if let language = environment["DEFAULT_LANGUAGE"], !language.isEmpty {
+            guard let code = MessageService.Submission.languageCode(language) else {
+                throw ConfigurationError("DEFAULT_LANGUAGE must be a two- or three-letter language code such as en, not \"\(language)\"")
+            }
+            configuration.defaultLanguage = code
         }
         if let token = environment["METRICS_TOKEN"], !token.isEmpty {
             // Bearer values with these prefixes are API tokens and device secrets, which the hub checks as such.

@@ -24,7 +24,9 @@ struct MessageController {
     /// POST /message: reads the body (types and presence), sends it as the portal does (`MessageService`, which holds
     /// it to the send rules), answers 201 with the stored message. A message goes to a subject (`topic_key`) or to
     /// persons and groups (`to`), with optional `data` for the app and an optional acknowledgement asked of its
-    /// recipients (`ack`: 422 `invalid_ack` when it breaks the rules of `Submission.ack(from:)`).
+    /// recipients (`ack`: 422 `invalid_ack` when it breaks the rules of `Submission.ack(from:)`), and how phones
+    /// present it (`lang`, `translations`, `image`, `kind`, `dismissible`, `expires_at`, `display`, `sample`,
+    /// `cohort`: `Submission.broadcast(from:defaultLanguage:now:)`).
     @Sendable func send(request: Request, context: HubRequestContext) async throws -> Response {
         let identity = try context.caller()
         var request = request
@@ -42,10 +44,11 @@ struct MessageController {
         let now = services.now()
         let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)
         let sendAt = try fields.optionalInteger("send_at", in: 0...(now + Self.maximumScheduleMS))
+        let broadcast = try services.messages.broadcast(from: fields.document)
 
         let message = try await services.messages.send(
             .init(title: title, desc: desc, message: text, topicKey: topicKey, recipients: recipients, data: data,
-                  distribution: distribution, urgency: urgency, ttl: ttl, sendAt: sendAt, ack: ack),
+                  distribution: distribution, urgency: urgency, ttl: ttl, sendAt: sendAt, ack: ack, broadcast: broadcast),
             as: identity, idempotencyKey: try Self.idempotencyKey(of: request))
         return JSONResponse.make(.document(message.document), status: .created)
     }

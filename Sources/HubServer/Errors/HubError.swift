@@ -29,6 +29,8 @@ public struct HubError: HTTPResponseError, Sendable {
             case invalidData = "invalid_data", relayBehind = "relay_behind"
             case invalidUrgency = "invalid_urgency", invalidQuietHours = "invalid_quiet_hours"
             case invalidAck = "invalid_ack"
+            case invalidTranslations = "invalid_translations", invalidImage = "invalid_image", invalidKind = "invalid_kind"
+            case invalidExpiry = "invalid_expiry", invalidDisplay = "invalid_display", invalidSample = "invalid_sample"
             case invalidWebhook = "invalid_webhook", webhookNotFound = "webhook_not_found"
             case internalError = "internal_error"
         }
@@ -116,6 +118,18 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let invalidUrgency = Code(.invalidUrgency)
         /// 422: a message's `ack` breaks its rules (responses, `within_s`, `resend`).
         public static let invalidAck = Code(.invalidAck)
+        /// 422: a message's `lang` or `translations` break their rules.
+        public static let invalidTranslations = Code(.invalidTranslations)
+        /// 422: a message's `image` is not an https URL of at most 1 KB.
+        public static let invalidImage = Code(.invalidImage)
+        /// 422: a message's `kind` or `dismissible` break their rules.
+        public static let invalidKind = Code(.invalidKind)
+        /// 422: a message's `expires_at` is not a time ahead (after `send_at`), in Unix ms or RFC 3339.
+        public static let invalidExpiry = Code(.invalidExpiry)
+        /// 422: a message's `display` is not a boolean, or a non-display message has no `data` or something to show.
+        public static let invalidDisplay = Code(.invalidDisplay)
+        /// 422: a message's `sample` is not in (0, 1), is not of a topic, or its `cohort` is malformed.
+        public static let invalidSample = Code(.invalidSample)
         /// 422: a device's `quiet_hours` is not `{"from": "HH:MM", "to": "HH:MM", "tz": IANA zone}` with from != to.
         public static let invalidQuietHours = Code(.invalidQuietHours)
         /// 422: a webhook's URL or events that the rules refuse.
@@ -216,6 +230,12 @@ extension HubError {
         case .relayBehind: self.init(.serviceUnavailable, .relayBehind, refusal.message, headers: [.retryAfter: "5"])
         case .invalidUrgency: self.init(.unprocessableContent, .invalidUrgency, refusal.message)
         case .invalidAck: self.init(.unprocessableContent, .invalidAck, refusal.message)
+        case .invalidTranslations: self.init(.unprocessableContent, .invalidTranslations, refusal.message)
+        case .invalidImage: self.init(.unprocessableContent, .invalidImage, refusal.message)
+        case .invalidKind: self.init(.unprocessableContent, .invalidKind, refusal.message)
+        case .invalidExpiry: self.init(.unprocessableContent, .invalidExpiry, refusal.message)
+        case .invalidDisplay: self.init(.unprocessableContent, .invalidDisplay, refusal.message)
+        case .invalidSample: self.init(.unprocessableContent, .invalidSample, refusal.message)
         default: self = .internalError
         }
     }
