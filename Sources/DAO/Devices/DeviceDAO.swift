@@ -172,8 +172,10 @@ public struct DeviceDAO: Sendable {
     /// reaches. An unbound or unregistered device is not among them.
     /// - Throws: `DAOError`.
     public func active(ofPersons persons: [String]) async throws -> [Device] {
-        // Quiet hours too: the fan-out holds back passive and active messages for a quiet device.
-        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1, "quiet_hours": 1]
+        // Quiet hours too: the fan-out holds back passive and active messages for a quiet device; the locale picks
+        // the message's language.
+        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1, "quiet_hours": 1,
+                                    "locale": 1]
         var devices: [Device] = []
         for start in stride(from: 0, to: persons.count, by: Self.personsPerQuery) {
             let chunk = persons[start..<min(start + Self.personsPerQuery, persons.count)]
@@ -201,21 +203,22 @@ public struct DeviceDAO: Sendable {
     }
 
     /// The active devices after `id` (nil: from the start), in id order: a page of the registry, for the
-    /// fan-out of a new subject and the periodic repair. Only what those need is read (id, registration,
-    /// platform, state): never the secret's hash.
+    /// fan-out of a new subject, the language rollout and the periodic repair. Only what those need is read (id,
+    /// registration, platform, state, locale): never the secret's hash.
     public func activePage(after id: ObjectID?, limit: Int64) async throws -> [Device] {
         var filter: BSONDocument = ["state": "active"]
         if let id { filter["_id"] = ["$gt": .objectID(id)] }
-        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1]
+        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "locale": 1]
         return try await mapErrors {
             try await collection.find(filter, options: FindOptions(projection: fields, sort: ["_id": 1], limit: limit))
         }.compactMap(Device.init(document:))
     }
 
     /// The devices from `first` through `last` (by id) as they are now, whatever their state, by id: what a
-    /// rollout checks once it has recorded a page (deleted, unregistered or given a new registration meanwhile).
+    /// rollout checks once it has recorded a page (deleted, unregistered, given a new registration or locale
+    /// meanwhile).
     public func range(from first: ObjectID, through last: ObjectID) async throws -> [ObjectID: Device] {
-        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1]
+        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "locale": 1]
         let found = try await mapErrors {
             try await collection.find(["_id": ["$gte": .objectID(first), "$lte": .objectID(last)]],
                                       options: FindOptions(projection: fields))

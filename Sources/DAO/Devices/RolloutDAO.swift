@@ -41,6 +41,11 @@ public struct RolloutDAO: Sendable {
         self.now = now
     }
 
+    /// The one-time rollout of the devices' language topics, whose progress lives in the same database.
+    public var languages: LanguageRolloutDAO {
+        LanguageRolloutDAO(database: collection.pool.database(collection.databaseName), now: now)
+    }
+
     /// Starts (or starts over) rolling `topic` out to every registered device.
     /// - Throws: `DAOError`.
     @discardableResult

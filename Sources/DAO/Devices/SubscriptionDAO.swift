@@ -100,7 +100,7 @@ public struct SubscriptionDAO: Sendable {
     /// FCM in flight for one of them is recorded by the reconciler as what FCM then has, pending again where that
     /// differs from the new wish. Gone documents (`gone`) stay until the reconciler has removed them at FCM, even
     /// those FCM is not known to have: a call in flight may be adding them.
-    private func setWant(_ want: Bool, where filter: BSONDocument, gone: Bool = false) async throws {
+    func setWant(_ want: Bool, where filter: BSONDocument, gone: Bool = false) async throws {
         let time = now()
         var settled: BSONDocument = ["want": .bool(want), "pending": false, "updated_at": .int64(time)]
         var unsettled: BSONDocument = ["want": .bool(want), "pending": true, "due_at": .int64(time), "attempts": 0,
@@ -180,7 +180,7 @@ public struct SubscriptionDAO: Sendable {
     }
 
     /// Inserts a wish for each pair that has none (a duplicate key means one exists: kept as it is).
-    private func insertMissing(_ pairs: [(Device, String)], want: Bool = true) async throws {
+    func insertMissing(_ pairs: [(Device, String)], want: Bool = true) async throws {
         guard !pairs.isEmpty else { return }
         for start in stride(from: 0, to: pairs.count, by: 1_000) {
             let documents = pairs[start..<min(start + 1_000, pairs.count)].map { newDocument(device: $0.0, topic: $0.1, want: want) }
