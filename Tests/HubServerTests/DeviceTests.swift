@@ -98,8 +98,9 @@ struct DeviceTests {
                                                   json: #"{"registration": "new-token", "locale": "fr-CH"}"#)
                 #expect(moved.status == .ok)
                 #expect(try moved.json()["locale"] == "fr-CH")
+                // The new locale's language topic comes with it (LanguageTopicTests).
                 try await eventually {
-                    fake.subscriptions(of: "new-token") == [Self.forced, Self.recommended]
+                    fake.subscriptions(of: "new-token") == [Self.forced, Self.recommended, "lang-fr"]
                         && fake.subscriptions(of: "old-token").isEmpty
                 }
             }

@@ -17,7 +17,7 @@ extension DeviceService {
     /// The server-owned FCM topic of a window, `quiet-` and the first 12 hex digits of the SHA-256 of its key
     /// ("from-to-tz"): every device with the window is subscribed to it, so a topic message can leave them out.
     public static func quietTopic(of quietHours: QuietHours) -> String {
-        "quiet-" + Hex.encode(SHA256.hash(data: Array(quietHours.key.utf8))).prefix(12)
+        ServerOwnedTopic.quietPrefix + Hex.encode(SHA256.hash(data: Array(quietHours.key.utf8))).prefix(12)
     }
 
     /// Sets a device's quiet hours (nil clears them): stored on the device, counted in their window, and the device

@@ -69,7 +69,7 @@ public struct DeviceService: Sendable {
         try await throttle.mayRegister(from: address, perMinute: perMinute)
     }
 
-    /// Registers a device, wanting every Forced and Recommended subject. Knowing a registration token does not give
+    /// Registers a device, wanting every Forced and Recommended subject and its language's topic. Knowing a registration token does not give
     /// its device away: a known registration keeps its device only when `presentedSecret` is that device's current
     /// secret (the same id, a new secret, its opt-outs kept but never of a Forced subject). Otherwise the caller gets
     /// a new device and the old one is retired (its id and secret stop working); the registration's subscriptions
@@ -98,9 +98,10 @@ public struct DeviceService: Sendable {
         let levels = Self.topicsByLevel(snapshot)
         let wanted = levels.forced + levels.recommended
         guard let retired else {
-            try await subscriptions.wantNew(wanted, for: device)
+            try await subscriptions.wantNew(wanted + [Self.languageTopic(of: device)].compactMap { $0 }, for: device)
             reconcilerSignal.notify()
-            // A new device wants exactly these and FCM has none yet: two commands in all, no read back.
+            // A new device wants exactly these and FCM has none yet: two commands in all, no read back. Its language
+            // topic is the hub's own, never one of its subjects.
             let answer = wanted.compactMap { topic in
                 snapshot.topics[topic].map { DeviceSubscription(topicKey: topic, location: $0, applied: false) }
             }
@@ -114,6 +115,7 @@ public struct DeviceService: Sendable {
         // the device that has it (a later one moves them again; one that lost the race hands them on below).
         try await subscriptions.wake(registration: registration)
         try await subscriptions.set(want: true, topics: wanted, for: device)
+        try await followLanguage(device)
         try await subscriptions.reassign(to: device)
         if let holder = try await devices.holder(of: registration), holder.id != device.id {
             try await subscriptions.reassign(to: holder)
@@ -128,6 +130,7 @@ public struct DeviceService: Sendable {
         try await subscriptions.wantNew(levels.forced + levels.recommended, for: device)
         try await subscriptions.wake(registration: device.registration)
         try await subscriptions.set(want: true, topics: levels.forced, for: device)
+        try await followLanguage(device)
         reconcilerSignal.notify()
         return Registration(device: device, secret: secret, created: false, subscriptions: try await self.subscriptions(of: device))
     }
@@ -151,8 +154,8 @@ public struct DeviceService: Sendable {
         return device
     }
 
-    /// Changes a device's registration (FCM rotated the token: every wish moves to the new one), locale or app
-    /// version.
+    /// Changes a device's registration (FCM rotated the token: every wish moves to the new one), locale (its
+    /// language topic follows) or app version.
     /// - Throws: `DeviceRefusal` (`.invalidRegistration`, `.registrationTaken`); `DAOError`.
     public func update(_ device: Device, registration: String?, locale: String?, appVersion: String?) async throws -> Device {
         if let registration { try Self.check(registration) }
@@ -164,6 +167,10 @@ public struct DeviceService: Sendable {
         }
         if updated.registration != device.registration {
             try await subscriptions.move(from: device.registration, to: updated)
+            reconcilerSignal.notify()
+        }
+        if locale != nil {
+            try await followLanguage(updated)
             reconcilerSignal.notify()
         }
         return updated
@@ -211,9 +218,10 @@ public struct DeviceService: Sendable {
     }
 
     /// What the device wants, by topic key in order, with whether FCM has it: its wishes, and the topics being
-    /// rolled out for which it has none (not reached yet; an opt-out is a wish).
+    /// rolled out for which it has none (not reached yet; an opt-out is a wish). Subjects only: the topics the hub
+    /// owns itself (`ServerOwnedTopic`: its language, its quiet hours) are no subscription of the device's.
     private func wishes(of device: Device) async throws -> [(topic: String, applied: Bool)] {
-        let recorded = try await subscriptions.all(of: device)
+        let recorded = try await subscriptions.all(of: device).filter { !ServerOwnedTopic.contains($0.topic) }
         let known = Set(recorded.map(\.topic))
         let unreached = device.state == .active
             ? try await rollouts.topicsUnderWay().map(\.topic).filter { !known.contains($0) } : []
@@ -291,9 +299,10 @@ public struct DeviceService: Sendable {
                 try await rollouts.topicsUnderWay().count)
     }
 
-    /// For every topic, how many devices a message to it reaches (the portal's send form and subject pages).
+    /// For every subject's topic, how many devices a message to it reaches (the portal's send form and subject
+    /// pages); the hub's own topics (languages, quiet hours) are no subject's.
     public func audienceSizes() async throws -> [String: Int] {
-        var sizes = try await subscriptions.audienceSizes()
+        var sizes = try await subscriptions.audienceSizes().filter { !ServerOwnedTopic.contains($0.key) }
         let underWay = try await rollouts.topicsUnderWay()
         guard !underWay.isEmpty else { return sizes }
         let active = try await devices.countByPlatform().values.reduce(0, +)

@@ -27,7 +27,8 @@ struct DeviceController {
     /// POST /device: `{"registration", "platform", "locale"?, "app_version"?}`, with `Authorization: Bearer msd_...`
     /// when the device re-registers → 200 (a known registration with its device's secret: the same device, a new
     /// secret) or 201 (a new device; a known registration's old device is retired) with the device's id, its secret
-    /// (shown once) and subscriptions.
+    /// (shown once) and subscriptions. A `locale` naming a language ("hi-IN") also puts the device on the hub's own
+    /// topic of that language (`lang-hi`), never listed among its subscriptions.
     @Sendable func register(request: Request, context: HubRequestContext) async throws -> Response {
         if let key = configuration.registrationKey, !Self.isAppKey(request.headers[.appKey], key) {
             throw HubError(.unauthorized, .unauthenticated, "registering a device needs the app's key in X-App-Key")
@@ -63,7 +64,7 @@ struct DeviceController {
     }
 
     /// PUT /device/:deviceID: `{"registration"?, "locale"?, "app_version"?, "quiet_hours"?}`; a new registration
-    /// moves every subscription to it; `quiet_hours` (`{"from": "22:00", "to": "07:00", "tz": "Europe/Berlin"}`, or
+    /// moves every subscription to it; a new locale moves the device to its language's topic; `quiet_hours` (`{"from": "22:00", "to": "07:00", "tz": "Europe/Berlin"}`, or
     /// null to clear) sets when passive and active messages wait (422 `invalid_quiet_hours`).
     @Sendable func update(request: Request, context: HubRequestContext) async throws -> Response {
         let device = try await device(context)
