@@ -3,7 +3,7 @@ import FCM
 import Mongo
 
 /// Brings every active device's subscriptions in line with the cube and with what FCM has: its wishes (every
-/// Forced and Recommended subject wanted, Forced ones always), then FCM's list compared with what the hub
+/// Forced and Recommended subject wanted, Forced ones always, its language's topic and no other), then FCM's list compared with what the hub
 /// recorded (drift becomes pending work), paced by the shared rate; then the retention purge.
 struct RepairPass: Sendable {
     /// The Forced and Recommended topics of the cube.
@@ -36,6 +36,7 @@ struct RepairPass: Sendable {
     private func repair(_ device: Device, levels: (forced: [String], recommended: [String])) async throws {
         try await subscriptions.wantNew(levels.forced + levels.recommended, for: device)
         try await subscriptions.set(want: true, topics: levels.forced, for: device)
+        try await subscriptions.setLanguage(LanguageTopic.topic(forLocale: device.locale), for: device)
         let atFCM: [String]
         do {
             atFCM = try await calls.topics(of: device.registration, pacedBy: rate)
@@ -43,9 +44,11 @@ struct RepairPass: Sendable {
             try await calls.registrationGone(device.registration)
             return
         }
-        // Only the hub's own topics (channel-area-subject ids): what an app subscribed itself to stays its own.
+        // Only the hub's own topics (channel-area-subject ids, and the `lang-` topics it owns): what an app
+        // subscribed itself to stays its own.
         try await subscriptions.observed(registration: device.registration,
-                                         topics: Set(atFCM.filter(Self.isTopicKey)), for: device)
+                                         topics: Set(atFCM.filter { Self.isTopicKey($0) || LanguageTopic.isTopic($0) }),
+                                         for: device)
     }
 
     /// Whether `topic` has the form of a topic key: three 24-hex ids joined by "-".

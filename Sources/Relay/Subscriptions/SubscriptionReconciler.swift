@@ -12,7 +12,9 @@ import Logging
 /// (`FCMTopicSubscriptions.Outcome.alreadyApplied`); a rate cap per project is shared by every replica
 /// (`RateWindow`). FCM saying a registration is gone marks its device unregistered and puts its subscriptions to
 /// sleep. Due subscriptions are applied in batches (`ApplyPass`); a subject every device should receive is rolled
-/// out by the same leader, at the same rate (`RolloutPass`). A periodic pass lists what FCM has for each device and
+/// out by the same leader, at the same rate (`RolloutPass`); the devices registered before the hub owned language
+/// topics get theirs from a one-time walk that records their wishes for the apply pass (`LanguageRolloutPass`).
+/// A periodic pass lists what FCM has for each device and
 /// repairs drift (`RepairPass`); it also removes devices unregistered for longer than the retention
 /// (`RetentionPurge`).
 public final class SubscriptionReconciler: Sendable {
@@ -72,6 +74,7 @@ public final class SubscriptionReconciler: Sendable {
     private let signal: WakeSignal
     private let apply: ApplyPass
     private let rollout: RolloutPass
+    private let languages: LanguageRolloutPass
     private let repair: RepairPass
 
     /// The reconciler of `project`'s subscriptions; `now` is the clock its leases, rate window, calls, rollouts and
@@ -102,6 +105,8 @@ public final class SubscriptionReconciler: Sendable {
         self.rollout = RolloutPass(rollouts: rollouts, devices: devices, subscriptions: subscriptions, calls: calls,
                                    rate: rate, leadership: leadership, signal: signal,
                                    rolloutPage: configuration.rolloutPage, batchLimit: configuration.batchLimit, now: now)
+        self.languages = LanguageRolloutPass(progress: rollouts.languages, devices: devices, subscriptions: subscriptions,
+                                             signal: signal, page: configuration.rolloutPage)
         self.repair = RepairPass(wishes: wishes, devices: devices, subscriptions: subscriptions, calls: calls, rate: rate,
                                  purge: RetentionPurge(devices: devices, subscriptions: subscriptions,
                                                        retention: configuration.retention, now: now),
@@ -143,6 +148,13 @@ public final class SubscriptionReconciler: Sendable {
         try await rollout.rollOutOnce()
     }
 
+    /// Records the language wishes of one page of the registry for the one-time language rollout; false once it
+    /// has finished.
+    @discardableResult
+    public func rollOutLanguagesOnce() async throws -> Bool {
+        try await languages.rollOutOnce()
+    }
+
     /// One pass over every active device: its wishes brought in line with the cube, FCM's list compared with what
     /// the hub recorded (drift becomes pending work), paced by the shared rate; then devices unregistered for
     /// longer than the retention are removed.
@@ -159,8 +171,12 @@ public final class SubscriptionReconciler: Sendable {
                     try? await Task.sleep(for: configuration.lease / 3)
                     continue
                 }
-                var worked = try await apply.applyOnce() > 0
+                let applied = try await apply.applyOnce()
+                var worked = applied > 0
                 if try await leadership.lead() { worked = try await rollout.rollOutOnce() || worked }
+                // The language walk's pages only when nothing else is due: each becomes one batch of the apply
+                // pass, never a backlog ahead of the wishes of devices registering now.
+                if applied == 0, try await leadership.lead() { worked = try await languages.rollOutOnce() || worked }
                 backoff.reset()
                 if !worked { await signal.wait(timeout: .milliseconds(500)) }
             } catch {
