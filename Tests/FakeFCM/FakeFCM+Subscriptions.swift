@@ -34,6 +34,21 @@ extension FakeFCM {
         state.withState { $0.subscribers[topic] ?? [] }
     }
 
+    /// The `lang-` topics `registration` is subscribed to: the language topic the hub keeps for its locale (one at
+    /// most, once the hub's subscription calls are done).
+    public func languageTopics(of registration: String) -> Set<String> {
+        subscriptions(of: registration).filter { $0.hasPrefix("lang-") }
+    }
+
+    /// The registrations a message sent to `condition` (`'T' in topics && 'lang-hi' in topics`) would reach now:
+    /// those whose subscriptions satisfy it, as a condition send delivers; nil when FCM would refuse the condition.
+    public func registrations(reachedBy condition: String) -> Set<String>? {
+        guard case .success(let parsed) = FakeFCMCondition.parse(condition) else { return nil }
+        return state.withState { state in
+            Set(state.subscriptions.filter { parsed.matches(Set($0.value.keys)) }.keys)
+        }
+    }
+
     /// Subscribes `registration` to `topic` without a call, as if someone else had: drift for tests.
     public func forceSubscribe(_ registration: String, to topic: String) {
         state.withState { _ = $0.subscribe(registration, to: topic, at: Date()) }
