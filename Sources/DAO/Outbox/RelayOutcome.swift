@@ -37,7 +37,7 @@ public struct RelayOutcome: Sendable {
         update.set.append(("relay.updated_at", .int64(now)))
         if let retryAt { update.set.append(("relay.due_at", .int64(retryAt))) }
         if let lastError { update.set.append(("relay.last_error", .string(lastError))) }
-        for component in RelayComponent.allCases {
+        for component in components.keys.sorted() {
             guard let result = components[component] else { continue }
             update.merge(RelayUpdate(id: id, lease: lease, component: component, result: result, at: now))
         }

@@ -18,19 +18,86 @@ public enum RelayStatus: String, Sendable, CaseIterable {
     case imported
 }
 
-/// One part of a message's relay: the spec's notification or data component of a topic message (one FCM request
-/// each), or the per-device sends of a message to persons and groups (one request per device, each recorded in
-/// `deliveries`).
-public enum RelayComponent: String, Sendable, CaseIterable {
-    case notification
-    case data
-    case devices
+/// One part of a message's relay, recorded at `relay.components.<name>`: the spec's notification or data component
+/// of a topic message (one FCM request each), a translated Alert's request for one language (`lang-<code>`) or for
+/// the rest (`lang-default`), or the per-device sends of a message to persons and groups (one request per device,
+/// each recorded in `deliveries`).
+public struct RelayComponent: RawRepresentable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The name: a field name, so never empty, never with a "." nor a leading "$".
+    public let rawValue: String
 
-    /// The components a message sends: to persons and groups (`addressed`) its devices; to a topic, an Alert both
-    /// components, an Information the data one alone.
-    public static func components(for distribution: Distribution, addressed: Bool = false) -> [RelayComponent] {
+    /// The component named `rawValue`; nil for a name that cannot be a field of `relay.components`.
+    public init?(rawValue: String) {
+        guard !rawValue.isEmpty, !rawValue.contains("."), !rawValue.hasPrefix("$") else { return nil }
+        self.rawValue = rawValue
+    }
+
+    private init(known: String) {
+        self.rawValue = known
+    }
+
+    /// A topic Alert's pop-up.
+    public static let notification = RelayComponent(known: "notification")
+    /// A topic message's data.
+    public static let data = RelayComponent(known: "data")
+    /// The per-device sends of a message to persons and groups.
+    public static let devices = RelayComponent(known: "devices")
+    /// A translated Alert's request in its main language, to the devices of no language sent separately.
+    public static let defaultLanguage = RelayComponent(known: "lang-default")
+
+    /// A translated Alert's request to the devices of language `code` (a primary subtag: no ".").
+    public static func language(_ code: String) -> RelayComponent {
+        RelayComponent(known: languagePrefix + code)
+    }
+
+    /// What a language component's name starts with (the hub's language topics' prefix too).
+    public static let languagePrefix = "lang-"
+
+    /// The language of a `lang-<code>` component; nil for any other (`lang-default` included).
+    public var language: String? {
+        guard rawValue.hasPrefix(Self.languagePrefix), self != .defaultLanguage else { return nil }
+        return String(rawValue.dropFirst(Self.languagePrefix.count))
+    }
+
+    /// Whether it is a translated Alert's request (`lang-<code>` or `lang-default`).
+    public var isLanguage: Bool { rawValue.hasPrefix(Self.languagePrefix) }
+
+    /// The name.
+    public var description: String { rawValue }
+
+    /// The most languages a topic Alert sends in requests of their own: FCM takes five topics in a condition, one
+    /// of them the subject's (the FCM mapping spends the same budget, the quiet exclusions first).
+    public static let maximumSeparateLanguages = 4
+
+    /// The components a message sends: to persons and groups (`addressed`) its devices; to a topic, a message not
+    /// shown (`display` false) and an Information the data component alone, an Alert with translations one component
+    /// per language that may go separately (the first `maximumSeparateLanguages` of `languages`, in order) and
+    /// `lang-default`, any other Alert the notification and data components.
+    public static func components(for distribution: Distribution, addressed: Bool = false, languages: [String] = [],
+                                  display: Bool = true) -> [RelayComponent] {
         if addressed { return [.devices] }
-        return distribution == .alert ? [.notification, .data] : [.data]
+        guard distribution == .alert, display else { return [.data] }
+        if languages.isEmpty { return [.notification, .data] }
+        var codes: [String] = []
+        for code in languages where !codes.contains(code) && codes.count < maximumSeparateLanguages {
+            codes.append(code)
+        }
+        return codes.map(language) + [.defaultLanguage]
+    }
+
+    /// The order writes name components in: notification, data, devices, the languages, `lang-default`, others.
+    public static func < (lhs: RelayComponent, rhs: RelayComponent) -> Bool {
+        (lhs.rank, lhs.rawValue) < (rhs.rank, rhs.rawValue)
+    }
+
+    private var rank: Int {
+        switch self {
+        case .notification: 0
+        case .data: 1
+        case .devices: 2
+        case .defaultLanguage: 4
+        default: language == nil ? 5 : 3
+        }
     }
 }
 
@@ -74,10 +141,18 @@ public struct RelayPlan: Sendable {
     public var direct: DirectRelay?
     /// Whether the message goes to persons and groups (its devices one by one) rather than a topic.
     public var addressed: Bool
+    /// The languages of the message's translations, in order: a topic Alert's languages that may be sent in
+    /// requests of their own (`RelayComponent.components`).
+    public var languages: [String]
+    /// Whether the message is shown (`display`); false: its data component alone.
+    public var display: Bool
 
     public init(dueAt: Int64, sendAt: Int64? = nil, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil,
-                deadlineAt: Int64, direct: DirectRelay? = nil, addressed: Bool = false) {
+                deadlineAt: Int64, direct: DirectRelay? = nil, addressed: Bool = false, languages: [String] = [],
+                display: Bool = true) {
         self.addressed = addressed
+        self.languages = languages
+        self.display = display
         self.dueAt = dueAt
         self.sendAt = sendAt
         self.expiresAt = expiresAt
@@ -89,7 +164,8 @@ public struct RelayPlan: Sendable {
     /// The `relay` sub-document for a message of `distribution`.
     public func document(for distribution: Distribution) -> BSONDocument {
         var components: [(key: String, value: BSONValue)] = []
-        for component in RelayComponent.components(for: distribution, addressed: addressed) {
+        for component in RelayComponent.components(for: distribution, addressed: addressed, languages: languages,
+                                                    display: display) {
             components.append((component.rawValue, ["state": "pending", "attempts": 0]))
         }
         var relay: [(key: String, value: BSONValue)] = [
@@ -125,6 +201,8 @@ public struct RelayState: Sendable {
     public var direct: DirectRelay?
     /// Each component's state, FCM message name, attempts and last error.
     public var components: [RelayComponent: ComponentState]
+    /// The components in the order they are stored (the order the plan lists them in).
+    public var order: [RelayComponent]
 
     /// One component's outcome.
     public struct ComponentState: Sendable, Equatable {
@@ -154,14 +232,17 @@ public struct RelayState: Sendable {
             self.direct = DirectRelay(owner: owner, seq: seq)
         }
         var components: [RelayComponent: ComponentState] = [:]
+        var order: [RelayComponent] = []
         for (key, value) in relay["components"]?.documentValue ?? [:] {
             guard let component = RelayComponent(rawValue: key), let state = value.documentValue else { continue }
+            if components[component] == nil { order.append(component) }
             components[component] = ComponentState(
                 sent: state.string("state") == "sent", failed: state.string("state") == "failed",
                 name: state["name"]?.stringValue, attempts: state["attempts"]?.int64Value ?? 0,
                 lastError: state["last_error"]?.stringValue)
         }
         self.components = components
+        self.order = order
     }
 
     /// Whether the message still waits for its send time at `now` (Unix ms): its `send_at` is later; or, stored
@@ -172,8 +253,13 @@ public struct RelayState: Sendable {
         return status == .pending && attempts == 0 && dueAt > now
     }
 
-    /// The components still to send, in the order the spec lists them.
+    /// The components still to send, in the order they are stored.
     public var unsent: [RelayComponent] {
-        RelayComponent.allCases.filter { components[$0].map { !$0.sent && !$0.failed } ?? false }
+        order.filter { !isDone($0) }
+    }
+
+    /// Whether FCM took `component` or refused it for good; false for one not on record (it is still to send).
+    public func isDone(_ component: RelayComponent) -> Bool {
+        components[component].map { $0.sent || $0.failed } ?? false
     }
 }

@@ -71,28 +71,30 @@ struct MessageSender: Sendable {
             held.finishing(id)
             record { outcome.update(lease: $0, now: now()) }
         }
-        guard let state = stored,
-              let distribution = RelayMessage.Distribution(rawValue: message.distribution) else {
+        guard let state = stored, let relayMessage = RelayMessage(stored: message, now: now()) else {
             return await finish(RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
         }
-        let relayMessage = RelayMessage(
-            msiKey: message.msiKey.hex, topicKey: message.topicKey, distribution: distribution,
-            title: message.title, desc: message.desc, message: message.message, timestamp: message.timestamp,
-            ttlSeconds: state.ttlSeconds, expiresAt: state.expiresAt, data: message.data,
-            urgency: RelayMessage.Urgency(rawValue: message.urgency.rawValue) ?? .active,
-            ackResponses: AckRequest(document: message.document["ack"]?.documentValue)?.responses)
         if relayMessage.isExpired(at: now()) {
             return await finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
         }
-        if let recipients = message.recipients {
-            return await sendToDevices(message, recipients: recipients, as: relayMessage, state: state,
+        if let audience = FanOutResolver.FanOutAudience(of: message) {
+            return await sendToDevices(message, audience: audience, as: relayMessage, state: state,
                                        finish: finish, record: record)
         }
-        let unsent = Set(state.unsent)
         let excluded = await quiet?.excludedTopics(relayMessage, stored: message) ?? []
-        let requests = FCMMapping.requests(for: relayMessage, options: mapping, excluding: excluded).compactMap { request in
-            RelayComponent(rawValue: request.component.rawValue).flatMap { unsent.contains($0) ? (request, $0) : nil }
+        // The languages an earlier attempt sent in requests of their own keep them: the main text's request of this
+        // attempt leaves their devices out, as the first one did or will.
+        let sentSeparately = state.order.compactMap { state.isDone($0) ? $0.language : nil }
+        let mapped = FCMMapping.requests(for: relayMessage, options: mapping, excluding: excluded,
+                                         sentSeparately: sentSeparately).compactMap { request in
+            RelayComponent(rawValue: request.component.rawValue).map { (request, $0) }
         }
+        // A component not on record is sent too: nothing the mapping makes is left out unnoticed.
+        let requests = mapped.filter { !state.isDone($0.1) }
+        // The languages of a translated Alert past this attempt's condition budget go with the main text: their
+        // components are recorded with its answer.
+        let separate = Set(mapped.map(\.1))
+        let withDefault = state.unsent.filter { $0.language != nil && !separate.contains($0) }
         var retryable: FCMError?
         var permanent: FCMError?
         var answered = 0
@@ -122,7 +124,17 @@ struct MessageSender: Sendable {
             switch classifier.classify(answer, of: ticket) {
             case .sent(let name):
                 metrics.sent(component)
-                record { RelayUpdate(id: id, lease: $0, component: component, result: .sent(name: name), at: now()) }
+                record { lease in
+                    var update = RelayUpdate(id: id, lease: lease, component: component, result: .sent(name: name),
+                                             at: now())
+                    if component == .defaultLanguage {
+                        for language in withDefault {
+                            update.merge(RelayUpdate(id: id, lease: lease, component: language,
+                                                     result: .sent(name: name), at: now()))
+                        }
+                    }
+                    return update
+                }
             case .retryAfter(let error, let pauseEnd):
                 if let pauseEnd { pauses.share(until: pauseEnd, reason: error) }
                 metrics.failed(component, retryable: true)
@@ -158,17 +170,17 @@ struct MessageSender: Sendable {
         await finish(RelayOutcome(id: id, status: failed ? .failed : .sent, lastError: permanent?.description))
     }
 
-    /// Sends a message to persons and groups through the fan-out, then records where it goes: sent once every
+    /// Sends a message to persons and groups, or a topic's sample, through the fan-out, then records where it goes: sent once every
     /// device has an answer (the component names where they are: its deliveries), pending for a retry when FCM asked
     /// to wait, expired, or handed back when the worker stops.
-    private func sendToDevices(_ message: Message, recipients: Recipients, as relayMessage: RelayMessage,
+    private func sendToDevices(_ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage,
                                state: RelayState, finish: (RelayOutcome) async -> Void,
                                record: ((String) -> RelayUpdate) -> Void) async {
         let id = message.id
         guard let fanOut else {
             return await finish(RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
         }
-        switch await fanOut.send(message, recipients: recipients, as: relayMessage) {
+        switch await fanOut.send(message, audience: audience, as: relayMessage) {
         case .finished:
             await finish(RelayOutcome(id: id, status: .sent, components: [.devices: .sent(name: "deliveries")]))
         case .retry(let error):

@@ -5,9 +5,9 @@ import Metrics
 /// The relay's counters, through swift-metrics: the hub bootstraps a Prometheus backend behind them
 /// before it makes a worker, and serves them at GET /metrics.
 struct RelayMetrics: Sendable {
-    private let sentCounters: [RelayComponent: Counter]
-    private let retryableFailures: [RelayComponent: Counter]
-    private let permanentFailures: [RelayComponent: Counter]
+    private let sentCounters: [String: Counter]
+    private let retryableFailures: [String: Counter]
+    private let permanentFailures: [String: Counter]
     private let retries = Counter(label: "msi_relay_retried_total")
     private let claims = Counter(label: "msi_outbox_claims_total")
     private let claimedMessages = Counter(label: "msi_outbox_claimed_messages_total")
@@ -23,9 +23,9 @@ struct RelayMetrics: Sendable {
     private let outcomes: [RelayStatus: Counter]
 
     init() {
-        func perComponent(_ label: String, _ extra: [(String, String)] = []) -> [RelayComponent: Counter] {
-            Dictionary(uniqueKeysWithValues: RelayComponent.allCases.map {
-                ($0, Counter(label: label, dimensions: [("component", $0.rawValue)] + extra))
+        func perComponent(_ label: String, _ extra: [(String, String)] = []) -> [String: Counter] {
+            Dictionary(uniqueKeysWithValues: Self.componentDimensions.map {
+                ($0, Counter(label: label, dimensions: [("component", $0)] + extra))
             })
         }
         sentCounters = perComponent("msi_relay_sent_total")
@@ -34,6 +34,15 @@ struct RelayMetrics: Sendable {
         outcomes = Dictionary(uniqueKeysWithValues: RelayStatus.allCases.map {
             ($0, Counter(label: "msi_relay_outcomes_total", dimensions: [("state", $0.rawValue)]))
         })
+    }
+
+    /// The `component` dimension's values: a translated Alert's requests count together as `language`, so that the
+    /// number of series does not grow with the languages sent.
+    static let componentDimensions = ["notification", "data", "devices", "language"]
+
+    /// The `component` dimension of `component`.
+    static func dimension(_ component: RelayComponent) -> String {
+        component.isLanguage ? "language" : component.rawValue
     }
 
     /// A claim leased `count` messages.
@@ -79,12 +88,12 @@ struct RelayMetrics: Sendable {
 
     /// FCM accepted a component.
     func sent(_ component: RelayComponent) {
-        sentCounters[component]?.increment()
+        sentCounters[Self.dimension(component)]?.increment()
     }
 
     /// FCM refused a component, for now or for good.
     func failed(_ component: RelayComponent, retryable: Bool) {
-        (retryable ? retryableFailures : permanentFailures)[component]?.increment()
+        (retryable ? retryableFailures : permanentFailures)[Self.dimension(component)]?.increment()
     }
 
     /// A message was put back to be retried later.

@@ -138,15 +138,9 @@ public struct QuietDeferralSender: Sendable {
         try await stores.deferrals.record(deferral.id, state, code: code)
     }
 
-    /// The stored message as the relay sends it; nil without a distribution the mapping knows.
+    /// The stored message as the relay sends it (`RelayMessage(stored:)`); nil without a distribution the mapping
+    /// knows.
     static func relayMessage(_ message: Message) -> RelayMessage? {
-        guard let distribution = RelayMessage.Distribution(rawValue: message.distribution) else { return nil }
-        let state = RelayState(message: message.document)
-        return RelayMessage(
-            msiKey: message.msiKey.hex, topicKey: message.topicKey, distribution: distribution, title: message.title,
-            desc: message.desc, message: message.message, timestamp: message.timestamp,
-            ttlSeconds: state?.ttlSeconds, expiresAt: state?.expiresAt, data: message.data,
-            urgency: RelayMessage.Urgency(rawValue: message.urgency.rawValue) ?? .active,
-            ackResponses: AckRequest(document: message.document["ack"]?.documentValue)?.responses)
+        RelayMessage(stored: message)
     }
 }
