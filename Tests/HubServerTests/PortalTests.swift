@@ -302,6 +302,12 @@ struct PortalBrowser {
         return try await send(.post, uri, body: body)
     }
 
+    /// Posts fields in order, a name as often as it is given (the rows a form repeats a field in).
+    mutating func post(_ uri: String, pairs: [(String, String)]) async throws -> TestResponse {
+        let body = pairs.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&")
+        return try await send(.post, uri, body: body)
+    }
+
     /// Opens the login page and logs in with its token.
     mutating func login(_ username: String, _ password: String) async throws -> TestResponse {
         let page = try await get("/portal/login")

@@ -34,7 +34,7 @@ struct Portal {
         let admins = pagesGroup.group("/admin").add(middleware: RequireRole(.admin))
         LoginController(services: services, configuration: configuration, pages: pages)
             .addRoutes(to: pagesGroup, users: users)
-        SendController(services: services, pages: pages).addRoutes(to: users)
+        SendController(services: services, pages: pages, payloadLimit: configuration.payloadLimit).addRoutes(to: users)
         SentController(services: services, pages: pages).addRoutes(to: users)
         ReachController(services: services).addRoutes(to: users)
         CubeAdminController(services: services, pages: pages).addRoutes(to: admins)

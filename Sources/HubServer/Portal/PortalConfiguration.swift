@@ -10,12 +10,19 @@ public struct PortalConfiguration: Sendable {
     public var sessionLifetime: Duration
     /// How long a session lasts at most after the login, however active (`PORTAL_SESSION_MAX_HOURS`).
     public var sessionMaxLifetime: Duration
+    /// The data payload FCM carries before the relay cuts the text (the relay's `FCM_PAYLOAD_LIMIT`): the send
+    /// form counts the bytes left to it.
+    public var payloadLimit: Int
+
+    /// The relay's payload limit when `FCM_PAYLOAD_LIMIT` is not set.
+    public static let defaultPayloadLimit = RelayConfiguration().payloadLimit
 
     public init(secureCookies: Bool = false, sessionLifetime: Duration = .seconds(8 * 3600),
-                sessionMaxLifetime: Duration = .seconds(12 * 3600)) {
+                sessionMaxLifetime: Duration = .seconds(12 * 3600), payloadLimit: Int = defaultPayloadLimit) {
         self.secureCookies = secureCookies
         self.sessionLifetime = sessionLifetime
         self.sessionMaxLifetime = sessionMaxLifetime
+        self.payloadLimit = payloadLimit
     }
 
     /// The portal configuration the environment gives.
@@ -37,6 +44,8 @@ public struct PortalConfiguration: Sendable {
             }
             portal.sessionMaxLifetime = .seconds(hours * 3600)
         }
+        // The relay's reading of FCM_PAYLOAD_LIMIT, so the form counts down to the limit the relay cuts at.
+        portal.payloadLimit = try RelayConfiguration.fromEnvironment(environment).payloadLimit
         return portal
     }
 

@@ -25,6 +25,9 @@ struct PortalForm: Sendable {
     /// The first value of `name`, or nil when the form has no such field.
     subscript(_ name: String) -> String? { fields[name]?.first }
 
+    /// Every value of `name`, in the order sent (the rows a form repeats a field in); empty when absent.
+    func all(_ name: String) -> [String] { fields[name] ?? [] }
+
     /// The first value of `name` with surrounding white space removed; "" when absent.
     func trimmed(_ name: String) -> String {
         (self[name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)

@@ -12,12 +12,15 @@ import Mongo
 struct SendController {
     let services: HubServices
     let pages: PortalPages
+    /// The data payload FCM carries before the text is cut (`FCM_PAYLOAD_LIMIT`): the form counts down to it.
+    var payloadLimit = PortalConfiguration.defaultPayloadLimit
 
     /// The routes on `users`, the group of logged-in users.
     func addRoutes(to users: RouterGroup<PortalRequestContext>) {
         users.get("/send", use: form)
         users.post("/send", use: send)
         users.get("/messages/:msiKey", use: confirmation)
+        users.post("/messages/:msiKey/resend", use: resend)
     }
 
     /// What the form holds as filled in: the kind of recipient and the values of its fields.
@@ -27,6 +30,8 @@ struct SendController {
         /// The group chosen, the persons typed and the distribution chosen (group and persons), and the message's
         /// fields.
         var values: [String: String] = [:]
+        /// Urgency, acknowledgement, translations, poster, kind, expiry, display and data.
+        var options = SendOptions()
     }
 
     /// GET /portal/send[?channel=&area=&subject=][?to=group&group=]: the empty form, a subject or group chosen when
@@ -90,6 +95,14 @@ struct SendController {
                 distribution: distribution ?? .information)
             if distribution == nil { errors["distribution"] = "Choose Alert or Information." }
         }
+        // The fields beyond recipients and texts, read as POST /message reads them; each refusal beside its field.
+        filled.options = SendOptions(form: form)
+        let reading = filled.options.read(with: services.messages, alert: submission.distribution == .alert)
+        submission.urgency = reading.urgency
+        submission.ack = reading.ack
+        submission.broadcast = reading.broadcast
+        submission.data = reading.data
+        errors.merge(reading.errors) { first, _ in first }
         // Where the form shows a refusal of the recipients depends on what it offers; devices are counted only
         // for a form shown again.
         let recipients = await SendRecipients.load(for: user.identity, services: services, countingDevices: false)
@@ -136,8 +149,16 @@ struct SendController {
             return ("desc", "Enter the notification text.")
         case (.emptyField, .topicKey?):
             return ("subject", "Choose a channel, an area and a subject.")
-        case (.invalidRecipients, _), (.groupNotFound, _), (.recipientAccessDenied, _), (.invalidData, _):
+        case (.invalidRecipients, _), (.groupNotFound, _), (.recipientAccessDenied, _):
             return recipientsError(refusal, submission.recipients ?? Recipients(), kind, recipients)
+        case (.invalidData, _): return ("data", refusal.message)
+        case (.invalidUrgency, _): return ("urgency", refusal.message)
+        case (.invalidAck, _): return ("ack", refusal.message)
+        case (.invalidTranslations, _): return ("translations", refusal.message)
+        case (.invalidImage, _): return ("image", refusal.message)
+        case (.invalidKind, _): return ("kind", refusal.message)
+        case (.invalidExpiry, _): return ("expires_at", refusal.message)
+        case (.invalidDisplay, _): return ("display", refusal.message)
         default:
             return ("subject", refusal.message)
         }
@@ -207,7 +228,11 @@ struct SendController {
         }
         // Its reach, kept up to date on the page by reach.js.
         data["reach"] = await ReachController(services: services).pageData(msiKey: msiKey, user: user)
-        return pages.render("sent-one", context.page("Message sent", ["message": data]))
+        data["presentation"] = SentMessageFacts.presentation(message)
+        data["acknowledgement"] = SentMessageFacts.acknowledgement(message, now: services.now())
+        let notice = request.uri.queryParameters.get("done") == "resend"
+            ? "The message goes again, within moments, to the devices that have not answered." : nil
+        return pages.render("sent-one", context.page("Message sent", ["message": data], notice: notice))
     }
 
     /// The form's key, if it is one a form could carry (else the message is sent without one).
@@ -227,6 +252,8 @@ struct SendController {
         var values = filled.values
         if values["distribution", default: ""].isEmpty { values["distribution"] = Distribution.alert.rawValue }
         data["values"] = values
+        data["options"] = filled.options.templateData()
+        data["payloadLimit"] = payloadLimit
         data["errors"] = errors
         data["hasErrors"] = !errors.isEmpty
         data["hasTargets"] = !targets.targets.isEmpty || !recipients.groups.isEmpty || recipients.mayMessagePersons

@@ -85,6 +85,7 @@ struct SendTargets {
             let distribution = target.subject.distribution?.rawValue ?? ""
             subjects.append([
                 "id": subjectID, "name": target.subject.name, "channel": channelID, "area": areaID,
+                "topicKey": target.subject.topicKey,
                 "distribution": distribution, "level": Self.levelText(target.subject.level),
                 "reach": Self.reachText(audience[target.subject.topicKey] ?? 0),
                 "selected": channelID == selection.channel && areaID == selection.area && subjectID == selection.subject,
