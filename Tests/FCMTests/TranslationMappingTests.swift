@@ -224,6 +224,21 @@ struct TranslationMappingTests {
         #expect(general["kind"] == nil && general["dismissible"] == nil)
     }
 
+    @Test func posterFieldsAreWhatJSONEncoderWritesByteForByte() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let url = "https://school.example/p/a b.png"
+        let wire = Wire.Message(
+            topic: "t", notification: Wire.Notification(title: "t", body: "b", image: url), data: ["image": url],
+            android: Wire.Android(priority: "HIGH", ttl: "60s",
+                                  notification: .init(sound: "default", channelID: "msi_active", image: url)),
+            apns: Wire.APNS(headers: ["apns-priority": "10"],
+                            payload: .init(aps: .init(sound: "default", contentAvailable: nil, interruptionLevel: "active",
+                                                      relevanceScore: 0.5, mutableContent: 1)),
+                            fcmOptions: .init(image: url)))
+        #expect(FCMJSON.bytes(wire.json) == Array(try encoder.encode(wire)))
+    }
+
     // MARK: Not shown
 
     @Test(arguments: [RelayMessage.Distribution.alert, .information])
