@@ -22,12 +22,14 @@ extension SubscriptionDAO {
 }
 
 extension DeviceDAO {
-    /// The devices of `ids` as they are now (id, registration, platform, state, person; never the secret's hash), by
+    /// The devices of `ids` as they are now (id, registration, platform, state, person, locale, quiet hours; never the
+    /// secret's hash), by
     /// id, `IDChunks.perCommand` a query: whom a re-send goes to. A deleted device is missing.
     /// - Throws: `DAOError`.
     public func devices(_ ids: [ObjectID]) async throws -> [ObjectID: Device] {
         var found: [ObjectID: Device] = [:]
-        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1]
+        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1, "locale": 1,
+                                    "quiet_hours": 1]
         for chunk in IDChunks.of(ids) {
             let documents = try await mapErrors {
                 try await collection.find(["_id": ["$in": .array(chunk.map(BSONValue.objectID))]],

@@ -24,6 +24,8 @@ public struct Delivery: Sendable, CustomStringConvertible {
     /// message that asked for an acknowledgement) it wants the topic.
     public enum Via: String, Sendable {
         case person, group, topic
+        /// Picked for a sample of a topic's devices (`sample`, `cohort`).
+        case cohort
     }
 
     /// "<message _id hex>/<device id hex>": resolving a message again inserts nothing twice.
@@ -41,6 +43,8 @@ public struct Delivery: Sendable, CustomStringConvertible {
     public var platform: Platform
     /// The registration token to send to, from the device as the relay resolved it (empty when read back).
     public var registration: String
+    /// The device's locale as the relay resolved it, for the message's text in its language (never stored).
+    public var locale: String?
     /// Where the device's send stands.
     public var state: State
     /// FCM's error code, when it refused.
@@ -48,14 +52,16 @@ public struct Delivery: Sendable, CustomStringConvertible {
     /// When FCM answered (Unix ms).
     public var at: Int64?
 
-    /// A delivery not answered yet of `message` to `device`, reached through `person` (and `group`, if any).
+    /// A delivery not answered yet of `message` to `device`, reached through `person` (and `group`, if any), or as
+    /// `via` says.
     public init(message: ObjectID, device: ObjectID, person: String, group: String?, platform: Platform,
-                registration: String) {
+                registration: String, via: Via? = nil, locale: String? = nil) {
         self.id = Self.id(message: message, device: device)
         self.message = message
         self.device = device
         self.person = person
-        self.via = group == nil ? .person : .group
+        self.locale = locale
+        self.via = via ?? (group == nil ? .person : .group)
         self.group = group
         self.platform = platform
         self.registration = registration

@@ -99,6 +99,26 @@ public struct Broadcast: Sendable, Equatable {
         display && (!dismissible || kind.map(Self.bannerKinds.contains) == true)
     }
 
+    /// Whether `device` is in the sample (`sample` of the devices, picked by `cohort`); true without a sample.
+    public func picks(device: ObjectID) -> Bool {
+        guard let sample else { return true }
+        return Self.position(of: device, in: cohort ?? "default") < sample
+    }
+
+    /// Where `device` falls in the cohort `name`, uniformly in [0, 1): a hash of the device id and the name (64-bit
+    /// FNV-1a, then the SplitMix64 finaliser to spread the ids' shared prefixes), the same on every replica and every
+    /// run, so one cohort name picks the same devices each time and different names pick independently.
+    public static func position(of device: ObjectID, in name: String) -> Double {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in Array(device.hex.utf8) + [0x3A] + Array(name.utf8) {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        hash = (hash ^ (hash >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        hash = (hash ^ (hash >> 27)) &* 0x94d0_49bb_1331_11eb
+        hash ^= hash >> 31
+        return Double(hash >> 11) / Double(UInt64(1) << 53)
+    }
+
     public static func == (lhs: Broadcast, rhs: Broadcast) -> Bool {
         lhs.document == rhs.document
     }

@@ -335,9 +335,10 @@ public enum FCMMapping {
         let extra: [String: String?] = switch audience {
         case .person: ["audience": "person", "group": nil]
         case .group(let id): ["audience": "group", "group": id]
+        case .cohort: ["audience": "cohort", "group": nil]
         }
         return combinedRequest(message, options, target: .token(token), component: .device,
-                               text: localized(message, in: primaryLanguage(of: language)), topicKey: false,
+                               text: localized(message, in: primaryLanguage(of: language)), topicKey: audience == .cohort,
                                extra: extra)
     }
 

@@ -11,6 +11,7 @@ public enum MessageData {
     public static let reservedKeys: Set<String> = [
         "msi_key", "topic_key", "dist", "title", "desc", "message", "timestamp", "truncated", "audience", "group",
         "urgency", "ack", "ack_responses", "from", "message_type", "collapse_key", "notification",
+        "lang", "translations", "image", "kind", "dismissible", "display", "expires_at",
     ]
 
     /// Why `data` cannot be sent, or nil.

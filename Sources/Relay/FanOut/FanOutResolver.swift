@@ -5,13 +5,31 @@ import Mongo
 
 /// Resolves a message to persons and groups into its deliveries, at every attempt: the persons named and the
 /// members of the groups named (a person reached both ways counts once, as named), then every active device bound to
-/// one of them, handed on a batch at a time to be sent. Nothing is written per device before its answer: an attempt
+/// one of them, handed on a batch at a time to be sent; or a topic message's sample (`sample`, `cohort`): the topic's
+/// registered devices the cohort picks. Nothing is written per device before its answer: an attempt
 /// after one that may have sent (`isStarted`) leaves out the devices answered already.
 ///
 /// A passive or active message is held back from a device in its quiet hours (`QuietHoursPolicy`): the device gets a
 /// `quiet_deferrals` entry, due when its window ends, and its delivery is recorded `deferred` (so that it counts as
 /// answered: a later attempt does not send it, and the message is sent once the other devices are answered).
 struct FanOutResolver: Sendable {
+    /// Whom a fan-out reaches: the persons and groups of a message's `to`, or the sample of its topic.
+    enum FanOutAudience: Sendable {
+        case recipients(Recipients)
+        case sample(topic: String)
+
+        /// The audience of a message sent device by device; nil for a topic message sent to its topic.
+        init?(of message: Message) {
+            if let recipients = message.recipients {
+                self = .recipients(recipients)
+            } else if message.broadcast.sample != nil {
+                self = .sample(topic: message.topicKey)
+            } else {
+                return nil
+            }
+        }
+    }
+
     let stores: FanOutStores
     /// Where quiet devices' sends are held back, and the clock quiet hours are read by; nil: none is held back.
     var quiet: QuietHoursStores? = nil
@@ -25,12 +43,74 @@ struct FanOutResolver: Sendable {
     /// How many persons' devices are looked up before they are handed on to be sent.
     static let personsPerBatch = 1_024
 
-    /// Finds `message`'s devices, handing each batch to `found` (without the devices answered already when
-    /// `leavingOutAnswered`), then notes on the message, while `lease` holds it, how many devices it reaches. Returns
-    /// that count, or nil when the lease no longer holds the message.
+    /// Finds `message`'s devices (of its persons and groups, or of its topic's sample), handing each batch to `found`
+    /// (without the devices answered already when `leavingOutAnswered`), then notes on the message, while `lease`
+    /// holds it, how many devices it reaches. Returns that count, or nil when the lease no longer holds the message.
     /// - Throws: `DAOError`; `CancellationError` when the task is cancelled.
-    func resolve(_ message: Message, recipients: Recipients, lease: String, leavingOutAnswered: Bool,
+    func resolve(_ message: Message, audience: FanOutAudience, lease: String, leavingOutAnswered: Bool,
                  found: ([Delivery]) -> Void) async throws -> Int? {
+        let count: Int
+        switch audience {
+        case .recipients(let recipients):
+            count = try await resolve(message, recipients: recipients, leavingOutAnswered: leavingOutAnswered,
+                                      found: found)
+        case .sample(let topic):
+            count = try await resolveSample(message, topic: topic, leavingOutAnswered: leavingOutAnswered, found: found)
+        }
+        guard try await stores.deliveries.markResolved(message: message.id, lease: lease, count: count) else {
+            return nil
+        }
+        return count
+    }
+
+    /// How many of a topic's subscriptions are read at a time for a sample.
+    static let subscriptionsPerPage = 1_000
+
+    /// The devices of `topic`'s sample (`Broadcast.picks(device:)`: registered, wanting the topic, not dormant), a
+    /// page of subscriptions at a time, each picked device looked up (registration, locale, quiet hours) and handed
+    /// to `found`. Returns how many were picked.
+    private func resolveSample(_ message: Message, topic: String, leavingOutAnswered: Bool,
+                               found: ([Delivery]) -> Void) async throws -> Int {
+        var after: ObjectID?
+        var count = 0
+        while true {
+            try Task.checkCancellation()
+            let page = try await stores.subscriptions.reachedPage(of: topic, after: after,
+                                                                  limit: Self.subscriptionsPerPage)
+            let picked = page.map(\.device).filter(message.broadcast.picks(device:))
+            if !picked.isEmpty {
+                let devices = try await stores.devices.devices(picked).values.filter { $0.state == .active }
+                try await hand(devices.sorted { $0.id < $1.id }.map { device in
+                    Delivery(message: message.id, device: device.id, person: device.person ?? "", group: nil,
+                             platform: device.platform, registration: device.registration, via: .cohort,
+                             locale: device.locale)
+                }, of: message, devices: devices, leavingOutAnswered: leavingOutAnswered, found: found, count: &count)
+            }
+            guard page.count == Self.subscriptionsPerPage, let last = page.last?.device else { break }
+            after = last
+        }
+        return count
+    }
+
+    /// Counts `deliveries`, leaves out those answered already (`leavingOutAnswered`) and those held back for quiet
+    /// hours (of `devices`), and hands the rest to `found`.
+    private func hand(_ deliveries: [Delivery], of message: Message, devices: [Device], leavingOutAnswered: Bool,
+                      found: ([Delivery]) -> Void, count: inout Int) async throws {
+        var deliveries = deliveries
+        count += deliveries.count
+        if leavingOutAnswered, !deliveries.isEmpty {
+            let answered = try await stores.deliveries.answered(deliveries.map(\.id))
+            deliveries.removeAll { answered.contains($0.id) }
+        }
+        let quietHours = Dictionary(devices.compactMap { device in device.quietHours.map { (device.id, $0) } },
+                                    uniquingKeysWith: { first, _ in first })
+        if !quietHours.isEmpty { deliveries = try await holdBack(deliveries, of: message, quietHours: quietHours) }
+        if !deliveries.isEmpty { found(deliveries) }
+    }
+
+    /// The devices of the persons named and of the groups' members, each person once; returns how many.
+    private func resolve(_ message: Message, recipients: Recipients, leavingOutAnswered: Bool,
+                         found: ([Delivery]) -> Void) async throws -> Int {
         // Each person once: named first, then through the first group (in the order given) they are a member of.
         // A batch's devices are sent while the next batch's are looked up.
         var seen: Set<String> = []
@@ -40,21 +120,14 @@ struct FanOutResolver: Sendable {
             try Task.checkCancellation()
             let groupOf = Dictionary(waiting.map { ($0.person, $0.group) }, uniquingKeysWith: { first, _ in first })
             waiting = []
-            var quietHours: [ObjectID: QuietHours] = [:]
-            var deliveries = try await stores.devices.active(ofPersons: Array(groupOf.keys)).compactMap {
-                device -> Delivery? in
+            let devices = try await stores.devices.active(ofPersons: Array(groupOf.keys))
+            let deliveries = devices.compactMap { device -> Delivery? in
                 guard let person = device.person, let group = groupOf[person] else { return nil }
-                if let hours = device.quietHours { quietHours[device.id] = hours }
                 return Delivery(message: message.id, device: device.id, person: person, group: group,
-                                platform: device.platform, registration: device.registration)
+                                platform: device.platform, registration: device.registration, locale: device.locale)
             }
-            count += deliveries.count
-            if leavingOutAnswered, !deliveries.isEmpty {
-                let answered = try await stores.deliveries.answered(deliveries.map(\.id))
-                deliveries.removeAll { answered.contains($0.id) }
-            }
-            if !quietHours.isEmpty { deliveries = try await holdBack(deliveries, of: message, quietHours: quietHours) }
-            if !deliveries.isEmpty { found(deliveries) }
+            try await hand(deliveries, of: message, devices: devices, leavingOutAnswered: leavingOutAnswered,
+                           found: found, count: &count)
         }
         for person in recipients.persons where seen.insert(person).inserted {
             waiting.append((person, nil))
@@ -67,9 +140,6 @@ struct FanOutResolver: Sendable {
             }
         }
         if !waiting.isEmpty { try await flush() }
-        guard try await stores.deliveries.markResolved(message: message.id, lease: lease, count: count) else {
-            return nil
-        }
         return count
     }
 

@@ -75,8 +75,8 @@ struct FanOutSender: Sendable {
     /// The lease was lost while the message was being resolved.
     private struct LeaseLost: Error {}
 
-    /// Sends `message` (to `recipients`, mapped as `relayMessage`) to its devices not yet answered.
-    func send(_ message: Message, recipients: Recipients, as relayMessage: RelayMessage) async -> Result {
+    /// Sends `message` (to `audience`, mapped as `relayMessage`) to its devices not yet answered.
+    func send(_ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage) async -> Result {
         let id = message.id
         guard let lease = held.safeLease(of: id) else { return .lost }
         let progress = Progress()
@@ -84,7 +84,7 @@ struct FanOutSender: Sendable {
         var failedRead: (any Error)?
         // The deliveries to send come a batch at a time: as the resolution stores them (sending starts with the first
         // batch), or, once the message is resolved, as pages of the pending ones are read.
-        let (pages, producer) = pages(of: message, recipients: recipients, lease: lease.owner)
+        let (pages, producer) = pages(of: message, audience: audience, lease: lease.owner)
         await withTaskGroup(of: Void.self) { group in
             var running = 0
             var iterator = pages.makeAsyncIterator()
@@ -142,7 +142,7 @@ struct FanOutSender: Sendable {
     /// first batch), and the task that produces them. The first attempt notes on the message, under `lease`, that
     /// sends begin; a later one leaves out the devices answered already. The stream ends in `LeaseLost` when the
     /// lease no longer holds the message.
-    private func pages(of message: Message, recipients: Recipients, lease: String)
+    private func pages(of message: Message, audience: FanOutResolver.FanOutAudience, lease: String)
         -> (AsyncThrowingStream<[Delivery], any Error>, Task<Void, Never>) {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Delivery].self)
         let producer = Task { [resolver, deliveries, logger] in
@@ -153,7 +153,7 @@ struct FanOutSender: Sendable {
                         throw LeaseLost()
                     }
                 }
-                guard let count = try await resolver.resolve(message, recipients: recipients, lease: lease,
+                guard let count = try await resolver.resolve(message, audience: audience, lease: lease,
                                                              leavingOutAnswered: resumed,
                                                              found: { continuation.yield($0) })
                 else { throw LeaseLost() }
@@ -171,9 +171,12 @@ struct FanOutSender: Sendable {
     /// Sends one device its request and queues the answer's record.
     private func call(_ delivery: Delivery, ticket: RelayGate.Ticket, _ message: RelayMessage,
                       progress: Progress) async {
-        let request = FCMMapping.deviceRequest(for: message, token: delivery.registration,
-                                               audience: delivery.group.map(FCMAudience.group) ?? .person,
-                                               options: mapping)
+        let audience: FCMAudience = switch delivery.via {
+        case .cohort, .topic: .cohort
+        case .person, .group: delivery.group.map(FCMAudience.group) ?? .person
+        }
+        let request = FCMMapping.deviceRequest(for: message, token: delivery.registration, audience: audience,
+                                               options: mapping, language: delivery.locale)
         switch await paced.send(request, with: ticket) {
         case .cancelled:
             // The worker stops: a request cut short says nothing of FCM. Its device has no answer, for the next

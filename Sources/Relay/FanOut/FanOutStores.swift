@@ -2,7 +2,7 @@ import DAO
 import Mongo
 
 /// What the relay's per-device fan-out reads and writes beside the outbox: the deliveries, the devices and groups
-/// its recipients resolve through, and the send rate every replica shares.
+/// its recipients resolve through, a topic's subscriptions (for a sample), and the send rate every replica shares.
 public struct FanOutStores: Sendable {
     /// One document per message and device reached.
     public let deliveries: DeliveryDAO
@@ -12,8 +12,12 @@ public struct FanOutStores: Sendable {
     public let groups: GroupDAO
     /// The shared counter `FCM_SEND_RATE` is taken from.
     public let rates: RateWindowDAO
+    /// A topic's registered devices, of which a sample is picked.
+    public let subscriptions: SubscriptionDAO
 
-    public init(deliveries: DeliveryDAO, devices: DeviceDAO, groups: GroupDAO, rates: RateWindowDAO) {
+    public init(deliveries: DeliveryDAO, devices: DeviceDAO, groups: GroupDAO, rates: RateWindowDAO,
+                subscriptions: SubscriptionDAO) {
+        self.subscriptions = subscriptions
         self.deliveries = deliveries
         self.devices = devices
         self.groups = groups
@@ -24,6 +28,7 @@ public struct FanOutStores: Sendable {
     public init(database: MongoDatabase, now: @escaping UnixClock) {
         self.init(deliveries: DeliveryDAO(database: database, now: now),
                   devices: DeviceDAO(database: database, now: now),
-                  groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now))
+                  groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now),
+                  subscriptions: SubscriptionDAO(database: database, now: now))
     }
 }
