@@ -5,7 +5,8 @@ Covers issue 6's scenarios: an admin builds a channel, an area, an Alert and an 
 deletes one; a communicator sends an Alert and an Information message, sees the confirmation and the sent list,
 and sends to a group open to them;
 the message is in the database and reached the fake FCM; the message page's reach report follows the receipts two
-phones post, without a reload; a communicator cannot open admin pages; logging out
+phones post, without a reload; translation rows are added and removed while the bytes left in the push are
+counted; a communicator cannot open admin pages; logging out
 ends the session; a name with <script> shows as text; a form without its CSRF token is refused; six wrong
 passwords are throttled. Each page is photographed into the screenshots folder.
 """
@@ -509,6 +510,78 @@ def the_reach_report_updates_live(run):
     run.shot("16-reach-report")
 
 
+def communicator_adds_and_removes_translations(run):
+    """The send form's translation rows: added and removed with buttons, the bytes left in the push counted live (a
+    warning past the limit), the expiry sent with the browser's offset; the message is stored with its translation
+    and relayed in that language too."""
+    run.open("/portal/send")
+    choose(run, "Riverside High", "Year 10", "Exam alerts")
+    run.fill("title", "School closed tomorrow")
+    run.fill("desc", "Closed tomorrow: snow")
+    run.fill("message", "The school is closed tomorrow because of the snow.")
+    count = run.driver.find_element(By.ID, "payload-count")
+
+    def left():
+        return int(count.get_attribute("data-left"))
+
+    def rows():
+        return run.driver.find_elements(By.CSS_SELECTOR, "#translation-rows .translation-row")
+
+    start = left()
+    check(0 < start < 2048 and count.text == "%d bytes left in the push" % start, "the bytes left are shown")
+    check(len(rows()) == 1, "one translation row to begin with")
+    title_hi = "कल स्कूल बंद"
+    rows()[0].find_element(By.NAME, "tr_lang").send_keys("hi")
+    rows()[0].find_element(By.NAME, "tr_title").send_keys(title_hi)
+    rows()[0].find_element(By.NAME, "tr_desc").send_keys("कल बर्फ़ के कारण स्कूल बंद")
+    one = left()
+    check(one < start - len(title_hi.encode()), "the translation's UTF-8 bytes are counted (%d, then %d)" % (start, one))
+    run.driver.find_element(By.ID, "add-translation").click()
+    check(len(rows()) == 2, "a second row is added")
+    second = rows()[1]
+    check(second.find_element(By.NAME, "tr_lang").get_attribute("value") == "", "the new row is empty")
+    second.find_element(By.NAME, "tr_lang").send_keys("ta")
+    second.find_element(By.NAME, "tr_title").send_keys("நாளை பள்ளி மூடல்")
+    second.find_element(By.NAME, "tr_desc").send_keys("பனி காரணமாக நாளை மூடல்")
+    two = left()
+    check(two < one, "the second translation is counted (%d, then %d)" % (one, two))
+    second.find_element(By.NAME, "tr_message").send_keys("பனி " * 200)
+    check(left() < 0 and "over" in count.get_attribute("class") and "cut" in count.text,
+          "past the limit the count warns that the text will be cut (%s)" % count.text)
+    run.shot("16b-send-form-over", width=880)
+    second.find_element(By.CSS_SELECTOR, "[data-remove-row]").click()
+    check(len(rows()) == 1 and left() == one, "removing the row gives its bytes back (%d, %d)" % (left(), one))
+    check("over" not in count.get_attribute("class"), "the warning goes with it")
+    # The expiry, typed in the browser's time zone, is sent with its offset.
+    run.driver.execute_script(
+        "var f = document.getElementById('expires-local'); f.value = arguments[0];"
+        "f.dispatchEvent(new Event('input', {bubbles: true}));",
+        time.strftime("%Y-%m-%dT%H:%M", time.localtime(time.time() + 3 * 86400)))
+    sent_expiry = run.driver.find_element(By.ID, "expires-at").get_attribute("value")
+    check(len(sent_expiry) == 25 and sent_expiry[19] in "+-", "the expiry carries the browser's offset: " + sent_expiry)
+    expiry_ms = run.driver.execute_script(
+        "return new Date(document.getElementById('expires-local').value).getTime();")
+    run.shot("16b-send-form-translations", width=880)
+    run.submit("send")
+    check("Your message was sent" in run.text(), "the translated message is sent")
+    check(run.driver.find_element(By.ID, "sent-languages").text == "en (the texts above), hi",
+          "the message page lists its languages")
+    key = run.driver.find_element(By.ID, "msi-key").text
+    status, message = run.api_get("/message/" + key, COMMUNICATOR, COMMUNICATOR_PASSWORD)
+    check(status == 200 and list(message["translations"]) == ["hi"]
+          and message["translations"]["hi"]["title"] == title_hi, "stored with its one translation")
+    check(message["expires_at"] == expiry_ms, "the expiry is the time typed, in the browser's zone")
+    for _ in range(60):
+        received = json.loads(urllib.request.urlopen(run.fcm["base_url"] + "/_received", timeout=5).read())
+        hindi = [b["message"] for b in received if b["message"].get("data", {}).get("msi_key") == key
+                 and " && 'lang-hi' in topics" in b["message"].get("condition", "")]
+        if hindi:
+            break
+        time.sleep(0.25)
+    check(hindi and hindi[0]["notification"]["title"] == title_hi, "FCM got the Hindi request for lang-hi")
+    run.shot("16c-confirmation-translations")
+
+
 def a_form_without_its_csrf_token_is_refused(run):
     run.click_link("Send a message")
     choose(run, "Riverside High", "Year 10", "Newsletter")
@@ -580,7 +653,7 @@ STEPS = [admin_logs_in, admin_builds_channel_area_and_subjects, admin_edits_and_
          logout_ends_the_session,
          communicator_cannot_open_admin_pages, communicator_sends_an_alert_and_an_information,
          the_messages_are_stored_and_reached_the_fake_fcm, the_reach_report_updates_live,
-         a_form_without_its_csrf_token_is_refused,
+         communicator_adds_and_removes_translations, a_form_without_its_csrf_token_is_refused,
          communicator_sends_to_a_group, six_wrong_passwords_are_throttled]
 
 
