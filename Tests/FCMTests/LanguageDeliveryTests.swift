@@ -31,13 +31,14 @@ struct LanguageDeliveryTests {
 
     @Test func hindiAndTamilReachEveryPhoneOnceInThreeRequests() async throws {
         try await FCMHarness.with { harness in
-            let requests = FCMMapping.requests(for: Translations.message(.alert, Translations.two), excluding: ["quiet-1"])
+            let requests = FCMMapping.requests(for: Translations.message(.alert, Translations.two),
+                                               excluding: ["quiet-1"])
             #expect(requests.count == 3)
             let inboxes = try await Self.deliver(requests, harness)
             let titles = inboxes.mapValues { $0.map { $0.notification?.title ?? "-" } }
             #expect(titles == [
-                "phone-hi": ["हिम दिवस"], "phone-ta": ["பனி நாள்"], "phone-fr": ["Snow day"], "phone-self": ["Snow day"],
-                "phone-en": ["Snow day"], "phone-mr": ["Snow day"], "phone-other-subject": [], "phone-quiet": [],
+                "phone-hi": ["हिम दिवस"], "phone-ta": ["பனி நாள்"], "phone-fr": ["Snow day"],
+                "phone-self": ["Snow day"], "phone-en": ["Snow day"], "phone-mr": ["Snow day"], "phone-other-subject": [], "phone-quiet": [],
             ])
             #expect(inboxes["phone-hi"]?.first?.data["lang"] == "hi")
             #expect(inboxes["phone-fr"]?.first?.data["lang"] == "en")

@@ -21,10 +21,11 @@ struct TranslationMappingTests {
     /// The `translations` of a request's data, parsed as the app parses it, keys in the order written.
     static func translations(_ request: FCMRequest) throws -> [String] {
         let text = try #require(try data(request)["translations"])
-        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: [String: String]])
+        let parsed = try #require(
+            try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: [String: String]])
         // JSONSerialization forgets the order: read it from the text.
-        let keys = parsed.keys.sorted { text.range(of: "\"\($0)\":{")!.lowerBound < text.range(of: "\"\($1)\":{")!.lowerBound }
-        return keys
+        let position = { (key: String) in text.range(of: "\"\(key)\":{")?.lowerBound ?? text.endIndex }
+        return parsed.keys.sorted { position($0) < position($1) }
     }
 
     static func condition(_ request: FCMRequest) throws -> String? {
@@ -65,7 +66,8 @@ struct TranslationMappingTests {
     }
 
     @Test func theTranslationsJSONIsCompactAndInTheOrderGiven() throws {
-        let request = try #require(FCMMapping.requests(for: Translations.message(.information, [Translations.ta, Translations.fr])).first)
+        let message = Translations.message(.information, [Translations.ta, Translations.fr])
+        let request = try #require(FCMMapping.requests(for: message).first)
         let text = try #require(try Self.data(request)["translations"])
         #expect(text == #"{"ta":{"title":"பனி நாள்","desc":"இன்று பள்ளி மூடப்பட்டுள்ளது","message":"பனி காரணமாக திங்கள்கிழமை மாவட்டத்தின் அனைத்து பள்ளிகளும் மூடப்பட்டுள்ளன."},"fr":{"title":"Jour de neige","desc":"L'école est fermée aujourd'hui","message":"Toutes les écoles du district sont fermées lundi à cause de la neige."}}"#)
     }
@@ -99,7 +101,8 @@ struct TranslationMappingTests {
         // Four quiet windows take the whole budget: one request in the main language, the translations in its data.
         let four = FCMMapping.requests(for: message, excluding: ["q1", "q2", "q3", "q4", "q5"])
         #expect(four.map(\.component.rawValue) == ["lang-default"])
-        #expect(try Self.condition(four[0]) == FCMMapping.condition(topic: Self.topic, excluding: ["q1", "q2", "q3", "q4"]))
+        #expect(try Self.condition(four[0])
+            == FCMMapping.condition(topic: Self.topic, excluding: ["q1", "q2", "q3", "q4"]))
         #expect(try Self.translations(four[0]).count == 6)
     }
 
@@ -107,8 +110,8 @@ struct TranslationMappingTests {
         let message = Translations.message(.alert, Translations.two)
         let requests = FCMMapping.requests(for: message, excluding: ["q1", "q2", "q3", "q4"], sentSeparately: ["hi"])
         #expect(requests.map(\.component.rawValue) == ["lang-hi", "lang-default"])
-        #expect(try Self.condition(requests[1]) == "'\(Self.topic)' in topics && !('q1' in topics) && !('q2' in topics) "
-            + "&& !('q3' in topics) && !('lang-hi' in topics)")
+        #expect(try Self.condition(requests[1]) == "'\(Self.topic)' in topics && !('q1' in topics) "
+            + "&& !('q2' in topics) && !('q3' in topics) && !('lang-hi' in topics)")
         let split = FCMMapping.languageSplit(for: message, excluding: ["q1", "q2"], sentSeparately: ["ta"])
         #expect(split == .init(quiet: ["q1", "q2"], languages: ["hi", "ta"]))
     }
@@ -146,7 +149,8 @@ struct TranslationMappingTests {
         var message = Translations.message(.alert, Translations.two)
         message.topicKey = ""
         let hindi = FCMMapping.deviceRequest(for: message, token: "t1", audience: .person, language: "hi-IN")
-        #expect(try Self.message(hindi)["notification"] as? [String: String] == ["title": "हिम दिवस", "body": "आज स्कूल बंद है"])
+        #expect(try Self.message(hindi)["notification"] as? [String: String]
+            == ["title": "हिम दिवस", "body": "आज स्कूल बंद है"])
         let hindiData = try Self.data(hindi)
         #expect(hindiData["title"] == "हिम दिवस" && hindiData["lang"] == "hi" && hindiData["audience"] == "person")
         #expect(hindiData["topic_key"] == nil)
@@ -169,7 +173,8 @@ struct TranslationMappingTests {
         #expect(try Self.data(tamil[0])["topic_key"] == Self.topic)
         #expect(FCMMapping.requests(for: message, token: "t1").map(\.component.rawValue) == ["lang-default"])
         // Without translations, a token send keeps today's two components whatever the device's language.
-        #expect(FCMMapping.requests(for: .sample(.alert), token: "t1", language: "hi").map(\.component) == [.notification, .data])
+        #expect(FCMMapping.requests(for: .sample(.alert), token: "t1", language: "hi").map(\.component)
+            == [.notification, .data])
     }
 
     // MARK: Posters, kinds, expiry
@@ -233,8 +238,9 @@ struct TranslationMappingTests {
             android: Wire.Android(priority: "HIGH", ttl: "60s",
                                   notification: .init(sound: "default", channelID: "msi_active", image: url)),
             apns: Wire.APNS(headers: ["apns-priority": "10"],
-                            payload: .init(aps: .init(sound: "default", contentAvailable: nil, interruptionLevel: "active",
-                                                      relevanceScore: 0.5, mutableContent: 1)),
+                            payload: .init(aps: .init(sound: "default", contentAvailable: nil,
+                                                      interruptionLevel: "active", relevanceScore: 0.5,
+                                                      mutableContent: 1)),
                             fcmOptions: .init(image: url)))
         #expect(FCMJSON.bytes(wire.json) == Array(try encoder.encode(wire)))
     }
@@ -288,7 +294,8 @@ struct TranslationMappingTests {
             same.kind = "general"
             same.sendingAt = plain.timestamp + 60_000
             #expect(FCMMapping.requests(for: plain) == FCMMapping.requests(for: same))
-            #expect(FCMMapping.requests(for: plain, token: "t") == FCMMapping.requests(for: same, token: "t", language: "hi"))
+            #expect(FCMMapping.requests(for: plain, token: "t")
+                == FCMMapping.requests(for: same, token: "t", language: "hi"))
             #expect(FCMMapping.deviceRequest(for: plain, token: "t", audience: .person)
                 == FCMMapping.deviceRequest(for: same, token: "t", audience: .person, language: "hi-IN"))
             for request in FCMMapping.requests(for: plain, excluding: ["q1"]) {
@@ -307,8 +314,8 @@ struct TranslationMappingTests {
             let requests = FCMMapping.requests(for: Translations.message(.alert, translations))
             for request in requests {
                 #expect(request.payloadSize <= FCMMappingOptions.defaultPayloadLimit && !request.isTruncated)
-                lines.append("\(translations.count) translations, \(request.component): payload \(request.payloadSize) B, "
-                    + "body \(request.body.count) B")
+                lines.append("\(translations.count) translations, \(request.component): "
+                    + "payload \(request.payloadSize) B, body \(request.body.count) B")
             }
             lines.append("\(translations.count) translations: \(requests.count) requests, "
                 + "\(requests.map(\.body.count).reduce(0, +)) B of bodies")
