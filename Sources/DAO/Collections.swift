@@ -73,6 +73,8 @@ public enum DatabaseIndexes {
                 IndexModel(keys: ["to.groups": 1, "timestamp": 1, "_id": 1], name: "to.groups.timestamp"),
                 OutboxDAO.index,
                 AcknowledgementDAO.index,
+                // The live banners an app shows at launch (only banners are in it).
+                MessageDAO.bannerIndex,
             ])
             try await database.collection(CollectionName.users).createIndexes([
                 IndexModel(keys: ["username": 1], name: "username", unique: true),

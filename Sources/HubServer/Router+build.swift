@@ -32,6 +32,7 @@ func buildRouter(services: HubServices, portal: PortalConfiguration, devices: De
     DeliveryController(services: services).addRoutes(to: senders)
     ReceiptController(services: services).addRoutes(to: router, senders: senders)
     DeviceController(services: services, configuration: devices).addRoutes(to: router)
+    BroadcastController(services: services).addRoutes(to: router)
     AudienceController(services: services).addRoutes(to: senders)
     GroupController(services: services).addRoutes(to: admins)
     WebhookController(services: services).addRoutes(to: admins)
