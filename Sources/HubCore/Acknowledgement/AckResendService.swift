@@ -51,9 +51,8 @@ public struct AckResendService: Sendable {
     ///   `.notSent`, `.underWay`, `.allResent`, `.finished`; `DAOError` when the database fails.
     public func resendNow(msiKey: ObjectID, for identity: Identity) async throws -> Int64 {
         let message = try await messages.detailedMessage(msiKey: msiKey, for: identity)
-        guard case .waiting(let made, let resend, _) = Self.step(of: message, now: now()) else {
-            throw Self.refusal(Self.step(of: message, now: now()))
-        }
+        let step = Self.step(of: message, now: now())
+        guard case .waiting(let made, let resend, _) = step else { throw Self.refusal(step) }
         if try await acknowledgements.resendNow(message: message.id, resend: resend) { return made + 1 }
         // It moved on between the read and the update: say where it stands now.
         let current = try await messages.detailedMessage(msiKey: msiKey, for: identity)

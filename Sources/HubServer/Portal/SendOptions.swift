@@ -11,6 +11,7 @@ import Mongo
 struct SendOptions {
     /// One translation row as filled in.
     struct Translation: Equatable {
+        /// The row's language code (lowercased), title, notification text and message, trimmed.
         var language = "", title = "", desc = "", message = ""
 
         /// Whether every field of the row is empty (a row left blank is no translation).
@@ -22,25 +23,35 @@ struct SendOptions {
     /// The select's value that asks for a kind of the school's own.
     static let ownKind = "own"
 
+    /// The urgency chosen; "" for the default.
     var urgency = ""
+    /// Whether an acknowledgement is asked for (`ack` ticked).
     var ackRequested = false
     /// The responses, one a line.
     var ackResponses = ""
+    /// How long the recipients have to answer, in minutes, as typed.
     var ackWithinMinutes = ""
+    /// How many times a device that has not answered gets it again, as typed.
     var ackResend = ""
     /// The language of the main texts (`lang`); "" for the hub's default.
     var language = ""
+    /// The translation rows filled in, in order (blank rows left out).
     var translations: [Translation] = []
+    /// The poster's URL, as typed.
     var image = ""
     /// One of `offeredKinds` or `ownKind`.
     var kind = "general"
+    /// The kind of the school's own, typed beside the select.
     var ownKindName = ""
+    /// Whether the person may dismiss the banner (the box ticked, or the field absent).
     var dismissible = true
     /// The expiry the script sent: RFC 3339 with the browser's offset.
     var expiresAt = ""
     /// The expiry as typed in the `datetime-local` field (read as UTC when the script sent none).
     var expiresLocal = ""
+    /// Whether the phone shows it (the box ticked, or the field absent).
     var display = true
+    /// The data rows filled in, in order (blank rows left out).
     var data: [(key: String, value: String)] = []
 
     init() {}
@@ -78,9 +89,13 @@ struct SendOptions {
 
     /// What the fields read as: each HubCore reading's result, or its refusal beside the form's field.
     struct Reading {
+        /// `Submission.urgency(named:)`'s reading.
         var urgency = Urgency.default
+        /// `Submission.ack(from:)`'s reading.
         var ack: AckRequest?
+        /// `MessageService.broadcast(from:)`'s reading.
         var broadcast = Broadcast()
+        /// The data rows as the message's `data` (its rules are the send rules', `MessageData`).
         var data: [String: String] = [:]
         /// The refusals, by the form's field.
         var errors: [String: String] = [:]
@@ -90,43 +105,29 @@ struct SendOptions {
     /// notification text) or not.
     func read(with messages: MessageService, alert: Bool) -> Reading {
         var reading = Reading()
-        do {
-            reading.urgency = try MessageService.Submission.urgency(named: urgency.isEmpty ? nil : urgency)
-        } catch let refusal as SendRefusal {
-            reading.errors["urgency"] = refusal.message
-        } catch {
-            reading.errors["urgency"] = "\(error)"
+        /// `read()`'s value, or nil with its refusal noted beside `field` (the readings throw only `SendRefusal`).
+        func value<T>(_ field: String, _ read: () throws -> T) -> T? {
+            do {
+                return try read()
+            } catch {
+                reading.errors[field] = (error as? SendRefusal)?.message ?? "This cannot be read."
+                return nil
+            }
         }
-        do {
-            reading.ack = try MessageService.Submission.ack(from: ackValue)
-        } catch let refusal as SendRefusal {
-            reading.errors["ack"] = refusal.message
-        } catch {
-            reading.errors["ack"] = "\(error)"
-        }
+        reading.urgency = value("urgency") {
+            try MessageService.Submission.urgency(named: urgency.isEmpty ? nil : urgency)
+        } ?? .default
+        reading.ack = value("ack") { try MessageService.Submission.ack(from: ackValue) } ?? nil
         // Each group of fields alone first, so that every field at fault shows its refusal; then all of them.
         let body = broadcastBody(alert: alert)
         for (field, keys) in [("translations", ["lang", "translations"]), ("image", ["image"]),
                               ("kind", ["kind", "dismissible"]), ("expires_at", ["expires_at"]),
                               ("display", ["display"])] {
             let part = BSONDocument(body.elements.filter { keys.contains($0.key) })
-            guard !part.isEmpty else { continue }
-            do {
-                _ = try messages.broadcast(from: part)
-            } catch let refusal as SendRefusal {
-                reading.errors[field] = refusal.message
-            } catch {
-                reading.errors[field] = "\(error)"
-            }
+            if !part.isEmpty { _ = value(field) { try messages.broadcast(from: part) } }
         }
         if reading.errors.isEmpty {
-            do {
-                reading.broadcast = try messages.broadcast(from: body)
-            } catch let refusal as SendRefusal {
-                reading.errors["translations"] = refusal.message
-            } catch {
-                reading.errors["translations"] = "\(error)"
-            }
+            reading.broadcast = value("translations") { try messages.broadcast(from: body) } ?? Broadcast()
         }
         var seen = Set<String>()
         for (key, value) in data {
