@@ -157,6 +157,53 @@ struct BroadcastMessageTests {
         }
     }
 
+    @Test func eachRegisteredPhoneGetsATranslatedAlertOnceInItsLanguageInOneRequestPerLanguagePlusOne() async throws {
+        try await FakeFCM.with { fake in
+            try await DeviceTests.with(fake) { hub in
+                let forced = DeviceTests.forced
+                // Registered phones in four languages and one without a locale; an app that subscribed itself.
+                let phones: [(token: String, locale: String?)] = [
+                    ("phone-en", "en"), ("phone-hi", "hi-IN"), ("phone-ta", "ta"), ("phone-fr", "fr"), ("phone-none", nil),
+                ]
+                for (token, locale) in phones {
+                    #expect(try await hub.register(token, locale: locale).status == .created)
+                }
+                fake.forceSubscribe("app-self", to: forced)
+                for (token, locale) in phones {
+                    let language = locale.flatMap(LanguageTopic.topic(forLocale:))
+                    try await eventually("\(token) at FCM") {
+                        fake.subscriptions(of: token).contains(forced) && fake.languageTopics(of: token) == Set([language].compactMap { $0 })
+                    }
+                }
+                let tokens = phones.map(\.token) + ["app-self"]
+                /// Posts an Alert with `translations` and returns, per token, the notification titles it received,
+                /// and the number of FCM requests the message took.
+                func send(_ translations: [(String, String)]) async throws -> (titles: [String: [String]], requests: Int) {
+                    let before = fake.received.count
+                    let fields = translations.map { #""\#($0.0)": {"title": "\#($0.1)", "desc": "d-\#($0.0)"}"# }
+                    let key = try await hub.post(RelayOutboxTests.alert(
+                        "Closed", extra: #", "translations": {\#(fields.joined(separator: ", "))}"#))
+                    try await eventually("the message is sent") { try await hub.relayState(key) == "sent" }
+                    var titles: [String: [String]] = [:]
+                    for token in tokens {
+                        titles[token] = fake.drainInbox(token).compactMap { $0.notification?.title }
+                    }
+                    return (titles, fake.received.count - before)
+                }
+                let two = try await send([("hi", "बंद"), ("ta", "மூடல்")])
+                #expect(two.requests == 3)
+                #expect(two.titles == ["phone-en": ["Closed"], "phone-hi": ["बंद"], "phone-ta": ["மூடல்"],
+                                       "phone-fr": ["Closed"], "phone-none": ["Closed"], "app-self": ["Closed"]])
+                // Six translations: the first four go separately (a condition names five topics at most), the
+                // devices of the others get the default text; each phone still gets the message once.
+                let six = try await send([("hi", "hi"), ("de", "de"), ("fr", "fr"), ("ja", "ja"), ("ta", "ta"), ("es", "es")])
+                #expect(six.requests == 5)
+                #expect(six.titles == ["phone-en": ["Closed"], "phone-hi": ["hi"], "phone-ta": ["Closed"],
+                                       "phone-fr": ["fr"], "phone-none": ["Closed"], "app-self": ["Closed"]])
+            }
+        }
+    }
+
     @Test func theCohortPickIsUniformAndIndependentOfTheName() {
         let devices = (0..<20_000).map { _ in ObjectID() }
         let picked = devices.filter { Broadcast.position(of: $0, in: "a") < 0.1 }

@@ -108,7 +108,9 @@ public struct MessageService: Sendable {
         let ticket = dueAt <= now && !sampled ? relay.ticket(now: now) : nil
         let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
                              expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
-                             deadlineAt: dueAt + relayDeadline.milliseconds, direct: ticket, addressed: sampled)
+                             deadlineAt: dueAt + relayDeadline.milliseconds, direct: ticket, addressed: sampled,
+                             languages: submission.broadcast.translations.map(\.language),
+                             display: submission.broadcast.display)
         let message: Message
         do {
             message = try await store(MessageDraft(

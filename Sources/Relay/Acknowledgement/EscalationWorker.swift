@@ -168,11 +168,13 @@ public struct EscalationWorker: Sendable {
                     take(result)
                 }
                 if Task.isCancelled { break }
+                // In the device's language when the message has it.
                 let requests = message.recipients == nil
-                    ? FCMMapping.requests(for: relayMessage, token: device.registration, options: mapping)
+                    ? FCMMapping.requests(for: relayMessage, token: device.registration, options: mapping,
+                                          language: device.locale)
                     : [FCMMapping.deviceRequest(for: relayMessage, token: device.registration,
                                                 audience: delivery.group.map(FCMAudience.group) ?? .person,
-                                                options: mapping)]
+                                                options: mapping, language: device.locale)]
                 running += 1
                 group.addTask { [sends] in
                     for request in requests {
