@@ -83,7 +83,8 @@ struct SendOptions {
         expiresAt = form.trimmed("expires_at")
         expiresLocal = form.trimmed("expires_local")
         let keys = form.all("data_key"), values = form.all("data_value")
-        data = (0..<max(keys.count, values.count)).map { (key: value(keys, $0), value: $0 < values.count ? values[$0] : "") }
+        data = (0..<max(keys.count, values.count))
+            .map { (key: value(keys, $0), value: $0 < values.count ? values[$0] : "") }
             .filter { !$0.key.isEmpty || !$0.value.isEmpty }
     }
 
@@ -149,8 +150,8 @@ struct SendOptions {
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         if !responses.isEmpty { ack.append(("responses", .array(responses.map(BSONValue.string)))) }
         if !ackWithinMinutes.isEmpty {
-            if let minutes = Int64(ackWithinMinutes), case let (seconds, overflow) = minutes.multipliedReportingOverflow(by: 60),
-               !overflow {
+            if let minutes = Int64(ackWithinMinutes),
+               case let (seconds, overflow) = minutes.multipliedReportingOverflow(by: 60), !overflow {
                 ack.append(("within_s", .int64(seconds)))
             } else {
                 ack.append(("within_s", .string(ackWithinMinutes)))

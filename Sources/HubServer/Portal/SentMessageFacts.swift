@@ -18,7 +18,8 @@ enum SentMessageFacts {
             facts.append(["id": "sent-languages", "name": "Languages",
                           "value": ([main] + broadcast.translations.map(\.language)).joined(separator: ", ")])
             for (language, text) in broadcast.translations {
-                facts.append(["id": "sent-translation-\(language)", "name": "Title in \(language)", "value": text.title])
+                facts.append(["id": "sent-translation-\(language)", "name": "Title in \(language)",
+                              "value": text.title])
             }
         }
         if let image = broadcast.image { facts.append(["id": "sent-image", "name": "Poster", "value": image]) }

@@ -72,7 +72,10 @@
       if (kind === 'group' && group) { data.group = group.value; }
     }
     data.dist = alert ? 'Alert' : 'Information';
-    var field = function (id) { var element = document.getElementById(id); return element ? element.value.trim() : ''; };
+    var field = function (id) {
+      var element = document.getElementById(id);
+      return element ? element.value.trim() : '';
+    };
     data.title = field('title');
     data.desc = alert ? field('desc') : '';
     data.message = field('message');
@@ -97,7 +100,11 @@
     if (field('lang') || translated) { data.lang = field('lang').toLowerCase() || 'en'; }
     if (field('image')) { data.image = field('image'); }
     var kindChoice = field('kind');
-    if (kindChoice === 'own') { data.kind = field('kind-own'); } else if (kindChoice && kindChoice !== 'general') { data.kind = kindChoice; }
+    if (kindChoice === 'own') {
+      data.kind = field('kind-own');
+    } else if (kindChoice && kindChoice !== 'general') {
+      data.kind = kindChoice;
+    }
     var dismissible = document.getElementById('dismissible');
     if (dismissible && !dismissible.checked) { data.dismissible = 'false'; }
     var display = document.getElementById('display');
