@@ -7,16 +7,20 @@ struct CatchUp: Sendable {
     let registration: DeviceRegistration
     /// Where a `received` receipt of each new message is queued; nil: none is.
     var receipts: ReceiptQueue?
+    /// Where the data of messages not shown goes (`Listener.flags`).
+    var flags: FlagStore?
+    /// The device's locale, whose language a translated message is stored in.
+    var locale: String?
     /// The page size asked for: the hub's maximum.
     static let pageSize = 200
 
-    /// Stores every message since the newest one stored (or since the clear-old cut, whichever is later: older
-    /// messages would be cleared at once) and returns the new ones, oldest first.
+    /// Stores every message since the newest one stored or applied to the flags (or since the clear-old cut,
+    /// whichever is later: older messages would be cleared at once) and returns the new ones, oldest first.
     func run() async throws(MSIKitError) -> [ReceivedMessage] {
-        let newest = try await store.newestTimestamp() ?? 0
+        let newest = max(try await store.newestTimestamp() ?? 0, try await flags?.newestApplied() ?? 0)
         // `since` is inclusive: the newest stored message comes back and is recognised by its key.
         let since = max(newest, MessageStore.milliseconds(store.oldMessagesCutoff))
-        let listener = Listener(store: store, hub: hub, receipts: receipts)
+        let listener = Listener(store: store, hub: hub, receipts: receipts, flags: flags, locale: locale)
         var received: [ReceivedMessage] = []
         var cursor: String?
         repeat {
@@ -26,7 +30,7 @@ struct CatchUp: Sendable {
                 try await hub.json("GET", ["device", id, "messages"], query: query, headers: HubConnection.bearer(secret))
             }
             for message in page.messages {
-                if let new = try await listener.store(message.stored) { received.append(new) }
+                if let new = try await listener.take(message) { received.append(new) }
             }
             // A hub that hands back the cursor it was given would keep this loop going for ever.
             cursor = page.nextCursor == cursor ? nil : page.nextCursor

@@ -21,12 +21,16 @@ import Foundation
 public final class MSIClient: Sendable {
     /// The messages received so far (the design's Message module).
     public let store: MessageStore
+    /// The feature flags set by messages that are not shown (`"display": false`); see `FlagStore`.
+    public let flags: FlagStore
     private let push: any PushProvider
     private let hub: HubConnection
     private let cubeCache: CubeCache
     private let registration: DeviceRegistration
     /// The receipts not yet sent to the hub.
     private let receipts: ReceiptQueue
+    /// The device's locale, whose language translated messages and banners are shown in.
+    private let locale: String?
 
     /// Opens the library's files in `configuration.directory` (creating the folder) and prepares the hub's client;
     /// sends nothing yet.
@@ -46,6 +50,8 @@ public final class MSIClient: Sendable {
         hub = HubConnection(hub: configuration.hub, appKey: configuration.appKey)
         cubeCache = CubeCache(hub: hub, directory: configuration.directory)
         receipts = ReceiptQueue(database: store.database, clock: configuration.clock)
+        flags = FlagStore(database: store.database, clock: configuration.clock)
+        locale = configuration.locale
         registration = DeviceRegistration(
             hub: hub, database: store.database, secrets: defaultSecretStore(directory: configuration.directory),
             platform: configuration.platform, locale: configuration.locale, appVersion: configuration.appVersion)
@@ -62,6 +68,8 @@ public final class MSIClient: Sendable {
     @discardableResult
     public func start() async throws(MSIKitError) -> [ReceivedMessage] {
         try await store.clearOldMessages()
+        try await flags.forgetApplied(before: MessageStore.milliseconds(store.oldMessagesCutoff))
+        try await flags.dropExpired()
         try await register()
         return try await catchUp()
     }
@@ -121,23 +129,42 @@ public final class MSIClient: Sendable {
     /// Stores the message of one FCM data payload once and says what to show; nil when it was stored already
     /// (for example an Alert's second component). A payload with only `msi_key`, or with `truncated` "true", is
     /// completed from `GET /message/:msiKey`, or by a catch-up for a message to persons or groups (private). A new
-    /// message's `received` receipt is queued and sent (offline, it waits).
+    /// message's `received` receipt is queued and sent (offline, it waits). A translated message is stored in the
+    /// configuration's locale's language when it has it. A message not to be shown (`display` "false") is never
+    /// stored nor shown: its data goes to `flags`, and nil is returned.
     /// - Throws: `.invalidPayload`, `.network`, the hub's refusals, `.database`.
     public func receive(payload: [String: String]) async throws(MSIKitError) -> ReceivedMessage? {
-        let received = try await Listener(store: store, hub: hub, registration: registration, receipts: receipts)
-            .receive(payload: payload)
+        let received = try await Listener(store: store, hub: hub, registration: registration, receipts: receipts,
+                                          flags: flags, locale: locale).receive(payload: payload)
         await sendReceiptsIfPossible()
         return received
     }
 
     /// Stores every message the hub has for this device since the newest one stored, page by page, and reports each
-    /// new one `received`; returns the new ones, oldest first.
+    /// new one `received` (a message not to be shown goes to `flags` instead); returns the new ones, oldest first.
     /// - Throws: `.notRegistered`, `.network`, the hub's refusals, `.database`.
     @discardableResult
     public func catchUp() async throws(MSIKitError) -> [ReceivedMessage] {
-        let caughtUp = try await CatchUp(store: store, hub: hub, registration: registration, receipts: receipts).run()
+        let caughtUp = try await CatchUp(store: store, hub: hub, registration: registration, receipts: receipts,
+                                         flags: flags, locale: locale).run()
         await sendReceiptsIfPossible()
         return caughtUp
+    }
+
+    // MARK: - Banners
+
+    /// The banners to show at launch, newest first: the hub's live downtime notices, greetings and non-dismissible
+    /// messages, whenever the app was installed, each in the device's language (the configuration's locale) when the
+    /// sender translated it, with its poster, kind, whether it may be dismissed and its expiry. A registered device
+    /// asks for its own (its subscriptions, its person's and groups' messages); before registration the app asks for
+    /// those of `topicKeys` (default: the cube's Forced and Recommended subjects), without credentials.
+    /// - Parameters:
+    ///   - topicKeys: the topics of an app not registered (at most 100 are asked); ignored once registered.
+    ///   - limit: at most this many banners, 1 to 50.
+    /// - Throws: `.invalidArgument` for a limit outside 1...50, `.network`, the hub's refusals.
+    public func activeBroadcasts(topicKeys: [String]? = nil, limit: Int = 20) async throws(MSIKitError) -> [Banner] {
+        try await ActiveBroadcasts(hub: hub, registration: registration, cube: cubeCache, locale: locale)
+            .run(topicKeys: topicKeys, limit: limit)
     }
 
     // MARK: - Receipts

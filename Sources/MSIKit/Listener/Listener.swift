@@ -6,34 +6,59 @@ struct Listener: Sendable {
     var registration: DeviceRegistration?
     /// Where a `received` receipt of each new message is queued; nil: none is.
     var receipts: ReceiptQueue?
+    /// Where the data of messages not shown (`display` false) goes; nil: nowhere (they are dropped).
+    var flags: FlagStore?
+    /// The device's locale ("hi-IN"): a translated message is stored in its language when it has it.
+    var locale: String?
 
     /// Stores the message of an FCM data payload unless it is stored already, reading it from the hub when the
     /// payload carries only its key (a message to persons or groups, which `GET /message/:msiKey` shows only to its
-    /// sender, by a catch-up); returns what the app should show, or nil for a message already stored.
+    /// sender, by a catch-up); returns what the app should show, or nil for a message already stored. A message not
+    /// to be shown (`display` false) is never stored: its data goes to the flags, and nil is returned.
     /// - Throws: `.invalidPayload`, the hub's errors (`.hub(status: 404, code: "message_not_found")` for a key it
     ///   does not know), `.notRegistered`, `.network`, `.database`.
     func receive(payload: [String: String]) async throws(MSIKitError) -> ReceivedMessage? {
         let payload = try PushPayload(payload)
         // An Alert arrives twice (notification and data components): the second is answered without the network.
         if try await store.exists(msiKey: payload.msiKey) { return nil }
-        let message: Message
         switch payload {
-        case .complete(let complete):
-            message = complete
+        case .complete(let message):
+            return try await store(message)
+        case .background(let message):
+            try await apply(message)
+            return nil
         case .reference(let msiKey, byCatchUp: true):
             guard let registration else { throw MSIKitError(.notRegistered, "The device is not registered.") }
             // The catch-up stores every message the device missed; what it brings beyond this one was new as well.
-            let caughtUp = try await CatchUp(store: store, hub: hub, registration: registration, receipts: receipts).run()
+            let caughtUp = try await CatchUp(store: store, hub: hub, registration: registration, receipts: receipts,
+                                             flags: flags, locale: locale).run()
             return caughtUp.first { $0.message.msiKey == msiKey }
         case .reference(let msiKey, byCatchUp: false):
             let answer: HubMessage = try await hub.json("GET", ["message", msiKey])
-            message = answer.stored
+            return try await take(answer)
         }
-        return try await store(message)
     }
 
-    /// Stores a message and queues its `received` receipt; returns what to show if it was new.
+    /// Takes a message as the hub shows it (a catch-up's, or one read by its key): stores it, or, when it is not to
+    /// be shown, applies its data to the flags; returns what to show if it was new.
+    func take(_ message: HubMessage) async throws(MSIKitError) -> ReceivedMessage? {
+        if let background = message.background {
+            try await apply(background)
+            return nil
+        }
+        return try await store(message.stored)
+    }
+
+    /// Applies a message not shown to the flags once, and queues its `received` receipt the first time.
+    func apply(_ message: BackgroundMessage) async throws(MSIKitError) {
+        guard let flags, try await flags.apply(message) else { return }
+        try await receipts?.enqueue(message.msiKey, .received)
+    }
+
+    /// Stores a message, in the device's language when it has it (`Message.localized(to:)`), and queues its
+    /// `received` receipt; returns what to show if it was new.
     func store(_ message: Message) async throws(MSIKitError) -> ReceivedMessage? {
+        let message = message.localized(to: locale)
         guard try await store.add(message) else { return nil }
         try await receipts?.enqueue(message.msiKey, .received)
         if message.distribution == .alert {

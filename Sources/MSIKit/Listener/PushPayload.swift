@@ -9,11 +9,15 @@ enum PushPayload: Sendable, Hashable {
     /// message; by a catch-up a message to persons or groups, private to its recipients, and one that asks for an
     /// acknowledgement, whose request only the device's view shows).
     case reference(msiKey: String, byCatchUp: Bool)
+    /// A message not to be shown (`display` "false"): its `data` is for the app's flags.
+    case background(BackgroundMessage)
 
     /// Reads a payload (every value a string). A message to a subject carries `topic_key`; one to persons or groups
     /// carries `audience` (and `group`, when it came through a group) instead, and the sender's own keys beside the
     /// hub's (its `data`); `urgency`, and `ack` ("1") with `ack_responses` (a JSON array) when the sender asks for an
-    /// acknowledgement.
+    /// acknowledgement; `lang` (the texts' language) and `translations` (a JSON object of the other languages' texts)
+    /// for a translated message; `image`, `kind`, `dismissible` ("false") and `expires_at` (Unix ms) when the sender
+    /// gave them; `display` "false" for a message that is not shown.
     /// - Throws: `.invalidPayload` when `msi_key` is missing or not 24 hex digits, or a complete payload's
     ///   `timestamp` is not an integer.
     init(_ data: [String: String]) throws(MSIKitError) {
@@ -34,20 +38,32 @@ enum PushPayload: Sendable, Hashable {
         guard let timestampText = data["timestamp"], let timestamp = Int64(timestampText) else {
             throw MSIKitError(.invalidPayload, "The payload's timestamp is not an integer.")
         }
+        let expiresAt = data["expires_at"].flatMap { Int64($0) }
+        let senderData = data.filter { !Self.isReserved($0.key) }
+        if data["display"] == "false" {
+            self = .background(BackgroundMessage(msiKey: msiKey, timestamp: timestamp, data: senderData,
+                                                 expiresAt: expiresAt))
+            return
+        }
         self = .complete(
             Message(
                 msiKey: msiKey, topicKey: data["topic_key"] ?? "", distribution: Distribution(rawValue: data["dist"] ?? ""),
                 title: data["title"] ?? "", desc: data["desc"] ?? "", text: data["message"] ?? "",
-                timestamp: timestamp, data: data.filter { !Self.isReserved($0.key) },
+                timestamp: timestamp, data: senderData,
                 audience: data["audience"].map(Audience.init(rawValue:)), groupID: data["group"],
                 urgency: data["urgency"].map(Urgency.init(rawValue:)) ?? .active, acknowledgementRequested: asksAck,
-                acknowledgementResponses: asksAck ? responses ?? [] : []))
+                acknowledgementResponses: asksAck ? responses ?? [] : [], language: data["lang"],
+                translations: data["translations"].flatMap(MessageText.translations(json:)) ?? [:],
+                image: data["image"].flatMap(Banner.posterURL), kind: data["kind"] ?? Banner.generalKind,
+                dismissible: data["dismissible"] != "false",
+                expiresAt: expiresAt.map { Date(timeIntervalSince1970: Double($0) / 1000) }))
     }
 
     /// The keys of a payload that are the hub's or FCM's, not the sender's `data`.
     static let reservedKeys: Set<String> = [
         "msi_key", "topic_key", "dist", "title", "desc", "message", "timestamp", "truncated", "audience", "group",
-        "urgency", "ack", "ack_responses", "from", "message_type", "collapse_key", "aps",
+        "urgency", "ack", "ack_responses", "from", "message_type", "collapse_key", "aps", "lang", "translations",
+        "image", "kind", "dismissible", "display", "expires_at",
     ]
 
     /// Whether `key` is the hub's or FCM's (the names above, and every `google…` or `gcm…` key FCM adds).
@@ -65,6 +81,7 @@ enum PushPayload: Sendable, Hashable {
         switch self {
         case .complete(let message): message.msiKey
         case .reference(let msiKey, _): msiKey
+        case .background(let message): message.msiKey
         }
     }
 

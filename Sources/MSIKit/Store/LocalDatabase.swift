@@ -1,7 +1,8 @@
 import Foundation
 internal import GRDB
 
-/// The library's SQLite file: the design's `Message` table and the device's registration state.
+/// The library's SQLite file: the design's `Message` table, the device's registration state, the receipts to send
+/// and the flags.
 ///
 /// GRDB stays internal: no GRDB type appears in MSIKit's public API.
 struct LocalDatabase: Sendable {
@@ -78,6 +79,37 @@ struct LocalDatabase: Sendable {
                 ALTER TABLE Message ADD COLUMN urgency TEXT;
                 ALTER TABLE Message ADD COLUMN ack INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE Message ADD COLUMN ack_responses TEXT;
+                """)
+        }
+        // Languages and banners: the language of the texts, the other languages' texts (a JSON object of
+        // {title, desc, text}, NULL when none), the poster, the kind (NULL: general), whether the person may dismiss
+        // it, and when it expires (Unix ms, NULL: no expiry).
+        migrator.registerMigration("broadcast") { db in
+            try db.execute(sql: """
+                ALTER TABLE Message ADD COLUMN lang TEXT;
+                ALTER TABLE Message ADD COLUMN translations TEXT;
+                ALTER TABLE Message ADD COLUMN image TEXT;
+                ALTER TABLE Message ADD COLUMN kind TEXT;
+                ALTER TABLE Message ADD COLUMN dismissible INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE Message ADD COLUMN expires_at INTEGER;
+                """)
+        }
+        // The flags non-display messages set (`FlagStore`): each flag's value, expiry (Unix ms, NULL: none), and the
+        // message that set it with its timestamp (an older message never overrides a newer one's value); and the
+        // non-display messages applied, so that each is applied and reported once and a catch-up starts after them.
+        migrator.registerMigration("flags") { db in
+            try db.execute(sql: """
+                CREATE TABLE msikit_flag (
+                    name TEXT PRIMARY KEY,
+                    value TEXT NOT NULL,
+                    expires_at INTEGER,
+                    msi_key TEXT NOT NULL,
+                    set_at INTEGER NOT NULL
+                );
+                CREATE TABLE msikit_background (
+                    msi_key TEXT PRIMARY KEY,
+                    timestamp INTEGER NOT NULL
+                );
                 """)
         }
         return migrator

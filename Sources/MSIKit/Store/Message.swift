@@ -33,13 +33,35 @@ public struct Message: Sendable, Hashable, Codable {
     /// The answers to offer when an acknowledgement is requested ("I'm safe", "I need help"), in the sender's
     /// order; give one of them as `response`. Empty: a plain acknowledgement (an "OK" button).
     public var acknowledgementResponses: [String]
+    /// The language of `title`, `desc` and `text` (a primary subtag such as "en" or "hi"); nil when the sender named
+    /// none. The library stores a message in the device's language when the sender translated it (`localized(to:)`).
+    public var language: String?
+    /// The message's texts in its other languages, by language code: the sender's translations, and the sender's own
+    /// texts when `title`, `desc` and `text` are a translation; empty for a message in one language.
+    public var translations: [String: MessageText]
+    /// The poster's https URL, if the sender gave one.
+    public var image: URL?
+    /// "general", "downtime", "greeting" or a kind of the school's own (`Banner.Kind`).
+    public var kind: String
+    /// False when the sender asks the app to keep the message (a banner) until it expires.
+    public var dismissible: Bool
+    /// When the message stops being relevant, if the sender said (its `expires_at`, or what its `ttl` left).
+    public var expiresAt: Date?
 
     /// Creates a message from its fields.
     public init(
         msiKey: String, topicKey: String, distribution: Distribution, title: String, desc: String, text: String,
         timestamp: Int64, data: [String: String] = [:], audience: Audience? = nil, groupID: String? = nil,
-        urgency: Urgency = .active, acknowledgementRequested: Bool = false, acknowledgementResponses: [String] = []
+        urgency: Urgency = .active, acknowledgementRequested: Bool = false, acknowledgementResponses: [String] = [],
+        language: String? = nil, translations: [String: MessageText] = [:], image: URL? = nil,
+        kind: String = Banner.generalKind, dismissible: Bool = true, expiresAt: Date? = nil
     ) {
+        self.language = language
+        self.translations = translations
+        self.image = image
+        self.kind = kind
+        self.dismissible = dismissible
+        self.expiresAt = expiresAt
         self.urgency = urgency
         self.acknowledgementRequested = acknowledgementRequested
         self.acknowledgementResponses = acknowledgementResponses
@@ -55,8 +77,8 @@ public struct Message: Sendable, Hashable, Codable {
         self.groupID = groupID
     }
 
-    /// Reads a message encoded by this or an earlier version (which had no `data`, `audience`, `groupID`, `urgency`
-    /// or acknowledgement fields).
+    /// Reads a message encoded by this or an earlier version (which had no `data`, `audience`, `groupID`, `urgency`,
+    /// acknowledgement, language or banner fields).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -74,12 +96,19 @@ public struct Message: Sendable, Hashable, Codable {
             acknowledgementRequested: try container.decodeIfPresent(Bool.self, forKey: .acknowledgementRequested)
                 ?? false,
             acknowledgementResponses: try container.decodeIfPresent([String].self, forKey: .acknowledgementResponses)
-                ?? [])
+                ?? [],
+            language: try container.decodeIfPresent(String.self, forKey: .language),
+            translations: try container.decodeIfPresent([String: MessageText].self, forKey: .translations) ?? [:],
+            image: try container.decodeIfPresent(URL.self, forKey: .image),
+            kind: try container.decodeIfPresent(String.self, forKey: .kind) ?? Banner.generalKind,
+            dismissible: try container.decodeIfPresent(Bool.self, forKey: .dismissible) ?? true,
+            expiresAt: try container.decodeIfPresent(Date.self, forKey: .expiresAt))
     }
 
     private enum CodingKeys: String, CodingKey {
         case msiKey, topicKey, distribution, title, desc, text, timestamp, data, audience, groupID, urgency
-        case acknowledgementRequested, acknowledgementResponses
+        case acknowledgementRequested, acknowledgementResponses, language, translations, image, kind, dismissible
+        case expiresAt
     }
 
     /// The channel's id: the topic key's first part.
@@ -87,4 +116,25 @@ public struct Message: Sendable, Hashable, Codable {
 
     /// `timestamp` as a `Date`.
     public var date: Date { Date(timeIntervalSince1970: Double(timestamp) / 1000) }
+
+    /// The texts in the language `language`, when it has them (`language` or one of `translations`).
+    public func texts(in language: String) -> MessageText? {
+        let code = language.lowercased()
+        if code == self.language { return MessageText(title: title, desc: desc, text: text) }
+        return translations[code]
+    }
+
+    /// The message with `title`, `desc` and `text` in the language of `locale` ("hi-IN" reads "hi") when it has a
+    /// translation in it; the texts it had move to `translations` under their language, so none is lost. Unchanged
+    /// when the locale is unknown, already the message's language, or not among its translations.
+    public func localized(to locale: String?) -> Message {
+        guard let wanted = MessageText.language(of: locale), wanted != language,
+              let translation = translations[wanted] else { return self }
+        var localized = self
+        localized.translations[wanted] = nil
+        localized.translations[language ?? MessageText.unnamedLanguage] = MessageText(title: title, desc: desc, text: text)
+        localized.language = wanted
+        (localized.title, localized.desc, localized.text) = (translation.title, translation.desc, translation.text)
+        return localized
+    }
 }

@@ -30,14 +30,18 @@ public final class MessageStore: Sendable {
             try db.execute(
                 sql: """
                     INSERT INTO Message (msi_key, topic_key, dist, title, "desc", message, timestamp, data, audience,
-                    group_id, urgency, ack, ack_responses) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    group_id, urgency, ack, ack_responses, lang, translations, image, kind, dismissible, expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(msi_key) DO NOTHING
                     """,
                 arguments: [
                     message.msiKey, message.topicKey, message.distribution.rawValue, message.title, message.desc,
                     message.text, message.timestamp, Self.json(message.data), message.audience?.rawValue,
                     message.groupID, message.urgency.rawValue, message.acknowledgementRequested,
-                    Self.json(message.acknowledgementResponses),
+                    Self.json(message.acknowledgementResponses), message.language, Self.json(message.translations),
+                    message.image?.absoluteString, message.kind == Banner.generalKind ? nil : message.kind,
+                    message.dismissible,
+                    message.expiresAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) },
                 ])
             return db.changesCount == 1
         }
@@ -133,7 +137,7 @@ public final class MessageStore: Sendable {
 
     private static let select =
         #"SELECT msi_key, topic_key, dist, title, "desc", message, timestamp, data, audience, group_id, urgency, ack, "#
-            + #"ack_responses FROM Message"#
+            + #"ack_responses, lang, translations, image, kind, dismissible, expires_at FROM Message"#
 
     /// A message's data as stored: a JSON object of strings with sorted keys, or NULL when it is empty.
     static func json(_ data: [String: String]) -> String? {
@@ -147,6 +151,20 @@ public final class MessageStore: Sendable {
     static func json(_ responses: [String]) -> String? {
         guard !responses.isEmpty else { return nil }
         return (try? JSONEncoder().encode(responses)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Translations as stored: a JSON object of language codes to texts with sorted keys, or NULL when there are none.
+    static func json(_ translations: [String: MessageText]) -> String? {
+        guard !translations.isEmpty else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(translations)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A stored translations column read back; empty for NULL or text that is not such an object.
+    static func translations(json: String?) -> [String: MessageText] {
+        guard let json else { return [:] }
+        return (try? JSONDecoder().decode([String: MessageText].self, from: Data(json.utf8))) ?? [:]
     }
 
     /// A stored responses column read back; empty for NULL or text that is not a JSON array of strings.
@@ -178,7 +196,13 @@ extension Message {
             groupID: row["group_id"],
             urgency: (row["urgency"] as String?).map(Urgency.init(rawValue:)) ?? .active,
             acknowledgementRequested: row["ack"] ?? false,
-            acknowledgementResponses: MessageStore.responses(json: row["ack_responses"])
+            acknowledgementResponses: MessageStore.responses(json: row["ack_responses"]),
+            language: row["lang"],
+            translations: MessageStore.translations(json: row["translations"]),
+            image: (row["image"] as String?).flatMap(URL.init(string:)),
+            kind: row["kind"] ?? Banner.generalKind,
+            dismissible: row["dismissible"] ?? true,
+            expiresAt: (row["expires_at"] as Int64?).map { Date(timeIntervalSince1970: Double($0) / 1000) }
         )
     }
 }

@@ -1,0 +1,47 @@
+import Foundation
+
+/// A message's texts in one language: its title (a notification's title), its `desc` (a notification's body) and
+/// the text the app shows.
+public struct MessageText: Sendable, Hashable, Codable {
+    public var title: String
+    public var desc: String
+    public var text: String
+
+    /// Creates texts.
+    public init(title: String, desc: String = "", text: String = "") {
+        self.title = title
+        self.desc = desc
+        self.text = text
+    }
+
+    /// The language a message without `lang` is taken to be in when a translation replaces its texts (the hub's
+    /// default language, as its FCM mapping names it).
+    static let unnamedLanguage = "en"
+
+    /// The primary language subtag of a locale, lowercased, as the hub matches phones ("hi-IN" → "hi",
+    /// "zh_Hant_TW" → "zh"); nil for nil or an empty locale.
+    public static func language(of locale: String?) -> String? {
+        guard let locale, let first = locale.split(whereSeparator: { $0 == "-" || $0 == "_" }).first,
+              !first.isEmpty else { return nil }
+        return first.lowercased()
+    }
+
+    /// The hub's `translations` ({"hi": {"title", "desc", "message"}}) as the push carries them: a JSON object
+    /// string; nil when it is not one. An entry without a title is left out.
+    static func translations(json: String) -> [String: MessageText]? {
+        guard let data = json.data(using: .utf8),
+              let decoded = try? JSONDecoder().decode([String: HubText].self, from: data) else { return nil }
+        return decoded.compactMapValues(\.text)
+    }
+
+    /// One translation as the hub writes it (`message` is the app's text).
+    struct HubText: Decodable, Sendable {
+        var title: String?
+        var desc: String?
+        var message: String?
+
+        var text: MessageText? {
+            title.map { MessageText(title: $0, desc: desc ?? "", text: message ?? "") }
+        }
+    }
+}
