@@ -36,11 +36,18 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
     public var person: String?
     /// The group the person was reached through, when the delivery's `via` is a group.
     public var group: String?
+    /// How the device was reached when not through its person or a group (a sample of a topic: `cohort`).
+    public var via: Delivery.Via?
+    /// The device's locale when it was held back: the send goes in its language.
+    public var locale: String?
 
     /// A new pending deferral of `message` for `device` (its registration and platform), due at `dueAt`; `person`
     /// (and `group`) for a message to persons and groups.
     public init(message: ObjectID, msiKey: ObjectID, device: ObjectID, registration: String, platform: Platform,
-                quietTopic: String, dueAt: Int64, person: String? = nil, group: String? = nil) {
+                quietTopic: String, dueAt: Int64, person: String? = nil, group: String? = nil,
+                via: Delivery.Via? = nil, locale: String? = nil) {
+        self.via = via
+        self.locale = locale
         self.id = "\(message.hex)/\(device.hex)"
         self.message = message
         self.msiKey = msiKey
@@ -70,13 +77,15 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
         self.state = State(rawValue: document.string("state")) ?? .pending
         self.person = document["person"]?.stringValue
         self.group = document["group"]?.stringValue
+        self.via = document["via"]?.stringValue.flatMap(Delivery.Via.init(rawValue:))
+        self.locale = document["locale"]?.stringValue
     }
 
     /// The delivery this deferral holds back (a message to persons and groups), to record its answer on; nil for a
     /// topic message.
     public var delivery: Delivery? {
         person.map { Delivery(message: message, device: device, person: $0, group: group, platform: platform,
-                              registration: registration) }
+                              registration: registration, via: via, locale: locale) }
     }
 
     /// The document stored for a new deferral.
@@ -87,6 +96,8 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
             "quiet_topic": .string(quietTopic), "due_at": .int64(dueAt), "state": .string(state.rawValue)]
         if let person { document["person"] = .string(person) }
         if let group { document["group"] = .string(group) }
+        if let via { document["via"] = .string(via.rawValue) }
+        if let locale { document["locale"] = .string(locale) }
         return document
     }
 

@@ -160,7 +160,8 @@ struct FanOutResolver: Sendable {
             else { return true }
             held.append(QuietDeferral(message: message.id, msiKey: message.msiKey, device: delivery.device,
                                       registration: delivery.registration, platform: delivery.platform, quietTopic: "",
-                                      dueAt: due, person: delivery.person, group: delivery.group))
+                                      dueAt: due, person: delivery.person, group: delivery.group,
+                                      via: delivery.via == .cohort ? .cohort : nil, locale: delivery.locale))
             deferred.append(DeliveryOutcome(delivery, state: .deferred))
             return false
         }

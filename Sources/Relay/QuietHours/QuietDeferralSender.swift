@@ -101,10 +101,12 @@ public struct QuietDeferralSender: Sendable {
         if relayMessage.isExpired(at: stores.now()) {
             return try await record(deferral, .failed, code: "expired")
         }
+        // In the device's language when the message has it.
         let requests = deferral.delivery.map {
-            [FCMMapping.deviceRequest(for: relayMessage, token: deferral.registration,
-                                      audience: $0.group.map(FCMAudience.group) ?? .person, options: mapping)]
-        } ?? FCMMapping.requests(for: relayMessage, token: deferral.registration, options: mapping)
+            [FCMMapping.deviceRequest(for: relayMessage, token: deferral.registration, audience: FanOutSender.audience(of: $0),
+                                      options: mapping, language: deferral.locale)]
+        } ?? FCMMapping.requests(for: relayMessage, token: deferral.registration, options: mapping,
+                                 language: deferral.locale)
         for request in requests {
             switch await sends.send(request) {
             case .sent:
