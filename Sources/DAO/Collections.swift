@@ -53,6 +53,8 @@ public enum CollectionName {
     public static let receipts = "receipts"
     /// One document per message with receipts: their counts, kept as receipts arrive (`ReceiptDAO`).
     public static let receiptCounts = "receipt_counts"
+    /// The audit log: append-only, hash-chained, one document per recorded action (`AuditDAO`); never a secret.
+    public static let audit = "audit"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -99,6 +101,7 @@ public enum DatabaseIndexes {
             for name in DeliveryDAO.retiredIndexes { try await deliveries.dropIndex(named: name) }
             try await database.collection(CollectionName.quietDeferrals).createIndexes(QuietDeferralDAO.indexes)
             try await database.collection(CollectionName.webhookDeliveries).createIndexes(WebhookDeliveryDAO.indexes)
+            try await database.collection(CollectionName.audit).createIndexes(AuditDAO.indexes)
         }
     }
 }

@@ -1,0 +1,179 @@
+// The audit log's API, for every service that records an action (HubCore is the one place that records):
+//
+//     try? await audit.record(action: "message.approve", target: AuditTarget(kind: "message", id: msiKey.hex),
+//                             change: AuditChange.edit(before: ["state": "awaiting_approval"], after: ["state": "sent"]))
+//
+// - `AuditLog.record(actor:action:target:change:) async` never throws: call it right AFTER the change succeeded;
+//   it retries the append (a duplicate `seq` from another replica, an unreachable database) and, when it finally
+//   fails, logs an error holding the whole (redacted) entry, so the action is never lost silently.
+// - `actor` defaults to `AuditActor.current`: the caller the HTTP layer put in the task (a user, a token, a device),
+//   `AuditActor.system` otherwise. Pass `AuditActor(identity)` when a service has an `Identity` at hand.
+// - `change` is redacted here (`AuditRedaction`): secrets, password hashes, tokens and registrations never enter
+//   the log. Use `AuditChange.edit(before:after:)` for edits, `AuditChange.created(_:)` for new things.
+// - `HubServices.audit` is the shared instance; the services get it in their `init`.
+import DAO
+import Crypto
+import HubTime
+import Logging
+import Mongo
+
+/// The tamper-evident audit log: appends hash-chained entries to `audit` (one chain whatever the number of replicas),
+/// verifies the chain, exports it and pages through it for the portal.
+///
+/// Appending reads the head (highest `seq`), builds the entry with `seq` = head + 1 and `prev` = head's hash, hashes
+/// it (SHA-256 over `AuditCanonicalEncoding`) and inserts it; the unique index on `seq` lets only one of two
+/// concurrent appends of the same place succeed, and the other starts again from the new head, after a random pause.
+public struct AuditLog: Sendable {
+    let entries: AuditDAO
+    let logger: Logger
+    let now: UnixClock
+
+    /// How many times an append starts again (a lost race or an unreachable database) before it is logged as lost.
+    public static let maximumAttempts = 25
+    /// How many entries `verify` and `export` read at a time.
+    public static let pageSize = 500
+    /// The most entries one page of `entries(_:before:limit:)` lists.
+    public static let maximumPage = 200
+
+    public init(database: MongoDatabase, logger: Logger = Logger(label: "msi-hub.audit"),
+                now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+        self.entries = AuditDAO(database: database)
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Records that `actor` did `action` to `target`, with the (redacted) `change`; never throws (see the file's top).
+    public func record(actor: AuditActor = AuditActor.current, action: String, target: AuditTarget,
+                       change: BSONDocument? = nil) async {
+        do {
+            _ = try await append(actor: actor, action: action, target: target, change: change)
+        } catch {
+            var metadata: Logger.Metadata = [
+                "audit.actor": "\(actor.kind.rawValue):\(actor.name)", "audit.action": "\(action)",
+                "audit.target": "\(target.kind):\(target.id)", "error": "\(error)",
+            ]
+            if let change { metadata["audit.change"] = "\(AuditRedaction.redact(change).extendedJSON(.relaxed))" }
+            logger.error("audit entry not recorded", metadata: metadata)
+        }
+    }
+
+    /// Appends an entry and answers it as stored.
+    /// - Throws: `DAOError` when every attempt failed.
+    @discardableResult
+    public func append(actor: AuditActor, action: String, target: AuditTarget, change: BSONDocument?) async throws
+        -> AuditEntry
+    {
+        let change = change.map(AuditRedaction.redact)
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let head = try await entries.head()
+                var entry = AuditEntry(seq: (head?.seq ?? 0) + 1, at: now(), actor: actor, action: action,
+                                       target: target, change: change, prev: head?.hash ?? AuditEntry.genesis)
+                entry.hash = Self.hash(of: entry)
+                try await entries.insert(entry)
+                return entry
+            } catch let error as DAOError where error.code == .duplicate || error.code == .unavailable {
+                guard attempt < Self.maximumAttempts else { throw error }
+                let pause = error.code == .duplicate ? Int.random(in: 1...(4 * min(attempt, 10)))
+                                                     : 50 * min(attempt, 10)
+                try? await Task.sleep(for: .milliseconds(pause))
+            }
+        }
+    }
+
+    /// The hex SHA-256 of `entry`'s canonical encoding.
+    public static func hash(of entry: AuditEntry) -> String {
+        SHA256.hash(data: entry.canonicalBytes).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+
+    /// The newest entry, or nil when the log is empty.
+    /// - Throws: `DAOError`.
+    public func head() async throws -> AuditEntry? {
+        try await entries.head()
+    }
+
+    /// Walks the chain in `seq` order and answers the first entry that breaks it, or the head when none does.
+    /// - Throws: `DAOError`.
+    public func verify() async throws -> AuditVerification {
+        var previous: (seq: Int64, hash: String) = (0, AuditEntry.genesis)
+        while true {
+            let page = try await entries.page(after: previous.seq, limit: Self.pageSize)
+            for entry in page {
+                if entry.seq != previous.seq + 1 {
+                    return .broken(seq: previous.seq + 1, reason: .deleted)
+                }
+                if entry.hash != Self.hash(of: entry) { return .broken(seq: entry.seq, reason: .edited) }
+                if entry.prev != previous.hash { return .broken(seq: entry.seq, reason: .brokenLink) }
+                previous = (entry.seq, entry.hash)
+            }
+            if page.count < Self.pageSize { return .intact(headSeq: previous.seq, headHash: previous.hash) }
+        }
+    }
+
+    /// Writes every entry recorded at or after `since` (Unix ms), in `seq` order, as one line of relaxed Extended
+    /// JSON each (without `_id`); answers how many.
+    /// - Throws: `DAOError`, and what `write` throws.
+    public func export(since: Int64, write: (String) throws -> Void) async throws -> Int {
+        var after = try await entries.seqBefore(at: since)
+        var count = 0
+        guard after < Int64.max else { return 0 }
+        while true {
+            let page = try await entries.page(after: after, limit: Self.pageSize)
+            for entry in page {
+                try write(Self.line(entry))
+                after = entry.seq
+                count += 1
+            }
+            if page.count < Self.pageSize { return count }
+        }
+    }
+
+    /// One entry as a line of JSON (the stored fields but `_id`).
+    public static func line(_ entry: AuditEntry) -> String {
+        BSONDocument(entry.stored.elements.filter { $0.key != "_id" }).extendedJSON(.relaxed)
+    }
+
+    /// Up to `limit` entries matching `filter`, newest first, below `before` (a `seq`) when given; `next` is the
+    /// `before` of the page after (nil on the last).
+    /// - Throws: `DAOError`.
+    public func entries(_ filter: AuditFilter, before: Int64?, limit: Int) async throws
+        -> (entries: [AuditEntry], next: Int64?)
+    {
+        let limit = min(max(limit, 1), Self.maximumPage)
+        let page = try await entries.list(filter, before: before, limit: limit + 1)
+        let shown = Array(page.prefix(limit))
+        return (shown, page.count > limit ? shown.last?.seq : nil)
+    }
+}
+
+/// What `AuditLog.verify` found.
+public enum AuditVerification: Sendable, Equatable {
+    /// Every entry's hash and link hold; the head's `seq` and hash (0 and `AuditEntry.genesis` for an empty log).
+    case intact(headSeq: Int64, headHash: String)
+    /// The first entry that breaks the chain, and how.
+    case broken(seq: Int64, reason: AuditBreak)
+}
+
+/// How an entry breaks the chain.
+public enum AuditBreak: String, Sendable, Equatable {
+    /// Its hash is not the hash of its fields: it was edited.
+    case edited
+    /// No entry has this `seq` though later ones exist: it was deleted.
+    case deleted
+    /// Its `prev` is not the hash of the entry before: the one before was replaced whole (or this one).
+    case brokenLink = "broken_link"
+
+    /// A sentence for a person.
+    public var explanation: String {
+        switch self {
+        case .edited: "its hash does not match its fields (edited)"
+        case .deleted: "it is missing while later entries exist (deleted)"
+        case .brokenLink: "its prev is not the hash of the entry before it (broken link)"
+        }
+    }
+}
