@@ -7,17 +7,7 @@ extension SubscriptionDAO {
     /// - Throws: `DAOError`.
     public func reachedPage(of topic: String, after: ObjectID?, limit: Int) async throws
         -> [(device: ObjectID, platform: Platform)] {
-        var filter: BSONDocument = ["topic": .string(topic), "want": true, "gone": ["$ne": true],
-                                    "dormant": ["$ne": true]]
-        if let after { filter["device"] = ["$gt": .objectID(after)] }
-        let documents = try await mapErrors {
-            try await collection.find(filter, options: FindOptions(projection: ["device": 1, "platform": 1],
-                                                                   sort: ["device": 1], limit: Int64(max(limit, 1))))
-        }
-        return documents.compactMap { document in
-            guard let device = document.objectID("device") else { return nil }
-            return (device, Platform(rawValue: document.string("platform")) ?? .android)
-        }
+        try await audiencePage(of: topic, after: after, limit: limit, dormant: false)
     }
 }
 

@@ -41,11 +41,13 @@ extension SubscriptionDAO {
     }
 
     /// Up to `limit` devices that want `topic`, after the device `after`, in device order (the `topic.device`
-    /// index), with their platforms: a page of a topic message's audience.
+    /// index), with their platforms: a page of a topic message's audience (without the dormant devices unless
+    /// `dormant`).
     /// - Throws: `DAOError`.
-    public func audiencePage(of topic: String, after: ObjectID?, limit: Int) async throws
+    public func audiencePage(of topic: String, after: ObjectID?, limit: Int, dormant: Bool = true) async throws
         -> [(device: ObjectID, platform: Platform)] {
         var filter: BSONDocument = ["topic": .string(topic), "want": true, "gone": ["$ne": true]]
+        if !dormant { filter["dormant"] = ["$ne": true] }
         if let after { filter["device"] = ["$gt": .objectID(after)] }
         let documents = try await mapErrors {
             try await collection.find(filter, options: FindOptions(projection: ["device": 1, "platform": 1],
