@@ -7,6 +7,6 @@ struct MSIDevice: AsyncParsableCommand {
         commandName: "msi-device",
         abstract: "A simulated phone on MSIKit that receives its pushes from the fake FCM.",
         subcommands: [Register.self, Subscriptions.self, Subscribe.self, Unsubscribe.self, Bind.self, Unbind.self,
-                      Messages.self, Run.self, Ack.self]
+                      Messages.self, Run.self, Ack.self, Flags.self, Banners.self]
     )
 }

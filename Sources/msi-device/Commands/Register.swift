@@ -18,6 +18,8 @@ struct Register: AsyncParsableCommand {
     var registration: String?
     @Option(name: .customLong("app-key"), help: "The hub's registration key (X-App-Key), if it requires one.")
     var appKey: String?
+    @Option(help: "The phone's locale (hi-IN), told to the hub; translated messages are shown in its language.")
+    var locale: String?
 
     func run() async throws {
         guard let hubURL = URL(string: hub), let fakeFCMURL = URL(string: fakeFCM) else {
@@ -26,7 +28,8 @@ struct Register: AsyncParsableCommand {
         // Registering again in the same folder resumes with the same token rather than making a second phone.
         let saved = try? DeviceSettings.load(from: state.url)
         let token = registration ?? saved?.registration ?? "sim-\(UUID().uuidString)"
-        let settings = DeviceSettings(hub: hubURL, fakeFCM: fakeFCMURL, registration: token, platform: platform, appKey: appKey)
+        let settings = DeviceSettings(hub: hubURL, fakeFCM: fakeFCMURL, registration: token, platform: platform, appKey: appKey,
+                                      locale: locale ?? saved?.locale)
         try settings.save(in: state.url)
         let client = try await reporting { try settings.client(state: state.url) }
         let caughtUp = try await reporting { try await client.start() }

@@ -8,6 +8,8 @@ struct DeviceSettings: Codable, Sendable {
     var registration: String
     var platform: String
     var appKey: String?
+    /// The phone's locale ("hi-IN"): told to the hub, and the language translated messages and banners are shown in.
+    var locale: String?
 
     static func file(in state: URL) -> URL { state.appendingPathComponent("device.json") }
 
@@ -32,7 +34,7 @@ struct DeviceSettings: Codable, Sendable {
     func client(state: URL) throws -> MSIClient {
         let configuration = MSIClient.Configuration(
             hub: hub, directory: state.appendingPathComponent("msikit"), platform: Platform(rawValue: platform),
-            appVersion: "msi-device", appKey: appKey)
+            locale: locale, appVersion: "msi-device", appKey: appKey)
         return try MSIClient(configuration: configuration, push: FakeFCMPush(fakeFCM: fakeFCM, registration: registration))
     }
 }
