@@ -77,6 +77,8 @@ public enum DatabaseIndexes {
                 AcknowledgementDAO.index,
                 // The live banners an app shows at launch (only banners are in it).
                 MessageDAO.bannerIndex,
+                // The messages held for approval, and the overrides to review (each holds those alone).
+                ApprovalDAO.index, ApprovalDAO.overrideIndex,
             ])
             try await database.collection(CollectionName.users).createIndexes([
                 IndexModel(keys: ["username": 1], name: "username", unique: true),

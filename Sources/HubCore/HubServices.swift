@@ -25,6 +25,10 @@ public struct HubServices: Sendable {
     public let webhooks: WebhookService
     /// Receipts from the app and the reach report of messages.
     public let receipts: ReceiptService
+    /// The hash-chained audit log every service records its changes in.
+    public let audit: AuditLog
+    /// Two-person approval of the messages `ApprovalPolicy` holds.
+    public let approvals: ApprovalService
     /// Gives the messages this process stores to its relay worker in memory, leased in the insert: the one thing
     /// the services and the relay share (the relay reads and writes its own collections through its own DAOs).
     public let outboxHandoff: OutboxHandoff
@@ -48,17 +52,20 @@ public struct HubServices: Sendable {
     ///   - personAssertions: verifies the assertions that bind devices to persons (none configured: binding refused).
     ///   - webhookPolicy: where webhook deliveries may go (`WEBHOOK_ALLOWED_NETWORKS`).
     ///   - defaultLanguage: the language of a translated message's own texts when it names none (`DEFAULT_LANGUAGE`).
+    ///   - approval: which sends wait for a second person (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`).
     public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
                 relayMaxBacklog: Duration? = .seconds(30),
                 writeDeadline: Duration = .seconds(5), bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
                 now: @escaping UnixClock = UnixTime.nowMilliseconds,
                 cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in },
                 personAssertions: PersonAssertionVerifier = PersonAssertionVerifier(settings: PersonAssertionSettings()),
-                webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(), defaultLanguage: String = "en") {
+                webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(), defaultLanguage: String = "en",
+                approval: ApprovalPolicy = ApprovalPolicy()) {
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database
         self.now = now
+        self.audit = AuditLog(database: database, logger: logger, now: now)
         let cache = CubeCache(channels: ChannelDAO(database: database), subjects: SubjectDAO(database: database),
                               didLoad: cubeDidLoad)
         self.devices = DeviceService(database: database, cube: cache, logger: logger, now: now,
@@ -78,7 +85,10 @@ public struct HubServices: Sendable {
                                        groups: GroupDAO(database: database, now: now),
                                        relay: outboxHandoff, progress: relayProgress, backlog: relayBacklog,
                                        relayDeadline: relayDeadline,
-                                       now: now, defaultLanguage: defaultLanguage)
+                                       now: now, defaultLanguage: defaultLanguage, approvalPolicy: approval,
+                                       audit: audit)
+        self.approvals = ApprovalService(database: database, cube: cube.cache, relay: outboxHandoff, policy: approval,
+                                         relayDeadline: relayDeadline, audit: audit, now: now)
     }
 
     /// The follower that keeps the in-memory copies (cube, tokens) current with the database.

@@ -29,7 +29,7 @@ public func buildApplication(
                                personAssertions: PersonAssertionVerifier(settings: configuration.persons.assertions,
                                                                          loadKeySet: PersonKeySet.loader, logger: logger),
                                webhookPolicy: configuration.webhooks.policy,
-                               defaultLanguage: configuration.defaultLanguage)
+                               defaultLanguage: configuration.defaultLanguage, approval: configuration.approval)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()
@@ -42,6 +42,8 @@ public func buildApplication(
     var background: [any Service] = [PoolService(pool: pool), TaskService(name: "database-follower") { await follower.run() }]
     // Receipts whose counting a dying process interrupted are counted at start and every minute after.
     background.append(TaskService(name: "receipt-recount") { await services.receipts.recountInterruptedLoop() })
+    // The audit log's head, logged at start and every hour: a tail cut off the log is caught against these lines.
+    background.append(TaskService(name: "audit-head") { await services.audit.logHeadLoop() })
     // One FCM client for the relay and the reconciler, its threads stopped after both.
     if let fcm = try FCMService(configuration: configuration.relay, logger: logger) {
         let relay = RelayService(configuration: configuration.relay, fcm: fcm.client, services: services, logger: logger)

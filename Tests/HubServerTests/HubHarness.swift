@@ -18,7 +18,8 @@ struct HubHarness: Sendable {
     static let communicatorToken = "msi_test-communicator-token-0123456789abcdef01"
     static let annPassword = "ann-password-1"
 
-    /// Starts the real application (`buildApplication`) and runs `body` against it over HTTP.
+    /// Starts the real application (`buildApplication`) and runs `body` against it over HTTP. The approval policy's
+    /// default rules are off unless a test asks for them (`approval`), so that other tests' sends go at once.
     static func with(
         _ test: String = #function,
         seed: @Sendable (MongoDatabase) async throws -> Void = { _ in },
@@ -26,6 +27,7 @@ struct HubHarness: Sendable {
         devices: DeviceConfiguration = DeviceConfiguration(),
         persons: PersonConfiguration = PersonConfiguration(),
         webhooks: WebhookConfiguration = WebhookConfiguration(),
+        approval: ApprovalPolicy = ApprovalPolicy(defaults: false),
         _ body: @Sendable (HubHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in
@@ -43,6 +45,7 @@ struct HubHarness: Sendable {
                                                  writeDeadline: .seconds(30), relay: relay, devices: devices)
             configuration.persons = persons
             configuration.webhooks = webhooks
+            configuration.approval = approval
             let app = try await buildApplication(configuration: configuration, databaseName: database.name)
             try await app.test(.live) { client in
                 try await body(HubHarness(database: database, client: client))

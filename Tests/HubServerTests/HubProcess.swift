@@ -34,7 +34,8 @@ final class HubProcess: @unchecked Sendable {
         process = Process()
         process.executableURL = Self.executable
         process.arguments = ["serve", "--port", String(port), "--mongodb-uri", mongoURI]
-        var env = ProcessInfo.processInfo.environment
+        // The approval policy's default rules off, as in `HubHarness`: these tests' sends go at once.
+        var env = ProcessInfo.processInfo.environment.merging(["APPROVAL_DEFAULTS": "off"]) { $1 }
         env.merge(environment) { $1 }
         process.environment = env
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("msi-hub-\(port).log")

@@ -11,13 +11,14 @@ public struct AreaDAO: Sendable {
     /// Adds an area (new `id`, empty `access` unless given, empty `subjects`) to the channel.
     /// - Throws: `DAOError` `.channelNotFound`.
     public func add(channelID: ObjectID, _ draft: AreaDraft) async throws -> Area {
-        let area: BSONDocument = [
+        var area: BSONDocument = [
             "id": .objectID(ObjectID()),
             "name": .string(draft.name),
             "desc": .string(draft.desc),
             "access": (draft.access ?? []).bson,
             "subjects": [],
         ]
+        if draft.approvalRequired == true { area["approval"] = .string(CubeApproval.required) }
         let result = try await mapErrors {
             try await collection.updateOne(["_id": .objectID(channelID)], ["$push": ["areas": .document(area)]])
         }
@@ -30,7 +31,7 @@ public struct AreaDAO: Sendable {
         return stored
     }
 
-    /// Replaces the area's name and desc (and access, when given), keeping every other field.
+    /// Replaces the area's name and desc (and access and the approval mark, when given), keeping every other field.
     /// - Throws: `DAOError` `.channelNotFound` or `.areaNotFound`.
     public func update(channelID: ObjectID, areaID: ObjectID, _ draft: AreaDraft) async throws -> Area {
         // `areas.$[a]` rather than `areas.$`: the same single atomic write, and it works in
@@ -39,10 +40,12 @@ public struct AreaDAO: Sendable {
             ("areas.$[a].name", .string(draft.name)), ("areas.$[a].desc", .string(draft.desc)),
         ]
         if let access = draft.access { set.append(("areas.$[a].access", access.bson)) }
+        var unset: [(key: String, value: BSONValue)] = []
+        CubeApproval.update(draft.approvalRequired, &set, unset: &unset, path: "areas.$[a].")
         let updated = try await mapErrors {
             try await collection.findOneAndUpdate(
                 ["_id": .objectID(channelID), "areas.id": .objectID(areaID)],
-                ["$set": .document(BSONDocument(set))],
+                CubeApproval.document(set: set, unset: unset),
                 options: FindOneAndUpdateOptions(arrayFilters: [["a.id": .objectID(areaID)]])
             )
         }

@@ -33,13 +33,14 @@ public struct ChannelDAO: Sendable {
     /// Adds a channel with no areas and returns it as stored.
     /// - Throws: `DAOError`.
     public func add(_ draft: ChannelDraft) async throws -> Channel {
-        let document: BSONDocument = [
+        var document: BSONDocument = [
             "_id": .objectID(ObjectID()),
             "name": .string(draft.name),
             "desc": .string(draft.desc),
             "access": (draft.access ?? []).bson,
             "areas": [],
         ]
+        if draft.approvalRequired == true { document["approval"] = .string(CubeApproval.required) }
         try await mapErrors { _ = try await collection.insertOne(document) }
         guard let channel = Channel(document: document) else {
             preconditionFailure("a channel made here has an ObjectId _id")
@@ -47,13 +48,15 @@ public struct ChannelDAO: Sendable {
         return channel
     }
 
-    /// Replaces the channel's name and desc (and access, when given), keeping every other field.
+    /// Replaces the channel's name and desc (and access and the approval mark, when given), keeping every other field.
     /// - Throws: `DAOError` `.channelNotFound`.
     public func update(_ id: ObjectID, _ draft: ChannelDraft) async throws -> Channel {
         var set: [(key: String, value: BSONValue)] = [("name", .string(draft.name)), ("desc", .string(draft.desc))]
         if let access = draft.access { set.append(("access", access.bson)) }
+        var unset: [(key: String, value: BSONValue)] = []
+        CubeApproval.update(draft.approvalRequired, &set, unset: &unset, path: "")
         let updated = try await mapErrors {
-            try await collection.findOneAndUpdate(["_id": .objectID(id)], ["$set": .document(BSONDocument(set))])
+            try await collection.findOneAndUpdate(["_id": .objectID(id)], CubeApproval.document(set: set, unset: unset))
         }
         guard let updated, let channel = Channel(document: updated) else {
             throw DAOError(.channelNotFound, "no channel has the id \(id.hex)")

@@ -12,7 +12,7 @@ public struct SubjectDAO: Sendable {
     /// - Throws: `DAOError` `.channelNotFound` or `.areaNotFound`.
     public func add(channelID: ObjectID, areaID: ObjectID, _ draft: SubjectDraft) async throws -> Subject {
         let subjectID = ObjectID()
-        let subject: BSONDocument = [
+        var subject: BSONDocument = [
             "id": .objectID(subjectID),
             "name": .string(draft.name),
             "desc": .string(draft.desc),
@@ -21,6 +21,7 @@ public struct SubjectDAO: Sendable {
             "opt": ["level": .string(draft.level.rawValue), "distribution": .string(draft.distribution.rawValue)],
             "topic_key": .string(Subject.topicKey(channelID: channelID, areaID: areaID, subjectID: subjectID)),
         ]
+        if draft.approvalRequired == true { subject["approval"] = .string(CubeApproval.required) }
         let result = try await mapErrors {
             try await collection.updateOne(
                 ["_id": .objectID(channelID), "areas.id": .objectID(areaID)],
@@ -47,10 +48,12 @@ public struct SubjectDAO: Sendable {
             ("\(path).opt.distribution", .string(draft.distribution.rawValue)),
         ]
         if let access = draft.access { set.append(("\(path).access", access.bson)) }
+        var unset: [(key: String, value: BSONValue)] = []
+        CubeApproval.update(draft.approvalRequired, &set, unset: &unset, path: path + ".")
         let updated = try await mapErrors {
             try await collection.findOneAndUpdate(
                 Self.filter(channelID, areaID, subjectID),
-                ["$set": .document(BSONDocument(set))],
+                CubeApproval.document(set: set, unset: unset),
                 options: FindOneAndUpdateOptions(arrayFilters: [["a.id": .objectID(areaID)], ["s.id": .objectID(subjectID)]])
             )
         }

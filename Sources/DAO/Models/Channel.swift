@@ -9,6 +9,8 @@ public struct Channel: Sendable {
     /// Usernames allowed to send to the channel's subjects; empty means everyone.
     public var access: [String]
     public var areas: [Area]
+    /// Whether an admin marked it `"approval": "required"`: every message to its subjects needs a second person.
+    public var approvalRequired: Bool
     /// The document as stored, unknown fields included (what GET /channel serves).
     public var document: BSONDocument
 
@@ -20,6 +22,7 @@ public struct Channel: Sendable {
         self.desc = document.string("desc")
         self.access = document.strings("access")
         self.areas = document.documents("areas").compactMap { Area(document: $0, channelID: id) }
+        self.approvalRequired = document.string("approval") == CubeApproval.required
         self.document = document
     }
 
@@ -36,6 +39,8 @@ public struct Area: Sendable {
     /// Usernames allowed to send to the area's subjects; empty means everyone.
     public var access: [String]
     public var subjects: [Subject]
+    /// Whether an admin marked it `"approval": "required"`: every message to its subjects needs a second person.
+    public var approvalRequired: Bool
     /// The element as stored, unknown fields included.
     public var document: BSONDocument
 
@@ -47,6 +52,7 @@ public struct Area: Sendable {
         self.desc = document.string("desc")
         self.access = document.strings("access")
         self.subjects = document.documents("subjects").compactMap { Subject(document: $0) }
+        self.approvalRequired = document.string("approval") == CubeApproval.required
         self.document = document
     }
 
@@ -68,6 +74,8 @@ public struct Subject: Sendable {
     public var level: String
     /// `opt.distribution` as stored; nil when it is neither "Alert" nor "Information".
     public var distribution: Distribution?
+    /// Whether an admin marked it `"approval": "required"`: every message to it needs a second person.
+    public var approvalRequired: Bool
     /// The element as stored, unknown fields included.
     public var document: BSONDocument
 
@@ -82,12 +90,40 @@ public struct Subject: Sendable {
         let options = document["opt"]?.documentValue ?? [:]
         self.level = options.string("level")
         self.distribution = Distribution(rawValue: options.string("distribution"))
+        self.approvalRequired = document.string("approval") == CubeApproval.required
         self.document = document
     }
 
     /// The topic key of a subject at this place in the cube.
     public static func topicKey(channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID) -> String {
         "\(channelID.hex)-\(areaID.hex)-\(subjectID.hex)"
+    }
+}
+
+/// The values of a channel's, area's or subject's `approval` field.
+public enum CubeApproval {
+    /// Every message below needs a second person's approval.
+    public static let required = "required"
+    /// The approval policy's defaults apply (stored as no field at all).
+    public static let `default` = "default"
+
+    /// Adds to an update the write of a mark (`true`: `$set` "required"; `false`: `$unset`; nil: nothing) at
+    /// `path` ("" for a channel, else the element's positional path and a dot): one positional write, never read first.
+    public static func update(_ required: Bool?, _ set: inout [(key: String, value: BSONValue)],
+                              unset: inout [(key: String, value: BSONValue)], path: String) {
+        switch required {
+        case true?: set.append((path + "approval", .string(Self.required)))
+        case false?: unset.append((path + "approval", ""))
+        case nil: break
+        }
+    }
+
+    /// The update document of `set` and `unset` (`$unset` only when it has a field).
+    public static func document(set: [(key: String, value: BSONValue)],
+                                unset: [(key: String, value: BSONValue)]) -> BSONDocument {
+        var update: BSONDocument = ["$set": .document(BSONDocument(set))]
+        if !unset.isEmpty { update["$unset"] = .document(BSONDocument(unset)) }
+        return update
     }
 }
 

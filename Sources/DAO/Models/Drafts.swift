@@ -4,11 +4,14 @@ public struct CubeElementDraft: Sendable {
     public var desc: String
     /// Replaces the access list when given; left alone when nil.
     public var access: [String]?
+    /// `approval`: true marks it "required", false removes the mark; nil leaves it alone.
+    public var approvalRequired: Bool?
 
-    public init(name: String, desc: String, access: [String]? = nil) {
+    public init(name: String, desc: String, access: [String]? = nil, approvalRequired: Bool? = nil) {
         self.name = name
         self.desc = desc
         self.access = access
+        self.approvalRequired = approvalRequired
     }
 }
 
@@ -26,9 +29,12 @@ public struct SubjectDraft: Sendable {
     public var distribution: Distribution
     /// Replaces the access list when given; left alone when nil.
     public var access: [String]?
+    /// `approval`: true marks it "required", false removes the mark; nil leaves it alone.
+    public var approvalRequired: Bool?
 
     public init(name: String, desc: String, level: SubscriptionLevel, distribution: Distribution,
-                access: [String]? = nil) {
+                access: [String]? = nil, approvalRequired: Bool? = nil) {
+        self.approvalRequired = approvalRequired
         self.name = name
         self.desc = desc
         self.level = level

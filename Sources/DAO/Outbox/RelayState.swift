@@ -16,6 +16,11 @@ public enum RelayStatus: String, Sendable, CaseIterable {
     case expired
     /// Imported from the legacy hub, which had sent it already: never sent again.
     case imported
+    /// Held until a second person approves it (`ApprovalPolicy`): no worker claims it, nobody but its sender,
+    /// admins and its possible approvers sees it; approving it makes it `pending`.
+    case awaitingApproval = "awaiting_approval"
+    /// Its approval was refused (`approval.by`, `approval.reason`): never sent.
+    case rejected
 }
 
 /// One part of a message's relay, recorded at `relay.components.<name>`: the spec's notification or data component
@@ -146,10 +151,13 @@ public struct RelayPlan: Sendable {
     public var languages: [String]
     /// Whether the message is shown (`display`); false: its data component alone.
     public var display: Bool
+    /// Whether it waits for a second person's approval (`RelayStatus.awaitingApproval`) rather than for the relay.
+    public var awaitsApproval: Bool
 
     public init(dueAt: Int64, sendAt: Int64? = nil, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil,
                 deadlineAt: Int64, direct: DirectRelay? = nil, addressed: Bool = false, languages: [String] = [],
-                display: Bool = true) {
+                display: Bool = true, awaitsApproval: Bool = false) {
+        self.awaitsApproval = awaitsApproval
         self.addressed = addressed
         self.languages = languages
         self.display = display
@@ -169,7 +177,7 @@ public struct RelayPlan: Sendable {
             components.append((component.rawValue, ["state": "pending", "attempts": 0]))
         }
         var relay: [(key: String, value: BSONValue)] = [
-            ("state", direct == nil ? "pending" : "direct"),
+            ("state", .string(awaitsApproval ? RelayStatus.awaitingApproval.rawValue : direct == nil ? "pending" : "direct")),
             ("due_at", .int64(dueAt)), ("deadline_at", .int64(deadlineAt)),
             // A message its storing process sends is on its first attempt, as a claim would count it.
             ("attempts", .int32(direct == nil ? 0 : 1)), ("components", .document(BSONDocument(components))),

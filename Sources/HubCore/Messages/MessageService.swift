@@ -25,6 +25,8 @@ public struct MessageService: Sendable {
     let now: UnixClock
     /// The language of a message's own texts when it has translations and names none (`DEFAULT_LANGUAGE`).
     var defaultLanguage = "en"
+    /// Which sends wait for a second person's approval (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`).
+    var approvalPolicy = ApprovalPolicy()
 
     /// The presentation fields of a request's body, held to their rules (`Submission.broadcast(from:...)`) with this
     /// hub's default language and clock: what POST /message and the portal's form read.
@@ -55,6 +57,8 @@ public struct MessageService: Sendable {
         public var ack: AckRequest?
         /// Its languages, poster, kind, expiry, display and sample (read by `broadcast(from:defaultLanguage:now:)`).
         public var broadcast: Broadcast
+        /// An admin's reason to send at once past the approval rule (`override`), flagged for review; nil: none.
+        public var override: String?
 
         public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
                     data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default,
@@ -101,22 +105,26 @@ public struct MessageService: Sendable {
             throw SendRefusal(.accessDenied, "\(identity.name) may not send to this subject")
         }
         let now = self.now()
+        // A sample of a topic counts as the topic.
+        let approval = try approvalDecision(submission, reasons: approvalPolicy.reasons(
+            location: location, urgency: submission.urgency), as: identity, now: now)
         let dueAt = max(submission.sendAt ?? now, now)
         // A sample goes device by device, like a message to persons: any worker takes it over, never this process.
         let sampled = submission.broadcast.sample != nil
-        // Due now: this process's relay sends it from the insert on, when it can take it.
-        let ticket = dueAt <= now && !sampled ? relay.ticket(now: now) : nil
+        // Due now: this process's relay sends it from the insert on, when it can take it (never one held).
+        let ticket = dueAt <= now && !sampled && !approval.holds ? relay.ticket(now: now) : nil
         let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
                              expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
                              deadlineAt: dueAt + relayDeadline.milliseconds, direct: ticket, addressed: sampled,
                              languages: submission.broadcast.translations.map(\.language),
-                             display: submission.broadcast.display)
+                             display: submission.broadcast.display, awaitsApproval: approval.holds)
         let message: Message
         do {
             message = try await store(MessageDraft(
                 title: submission.title, desc: submission.desc, message: submission.message, topicKey: submission.topicKey,
                 data: submission.data, distribution: submission.distribution, urgency: submission.urgency,
-                broadcast: submission.broadcast, sender: identity.name, extra: submission.extra(relay: plan)),
+                broadcast: submission.broadcast, sender: identity.name,
+                extra: approval.adding(to: submission.extra(relay: plan))),
                 idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         } catch let error as DAOError where error.code == .outcomeUnknown {
             if let ticket { relay.unsettled(ticket) }
@@ -154,16 +162,19 @@ public struct MessageService: Sendable {
         }
         if let refusal = RecipientPolicy.refusal(for: identity, recipients: recipients, groups: found) { throw refusal }
         let now = self.now()
+        let approval = try approvalDecision(submission, reasons: approvalPolicy.reasons(
+            groups: found, urgency: submission.urgency), as: identity, now: now)
         let dueAt = max(submission.sendAt ?? now, now)
         // Never sent by the storing process itself: a fan-out is long, and any worker may take it over.
         let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
                              expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
-                             deadlineAt: dueAt + relayDeadline.milliseconds, addressed: true)
+                             deadlineAt: dueAt + relayDeadline.milliseconds, addressed: true,
+                             awaitsApproval: approval.holds)
         let message = try await store(MessageDraft(
             title: submission.title, desc: submission.desc, message: submission.message, topicKey: "",
             recipients: recipients, data: submission.data, distribution: submission.distribution,
             urgency: submission.urgency, broadcast: submission.broadcast, sender: identity.name,
-            extra: submission.extra(relay: plan)),
+            extra: approval.adding(to: submission.extra(relay: plan))),
             idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         relay.notify()
         return message

@@ -23,7 +23,9 @@ public enum MessageViewer: Sendable, Equatable {
 /// through its catch-up (which holds only the messages of its person and their groups) with its `data` but not whom
 /// else it was for; nobody else sees it at all (not in the public history, 404 by its key). A topic message's `data`
 /// is public like its topic (every subscribed phone gets it). A sample of a topic's devices (`sample`) is seen by its
-/// sender and admins only: its devices got it by token, and nobody catches up with it.
+/// sender and admins only: its devices got it by token, and nobody catches up with it. A message held for approval
+/// (`ApprovalPolicy`), rejected or expired unapproved is seen by its sender and admins (with its `state`), and by
+/// those who may approve it through `ApprovalService`; by nobody else (not in history, catch-up nor banners).
 public enum MessageVisibility {
     /// The stored fields everyone may see, as stored.
     public static let publicFields = ["_id", "msi_key", "title", "desc", "message", "topic_key", "distribution",
@@ -44,7 +46,9 @@ public enum MessageVisibility {
     /// `message` as `viewer` sees it at `now` (Unix ms), or nil when it may not see it at all (scheduled, and not
     /// theirs).
     public static func view(_ message: Message, for viewer: MessageViewer, now: Int64) -> Message? {
-        if seesDetail(of: message, viewer) { return message }
+        let approval = ApprovalState.of(message, now: now)
+        if seesDetail(of: message, viewer) { return approval.map { withState(message, $0) } ?? message }
+        if approval?.hidden == true { return nil }
         if message.recipients != nil, viewer != .device { return nil }
         // A sample's devices got it by token; to anyone else it is as private as a message to persons.
         if message.broadcast.sample != nil { return nil }
@@ -111,6 +115,16 @@ public enum MessageVisibility {
         case .sent, .imported: "sent"
         case .failed: "failed"
         case .expired: "expired"
+        // Never shown to the public (`view`): held messages are their sender's, admins' and approvers'.
+        case .awaitingApproval: "awaiting_approval"
+        case .rejected: "rejected"
         }
+    }
+
+    /// `message` with its approval `state` at the top (awaiting_approval, approved, rejected, expired).
+    public static func withState(_ message: Message, _ state: ApprovalState) -> Message {
+        var document = message.document
+        document["state"] = .string(state.rawValue)
+        return Message(document: document) ?? message
     }
 }

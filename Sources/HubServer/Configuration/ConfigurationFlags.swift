@@ -15,6 +15,7 @@ extension HubConfiguration {
         "DEVICE_REPAIR_HOURS",
         "PERSON_ASSERTION_SECRET", "PERSON_ASSERTION_JWKS", "PERSON_ASSERTION_ISSUER", "PERSON_ASSERTION_AUDIENCE",
         "PERSON_ASSERTION_CLAIM", "WEBHOOK_ALLOWED_NETWORKS", "DEFAULT_LANGUAGE",
+        "APPROVAL_GROUP_SIZE", "APPROVAL_TIMEOUT", "APPROVAL_DEFAULTS",
     ]
 
     /// Variables that hold a secret: never flags, since a command line is visible to every user of the machine.

@@ -40,6 +40,8 @@ public struct HubConfiguration: Sendable {
     public var webhooks = WebhookConfiguration()
     /// The language of a message's own texts when it has translations and names none (`DEFAULT_LANGUAGE`).
     public var defaultLanguage = "en"
+    /// Which sends wait for a second person (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`, `APPROVAL_DEFAULTS`).
+    public var approval = ApprovalPolicy()
 
     /// The local database that `make run` starts.
     public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
@@ -123,6 +125,7 @@ public struct HubConfiguration: Sendable {
             }
             configuration.defaultLanguage = code
         }
+        configuration.approval = try approvalPolicy(environment)
         if let token = environment["METRICS_TOKEN"], !token.isEmpty {
             // Bearer values with these prefixes are API tokens and device secrets, which the hub checks as such.
             guard token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), token.utf8.count <= 256,

@@ -142,11 +142,11 @@ struct CubeController {
 // MARK: Request bodies
 
 extension CubeElementDraft {
-    /// `{"name": string, "desc": string, "access"?: [string]}`
+    /// `{"name": string, "desc": string, "access"?: [string], "approval"?: "required" | "default"}`
     init(_ fields: FieldReader) throws {
         self.init(name: try fields.string("name", maxLength: FieldLimits.name),
                   desc: try fields.string("desc", maxLength: FieldLimits.desc),
-                  access: try fields.optionalUsernames("access"))
+                  access: try fields.optionalUsernames("access"), approvalRequired: try fields.approvalMark())
     }
 }
 
@@ -158,6 +158,19 @@ extension SubjectDraft {
                   desc: try fields.string("desc", maxLength: FieldLimits.desc),
                   level: try fields.oneOf("level", in: options, path: "opt.level"),
                   distribution: try fields.oneOf("distribution", in: options, path: "opt.distribution"),
-                  access: try fields.optionalUsernames("access"))
+                  access: try fields.optionalUsernames("access"), approvalRequired: try fields.approvalMark())
+    }
+}
+
+extension FieldReader {
+    /// The body's `approval`: "required" (true), "default" (false: the approval policy's defaults); nil when absent.
+    /// - Throws: `HubError` 422 `invalid_field` for any other value.
+    func approvalMark() throws -> Bool? {
+        guard let value = document["approval"], !value.isNull else { return nil }
+        switch value.stringValue {
+        case CubeApproval.required?: return true
+        case CubeApproval.default?: return false
+        default: throw HubError.invalid(.invalidField, "the field \"approval\" must be \"required\" or \"default\"")
+        }
     }
 }

@@ -26,7 +26,9 @@ struct MessageController {
     /// persons and groups (`to`), with optional `data` for the app and an optional acknowledgement asked of its
     /// recipients (`ack`: 422 `invalid_ack` when it breaks the rules of `Submission.ack(from:)`), and how phones
     /// present it (`lang`, `translations`, `image`, `kind`, `dismissible`, `expires_at`, `display`, `sample`,
-    /// `cohort`: `Submission.broadcast(from:defaultLanguage:now:)`).
+    /// `cohort`: `Submission.broadcast(from:defaultLanguage:now:)`). A message the approval rule holds
+    /// (`ApprovalPolicy`) answers 202 with `state` "awaiting_approval" and is sent once another person approves it;
+    /// an admin's `override` (a reason) sends it at once, flagged for review (403 `override_forbidden` for others).
     @Sendable func send(request: Request, context: HubRequestContext) async throws -> Response {
         let identity = try context.caller()
         var request = request
@@ -45,11 +47,18 @@ struct MessageController {
         let ttl = try fields.optionalInteger("ttl", in: 0...Self.maximumTTLSeconds)
         let sendAt = try fields.optionalInteger("send_at", in: 0...(now + Self.maximumScheduleMS))
         let broadcast = try services.messages.broadcast(from: fields.document)
+        var submission = MessageService.Submission(
+            title: title, desc: desc, message: text, topicKey: topicKey, recipients: recipients, data: data,
+            distribution: distribution, urgency: urgency, ttl: ttl, sendAt: sendAt, ack: ack, broadcast: broadcast)
+        submission.override = try fields.optionalString("override", maxLength: MessageService.maximumOverrideReason)
 
-        let message = try await services.messages.send(
-            .init(title: title, desc: desc, message: text, topicKey: topicKey, recipients: recipients, data: data,
-                  distribution: distribution, urgency: urgency, ttl: ttl, sendAt: sendAt, ack: ack, broadcast: broadcast),
-            as: identity, idempotencyKey: try Self.idempotencyKey(of: request))
+        let message = try await services.messages.send(submission, as: identity,
+                                                       idempotencyKey: try Self.idempotencyKey(of: request))
+        if ApprovalState.of(message, now: services.now()) == .awaitingApproval {
+            let held = MessageVisibility.withState(message, .awaitingApproval)
+            return JSONResponse.make(.document(held.document), status: .accepted)
+        }
+        if submission.override != nil { await services.approvals.recordOverride(message) }
         return JSONResponse.make(.document(message.document), status: .created)
     }
 

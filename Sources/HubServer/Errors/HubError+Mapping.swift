@@ -22,6 +22,8 @@ extension HubError {
             return HubError(error)
         case let error as SendRefusal:
             return HubError(error)
+        case let error as ApprovalRefusal:
+            return HubError(error)
         case let error as AccountRefusal:
             return HubError(error)
         case let error as LoginRefusal:
@@ -50,6 +52,19 @@ extension HubError {
         default:
             logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
             return .internalError
+        }
+    }
+
+    /// The answer a refused approval, rejection or override becomes.
+    init(_ refusal: ApprovalRefusal) {
+        switch refusal.code {
+        case .selfApproval: self.init(.forbidden, .approvalSelf, refusal.message)
+        case .needsUser: self.init(.forbidden, .approvalNeedsUser, refusal.message)
+        case .accessDenied: self.init(.forbidden, .approvalAccessDenied, refusal.message)
+        case .notPending: self.init(.conflict, .approvalNotPending, refusal.message)
+        case .expired: self.init(.conflict, .approvalExpired, refusal.message)
+        case .overrideForbidden: self.init(.forbidden, .overrideForbidden, refusal.message)
+        case .reasonRequired: self.init(.unprocessableContent, .reasonRequired, refusal.message)
         }
     }
 

@@ -33,6 +33,10 @@ public struct HubError: HTTPResponseError, Sendable {
             case invalidExpiry = "invalid_expiry", invalidDisplay = "invalid_display", invalidSample = "invalid_sample"
             case invalidWebhook = "invalid_webhook", webhookNotFound = "webhook_not_found"
             case internalError = "internal_error"
+            case approvalSelf = "approval_self", approvalNeedsUser = "approval_needs_user"
+            case approvalAccessDenied = "approval_access_denied", approvalNotPending = "approval_not_pending"
+            case approvalExpired = "approval_expired", overrideForbidden = "override_forbidden"
+            case reasonRequired = "reason_required"
         }
         fileprivate let value: Value
         fileprivate init(_ value: Value) { self.value = value }
@@ -138,6 +142,20 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let webhookNotFound = Code(.webhookNotFound)
         /// 500: a bug.
         public static let internalError = Code(.internalError)
+        /// 403: the author may not approve their own message.
+        public static let approvalSelf = Code(.approvalSelf)
+        /// 403: an API token may not approve a message; a person must.
+        public static let approvalNeedsUser = Code(.approvalNeedsUser)
+        /// 403: the approver may not send where the message goes.
+        public static let approvalAccessDenied = Code(.approvalAccessDenied)
+        /// 409: the message does not (or no longer) await approval.
+        public static let approvalNotPending = Code(.approvalNotPending)
+        /// 409: the approval request expired: the message is never sent.
+        public static let approvalExpired = Code(.approvalExpired)
+        /// 403: only an admin may send past the approval rule (`override`).
+        public static let overrideForbidden = Code(.overrideForbidden)
+        /// 422: a rejection or an override needs a reason.
+        public static let reasonRequired = Code(.reasonRequired)
 
         /// Every code, for the check that `openapi.json` lists them all.
         public static var allCases: [Code] { Value.allCases.map(Code.init) }

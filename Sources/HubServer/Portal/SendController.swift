@@ -323,6 +323,8 @@ enum MessageRow {
             return "Failed\(reason)"
         case .expired: return "Expired before it could be sent"
         case .imported: return "Imported from the old hub"
+        case .awaitingApproval: return "Awaiting a second person's approval"
+        case .rejected: return "Rejected: never sent"
         }
     }
 }

@@ -1,0 +1,220 @@
+import DAO
+import FakeFCM
+import Foundation
+import HTTPTypes
+import HubCore
+import HubServer
+import HummingbirdTesting
+import Mongo
+import MongoTestSupport
+import Testing
+
+/// Two-person approval end to end: POST /message held by `ApprovalPolicy` (202), nothing at the fake FCM until
+/// another person approves, the refusals of the author and of a token, rejection, expiry, an admin's override, and a
+/// subject marked `"approval": "required"`.
+@Suite("Two-person approval")
+struct ApprovalTests {
+    static let bobPassword = "bob-password-1"
+    static let ann = HubHarness.Caller.basic("ann", HubHarness.annPassword)
+    static let bob = HubHarness.Caller.basic("bob", bobPassword)
+    static let booksTopic = RelayOutboxTests.booksTopic
+
+    /// The legacy cube and a second communicator, bob, who may send to the same subjects as ann.
+    static let seed: @Sendable (MongoDatabase) async throws -> Void = { database in
+        try await HubHarness.legacy(database)
+        let services = HubServices(pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4)
+        try await services.accounts.addUser("bob", role: .communicator, password: bobPassword)
+    }
+
+    /// Runs `body` against a hub with the approval policy's defaults, relaying to a fake FCM.
+    static func with(_ test: String = #function,
+                     _ body: @Sendable (HubHarness, FakeFCM) async throws -> Void) async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(test, seed: seed, relay: try RelayOutboxTests.relay(to: fake),
+                                      approval: ApprovalPolicy()) { hub in
+                try await body(hub, fake)
+            }
+        }
+    }
+
+    static func alert(_ title: String, extra: String = "") -> String {
+        RelayOutboxTests.alert(title, extra: extra)
+    }
+
+    /// POSTs `json` as `caller`, expects `status`, returns the body.
+    static func post(_ hub: HubHarness, _ json: String, as caller: HubHarness.Caller,
+                     expect status: HTTPResponse.Status) async throws -> BSONDocument {
+        let response = try await hub.request(.post, "/message", as: caller, json: json)
+        #expect(response.status == status)
+        return try response.json()
+    }
+
+    static func key(_ body: BSONDocument) throws -> ObjectID {
+        try #require(body["msi_key"]?.stringValue.flatMap { ObjectID(hex: $0) })
+    }
+
+    /// Sends an ordinary message (201) and waits until the fake FCM has it: what was held before it and is not at
+    /// FCM by then was not sent by the relay that sent this one.
+    static func sendOrdinary(_ hub: HubHarness, _ fake: FakeFCM, title: String) async throws {
+        let body = try await post(hub, RelayOutboxTests.information(title), as: .communicator, expect: .created)
+        let key = try key(body)
+        try await eventually { fake.received.contains { $0.data["msi_key"] == key.hex } }
+    }
+
+    static func errorCode(_ response: TestResponse) -> String? {
+        (try? response.json())?[path: "error.code"]?.stringValue
+    }
+
+    static func field(_ response: TestResponse, _ key: String) -> BSONValue? {
+        (try? response.json())?[key]
+    }
+
+    @Test func aForcedSubjectsMessageWaitsForAnotherPersonsApproval() async throws {
+        try await Self.with { hub, fake in
+            try await hub.waitForRelayRecord()
+            let held = try await Self.post(hub, Self.alert("School closed"), as: Self.ann, expect: .accepted)
+            #expect(held["state"] == "awaiting_approval")
+            #expect(held[path: "relay.state"] == "awaiting_approval")
+            #expect(held[path: "approval.requested_by"] == "ann")
+            #expect(held[path: "approval.reasons"] == ["forced_subject"])
+            let key = try Self.key(held)
+
+            // Nobody else sees it: not by its key, not in the public history.
+            #expect(try await hub.request(.get, "/message/\(key.hex)").status == .notFound)
+            let history = try await hub.request(.get, "/message?topic_key=\(Legacy.hoursTopic)").json()
+            #expect(history["messages"]?.arrayValue?.isEmpty == true)
+            // Its author sees it with its state.
+            let own = try await hub.request(.get, "/message/\(key.hex)", as: Self.ann).json()
+            #expect(own["state"] == "awaiting_approval")
+            // Those who may approve list it; its author does not.
+            let bobs = try await hub.request(.get, "/approvals", as: Self.bob).json()
+            #expect(bobs["awaiting"]?.arrayValue?.compactMap { $0.documentValue?["msi_key"]?.stringValue } == [key.hex])
+            let anns = try await hub.request(.get, "/approvals", as: Self.ann).json()
+            #expect(anns["awaiting"]?.arrayValue?.isEmpty == true)
+
+            // An ordinary message is unaffected and reaches FCM; the held one has not.
+            try await Self.sendOrdinary(hub, fake, title: "Books")
+            #expect(!fake.received.contains { $0.data["msi_key"] == key.hex })
+
+            // Its author may not approve it, nor may a token.
+            let own403 = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.ann)
+            #expect(own403.status == .forbidden && Self.errorCode(own403) == "approval_self")
+            let token403 = try await hub.request(.post, "/message/\(key.hex)/approve", as: .communicator)
+            #expect(token403.status == .forbidden && Self.errorCode(token403) == "approval_needs_user")
+            #expect(!fake.received.contains { $0.data["msi_key"] == key.hex })
+
+            // Another person approves: it is sent.
+            let approved = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob)
+            #expect(approved.status == .ok)
+            #expect(try approved.json()[path: "approval.by"] == "bob")
+            try await eventually { fake.received.filter { $0.data["msi_key"] == key.hex }.count == 2 }
+            try await eventually { try await hub.relayState(key) == "sent" }
+            // The approval is in the audit log, by bob.
+            let entry = try await hub.database.collection(CollectionName.audit).findOne(["action": "message.approve"])
+            #expect(entry?[path: "target.id"]?.stringValue == key.hex)
+            #expect(entry?[path: "actor.name"]?.stringValue == "bob")
+            // A second approval finds nothing to approve.
+            let again = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob)
+            #expect(again.status == .conflict && Self.errorCode(again) == "approval_not_pending")
+            // Now public.
+            #expect(try await hub.request(.get, "/message/\(key.hex)").status == .ok)
+        }
+    }
+
+    @Test func aRejectedCriticalMessageIsNeverSent() async throws {
+        try await Self.with { hub, fake in
+            let json = #"{"title": "Drill", "desc": "", "message": "Evacuate now.", "topic_key": "\#(Self.booksTopic)", "distribution": "Information", "urgency": "critical"}"#
+            let held = try await Self.post(hub, json, as: Self.ann, expect: .accepted)
+            #expect(held[path: "approval.reasons"] == ["critical"])
+            let key = try Self.key(held)
+
+            let noReason = try await hub.request(.post, "/message/\(key.hex)/reject", as: Self.bob, json: #"{"reason": " "}"#)
+            #expect(noReason.status == .unprocessableContent && Self.errorCode(noReason) == "reason_required")
+            let rejected = try await hub.request(.post, "/message/\(key.hex)/reject", as: Self.bob,
+                                                 json: #"{"reason": "not a drill day"}"#)
+            #expect(rejected.status == .ok)
+            let body = try rejected.json()
+            #expect(body["state"] == "rejected" && body[path: "relay.state"] == "rejected")
+            #expect(body[path: "approval.reason"] == "not a drill day" && body[path: "approval.by"] == "bob")
+            let late = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob)
+            #expect(late.status == .conflict && Self.errorCode(late) == "approval_not_pending")
+
+            let entry = try await hub.database.collection(CollectionName.audit).findOne(["action": "message.reject"])
+            #expect(entry?[path: "target.id"]?.stringValue == key.hex)
+            try await Self.sendOrdinary(hub, fake, title: "After the rejection")
+            #expect(!fake.received.contains { $0.data["msi_key"] == key.hex })
+            #expect(try await hub.request(.get, "/message/\(key.hex)").status == .notFound)
+        }
+    }
+
+    @Test func anExpiredRequestIsNeverSentNorApproved() async throws {
+        try await Self.with { hub, fake in
+            let held = try await Self.post(hub, Self.alert("Late"), as: Self.ann, expect: .accepted)
+            let key = try Self.key(held)
+            let expiresAt = try #require(held[path: "approval.expires_at"]?.int64Value)
+            let requestedAt = try #require(held[path: "approval.requested_at"]?.int64Value)
+            #expect(expiresAt - requestedAt == 3_600_000)
+            // The hour passes: the stored expiry is moved into the past, as the clock would move past it.
+            try await hub.database.collection(CollectionName.message).updateOne(
+                ["msi_key": .objectID(key)], ["$set": ["approval.expires_at": .int64(requestedAt - 1)]])
+
+            let late = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob)
+            #expect(late.status == .conflict && Self.errorCode(late) == "approval_expired")
+            let own = try await hub.request(.get, "/message/\(key.hex)", as: Self.ann).json()
+            #expect(own["state"] == "expired")
+            let bobs = try await hub.request(.get, "/approvals", as: Self.bob).json()
+            #expect(bobs["awaiting"]?.arrayValue?.isEmpty == true)
+
+            try await Self.sendOrdinary(hub, fake, title: "After the expiry")
+            #expect(!fake.received.contains { $0.data["msi_key"] == key.hex })
+        }
+    }
+
+    @Test func anAdminsOverrideSendsAtOnceAndIsFlaggedForReview() async throws {
+        try await Self.with { hub, fake in
+            let refused = try await hub.request(.post, "/message", as: Self.ann,
+                                                json: Self.alert("Fire", extra: #", "override": "fire in the lab""#))
+            #expect(refused.status == .forbidden && Self.errorCode(refused) == "override_forbidden")
+
+            let sent = try await Self.post(hub, Self.alert("Fire", extra: #", "override": "fire in the lab""#),
+                                           as: .admin, expect: .created)
+            #expect(sent["state"] == nil)
+            #expect(sent[path: "override.by"] == "admin-script" && sent[path: "override.reason"] == "fire in the lab")
+            #expect(sent[path: "override.reviewed"] == false)
+            let key = try Self.key(sent)
+            try await eventually { fake.received.filter { $0.data["msi_key"] == key.hex }.count == 2 }
+
+            try await eventually {
+                try await hub.database.collection(CollectionName.audit).findOne(["action": "message.override"]) != nil
+            }
+            let review = try await hub.request(.get, "/approvals", as: .admin).json()
+            #expect(review["overridden"]?.arrayValue?.compactMap { $0.documentValue?["msi_key"]?.stringValue } == [key.hex])
+            let bobs = try await hub.request(.get, "/approvals", as: Self.bob).json()
+            #expect(bobs["overridden"]?.arrayValue?.isEmpty == true)
+        }
+    }
+
+    @Test func aSubjectMarkedApprovalRequiredHoldsEvenWithoutTheDefaults() async throws {
+        try await FakeFCM.with { fake in
+            // The harness's default policy: the default rules off, the marks on.
+            try await HubHarness.with(seed: Self.seed, relay: try RelayOutboxTests.relay(to: fake)) { hub in
+                let path = "/subject/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)/\(Legacy.booksID.hex)"
+                let marked = try await hub.request(.put, path, as: .admin, json: #"{"name": "New books", "desc": "", "opt": {"level": "", "distribution": "Information"}, "approval": "required"}"#)
+                #expect(marked.status == .ok && Self.field(marked, "approval") == "required")
+                let invalid = try await hub.request(.put, path, as: .admin, json: #"{"name": "New books", "desc": "", "opt": {"level": "", "distribution": "Information"}, "approval": "maybe"}"#)
+                #expect(invalid.status == .unprocessableContent)
+
+                let held = try await Self.post(hub, RelayOutboxTests.information("Held"), as: .communicator,
+                                               expect: .accepted)
+                #expect(held[path: "approval.reasons"] == ["marked_required"])
+                // An unmarked Forced subject: the default rules are off here.
+                _ = try await Self.post(hub, Self.alert("Not held"), as: .communicator, expect: .created)
+
+                let unmarked = try await hub.request(.put, path, as: .admin, json: #"{"name": "New books", "desc": "", "opt": {"level": "", "distribution": "Information"}, "approval": "default"}"#)
+                #expect(unmarked.status == .ok && Self.field(unmarked, "approval") == nil)
+                try await Self.sendOrdinary(hub, fake, title: "Free again")
+                #expect(!fake.received.contains { $0.data["msi_key"] == (try? Self.key(held).hex) })
+            }
+        }
+    }
+}
