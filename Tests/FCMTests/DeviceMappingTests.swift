@@ -32,8 +32,11 @@ struct DeviceMappingTests {
                     "timestamp": "1700000000123", "audience": "group", "group": "class-7b",
                     "room": "chess-club", "link": "msi://rooms/chess-club", "urgency": "active",
                 ],
-                "android": ["priority": "HIGH", "notification": ["sound": "default", "channel_id": "msi_active"]],
-                "apns": ["headers": ["apns-priority": "10"], "payload": ["aps": [
+                // The message's key identifies the pop-up on both platforms: a correction replaces it.
+                "android": ["priority": "HIGH", "notification": ["sound": "default", "channel_id": "msi_active",
+                                                                 "tag": "65f1c0ffee00000000000001"]],
+                "apns": ["headers": ["apns-priority": "10", "apns-collapse-id": "65f1c0ffee00000000000001"],
+                         "payload": ["aps": [
                     "sound": "default", "interruption-level": "active", "relevance-score": 0.5,
                 ] as [String: Any]]],
             ] as [String: Any],

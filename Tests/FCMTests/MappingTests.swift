@@ -17,8 +17,11 @@ struct MappingTests {
                 "topic": topic,
                 "notification": ["title": "Snow day", "body": "School is closed today"],
                 "data": ["msi_key": "65f1c0ffee00000000000001", "urgency": "active"],
-                "android": ["priority": "HIGH", "notification": ["sound": "default", "channel_id": "msi_active"]],
-                "apns": ["headers": ["apns-priority": "10"], "payload": ["aps": [
+                // The message's key identifies the pop-up on both platforms: a correction replaces it.
+                "android": ["priority": "HIGH", "notification": ["sound": "default", "channel_id": "msi_active",
+                                                                 "tag": "65f1c0ffee00000000000001"]],
+                "apns": ["headers": ["apns-priority": "10", "apns-collapse-id": "65f1c0ffee00000000000001"],
+                         "payload": ["aps": [
                     "sound": "default", "interruption-level": "active", "relevance-score": 0.5,
                 ] as [String: Any]]],
             ] as [String: Any],
@@ -458,5 +461,45 @@ extension MappingTests {
         let data = try Self.data(request)
         #expect(request.isTruncated && request.payloadSize <= 1_024)
         #expect(data["ack"] == "1" && data["ack_responses"] == nil && data["truncated"] == "true")
+    }
+}
+
+/// The requests that tell phones about a message they have: a correction under the original's identity, a withdrawal
+/// in the background.
+@Suite("FCM mapping of corrections and withdrawals")
+struct NoticeMappingTests {
+    /// The body's `message` object.
+    static func message(_ request: FCMRequest) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
+        return try #require(object?["message"] as? [String: Any])
+    }
+
+    @Test func aCorrectionCarriesTheSameTagAndCollapseIDAndTheNewTexts() throws {
+        var message = RelayMessage.sample(.alert)
+        message.title = "Snow day: corrected"
+        let request = FCMMapping.noticeRequest(.correction, for: message, topic: message.topicKey,
+                                               component: FCMComponent(rawValue: "correction-1"))
+        #expect(request.component.rawValue == "correction-1")
+        let wire = try Self.message(request)
+        #expect(wire["topic"] as? String == message.topicKey)
+        #expect((wire["notification"] as? [String: Any])?["title"] as? String == "Snow day: corrected")
+        let tag = ((wire["android"] as? [String: Any])?["notification"] as? [String: Any])?["tag"] as? String
+        let headers = (wire["apns"] as? [String: Any])?["headers"] as? [String: String]
+        #expect(tag == message.msiKey && headers?["apns-collapse-id"] == message.msiKey)
+        let data = try #require(wire["data"] as? [String: String])
+        #expect(data["msi_key"] == message.msiKey && data["correction"] == "1" && data["title"] == "Snow day: corrected")
+        #expect(data["message"] == message.message && data["topic_key"] == message.topicKey)
+    }
+
+    @Test func aWithdrawalIsADataMessageInTheBackground() throws {
+        let message = RelayMessage.sample(.alert)
+        let request = FCMMapping.noticeRequest(.withdrawal, for: message, token: "device-1",
+                                               component: FCMComponent(rawValue: "withdrawal"))
+        let wire = try Self.message(request)
+        #expect(wire["notification"] == nil && wire["token"] as? String == "device-1")
+        #expect((wire["android"] as? [String: Any])?["notification"] == nil)
+        let headers = (wire["apns"] as? [String: Any])?["headers"] as? [String: String]
+        #expect(headers?["apns-push-type"] == "background" && headers?["apns-priority"] == "5")
+        #expect(wire["data"] as? [String: String] == ["msi_key": message.msiKey, "withdrawn": "1"])
     }
 }

@@ -60,7 +60,7 @@ struct TranslationMappingTests {
             let android = try #require(message["android"] as? [String: Any])
             #expect((android["notification"] as? [String: String])?["channel_id"] == "msi_active")
             let headers = (message["apns"] as? [String: Any])?["headers"] as? [String: String]
-            #expect(headers == ["apns-priority": "10"])
+            #expect(headers == ["apns-priority": "10", "apns-collapse-id": "65f1c0ffee00000000000001"])
             #expect(!request.isTruncated && request.payloadSize <= FCMMappingOptions.defaultPayloadLimit)
         }
     }

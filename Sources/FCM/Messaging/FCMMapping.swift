@@ -228,24 +228,26 @@ public enum FCMMapping {
     }
 
     /// The `android` block of a pop-up: priority, ttl, and the notification on the urgency's channel.
-    private static func alertAndroid(_ message: RelayMessage, _ options: FCMMappingOptions) -> Wire.Android {
+    /// Its `tag` is the message's key, so a correction's pop-up replaces the one the phone shows.
+    static func alertAndroid(_ message: RelayMessage, _ options: FCMMappingOptions) -> Wire.Android {
         Wire.Android(priority: androidPriority(message), ttl: androidTTL(message),
                      notification: .init(sound: "default", channelID: options.androidChannels[message.urgency],
-                                         image: message.image))
+                                         image: message.image, tag: message.msiKey))
     }
 
     /// The `android` block of a data message: no notification; a non-display message wakes the phone at once only
     /// when time-sensitive or critical.
-    private static func backgroundAndroid(_ message: RelayMessage) -> Wire.Android {
+    static func backgroundAndroid(_ message: RelayMessage) -> Wire.Android {
         let priority = message.display ? androidPriority(message)
                                        : (message.urgency >= .timeSensitive ? "HIGH" : "NORMAL")
         return Wire.Android(priority: priority, ttl: androidTTL(message), notification: nil)
     }
 
     /// The `apns` block of a pop-up: its priority and expiry, its `aps`, and a poster (`fcm_options.image`, with
-    /// `mutable-content` so that the notification service extension may attach it).
-    private static func alertAPNS(_ message: RelayMessage, _ options: FCMMappingOptions) -> Wire.APNS {
-        var headers = ["apns-priority": message.urgency.isImmediate ? "10" : "5"]
+    /// `mutable-content` so that the notification service extension may attach it), and `apns-collapse-id`, the
+    /// message's key (24 hex digits, within APNs' 64 bytes), so a correction's pop-up replaces the one shown.
+    static func alertAPNS(_ message: RelayMessage, _ options: FCMMappingOptions) -> Wire.APNS {
+        var headers = ["apns-priority": message.urgency.isImmediate ? "10" : "5", "apns-collapse-id": message.msiKey]
         headers.merge(expirationHeaders(message)) { $1 }
         var aps = alertAPS(message, options)
         if message.image != nil { aps.mutableContent = 1 }
@@ -254,7 +256,7 @@ public enum FCMMapping {
     }
 
     /// The `apns` block of a data message: a background push (APNs refuses one whose priority is not 5).
-    private static func backgroundAPNS(_ message: RelayMessage) -> Wire.APNS {
+    static func backgroundAPNS(_ message: RelayMessage) -> Wire.APNS {
         var headers = ["apns-push-type": "background", "apns-priority": "5"]
         headers.merge(expirationHeaders(message)) { $1 }
         return Wire.APNS(headers: headers, payload: .init(aps: .init(sound: nil, contentAvailable: 1)))
@@ -344,7 +346,7 @@ public enum FCMMapping {
 
     /// The data of a data component or a combined request: the sender's `data`, then the hub's keys (which win),
     /// texts in `text`'s language, and the message's broadcast fields.
-    private static func messageData(_ message: RelayMessage, text: Localized, topicKey: Bool) -> [String: String] {
+    static func messageData(_ message: RelayMessage, text: Localized, topicKey: Bool) -> [String: String] {
         var data = message.data
         data["msi_key"] = message.msiKey
         if topicKey { data["topic_key"] = message.topicKey }
@@ -368,7 +370,7 @@ public enum FCMMapping {
     /// The translations go in first, in order, each while it fits (with `truncated` when one does not); when the
     /// rest alone does not fit, none goes in and the data's texts are cut (`cutTexts`), then the notification's body
     /// and title.
-    private static func fit(_ data: inout [String: String], _ notification: inout Wire.Notification?,
+    static func fit(_ data: inout [String: String], _ notification: inout Wire.Notification?,
                             translations: [RelayMessage.Translation], limit: Int) -> Bool {
         if !translations.isEmpty {
             data["translations"] = translationsJSON(translations)
@@ -399,7 +401,7 @@ public enum FCMMapping {
         return shown
     }
 
-    private static func request(
+    static func request(
         _ component: FCMComponent,
         _ message: Wire.Message,
         _ options: FCMMappingOptions,

@@ -41,11 +41,13 @@ enum Wire {
         var channelID: String? = nil
         /// A poster's URL (`android.notification.image`).
         var image: String? = nil
+        /// The notification's identity on the phone (`msi_key`): a later one with the same tag replaces it.
+        var tag: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case sound
             case channelID = "channel_id"
-            case image
+            case image, tag
         }
     }
 
@@ -159,6 +161,7 @@ extension Wire.Android: FCMJSONRepresentable {
             var fields: [(key: String, value: FCMJSON.Value)] = [("sound", .string(notification.sound))]
             if let channel = notification.channelID { fields.append(("channel_id", .string(channel))) }
             if let image = notification.image { fields.append(("image", .string(image))) }
+            if let tag = notification.tag { fields.append(("tag", .string(tag))) }
             members.append(("notification", .object(fields)))
         }
         return .object(members)

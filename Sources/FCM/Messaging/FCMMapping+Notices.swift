@@ -1,0 +1,59 @@
+/// What a later request says of a message the phones have already: its texts corrected, or the message withdrawn.
+public enum FCMNotice: String, Sendable, Hashable {
+    /// The texts were corrected: the pop-up replaces the one shown (same `tag` and `apns-collapse-id`), the data
+    /// carries `correction: "1"` and the new texts.
+    case correction
+    /// The message was withdrawn: a background data message with `withdrawn: "1"`, nothing shown.
+    case withdrawal
+}
+
+extension FCMMapping {
+    /// The one request that tells the phones of `topic` about `notice` on `message` (its texts as corrected).
+    public static func noticeRequest(_ notice: FCMNotice, for message: RelayMessage, topic: String,
+                                     component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions())
+        -> FCMRequest {
+        noticeRequest(notice, message, options, target: .topic(topic), component: component, language: nil)
+    }
+
+    /// The one request that tells one device (`token`, of locale `language`) about `notice` on `message`.
+    public static func noticeRequest(_ notice: FCMNotice, for message: RelayMessage, token: String,
+                                     component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions(),
+                                     language: String? = nil) -> FCMRequest {
+        noticeRequest(notice, message, options, target: .token(token), component: component,
+                      language: primaryLanguage(of: language))
+    }
+
+    /// A correction: a displayed Alert's pop-up in `language` (its translation when it has one) under the
+    /// message's key, with the data (`msi_key`, `correction`, the texts, `translations` that fit); any other
+    /// message its data alone. A withdrawal: `msi_key`, `withdrawn` (and `topic_key` for a topic), in the background.
+    private static func noticeRequest(_ notice: FCMNotice, _ message: RelayMessage, _ options: FCMMappingOptions,
+                                      target: Target, component: FCMComponent, language: String?) -> FCMRequest {
+        var topicKey: Bool {
+            if case .topic = target { return true }
+            return false
+        }
+        switch notice {
+        case .withdrawal:
+            var data = ["msi_key": message.msiKey, "withdrawn": "1"]
+            if topicKey { data["topic_key"] = message.topicKey }
+            var wire = Wire.Message(notification: nil, data: data, android: backgroundAndroid(message),
+                                    apns: backgroundAPNS(message))
+            target.apply(to: &wire)
+            return request(component, wire, options, size: payloadSize(data: data, notification: nil), false)
+        case .correction:
+            let text = localized(message, in: language)
+            var data = messageData(message, text: text, topicKey: topicKey)
+            data["correction"] = "1"
+            let alert = message.distribution == .alert && message.display
+            var notification = alert ? Wire.Notification(title: text.title, body: text.desc, image: message.image) : nil
+            let truncated = fit(&data, &notification, translations: text.others, limit: options.payloadLimit)
+            var wire = Wire.Message(
+                notification: notification, data: data,
+                android: alert ? alertAndroid(message, options) : backgroundAndroid(message),
+                apns: alert ? alertAPNS(message, options) : backgroundAPNS(message))
+            target.apply(to: &wire)
+            return request(component, wire, options, size: payloadSize(data: data, notification: notification),
+                           truncated)
+        }
+    }
+}
