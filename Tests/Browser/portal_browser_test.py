@@ -84,7 +84,9 @@ class Run:
     def start_hub(self):
         self.port = free_port()
         env = dict(os.environ, MONGODB_URI=self.mongo_uri, GOOGLE_APPLICATION_CREDENTIALS=self.fcm["credentials"],
-                   FCM_ENDPOINT=self.fcm["base_url"], FCM_MODE="send", LOG_LEVEL="warning")
+                   FCM_ENDPOINT=self.fcm["base_url"], FCM_MODE="send", LOG_LEVEL="warning",
+                   # Only marked subjects hold messages for approval: the other steps send to a Forced subject.
+                   APPROVAL_DEFAULTS="off")
         self.hub_log = open(os.path.join(self.work, "hub.log"), "w")
         process = subprocess.Popen([os.path.join(self.args.bin, "msi-hub"), "serve", "--port", str(self.port)],
                                    env=env, stdout=self.hub_log, stderr=subprocess.STDOUT)
@@ -638,6 +640,68 @@ def communicator_sends_to_a_group(run):
     run.logout()
 
 
+def mark_newsletter(run, approval):
+    """The admin marks the subject Newsletter `"approval": approval` through the API (positional PUT)."""
+    token = base64.b64encode(("%s:%s" % (ADMIN, ADMIN_PASSWORD)).encode()).decode()
+    status, body = run.http("GET", "/channel")
+    for channel in json.loads(body):
+        for area in channel["areas"]:
+            for subject in area["subjects"]:
+                if subject["name"] == "Newsletter":
+                    path = "/subject/%s/%s/%s" % (channel["_id"], area["id"], subject["id"])
+                    payload = json.dumps({"name": subject["name"], "desc": subject["desc"], "opt": subject["opt"],
+                                          "approval": approval}).encode()
+                    status, _ = run.http("PUT", path, payload, {"Authorization": "Basic " + token,
+                                                                "Content-Type": "application/json"})
+                    check(status == 200, "the admin marks Newsletter approval %s (got %d)" % (approval, status))
+                    return
+    raise Failure("no subject Newsletter")
+
+
+def fcm_keys(run):
+    received = json.loads(urllib.request.urlopen(run.fcm["base_url"] + "/_received", timeout=5).read())
+    return [body["message"]["data"].get("msi_key") for body in received]
+
+
+def a_second_person_approves_a_held_message(run):
+    mark_newsletter(run, "required")
+    run.login(COMMUNICATOR, COMMUNICATOR_PASSWORD)
+    run.click_link("Send a message")
+    choose(run, "Riverside High", "Year 10", "Newsletter")
+    run.fill("title", "School closed Friday")
+    run.fill("message", "The school is closed on Friday for the staff training day.")
+    run.submit("send")
+    check("waits for a second person's approval" in run.text(), "the confirmation says it waits for approval")
+    key = run.driver.find_element(By.ID, "msi-key").text
+    run.shot("20-awaiting-approval")
+    run.open("/portal")
+    check(not run.driver.find_elements(By.ID, "approvals-notice"), "its author is not asked to approve it")
+    run.open("/portal/approvals")
+    check(not run.driver.find_elements(By.ID, "approval-" + key), "its author does not see it to approve")
+    run.logout()
+    check(key not in fcm_keys(run), "nothing reached FCM before the approval")
+
+    run.login(ADMIN, ADMIN_PASSWORD)
+    check(run.driver.find_element(By.ID, "approvals-count").text == "1", "the dashboard counts one approval")
+    run.navigate(By.CSS_SELECTOR, "#approvals-notice a")
+    section = run.driver.find_element(By.ID, "approval-" + key)
+    check("School closed Friday" in section.text and "staff training day" in section.text,
+          "the message is shown as the phones will show it")
+    check("passive" in section.text or "active" in section.text, "with its urgency")
+    run.shot("21-approvals")
+    run.navigate(By.CSS_SELECTOR, "#approval-%s .approve-button" % key)
+    check("was approved" in run.text(), "the approval is confirmed")
+    for _ in range(60):  # the relay reaches the fake FCM within moments
+        if key in fcm_keys(run):
+            break
+        time.sleep(0.25)
+    check(key in fcm_keys(run), "the approved message reached FCM")
+    status, message = run.api_get("/message/" + key, COMMUNICATOR, COMMUNICATOR_PASSWORD)
+    check(status == 200 and message["approval"]["by"] == ADMIN, "stored with who approved it")
+    run.logout()
+    mark_newsletter(run, "default")
+
+
 def six_wrong_passwords_are_throttled(run):
     for attempt in range(1, 7):
         run.login(COMMUNICATOR, "not-the-password")
@@ -654,7 +718,7 @@ STEPS = [admin_logs_in, admin_builds_channel_area_and_subjects, admin_edits_and_
          communicator_cannot_open_admin_pages, communicator_sends_an_alert_and_an_information,
          the_messages_are_stored_and_reached_the_fake_fcm, the_reach_report_updates_live,
          communicator_adds_and_removes_translations, a_form_without_its_csrf_token_is_refused,
-         communicator_sends_to_a_group, six_wrong_passwords_are_throttled]
+         communicator_sends_to_a_group, a_second_person_approves_a_held_message, six_wrong_passwords_are_throttled]
 
 
 def main():

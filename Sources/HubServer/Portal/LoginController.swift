@@ -82,9 +82,15 @@ struct LoginController {
         return response
     }
 
-    /// GET /portal: the menu.
+    /// GET /portal: the menu, with how many messages wait for the user's approval (and, for admins, overrides to
+    /// review).
     @Sendable func menu(request: Request, context: PortalRequestContext) async throws -> Response {
-        pages.render("menu", context.page("Menu"))
+        let identity = try context.loggedInUser().identity
+        let awaiting = (try? await services.approvals.awaiting(for: identity).count) ?? 0
+        let overridden = (try? await services.approvals.overridesToReview(for: identity).count) ?? 0
+        var data: [String: Any] = ["approvalsWaiting": awaiting, "overridesToReview": overridden]
+        data["hasApprovals"] = awaiting > 0 || overridden > 0
+        return pages.render("menu", context.page("Menu", data))
     }
 
     private func loginPage(context: PortalRequestContext, next: String?, username: String = "", error: String? = nil,

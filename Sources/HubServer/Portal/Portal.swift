@@ -36,6 +36,7 @@ struct Portal {
             .addRoutes(to: pagesGroup, users: users)
         SendController(services: services, pages: pages, payloadLimit: configuration.payloadLimit).addRoutes(to: users)
         SentController(services: services, pages: pages).addRoutes(to: users)
+        ApprovalsController(services: services, pages: pages).addRoutes(to: users)
         ReachController(services: services).addRoutes(to: users)
         CubeAdminController(services: services, pages: pages).addRoutes(to: admins)
         AccountsAdminController(services: services, pages: pages).addRoutes(to: admins)

@@ -230,8 +230,11 @@ struct SendController {
         data["reach"] = await ReachController(services: services).pageData(msiKey: msiKey, user: user)
         data["presentation"] = SentMessageFacts.presentation(message)
         data["acknowledgement"] = SentMessageFacts.acknowledgement(message, now: services.now())
-        let notice = request.uri.queryParameters.get("done") == "resend"
+        var notice = request.uri.queryParameters.get("done") == "resend"
             ? "The message goes again, within moments, to the devices that have not answered." : nil
+        if ApprovalState.of(message, now: services.now()) == .awaitingApproval {
+            notice = "This message waits for a second person's approval: nothing is sent until then."
+        }
         return pages.render("sent-one", context.page("Message sent", ["message": data], notice: notice))
     }
 
