@@ -23,7 +23,10 @@ struct DatabaseOptions: ParsableArguments {
         try await withPool(uri: try configuration().mongoURI) { pool in
             let services = HubServices(pool: pool)
             try await DatabaseIndexes.ensure(in: services.database)
-            return try await body(services)
+            // What a command changes is recorded in the audit log as done by the command line.
+            return try await AuditActor.$current.withValue(AuditActor(kind: .system, name: "msi-hub cli")) {
+                try await body(services)
+            }
         }
     }
 }

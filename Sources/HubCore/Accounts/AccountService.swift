@@ -16,6 +16,8 @@ public struct AccountService: Sendable {
     let tokens: TokenDAO
     let sessions: SessionDAO
     let login: LoginPolicy
+    /// Where changes to users and tokens, and logins refused past the throttle, are recorded.
+    let audit: AuditLog
 
     init(database: MongoDatabase, bcryptCost: UInt8, loginLimits: LoginLimits = LoginLimits(),
          now: @escaping UnixClock = UnixTime.nowMilliseconds) {
@@ -28,6 +30,7 @@ public struct AccountService: Sendable {
                                                         queue: loginLimits.waitingChecks))
         self.login = LoginPolicy(failures: LoginFailureDAO(database: database, now: now), credentials: credentials,
                                  limits: loginLimits)
+        self.audit = AuditLog(database: database, now: now)
     }
 
     /// The shortest password accepted, in characters.
@@ -64,7 +67,13 @@ public struct AccountService: Sendable {
     /// - Throws: `LoginRefusal` (`.invalidCredentials`, `.throttled` with when to retry, `.busy`); `DAOError`.
     public func logIn(username: String, password: String, from address: ClientAddress?,
                       logger: Logger = Logger(label: "msi-hub")) async throws -> Identity {
-        try await login.logIn(username: username, password: password, from: address, logger: logger)
+        do {
+            return try await login.logIn(username: username, password: password, from: address, logger: logger)
+        } catch let refusal as LoginRefusal where refusal.code == .throttled {
+            await audit.record(action: "login.throttled", target: AuditTarget(kind: "user", id: String(username.prefix(64))),
+                               change: ["address": .string(address?.throttleKey ?? LoginPolicy.localAddress)])
+            throw refusal
+        }
     }
 
     /// Forgets the failed logins of `username` from every address, so the throttle lets them in at once.
@@ -154,6 +163,8 @@ public struct AccountService: Sendable {
             try await users.delete(id: user.id)
             throw Self.tokenHasName(username)
         }
+        await audit.record(action: "user.create", target: AuditTarget(kind: "user", id: username),
+                           change: AuditChange.created(["role": .string(role.rawValue), "direct": .bool(direct)]))
         return password
     }
 
@@ -163,6 +174,8 @@ public struct AccountService: Sendable {
         let password = PasswordGenerator.make()
         let hash = try await credentials.hash(password: password)
         guard try await users.addFirst(username: "admin", passwordHash: hash, role: .admin) != nil else { return nil }
+        await audit.record(action: "user.create", target: AuditTarget(kind: "user", id: "admin"),
+                           change: AuditChange.created(["role": .string(Role.admin.rawValue)]))
         return ("admin", password)
     }
 
@@ -174,6 +187,7 @@ public struct AccountService: Sendable {
         let password = try Self.checked(password ?? PasswordGenerator.make())
         _ = try await user(username)
         try await users.setPasswordHash(username: username, try await credentials.hash(password: password))
+        await audit.record(action: "user.password", target: AuditTarget(kind: "user", id: username))
         if username != actor { try await endSessions(of: username) }
         return password
     }
@@ -181,11 +195,14 @@ public struct AccountService: Sendable {
     /// Changes a user's role and ends their portal sessions (their pages change).
     /// - Throws: `AccountRefusal` (`.userNotFound`, `.selfLockout` when an admin demotes themself); `DAOError`.
     public func setRole(of username: String, to role: Role, by actor: String? = nil) async throws {
-        _ = try await user(username)
+        let before = try await user(username)
         if username == actor, role != .admin {
             throw AccountRefusal(.selfLockout, "you cannot take away your own admin role")
         }
         try await users.setRole(username: username, role)
+        await audit.record(action: "user.role", target: AuditTarget(kind: "user", id: username),
+                           change: AuditChange.edit(before: ["role": .string(before.role.rawValue)],
+                                                    after: ["role": .string(role.rawValue)]))
         if username != actor { try await endSessions(of: username) }
     }
 
@@ -195,6 +212,8 @@ public struct AccountService: Sendable {
     public func setDirect(of username: String, to direct: Bool) async throws {
         do {
             try await users.setDirect(username: username, direct)
+            await audit.record(action: "user.direct", target: AuditTarget(kind: "user", id: username),
+                               change: AuditChange.edit(before: ["direct": .bool(!direct)], after: ["direct": .bool(direct)]))
         } catch let error as DAOError where error.code == .userNotFound {
             throw AccountRefusal(.userNotFound, "no user is called \(username)")
         }
@@ -206,6 +225,7 @@ public struct AccountService: Sendable {
         _ = try await user(username)
         if disabled, username == actor { throw AccountRefusal(.selfLockout, "you cannot disable yourself") }
         try await users.setDisabled(username: username, disabled)
+        await audit.record(action: disabled ? "user.disable" : "user.enable", target: AuditTarget(kind: "user", id: username))
         if disabled { try await endSessions(of: username) }
     }
 
@@ -236,6 +256,9 @@ public struct AccountService: Sendable {
             try await tokens.revoke(nameOrID: token.id.hex)
             throw Self.userHasName(name)
         }
+        await audit.record(action: "token.create", target: AuditTarget(kind: "token", id: name),
+                           change: AuditChange.created(["id": .string(token.id.hex), "role": .string(role.rawValue),
+                                                        "direct": .bool(direct)]))
         return secret
     }
 
@@ -248,6 +271,7 @@ public struct AccountService: Sendable {
         } catch let error as DAOError where error.code == .tokenNotFound {
             throw AccountRefusal(.tokenNotFound, "no live token is called \(nameOrID)")
         }
+        await audit.record(action: "token.revoke", target: AuditTarget(kind: "token", id: nameOrID))
         // The follower would catch up within a second; this process stops the token now.
         try? await tokenDirectory.refresh()
     }

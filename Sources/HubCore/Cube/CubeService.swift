@@ -14,6 +14,8 @@ public struct CubeService: Sendable {
     let subjects: SubjectDAO
     let devices: DeviceService
     let logger: Logger
+    /// Where every write is recorded.
+    let audit: AuditLog
 
     init(database: MongoDatabase, cache: CubeCache, devices: DeviceService, logger: Logger) {
         self.channels = ChannelDAO(database: database)
@@ -22,6 +24,7 @@ public struct CubeService: Sendable {
         self.cache = cache
         self.devices = devices
         self.logger = logger
+        self.audit = AuditLog(database: database, logger: logger)
     }
 
     // MARK: Reads
@@ -47,39 +50,56 @@ public struct CubeService: Sendable {
 
     /// Adds a channel.
     public func addChannel(_ draft: ChannelDraft) async throws -> Channel {
-        try await refreshing { try await channels.add(draft) }
+        let channel = try await refreshing { try await channels.add(draft) }
+        await audit.recordCube("channel", "create", id: channel.id.hex, before: nil, after: AuditLog.summary(channel))
+        return channel
     }
 
     /// Replaces a channel's name, description and access list.
     public func updateChannel(_ id: ObjectID, _ draft: ChannelDraft) async throws -> Channel {
-        try await refreshing { try await channels.update(id, draft) }
+        let before = cache.latest()?.channels.first { $0.id == id }
+        let channel = try await refreshing { try await channels.update(id, draft) }
+        await audit.recordCube("channel", "update", id: id.hex, before: AuditLog.summary(before),
+                               after: AuditLog.summary(channel))
+        return channel
     }
 
     /// Deletes a channel with its areas and subjects.
     public func deleteChannel(_ id: ObjectID) async throws {
+        let before = cache.latest()?.channels.first { $0.id == id }
         try await refreshing { try await channels.delete(id) }
+        await audit.recordCube("channel", "delete", id: id.hex, before: AuditLog.summary(before), after: nil)
         await following { try await devices.topicsRemoved(prefix: id.hex + "-", exact: false) }
     }
 
     /// Adds an area to a channel.
     public func addArea(channelID: ObjectID, _ draft: AreaDraft) async throws -> Area {
-        try await refreshing { try await areas.add(channelID: channelID, draft) }
+        let area = try await refreshing { try await areas.add(channelID: channelID, draft) }
+        await audit.recordCube("area", "create", id: area.id.hex, before: nil, after: AuditLog.summary(area))
+        return area
     }
 
     /// Replaces an area's name, description and access list.
     public func updateArea(channelID: ObjectID, areaID: ObjectID, _ draft: AreaDraft) async throws -> Area {
-        try await refreshing { try await areas.update(channelID: channelID, areaID: areaID, draft) }
+        let before = cache.latest()?.channels.first { $0.id == channelID }?.area(areaID)
+        let area = try await refreshing { try await areas.update(channelID: channelID, areaID: areaID, draft) }
+        await audit.recordCube("area", "update", id: areaID.hex, before: AuditLog.summary(before),
+                               after: AuditLog.summary(area))
+        return area
     }
 
     /// Deletes an area with its subjects.
     public func deleteArea(channelID: ObjectID, areaID: ObjectID) async throws {
+        let before = cache.latest()?.channels.first { $0.id == channelID }?.area(areaID)
         try await refreshing { try await areas.delete(channelID: channelID, areaID: areaID) }
+        await audit.recordCube("area", "delete", id: areaID.hex, before: AuditLog.summary(before), after: nil)
         await following { try await devices.topicsRemoved(prefix: "\(channelID.hex)-\(areaID.hex)-", exact: false) }
     }
 
     /// Adds a subject (and so an FCM topic) to an area.
     public func addSubject(channelID: ObjectID, areaID: ObjectID, _ draft: SubjectDraft) async throws -> Subject {
         let subject = try await refreshing { try await subjects.add(channelID: channelID, areaID: areaID, draft) }
+        await audit.recordCube("subject", "create", id: subject.topicKey, before: nil, after: AuditLog.summary(subject))
         await following { try await devices.subjectAdded(subject) }
         return subject
     }
@@ -92,14 +112,18 @@ public struct CubeService: Sendable {
         let subject = try await refreshing {
             try await subjects.update(channelID: channelID, areaID: areaID, subjectID: subjectID, draft)
         }
+        await audit.recordCube("subject", "update", id: topicKey, before: AuditLog.summary(before),
+                               after: AuditLog.summary(subject))
         await following { try await devices.subjectChanged(from: before, to: subject) }
         return subject
     }
 
     /// Deletes a subject.
     public func deleteSubject(channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID) async throws {
-        try await refreshing { try await subjects.delete(channelID: channelID, areaID: areaID, subjectID: subjectID) }
         let topicKey = Subject.topicKey(channelID: channelID, areaID: areaID, subjectID: subjectID)
+        let before = cache.latest()?.topics[topicKey]?.subject
+        try await refreshing { try await subjects.delete(channelID: channelID, areaID: areaID, subjectID: subjectID) }
+        await audit.recordCube("subject", "delete", id: topicKey, before: AuditLog.summary(before), after: nil)
         await following { try await devices.topicsRemoved(prefix: topicKey, exact: true) }
     }
 

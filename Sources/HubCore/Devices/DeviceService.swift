@@ -31,6 +31,8 @@ public struct DeviceService: Sendable {
     let now: UnixClock
     /// Verifies the assertions that bind a device to a person.
     let personAssertions: PersonAssertionVerifier
+    /// Where a device deleted by a user or token (not by itself) is recorded.
+    let audit: AuditLog
 
     /// Every device secret starts with this, so a leaked one is easy to recognise.
     public static let secretPrefix = "msd_"
@@ -50,6 +52,7 @@ public struct DeviceService: Sendable {
         self.logger = logger
         self.now = now
         self.personAssertions = personAssertions
+        self.audit = AuditLog(database: database, logger: logger, now: now)
     }
 
     /// A registered device and its secret, shown once.
@@ -185,6 +188,10 @@ public struct DeviceService: Sendable {
         try await subscriptions.removeRegistration(device.registration)
         if let topic = device.quietTopic { try await quietWindows.remove(topic: topic) }
         reconcilerSignal.notify()
+        if AuditActor.current.kind == .user || AuditActor.current.kind == .token {
+            await audit.record(action: "device.delete", target: AuditTarget(kind: "device", id: device.id.hex),
+                               change: AuditChange.deleted(["platform": .string(device.platform.rawValue)]))
+        }
     }
 
     /// A device as its own routes show it (never its registration).

@@ -9,6 +9,8 @@ public struct GroupService: Sendable {
     let groups: GroupDAO
     /// The devices bound to members, counted for a group's reach.
     let devices: DeviceDAO
+    /// Where every change of a group is recorded.
+    let audit: AuditLog
 
     /// The most members one roster holds (a sync sends them all in one call).
     public static let maximumMembers = 10_000
@@ -24,6 +26,7 @@ public struct GroupService: Sendable {
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.groups = GroupDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
+        self.audit = AuditLog(database: database, now: now)
     }
 
     // MARK: Rules
@@ -94,7 +97,11 @@ public struct GroupService: Sendable {
         }
         var named = Set<String>()
         let access = access.filter { named.insert($0).inserted }
-        return try await groups.replace(id: id, name: name, access: access, persons: persons)
+        let before = try await groups.group(id: id)
+        let result = try await groups.replace(id: id, name: name, access: access, persons: persons)
+        await audit.record(action: "group.replace", target: AuditTarget(kind: "group", id: id),
+                           change: AuditChange.edit(before: Self.auditSummary(before), after: Self.auditSummary(result.group)))
+        return result
     }
 
     /// Adds `person` to group `id`; returns the group and whether the person was added (false: a member already).
@@ -103,6 +110,10 @@ public struct GroupService: Sendable {
         let id = try Self.checkedGroupID(id)
         let person = try Self.checkedPersonID(person)
         guard let result = try await groups.add(person, to: id) else { throw Self.notFound(id) }
+        if result.added {
+            await audit.record(action: "group.member.add", target: AuditTarget(kind: "group", id: id),
+                               change: ["person": .string(person)])
+        }
         return result
     }
 
@@ -115,13 +126,18 @@ public struct GroupService: Sendable {
             guard try await groups.group(id: id) != nil else { throw Self.notFound(id) }
             throw GroupRefusal(.memberNotFound, "the person is not a member of the group")
         }
+        await audit.record(action: "group.member.remove", target: AuditTarget(kind: "group", id: id),
+                           change: ["person": .string(person)])
     }
 
     /// Deletes group `id` and its members.
     /// - Throws: `GroupRefusal` (`.invalidID`, `.groupNotFound`); `DAOError`.
     public func delete(id: String) async throws {
         let id = try Self.checkedGroupID(id)
+        let before = try await groups.group(id: id)
         guard try await groups.delete(id: id) else { throw Self.notFound(id) }
+        await audit.record(action: "group.delete", target: AuditTarget(kind: "group", id: id),
+                           change: AuditChange.deleted(Self.auditSummary(before)))
     }
 
     // MARK: Reads
@@ -172,5 +188,14 @@ public struct GroupService: Sendable {
             after = persons.count == Self.maximumPage ? persons.last : nil
         } while after != nil
         return count
+    }
+}
+
+extension GroupService {
+    /// A group as its audit entries show it: name, access list and the number of members (never the roster).
+    static func auditSummary(_ group: Group?) -> BSONDocument {
+        guard let group else { return BSONDocument() }
+        return ["name": .string(group.name), "access": .array(group.access.map(BSONValue.string)),
+                "members": .int64(group.memberCount)]
     }
 }

@@ -19,11 +19,11 @@ extension MessageService {
         if let refusal = await backlog.refusal() { throw refusal }
         let deadline = ContinuousClock.now.advanced(by: messages.writeDeadline)
         let document = messages.document(for: draft)
-        guard let idempotencyKey else { return try await messages.add(document: document, deadline: deadline) }
+        guard let idempotencyKey else { return await recorded(try await messages.add(document: document, deadline: deadline)) }
         switch try await idempotencyKeys.claim(sender: sender, key: idempotencyKey, fingerprint: fingerprint,
                                                message: document, deadline: deadline) {
         case .claimed:
-            return try await messages.add(document: document, deadline: deadline)
+            return await recorded(try await messages.add(document: document, deadline: deadline))
         case .earlier(let first):
             // Stored again (a no-op when it is) as any worker claims it: its first request's ticket is not ours.
             return try await messages.add(document: RelayProgressDAO.shown(first, sent: false), deadline: deadline)

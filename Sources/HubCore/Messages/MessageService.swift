@@ -27,6 +27,8 @@ public struct MessageService: Sendable {
     var defaultLanguage = "en"
     /// Which sends wait for a second person's approval (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`).
     var approvalPolicy = ApprovalPolicy()
+    /// Where every stored send is recorded (`message.send`); nil: not recorded (a service built alone in a test).
+    var audit: AuditLog?
 
     /// The presentation fields of a request's body, held to their rules (`Submission.broadcast(from:...)`) with this
     /// hub's default language and clock: what POST /message and the portal's form read.

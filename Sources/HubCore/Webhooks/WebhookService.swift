@@ -11,6 +11,8 @@ public struct WebhookService: Sendable {
     /// Where deliveries may go (`WEBHOOK_ALLOWED_NETWORKS`).
     public let policy: WebhookAddressPolicy
     let now: UnixClock
+    /// Where every webhook created or deleted is recorded (never its secret).
+    let audit: AuditLog
 
     /// The most events one webhook lists (there are only so many names).
     public static let maximumEvents = 16
@@ -26,6 +28,7 @@ public struct WebhookService: Sendable {
         self.deliveries = WebhookDeliveryDAO(database: database)
         self.policy = policy
         self.now = now
+        self.audit = AuditLog(database: database, now: now)
     }
 
     /// Creates a webhook POSTing `events` to `url`, with a new signing secret: the only time the secret is answered.
@@ -45,6 +48,8 @@ public struct WebhookService: Sendable {
         for event in events where !unique.contains(event) { unique.append(event) }
         let webhook = Webhook(id: ObjectID(), url: url, events: unique, secret: Self.makeSecret(), createdAt: now())
         try await webhooks.insert(webhook)
+        await audit.record(action: "webhook.create", target: AuditTarget(kind: "webhook", id: webhook.id.hex),
+                           change: AuditChange.created(["url": .string(url), "events": .array(unique.map(BSONValue.string))]))
         return webhook
     }
 
@@ -71,7 +76,11 @@ public struct WebhookService: Sendable {
     /// Deletes the webhook `id`; its deliveries not yet made are dropped.
     /// - Throws: `WebhookRefusal` `.webhookNotFound`; `DAOError`.
     public func delete(id: ObjectID) async throws {
+        let before = try await webhooks.find(id)
         guard try await webhooks.delete(id) else { throw Self.notFound }
+        await audit.record(action: "webhook.delete", target: AuditTarget(kind: "webhook", id: id.hex),
+                           change: before.map { AuditChange.deleted(["url": .string($0.url),
+                                                                     "events": .array($0.events.map(BSONValue.string))]) })
     }
 
     /// A page of webhook `id`'s deliveries, newest first, older than `before` when given; `next` is the cursor of

@@ -1,3 +1,4 @@
+import DAO
 import Foundation
 import HTTPTypes
 import HubCore
@@ -25,7 +26,9 @@ struct AuthMiddleware: RouterMiddleware {
         } else if !Self.isOtherBearer(header) {
             context.identity = try await identity(header, context: context)
         }
-        return try await next(request, context)
+        guard let caller = context.identity else { return try await next(request, context) }
+        // The audit log records what the services do for this request as done by the caller.
+        return try await AuditActor.$current.withValue(AuditActor(caller)) { try await next(request, context) }
     }
 
     /// Whether the header is a Bearer value other than an API token (a device secret is taken before).

@@ -19,7 +19,11 @@ struct PortalSessionMiddleware: RouterMiddleware {
         } catch let error as DAOError where error.code == .unavailable {
             context.sessionFailure = error  // shown as a page by the page middleware, which runs inside this one
         }
-        return try await next(request, context)
+        guard let user = context.user else { return try await next(request, context) }
+        // The audit log records what the services do for this page as done by the user.
+        return try await AuditActor.$current.withValue(AuditActor(kind: .user, name: user.username)) {
+            try await next(request, context)
+        }
     }
 
     private func withSession(_ request: Request, _ context: Context) async throws -> Context {

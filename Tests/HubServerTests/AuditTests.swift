@@ -1,0 +1,181 @@
+import DAO
+import Foundation
+@testable import HubCore
+@testable import HubServer
+import Hummingbird
+import HummingbirdTesting
+import Mongo
+import MongoTestSupport
+import Testing
+
+/// The audit log through the real hub: what the routes and the portal change leaves its entry (never a secret), the
+/// chain verifies and names the entry someone edited or deleted, two replicas appending at once keep one chain, and
+/// `msi-hub audit verify` says so with its exit status.
+@Suite struct AuditTests {
+    /// Every stored entry in chain order.
+    static func entries(_ database: MongoDatabase) async throws -> [BSONDocument] {
+        try await database.collection(CollectionName.audit).find([:], options: FindOptions(sort: ["seq": 1]))
+    }
+
+    /// The first entry with `action`.
+    static func entry(_ entries: [BSONDocument], _ action: String) -> BSONDocument? {
+        entries.first { $0["action"]?.stringValue == action }
+    }
+
+    @Test func actionsThroughTheRoutesAndThePortalLeaveTheirEntriesWithoutSecrets() async throws {
+        var webhooks = WebhookConfiguration()
+        webhooks.policy = try WebhookAddressPolicy(parsing: "127.0.0.1/32")
+        try await HubHarness.with(seed: PortalTests.seed, webhooks: webhooks) { hub in
+            let channel = try await hub.request(.post, "/channel", as: .admin, json: #"{"name": "Staff", "desc": "News"}"#)
+            #expect(channel.status == .created)
+            let channelID = try #require(try channel.json()["_id"]?.stringValue)
+            let group = try await hub.request(.put, "/group/class-7b", as: .admin,
+                                              json: #"{"name": "7B", "members": ["p1", "p2"], "access": ["ann"]}"#)
+            #expect(group.status == .created)
+            let webhook = try await hub.request(.post, "/webhook", as: .admin,
+                                                json: #"{"url": "http://127.0.0.1:9/hook", "events": ["message.sent"]}"#)
+            #expect(webhook.status == .created, "\(webhook.text)")
+            let webhookSecret = try #require(try webhook.json()["secret"]?.stringValue)
+            let sent = try await hub.request(.post, "/message", as: .communicator, json: MessageRoutesTests.body())
+            #expect(sent.status == .created)
+            let msiKey = try #require(try sent.json()["msi_key"]?.stringValue)
+
+            var root = PortalBrowser(hub: hub)
+            _ = try await root.login("root", PortalTests.adminPassword)
+            let csrf = try PortalBrowser.csrf(in: try await root.get("/portal/admin/users"))
+            let user = try await root.post("/portal/admin/users", ["_csrf": csrf, "username": "dora", "role": "communicator"])
+            #expect(user.status == .ok)
+            let token = try await root.post("/portal/admin/tokens", ["_csrf": csrf, "name": "roster-bot", "role": "communicator"])
+            #expect(token.status == .ok)
+
+            let entries = try await Self.entries(hub.database)
+            let created = try #require(Self.entry(entries, "cube.channel.create"))
+            #expect(created["actor"] == ["kind": "token", "name": "admin-script"])
+            #expect(created["target"] == ["kind": "channel", "id": .string(channelID)])
+            #expect(created["change"]?.documentValue?["after"]?.documentValue?["name"] == "Staff")
+            let replaced = try #require(Self.entry(entries, "group.replace"))
+            #expect(replaced["target"]?.documentValue?["id"] == "class-7b")
+            #expect(replaced["change"]?.documentValue?["after"]?.documentValue?["members"]?.int64Value == 2)
+            let hook = try #require(Self.entry(entries, "webhook.create"))
+            #expect(hook["change"]?.documentValue?["after"]?.documentValue?["url"] == "http://127.0.0.1:9/hook")
+            let send = try #require(Self.entry(entries, "message.send"))
+            #expect(send["actor"] == ["kind": "token", "name": "bulletin-bot"])
+            #expect(send["target"] == ["kind": "message", "id": .string(msiKey)])
+            let sendChange = send["change"]?.documentValue?["after"]?.documentValue
+            #expect(sendChange?["topic_key"] == .string(Legacy.hoursTopic) && sendChange?["title"] == "Library")
+            #expect(sendChange?["desc"] == nil && sendChange?["message"] == nil)
+            let dora = try #require(entries.first { $0["action"] == "user.create" && $0[path: "target.id"] == "dora" })
+            #expect(dora["actor"] == ["kind": "user", "name": "root"])
+            let bot = try #require(Self.entry(entries, "token.create"))
+            #expect(bot["actor"] == ["kind": "user", "name": "root"] && bot[path: "target.id"] == "roster-bot")
+
+            // No secret in any entry: the webhook's, the tokens' (stored as hashes), the password hashes.
+            let text = entries.map { $0.extendedJSON(.relaxed) }.joined(separator: "\n")
+            #expect(!text.contains(webhookSecret) && !text.contains("whsec_") && !text.contains("msi_"))
+            let hashes = try await hub.database.collection(CollectionName.tokens).find([:]).compactMap { $0["hash"]?.stringValue }
+                + (try await hub.database.collection(CollectionName.users).find([:]).compactMap {
+                    $0["password_hash"]?.stringValue ?? $0["hash"]?.stringValue })
+            #expect(!hashes.isEmpty && hashes.allSatisfy { !text.contains($0) })
+            #expect(!text.contains("$2"))
+            // Each entry links to the one before and the chain verifies.
+            #expect(entries.map { $0["seq"]?.int64Value } == (1...Int64(entries.count)).map { $0 })
+            let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database)
+            let head = try #require(entries.last?["hash"]?.stringValue)
+            #expect(try await services.audit.verify() == .intact(headSeq: Int64(entries.count), headHash: head))
+        }
+    }
+
+    @Test func verifyNamesTheEntryEditedInTheDatabaseAndThenTheOneDeleted() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let audit = AuditLog(database: database)
+            for index in 1...6 {
+                try await audit.append(actor: AuditActor(kind: .user, name: "ann"), action: "group.replace",
+                                       target: AuditTarget(kind: "group", id: "g\(index)"),
+                                       change: AuditChange.edit(before: ["name": "old"], after: ["name": .string("new \(index)")]))
+            }
+            guard case .intact(6, _) = try await audit.verify() else { Issue.record("a fresh chain must verify"); return }
+            let collection = database.collection(CollectionName.audit)
+            let original = try #require(try await collection.findOne(["seq": 3]))
+            // Someone rewrites what entry 3 says was changed.
+            _ = try await collection.updateOne(["seq": 3], ["$set": ["change.after.name": "innocent"]])
+            #expect(try await audit.verify() == .broken(seq: 3, reason: .edited))
+            // Recomputing its hash does not help: the next entry's link breaks.
+            let edited = try #require(try await collection.findOne(["seq": 3]))
+            var forged = try #require(AuditEntry(document: edited))
+            forged.hash = AuditLog.hash(of: forged)
+            _ = try await collection.updateOne(["seq": 3], ["$set": ["hash": .string(forged.hash)]])
+            #expect(try await audit.verify() == .broken(seq: 4, reason: .brokenLink))
+            // Put back, it verifies again; deleting entry 2 is named as a gap.
+            _ = try await collection.deleteOne(["seq": 3])
+            _ = try await collection.insertOne(original)
+            guard case .intact(6, _) = try await audit.verify() else { Issue.record("the restored chain must verify"); return }
+            _ = try await collection.deleteOne(["seq": 2])
+            #expect(try await audit.verify() == .broken(seq: 2, reason: .deleted))
+        }
+    }
+
+    @Test func theHashIgnoresKeyOrderAndSecretsAreRedactedBeforeHashing() throws {
+        let one = AuditEntry(seq: 1, at: 5, actor: .system, action: "user.create", target: AuditTarget(kind: "user", id: "a"),
+                             change: ["after": ["role": "admin", "direct": false]], prev: AuditEntry.genesis)
+        var two = one
+        two.change = ["after": ["direct": false, "role": "admin"]]
+        #expect(AuditLog.hash(of: one) == AuditLog.hash(of: two))
+        two.change = ["after": ["direct": true, "role": "admin"]]
+        #expect(AuditLog.hash(of: one) != AuditLog.hash(of: two))
+        let input: BSONDocument = ["after": ["password_hash": "$2b$04$abc", "note": "msi_secret", "url": "x",
+                                             "registration": "fcm-token", "list": ["whsec_abc"]]]
+        let redacted = AuditRedaction.redact(input)
+        #expect(redacted == ["after": ["password_hash": "[redacted]", "note": "[redacted]", "url": "x",
+                                       "registration": "[redacted]", "list": ["[redacted]"]]])
+    }
+
+    @Test func twoReplicasAppendingAtOnceKeepOneChain() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let replicas = [AuditLog(database: database), AuditLog(database: database)]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (number, replica) in replicas.enumerated() {
+                    group.addTask {
+                        for index in 0..<100 {
+                            try await replica.append(actor: AuditActor(kind: .system, name: "replica \(number)"),
+                                                     action: "test.append", target: AuditTarget(kind: "test", id: "\(index)"),
+                                                     change: nil)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let entries = try await Self.entries(database)
+            #expect(entries.count == 200)
+            #expect(entries.compactMap { $0["seq"]?.int64Value } == Array(1...200))
+            #expect(Set(entries.compactMap { $0[path: "actor.name"]?.stringValue }) == ["replica 0", "replica 1"])
+            guard case .intact(200, _) = try await replicas[0].verify() else {
+                Issue.record("two replicas' appends must make one valid chain")
+                return
+            }
+        }
+    }
+
+    @Test func theCommandLineVerifiesWithItsExitStatusAndExportsJSONLines() async throws {
+        try await HubHarness.with { hub in
+            let uri = try HubProcess.uri(of: hub.database)
+            _ = try await hub.request(.post, "/channel", as: .admin, json: #"{"name": "Staff", "desc": ""}"#)
+            _ = try await hub.request(.post, "/channel", as: .admin, json: #"{"name": "Parents", "desc": ""}"#)
+            let entries = try await Self.entries(hub.database)
+            let intact = try await CommandLineTests.run(["audit", "verify", "--mongodb-uri", uri], input: "")
+            #expect(intact.status == 0, "\(intact.output)")
+            #expect(intact.output.contains("head seq=\(entries.count) hash=\(entries.last?["hash"]?.stringValue ?? "-")"))
+            let exported = try await CommandLineTests.run(["audit", "export", "--since", "1970-01-01T00:00:00Z",
+                                                           "--mongodb-uri", uri], input: "")
+            #expect(exported.status == 0)
+            let lines = exported.output.split(separator: "\n").filter { $0.hasPrefix("{") }
+            #expect(lines.count == entries.count && lines.last?.contains("cube.channel.create") == true)
+            _ = try await hub.database.collection(CollectionName.audit)
+                .updateOne(["action": "cube.channel.create"], ["$set": ["actor.name": "someone else"]])
+            let broken = try await CommandLineTests.run(["audit", "verify", "--mongodb-uri", uri], input: "")
+            #expect(broken.status == 1)
+            #expect(broken.output.contains("broken at seq=") && broken.output.contains("edited"))
+        }
+    }
+}
