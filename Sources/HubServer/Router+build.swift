@@ -29,6 +29,7 @@ func buildRouter(services: HubServices, portal: PortalConfiguration, devices: De
     let senders = router.group().add(middleware: RequireRole(.admin, .communicator))
     CubeController(services: services, answers: answers).addRoutes(to: router, admins: admins)
     MessageController(services: services).addRoutes(to: router, senders: senders)
+    MessageEditController(services: services).addRoutes(to: senders)
     ApprovalController(services: services).addRoutes(to: senders)
     DeliveryController(services: services).addRoutes(to: senders)
     ReceiptController(services: services).addRoutes(to: router, senders: senders)

@@ -81,6 +81,8 @@ extension MessageDAO {
             "relay.send_at": ["$not": ["$gt": .int64(query.now)]],
             // A sample went to the devices picked, by token: nobody else sees it.
             "sample": ["$exists": false],
+            // A withdrawn banner is shown no more.
+            "withdrawn": ["$exists": false],
         ]
     }
 }

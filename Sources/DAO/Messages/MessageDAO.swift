@@ -178,6 +178,8 @@ extension MessageDAO {
         filter["relay.send_at"] = ["$not": ["$gt": .int64(query.now)]]
         // A sample went to the devices picked, by token: the others never catch up with it.
         filter["sample"] = ["$exists": false]
+        // A withdrawn message is for no phone any more (its tombstone stays in the history).
+        filter["withdrawn"] = ["$exists": false]
         if let after = query.after {
             // `timestamp >= after.timestamp` holds already: past the cursor is a later millisecond or a later `_id`.
             filter["$or"] = [["timestamp": ["$gt": .int64(after.timestamp)]], ["_id": ["$gt": .objectID(after.id)]]]

@@ -58,6 +58,17 @@ public struct RelayComponent: RawRepresentable, Sendable, Hashable, Comparable, 
     /// What a language component's name starts with (the hub's language topics' prefix too).
     public static let languagePrefix = "lang-"
 
+    /// A correction's request to the phones that have the message (`correction-<n>`, the n-th correction).
+    public static func correction(_ number: Int) -> RelayComponent {
+        RelayComponent(known: "correction-\(number)")
+    }
+
+    /// A withdrawal's request to the phones that have the message.
+    public static let withdrawal = RelayComponent(known: "withdrawal")
+
+    /// Whether it tells the phones about a message they have (a correction or the withdrawal), not the message.
+    public var isNotice: Bool { self == .withdrawal || rawValue.hasPrefix("correction-") }
+
     /// The language of a `lang-<code>` component; nil for any other (`lang-default` included).
     public var language: String? {
         guard rawValue.hasPrefix(Self.languagePrefix), self != .defaultLanguage else { return nil }

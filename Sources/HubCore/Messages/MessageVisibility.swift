@@ -52,6 +52,7 @@ public enum MessageVisibility {
         if message.recipients != nil, viewer != .device { return nil }
         // A sample's devices got it by token; to anyone else it is as private as a message to persons.
         if message.broadcast.sample != nil { return nil }
+        if message.document["withdrawn"] != nil { return Message(document: tombstone(message)) }
         let relay = RelayState(message: message.document)
         if relay?.waitsForSendTime(at: now) == true { return nil }
         return Message(document: publicDocument(message, relay: relay))
@@ -106,6 +107,13 @@ public enum MessageVisibility {
         if let sendAt = relay?.sendAt { document["send_at"] = .int64(sendAt) }
         if let relay { document["relay"] = ["state": .string(publicState(relay.status))] }
         return document
+    }
+
+    /// What is left of a withdrawn message for all but its sender and admins: its keys, audience, sender, time and
+    /// `withdrawn` ({at, by, reason}); no texts, data nor presentation.
+    static func tombstone(_ message: Message) -> BSONDocument {
+        let kept = ["_id", "msi_key", "topic_key", "distribution", "sender", "timestamp", "withdrawn"]
+        return BSONDocument(kept.compactMap { key in message.document[key].map { (key: key, value: $0) } })
     }
 
     /// A relay state as the public sees it: whether the message went out, not how.

@@ -33,6 +33,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case invalidExpiry = "invalid_expiry", invalidDisplay = "invalid_display", invalidSample = "invalid_sample"
             case invalidWebhook = "invalid_webhook", webhookNotFound = "webhook_not_found"
             case internalError = "internal_error"
+            case messageWithdrawn = "message_withdrawn"
             case approvalSelf = "approval_self", approvalNeedsUser = "approval_needs_user"
             case approvalAccessDenied = "approval_access_denied", approvalNotPending = "approval_not_pending"
             case approvalExpired = "approval_expired", overrideForbidden = "override_forbidden"
@@ -142,6 +143,8 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let webhookNotFound = Code(.webhookNotFound)
         /// 500: a bug.
         public static let internalError = Code(.internalError)
+        /// 409: the message is withdrawn: it can no longer be corrected or withdrawn.
+        public static let messageWithdrawn = Code(.messageWithdrawn)
         /// 403: the author may not approve their own message.
         public static let approvalSelf = Code(.approvalSelf)
         /// 403: an API token may not approve a message; a person must.

@@ -74,6 +74,11 @@ struct MessageSender: Sendable {
         guard let state = stored, let relayMessage = RelayMessage(stored: message, now: now()) else {
             return await finish(RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
         }
+        // A correction or withdrawal of a message sent before: that alone goes out (`sendNotices`).
+        let notices = state.unsent.filter(\.isNotice)
+        if !notices.isEmpty {
+            return await sendNotices(notices, of: message, as: relayMessage, state: state, record: record)
+        }
         if relayMessage.isExpired(at: now()) {
             return await finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
         }
@@ -196,7 +201,7 @@ struct MessageSender: Sendable {
 
     /// Where a message FCM could not take yet goes: pending until its next attempt, or failed or expired when
     /// that would come after its retry deadline or its ttl.
-    private func retryOutcome(_ message: Message, state: RelayState, expiry: Int64?, error: FCMError) -> RelayOutcome {
+    func retryOutcome(_ message: Message, state: RelayState, expiry: Int64?, error: FCMError) -> RelayOutcome {
         let current = now()
         var delay = retry.delay(afterAttempt: state.attempts, error: error)
         // Not before the project's pause is over.

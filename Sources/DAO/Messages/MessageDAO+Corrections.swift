@@ -1,0 +1,117 @@
+import Mongo
+
+/// A message's three texts and its translations, as a correction finds and leaves them.
+public struct MessageTexts: Sendable, Equatable {
+    public var title: String, desc: String, message: String
+    /// The stored `translations` document; nil: the message has none (a correction that gives none keeps them).
+    public var translations: BSONDocument?
+
+    public init(title: String, desc: String, message: String, translations: BSONDocument? = nil) {
+        (self.title, self.desc, self.message, self.translations) = (title, desc, message, translations)
+    }
+
+    /// `{title, desc, message}` (and `translations` when there are some), as a correction records them.
+    public var document: BSONDocument {
+        var document: BSONDocument = ["title": .string(title), "desc": .string(desc), "message": .string(message)]
+        if let translations { document["translations"] = .document(translations) }
+        return document
+    }
+}
+
+/// What the relay is to tell the phones that have a message already (a correction or its withdrawal): one more
+/// component of the message's relay, which any worker claims as it claims a message (the message is pending again).
+public struct RelayNotice: Sendable {
+    /// The component (`RelayComponent.correction(_:)` or `.withdrawal`).
+    public var component: RelayComponent
+    /// When to send it, and when retries stop (Unix ms).
+    public var dueAt: Int64, deadlineAt: Int64
+    /// Components sent without a write (a direct message its process sent): recorded sent, so nothing is sent twice.
+    public var markSent: [RelayComponent]
+
+    public init(component: RelayComponent, dueAt: Int64, deadlineAt: Int64, markSent: [RelayComponent] = []) {
+        (self.component, self.dueAt, self.deadlineAt, self.markSent) = (component, dueAt, deadlineAt, markSent)
+    }
+
+    /// The fields a notice sets: the relay pending again, due at `dueAt`, its component pending, no lease.
+    var set: [(key: String, value: BSONValue)] {
+        var set: [(key: String, value: BSONValue)] = [
+            ("relay.state", "pending"), ("relay.due_at", .int64(dueAt)), ("relay.deadline_at", .int64(deadlineAt)),
+            ("relay.components.\(component.rawValue)", ["state": "pending", "attempts": 0]),
+        ]
+        for sent in markSent { set.append(("relay.components.\(sent.rawValue).state", "sent")) }
+        return set
+    }
+
+    /// The lease and direct bookkeeping a notice ends (a direct message's owner and number).
+    static let unset: BSONDocument = ["relay.lease_owner": "", "relay.lease_until": "", "relay.seq": "",
+                                      "relay.last_error": ""]
+}
+
+extension MessageDAO {
+    /// The `relay.state` of a message withdrawn before it was sent: no worker claims it.
+    public static let withdrawnRelayState = "withdrawn"
+
+    /// The filter of the message `msiKey` as it was read: not withdrawn, its relay where `expected` found it
+    /// (state, attempts, and a direct message's number): a claim or an outcome in between makes it miss.
+    static func unchanged(_ msiKey: ObjectID, expected: RelayState?) -> BSONDocument {
+        var filter: BSONDocument = ["msi_key": .objectID(msiKey), "withdrawn": ["$exists": false]]
+        guard let expected else {
+            filter["relay"] = ["$exists": false]
+            return filter
+        }
+        filter["relay.state"] = .string(expected.status.rawValue)
+        filter["relay.attempts"] = .int64(expected.attempts)
+        if let direct = expected.direct { filter["relay.seq"] = .int64(direct.seq) }
+        return filter
+    }
+
+    /// Replaces the texts of the message `msiKey` with `after` and appends `{at, by, before, after}` to its
+    /// `corrections` (the `corrections.<count>` slot still free: two corrections at once never both land), and with a
+    /// `notice` makes its relay send it: one update, while the message is as `expected` found it. False when it was
+    /// not (withdrawn, claimed, corrected meanwhile): the caller reads it again.
+    /// - Throws: `DAOError`.
+    public func correct(msiKey: ObjectID, expected: RelayState?, corrections count: Int, at: Int64, by: String,
+                        before: MessageTexts, after: MessageTexts, notice: RelayNotice?) async throws -> Bool {
+        var filter = Self.unchanged(msiKey, expected: expected)
+        filter["corrections.\(count)"] = ["$exists": false]
+        var set: [(key: String, value: BSONValue)] = [
+            ("title", .string(after.title)), ("desc", .string(after.desc)), ("message", .string(after.message)),
+        ]
+        if let translations = after.translations { set.append(("translations", .document(translations))) }
+        var update: BSONDocument = [
+            "$push": ["corrections": ["at": .int64(at), "by": .string(by), "before": .document(before.document),
+                                      "after": .document(after.document)]],
+        ]
+        if let notice {
+            set += notice.set
+            update["$unset"] = .document(RelayNotice.unset)
+        }
+        update["$set"] = .document(BSONDocument(set))
+        let result = try await mapErrors { try await collection.updateOne(filter, update) }
+        return result.matchedCount > 0
+    }
+
+    /// Marks the message `msiKey` withdrawn (`withdrawn: {at, by, reason}`) while it is as `expected` found it, in one
+    /// update: with `cancel`, a message not sent yet (its relay `withdrawnRelayState`, never claimed; the filter
+    /// requires it still awaiting approval or pending and due after `at`); with a `notice`, its relay tells the phones.
+    /// False when the message was not as expected.
+    /// - Throws: `DAOError`.
+    public func withdraw(msiKey: ObjectID, expected: RelayState?, at: Int64, by: String, reason: String?,
+                         cancel: Bool, notice: RelayNotice?) async throws -> Bool {
+        var filter = Self.unchanged(msiKey, expected: expected)
+        var withdrawn: BSONDocument = ["at": .int64(at), "by": .string(by)]
+        if let reason { withdrawn["reason"] = .string(reason) }
+        var set: [(key: String, value: BSONValue)] = [("withdrawn", .document(withdrawn))]
+        var update: BSONDocument = [:]
+        if cancel {
+            if expected?.status == .pending { filter["relay.due_at"] = ["$gt": .int64(at)] }
+            set.append(("relay.state", .string(Self.withdrawnRelayState)))
+        } else if let notice {
+            set += notice.set
+            update["$unset"] = .document(RelayNotice.unset)
+        }
+        update["$set"] = .document(BSONDocument(set))
+        let result = try await mapErrors { try await collection.updateOne(filter, update) }
+        return result.matchedCount > 0
+    }
+}

@@ -1,0 +1,46 @@
+import DAO
+import FCM
+import Mongo
+
+extension FanOutSender {
+    /// How many deliveries of a message one page of a notice reads.
+    static let noticePage = 500
+
+    /// Sends `notice` (a correction or withdrawal of `message`, mapped as `relayMessage`) to each device the message
+    /// reached (its deliveries FCM took, or held back for quiet hours), one request each (the device's current
+    /// registration and language), one at a time. A notice is idempotent on the phone (the same texts again, or a
+    /// message removed twice), so a retry sends it to every device again rather than recording each one.
+    func sendNotice(_ notice: FCMNotice, component: FCMComponent, of message: Message,
+                    as relayMessage: RelayMessage) async -> Result {
+        var after: String?
+        var sent = 0
+        var retry: FCMError?
+        while true {
+            guard held.safeLease(of: message.id) != nil else { return .lost }
+            let page: [Delivery]
+            let devices: [ObjectID: Device]
+            do {
+                page = try await deliveries.page(of: message.id, after: after, limit: Self.noticePage)
+                let reached = page.filter { $0.state == .sent || $0.state == .deferred }.map(\.device)
+                devices = reached.isEmpty ? [:] : try await resolver.stores.devices.devices(reached)
+            } catch {
+                return .retry(FCMError(code: .other, message: "reading the deliveries failed: \(error)", isRetryable: true))
+            }
+            for device in devices.values.sorted(by: { $0.id < $1.id }) where device.state == .active {
+                if Task.isCancelled { return .stopped }
+                let request = FCMMapping.noticeRequest(notice, for: relayMessage, token: device.registration,
+                                                       component: component, options: mapping, language: device.locale)
+                switch await paced.send(request) {
+                case .cancelled: return .stopped
+                case .sent, .failed, .unregistered: sent += 1
+                case .retryLater(let error): retry = error
+                case .paused(let error): return .retry(error)
+                }
+            }
+            guard page.count == Self.noticePage, let last = page.last?.id else { break }
+            after = last
+        }
+        if let retry { return .retry(retry) }
+        return .finished(devices: sent)
+    }
+}

@@ -1,0 +1,74 @@
+import DAO
+import FCM
+import Mongo
+
+extension MessageSender {
+    /// Sends the unsent `notices` of a held message (its corrections and withdrawal, `RelayComponent.isNotice`) in
+    /// order, each as one request to the message's topic, or device by device to those its fan-out reached; records
+    /// each component's answer, then the message sent (or failed, or pending for a retry). Nothing else of the message
+    /// is sent again, and no webhook event nor acknowledgement follows: the message itself went out before.
+    func sendNotices(_ notices: [RelayComponent], of message: Message, as relayMessage: RelayMessage,
+                     state: RelayState, record: ((String) -> RelayUpdate) -> Void) async {
+        let id = message.id
+        func finish(_ outcome: RelayOutcome) {
+            metrics.finished(outcome.status)
+            held.finishing(id)
+            record { outcome.update(lease: $0, now: now()) }
+        }
+        var permanent: FCMError?
+        for component in notices {
+            let notice: FCMNotice = component == .withdrawal ? .withdrawal : .correction
+            let fcmComponent = FCMComponent(rawValue: component.rawValue)
+            if FanOutResolver.FanOutAudience(of: message) != nil {
+                guard let fanOut else {
+                    return finish(RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
+                }
+                switch await fanOut.sendNotice(notice, component: fcmComponent, of: message, as: relayMessage) {
+                case .finished:
+                    record { RelayUpdate(id: id, lease: $0, component: component, result: .sent(name: "deliveries"), at: now()) }
+                case .retry(let error):
+                    return finish(retryOutcome(message, state: state, expiry: nil, error: error))
+                case .expired, .stopped:
+                    return record { .release(id: id, lease: $0) }
+                case .lost:
+                    return held.release(id)
+                }
+                continue
+            }
+            let request = FCMMapping.noticeRequest(notice, for: relayMessage, topic: message.topicKey,
+                                                   component: fcmComponent, options: mapping)
+            guard let ticket = await gate.admit() else { return record { .release(id: id, lease: $0) } }
+            guard held.safeLease(of: id) != nil else {
+                gate.abandon(ticket)
+                return held.release(id)
+            }
+            let answer: Result<String, FCMError>
+            do {
+                answer = .success(try await sender.send(request))
+            } catch {
+                answer = .failure(error as? FCMError ?? FCMError(code: .other, message: "\(error)", isRetryable: true))
+            }
+            switch classifier.classify(answer, of: ticket) {
+            case .sent(let name):
+                metrics.sent(component)
+                record { RelayUpdate(id: id, lease: $0, component: component, result: .sent(name: name), at: now()) }
+            case .retryAfter(let error, let pauseEnd):
+                if let pauseEnd { pauses.share(until: pauseEnd, reason: error) }
+                metrics.failed(component, retryable: true)
+                record {
+                    RelayUpdate(id: id, lease: $0, component: component,
+                                result: .failed(error: error.description, permanent: false), at: now())
+                }
+                return finish(retryOutcome(message, state: state, expiry: nil, error: error))
+            case .failed(let error), .unregistered(let error):
+                metrics.failed(component, retryable: false)
+                record {
+                    RelayUpdate(id: id, lease: $0, component: component,
+                                result: .failed(error: error.description, permanent: true), at: now())
+                }
+                permanent = error
+            }
+        }
+        finish(RelayOutcome(id: id, status: permanent == nil ? .sent : .failed, lastError: permanent?.description))
+    }
+}

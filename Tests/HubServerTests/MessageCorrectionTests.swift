@@ -1,0 +1,196 @@
+import DAO
+import FakeFCM
+import Foundation
+import HubTime
+import HTTPTypes
+import HummingbirdTesting
+import Mongo
+import MongoTestSupport
+import Testing
+
+/// PUT and DELETE /message/:msiKey: a correction replaces what the phones show (the same Android `tag` and
+/// `apns-collapse-id` as the original), a withdrawal tells the apps to remove the message and takes it out of
+/// catch-up and the active banners, a scheduled message withdrawn is never sent; against a real hub, database and
+/// the fake FCM.
+@Suite("Corrections and withdrawals")
+struct MessageCorrectionTests {
+    /// The requests the fake received for the message `key`.
+    static func requests(_ fake: FakeFCM, _ key: String) -> [FakeFCMRequest] {
+        fake.received.filter { $0.data["msi_key"] == key }
+    }
+
+    /// The Android `tag` and APNs `apns-collapse-id` of a request with a notification.
+    static func identity(_ request: FakeFCMRequest) -> (tag: String?, collapse: String?) {
+        let android = request.message["android"] as? [String: Any]
+        let notification = android?["notification"] as? [String: Any]
+        let headers = (request.message["apns"] as? [String: Any])?["headers"] as? [String: String]
+        return (notification?["tag"] as? String, headers?["apns-collapse-id"])
+    }
+
+    /// The msi_key of a POST /message answer.
+    static func key(_ response: TestResponse) throws -> String {
+        try #require(try response.json()["msi_key"]?.stringValue, "\(response.text)")
+    }
+
+    /// Corrects the message `key` with `body` as `caller` once the relay has sent it (409 while it is being sent).
+    static func correct(_ hub: HubHarness, _ key: String, as caller: HubHarness.Caller, _ body: String) async throws {
+        try await eventually("the correction was taken") {
+            let answer = try await hub.request(.put, "/message/\(key)", as: caller, json: body)
+            #expect(answer.status == .ok || answer.errorCode == "conflict", "\(answer.text)")
+            return answer.status == .ok
+        }
+    }
+
+    @Test func aTopicCorrectionReplacesTheNotificationUnderTheSameTagAndOthersMayNotChangeIt() async throws {
+        try await FakeFCM.with { fake in
+            try await DeviceTests.with(fake) { hub in
+                let sent = try await hub.request(.post, "/message", as: .admin, json: RelayOutboxTests.alert("Libary"))
+                #expect(sent.status == .created)
+                let key = try Self.key(sent)
+                try await eventually("the original reached FCM") {
+                    Self.requests(fake, key).contains { $0.message["notification"] != nil }
+                }
+                let original = try #require(Self.requests(fake, key).first { $0.message["notification"] != nil })
+                #expect(Self.identity(original).tag == key && Self.identity(original).collapse == key)
+
+                // Another sender may neither correct nor withdraw it; an unknown key is 404.
+                let other = try await hub.request(.put, "/message/\(key)", as: .communicator, json: #"{"title": "Mine"}"#)
+                #expect(other.status == .forbidden)
+                #expect(try await hub.request(.delete, "/message/\(key)", as: .communicator).status == .forbidden)
+                #expect(try await hub.request(.put, "/message/\(ObjectID().hex)", as: .admin,
+                                              json: #"{"title": "x"}"#).status == .notFound)
+                // The send rules of POST /message: an Alert's desc is its pop-up's body.
+                #expect(try await hub.request(.put, "/message/\(key)", as: .admin,
+                                              json: #"{"desc": ""}"#).status == .unprocessableContent)
+
+                try await Self.correct(hub, key, as: .admin, #"{"title": "Library"}"#)
+                try await eventually("the correction reached FCM") {
+                    Self.requests(fake, key).contains { $0.data["correction"] == "1" }
+                }
+                let correction = try #require(Self.requests(fake, key).first { $0.data["correction"] == "1" })
+                #expect(Self.identity(correction).tag == key && Self.identity(correction).collapse == key)
+                #expect(correction.data["title"] == "Library" && correction.data["message"] == "The library is closed all day.")
+                #expect((correction.message["notification"] as? [String: Any])?["title"] as? String == "Library")
+                #expect(correction.message["topic"] as? String == Legacy.hoursTopic)
+                // Sent once: the original's components are not sent again.
+                #expect(Self.requests(fake, key).count == 3)
+
+                let stored = try await hub.request(.get, "/message/\(key)", as: .admin).json()
+                #expect(stored["title"]?.stringValue == "Library")
+                let record = try #require(stored["corrections"]?.arrayValue?.first?.documentValue)
+                #expect(record[path: "before.title"]?.stringValue == "Libary" && record["by"]?.stringValue == "admin-script")
+                // The audit log has who corrected what.
+                let entry = try await hub.database.collection(CollectionName.audit).findOne(["action": "message.correct"])
+                #expect(entry?[path: "target.id"]?.stringValue == key)
+                #expect(entry?[path: "change.after.title"]?.stringValue == "Library")
+                let public_ = try await hub.request(.get, "/message/\(key)").json()
+                #expect(public_["title"]?.stringValue == "Library" && public_["corrections"] == nil)
+            }
+        }
+    }
+
+    @Test func aCorrectionOfAMessageToAPersonReachesTheDevicesItReached() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: PersonMessageTests.seed, relay: try RelayOutboxTests.relay(to: fake),
+                                      persons: try PersonBindingTests.persons()) { hub in
+                let signer = await AssertionSigner.hmac(PersonBindingTests.secret)
+                let phone = try await hub.register("student-phone")
+                #expect(try await hub.bind(phone, try await signer.sign(AssertionSigner.claims(sub: "student-1"))).status == .ok)
+                let sent = try await hub.request(.post, "/message", as: .token(PersonMessageTests.directToken), json:
+                    PersonMessageTests.body(to: #"{"persons": ["student-1"]}"#, distribution: "Alert"))
+                let key = try Self.key(sent)
+                try await eventually("the original reached the phone") { !Self.requests(fake, key).isEmpty }
+                #expect(Self.identity(Self.requests(fake, key)[0]).tag == key)
+
+                #expect(try await hub.request(.put, "/message/\(key)", as: .communicator,
+                                              json: #"{"desc": "x"}"#).status == .forbidden)
+                try await Self.correct(hub, key, as: .token(PersonMessageTests.directToken),
+                                       #"{"desc": "Your fees are due on Monday"}"#)
+                try await eventually("the correction reached the phone") {
+                    Self.requests(fake, key).contains { $0.data["correction"] == "1" }
+                }
+                let correction = try #require(Self.requests(fake, key).first { $0.data["correction"] == "1" })
+                #expect(correction.message["token"] as? String == "student-phone")
+                #expect(Self.identity(correction).tag == key && Self.identity(correction).collapse == key)
+                #expect(correction.data["desc"] == "Your fees are due on Monday")
+            }
+        }
+    }
+
+    @Test func aWithdrawnBannerLeavesCatchUpAndTheActiveListAndHistoryKeepsATombstone() async throws {
+        try await FakeFCM.with { fake in
+            try await DeviceTests.with(fake) { hub in
+                let phone = try await hub.register("banner-phone")
+                let sent = try await hub.request(.post, "/message", as: .communicator, json: BroadcastRouteTests.banner(
+                    "School closed", extra: #", "kind": "downtime""#))
+                #expect(sent.status == .created)
+                let key = try Self.key(sent)
+                try await eventually("the banner reached FCM") { !Self.requests(fake, key).isEmpty }
+                let active = "/broadcasts/active?topic_key=\(DeviceTests.forced)"
+                let catchUp = "/device/\(phone.deviceID)/messages?since=0"
+                func keys(_ uri: String, _ field: String, as caller: HubHarness.Caller = .anonymous) async throws -> [String] {
+                    try await hub.request(.get, uri, as: caller).json()[field]?.arrayValue?
+                        .compactMap { $0.documentValue?["msi_key"]?.stringValue } ?? []
+                }
+                #expect(try await keys(active, "broadcasts").contains(key))
+                #expect(try await keys(catchUp, "messages", as: .token(phone.secret)).contains(key))
+
+                // Taken once the relay has sent the banner (409 while it is being sent).
+                try await eventually("the withdrawal was taken") {
+                    let answer = try await hub.request(.delete, "/message/\(key)?reason=Sent%20by%20mistake",
+                                                       as: .communicator)
+                    #expect(answer.status == .ok || answer.errorCode == "conflict", "\(answer.text)")
+                    return answer.status == .ok
+                }
+                try await eventually("the withdrawal reached FCM") {
+                    Self.requests(fake, key).contains { $0.data["withdrawn"] == "1" }
+                }
+                let notice = try #require(Self.requests(fake, key).first { $0.data["withdrawn"] == "1" })
+                #expect(notice.message["notification"] == nil)
+                #expect((notice.message["android"] as? [String: Any])?["notification"] == nil)
+                let headers = (notice.message["apns"] as? [String: Any])?["headers"] as? [String: String]
+                #expect(headers?["apns-push-type"] == "background")
+
+                #expect(try await !keys(active, "broadcasts").contains(key))
+                #expect(try await !keys(catchUp, "messages", as: .token(phone.secret)).contains(key))
+                let history = try await hub.request(.get, "/message?topic_key=\(DeviceTests.forced)").json()
+                let tombstone = try #require(history["messages"]?.arrayValue?.compactMap(\.documentValue)
+                    .first { $0["msi_key"]?.stringValue == key })
+                #expect(tombstone["title"] == nil && tombstone["message"] == nil)
+                #expect(tombstone[path: "withdrawn.reason"]?.stringValue == "Sent by mistake")
+                #expect(tombstone[path: "withdrawn.by"]?.stringValue == "bulletin-bot")
+                // Its sender still sees it whole; nothing more can be done with it.
+                #expect(try await hub.request(.get, "/message/\(key)", as: .communicator).json()["title"]?.stringValue
+                    == "School closed")
+                let again = try await hub.request(.put, "/message/\(key)", as: .communicator, json: #"{"title": "x"}"#)
+                #expect(again.status == .conflict && again.errorCode == "message_withdrawn")
+                let entry = try await hub.database.collection(CollectionName.audit).findOne(["action": "message.withdraw"])
+                #expect(entry?[path: "change.after.reason"]?.stringValue == "Sent by mistake")
+            }
+        }
+    }
+
+    @Test func aScheduledMessageWithdrawnBeforeItsTimeIsNeverSent() async throws {
+        try await FakeFCM.with { fake in
+            try await DeviceTests.with(fake) { hub in
+                let sendAt = UnixTime.nowMilliseconds() + 2_000
+                let scheduled = try await hub.request(.post, "/message", as: .admin,
+                                                      json: RelayOutboxTests.alert("Cancelled", extra: #", "send_at": \#(sendAt)"#))
+                let key = try Self.key(scheduled)
+                let withdrawn = try await hub.request(.delete, "/message/\(key)", as: .admin,
+                                                      json: #"{"reason": "Not today"}"#)
+                #expect(withdrawn.status == .ok, "\(withdrawn.text)")
+                #expect(try withdrawn.json()[path: "relay.state"]?.stringValue == "withdrawn")
+                // A later message, due after it, reaches FCM: the relay passed the withdrawn one's time.
+                let later = try await hub.request(.post, "/message", as: .admin,
+                                                  json: RelayOutboxTests.alert("Later", extra: #", "send_at": \#(sendAt + 500)"#))
+                let laterKey = try Self.key(later)
+                try await eventually("the later message was sent") { !Self.requests(fake, laterKey).isEmpty }
+                #expect(Self.requests(fake, key).isEmpty)
+                #expect(try await hub.database.collection(CollectionName.message)
+                    .findOne(["msi_key": .objectID(try #require(ObjectID(hex: key)))])?[path: "relay.state"]?.stringValue
+                    == "withdrawn")
+            }
+        }
+    }
+}
