@@ -26,12 +26,12 @@ struct ApprovalTests {
         try await services.accounts.addUser("bob", role: .communicator, password: bobPassword)
     }
 
-    /// Runs `body` against a hub with the approval policy's defaults, relaying to a fake FCM.
-    static func with(_ test: String = #function,
+    /// Runs `body` against a hub with the approval policy's defaults (or `policy`), relaying to a fake FCM.
+    static func with(_ test: String = #function, policy: ApprovalPolicy = ApprovalPolicy(),
                      _ body: @Sendable (HubHarness, FakeFCM) async throws -> Void) async throws {
         try await FakeFCM.with { fake in
             try await HubHarness.with(test, seed: seed, relay: try RelayOutboxTests.relay(to: fake),
-                                      approval: ApprovalPolicy()) { hub in
+                                      approval: policy) { hub in
                 try await body(hub, fake)
             }
         }
@@ -215,6 +215,56 @@ struct ApprovalTests {
                 try await Self.sendOrdinary(hub, fake, title: "Free again")
                 #expect(!fake.received.contains { $0.data["msi_key"] == (try? Self.key(held).hex) })
             }
+        }
+    }
+
+    @Test func aGroupAboveTheSizeAndASampleOfAForcedSubjectNeedApproval() async throws {
+        try await Self.with(policy: ApprovalPolicy(groupSize: 2)) { hub, fake in
+            for (group, members) in [("small", ["p1", "p2"]), ("large", ["p1", "p2", "p3"])] {
+                let roster = try GroupRoutesTests.roster(group, members, access: ["bulletin-bot"])
+                #expect(try await hub.request(.put, "/group/\(group)", as: .admin, json: roster).status == .created)
+            }
+            func toGroup(_ group: String) -> String {
+                #"{"title": "Trip", "desc": "", "message": "The trip leaves at 8.", "to": {"groups": ["\#(group)"]}, "distribution": "Information"}"#
+            }
+            _ = try await Self.post(hub, toGroup("small"), as: .communicator, expect: .created)
+            let held = try await Self.post(hub, toGroup("large"), as: .communicator, expect: .accepted)
+            #expect(held[path: "approval.reasons"] == ["large_group"])
+            // A sample of a Forced subject's devices counts as the subject.
+            let sample = try await Self.post(hub, Self.alert("Sampled", extra: #", "sample": 0.5"#), as: .communicator,
+                                             expect: .accepted)
+            #expect(sample[path: "approval.reasons"] == ["forced_subject"])
+        }
+    }
+
+    @Test func ofTwoApprovalsAtOnceOneWins() async throws {
+        try await Self.with { hub, fake in
+            let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database, bcryptCost: 4)
+            try await services.accounts.addUser("cleo", role: .communicator, password: "cleo-password-1")
+            let held = try await Self.post(hub, Self.alert("Race"), as: Self.ann, expect: .accepted)
+            let key = try Self.key(held)
+            async let first = hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob)
+            async let second = hub.request(.post, "/message/\(key.hex)/approve", as: .basic("cleo", "cleo-password-1"))
+            let statuses = [try await first.status, try await second.status]
+            #expect(statuses.filter { $0 == .ok }.count == 1)
+            #expect(statuses.filter { $0 == .conflict }.count == 1)
+            try await eventually { fake.received.filter { $0.data["msi_key"] == key.hex }.count == 2 }
+            try await Self.sendOrdinary(hub, fake, title: "After the race")
+            #expect(fake.received.filter { $0.data["msi_key"] == key.hex }.count == 2)
+        }
+    }
+
+    @Test func theVariablesAreRead() throws {
+        let defaults = try HubConfiguration.fromEnvironment([:]).approval
+        #expect(defaults.groupSize == 500 && defaults.timeout == .seconds(3600) && defaults.defaults)
+        let set = try HubConfiguration.fromEnvironment(["APPROVAL_GROUP_SIZE": "40", "APPROVAL_TIMEOUT": "90m",
+                                                         "APPROVAL_DEFAULTS": "off"]).approval
+        #expect(set.groupSize == 40 && set.timeout == .seconds(5400) && !set.defaults)
+        #expect(try HubConfiguration.fromEnvironment(["APPROVAL_TIMEOUT": "600"]).approval.timeout == .seconds(600))
+        #expect(try HubConfiguration.fromEnvironment(["APPROVAL_TIMEOUT": "2h"]).approval.timeout == .seconds(7200))
+        for bad in [["APPROVAL_TIMEOUT": "soon"], ["APPROVAL_TIMEOUT": "10s"], ["APPROVAL_TIMEOUT": "8d"],
+                    ["APPROVAL_GROUP_SIZE": "0"], ["APPROVAL_DEFAULTS": "maybe"]] {
+            #expect(throws: ConfigurationError.self) { try HubConfiguration.fromEnvironment(bad) }
         }
     }
 }

@@ -111,7 +111,8 @@ extension ReceiptService {
         var audience: ReachAudience
         var settled: Bool
         switch status {
-        case .pending?, .direct?: settled = false
+        // A message held for approval may still be sent: its audience is counted when it is.
+        case .pending?, .direct?, .awaitingApproval?: settled = false
         default: settled = true
         }
         if message.recipients != nil || message.document["audience_size"] != nil {
