@@ -88,7 +88,7 @@ public struct HubServices: Sendable {
                                        now: now, defaultLanguage: defaultLanguage, approvalPolicy: approval,
                                        audit: audit)
         self.approvals = ApprovalService(database: database, cube: cube.cache, relay: outboxHandoff, policy: approval,
-                                         relayDeadline: relayDeadline, audit: audit, now: now)
+                                         relayDeadline: relayDeadline, audit: audit, logger: logger, now: now)
     }
 
     /// The follower that keeps the in-memory copies (cube, tokens) current with the database.

@@ -42,6 +42,8 @@ public func buildApplication(
     var background: [any Service] = [PoolService(pool: pool), TaskService(name: "database-follower") { await follower.run() }]
     // Receipts whose counting a dying process interrupted are counted at start and every minute after.
     background.append(TaskService(name: "receipt-recount") { await services.receipts.recountInterruptedLoop() })
+    // Approval requests that expired are recorded as such (and in the audit log) every minute.
+    background.append(TaskService(name: "approval-expiry") { await services.approvals.expireLoop() })
     // The audit log's head, logged at start and every hour: a tail cut off the log is caught against these lines.
     background.append(TaskService(name: "audit-head") { await services.audit.logHeadLoop() })
     // One FCM client for the relay and the reconciler, its threads stopped after both.

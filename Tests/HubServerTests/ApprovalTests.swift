@@ -167,6 +167,19 @@ struct ApprovalTests {
 
             try await Self.sendOrdinary(hub, fake, title: "After the expiry")
             #expect(!fake.received.contains { $0.data["msi_key"] == key.hex })
+
+            // The sweep records an expiry once, with its audit entry (the refused approval recorded this one).
+            let second = try await Self.post(hub, Self.alert("Later still"), as: Self.ann, expect: .accepted)
+            let secondKey = try Self.key(second)
+            try await hub.database.collection(CollectionName.message).updateOne(
+                ["msi_key": .objectID(secondKey)], ["$set": ["approval.expires_at": .int64(requestedAt - 1)]])
+            let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database, bcryptCost: 4)
+            #expect(try await services.approvals.expireDue() == 1)
+            #expect(try await services.approvals.expireDue() == 0)
+            let stored = try await hub.request(.get, "/message/\(secondKey.hex)", as: Self.ann).json()
+            #expect(stored["state"] == "expired" && stored[path: "approval.state"] == "expired")
+            let entries = try await hub.database.collection(CollectionName.audit).find(["action": "message.approval_expire"])
+            #expect(Set(entries.compactMap { $0[path: "target.id"]?.stringValue }) == [key.hex, secondKey.hex])
         }
     }
 

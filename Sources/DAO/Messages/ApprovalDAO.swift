@@ -76,6 +76,18 @@ public struct ApprovalDAO: Sendable {
         return result.modifiedCount == 1
     }
 
+    /// The held messages whose request expired by `now` and is not yet recorded as expired, at most `limit`.
+    /// - Throws: `DAOError`.
+    public func expiredUnrecorded(now: Int64, limit: Int = 500) async throws -> [Message] {
+        try await mapErrors {
+            try await collection.find(
+                ["relay.state": .string(RelayStatus.awaitingApproval.rawValue), "approval.state": "awaiting",
+                 "approval.expires_at": ["$lte": .int64(now)]],
+                options: FindOptions(projection: ["_id": 1, "msi_key": 1], sort: ["approval.requested_at": 1],
+                                     limit: Int64(limit)))
+        }.compactMap(Message.init(document:))
+    }
+
     /// The held messages not expired at `now`, oldest request first, at most `limit`.
     /// - Throws: `DAOError`.
     public func awaiting(now: Int64, limit: Int = 500) async throws -> [Message] {

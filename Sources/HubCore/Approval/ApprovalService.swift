@@ -1,5 +1,6 @@
 import DAO
 import HubTime
+import Logging
 import Mongo
 
 /// Two-person approval of held messages (`ApprovalPolicy`): what POST /message/:msiKey/approve and .../reject, GET
@@ -19,11 +20,13 @@ public struct ApprovalService: Sendable {
     let relayDeadline: Duration
     /// Where approvals, rejections, expiries and overrides are recorded.
     let audit: AuditLog
+    let logger: Logger
     let now: UnixClock
 
     init(database: MongoDatabase, cube: CubeCache, relay: OutboxHandoff, policy: ApprovalPolicy,
-         relayDeadline: Duration, audit: AuditLog, now: @escaping UnixClock) {
+         relayDeadline: Duration, audit: AuditLog, logger: Logger, now: @escaping UnixClock) {
         self.audit = audit
+        self.logger = logger
         self.approvals = ApprovalDAO(database: database)
         self.messages = MessageDAO(database: database, now: now)
         self.cube = cube
@@ -98,6 +101,34 @@ public struct ApprovalService: Sendable {
     public func markReviewed(msiKey: ObjectID, as identity: Identity) async throws -> Bool {
         guard identity.role == .admin else { return false }
         return try await approvals.markReviewed(msiKey, by: identity.name, now: now())
+    }
+
+    /// Records the requests that expired unapproved (`approval.state` expired, an audit entry each); returns how
+    /// many this call recorded (of several replicas sweeping at once, each request is recorded by one). Nothing is
+    /// sent either way: an expired request is refused by `approve` whether or not it was swept.
+    /// - Throws: `DAOError`.
+    @discardableResult
+    public func expireDue() async throws -> Int {
+        var recorded = 0
+        for message in try await approvals.expiredUnrecorded(now: now()) {
+            guard try await approvals.markExpired(message.msiKey, now: now()) else { continue }
+            recorded += 1
+            await audit.record(actor: .system, action: "message.approval_expire", target: Self.target(message.msiKey),
+                               change: AuditChange.edit(before: ["state": "awaiting_approval"], after: ["state": "expired"]))
+        }
+        return recorded
+    }
+
+    /// `expireDue()` every `interval` until cancelled (the hub's background task).
+    public func expireLoop(every interval: Duration = .seconds(60)) async {
+        while !Task.isCancelled {
+            do {
+                try await expireDue()
+            } catch {
+                logger.warning("expired approval requests could not be recorded", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: interval)
+        }
     }
 
     /// Records that an admin sent `message` past the approval rule (its `override`), after it was stored.
