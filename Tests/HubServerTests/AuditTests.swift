@@ -178,4 +178,29 @@ import Testing
             #expect(broken.output.contains("broken at seq=") && broken.output.contains("edited"))
         }
     }
+
+    @Test func theAdminsAuditPageFiltersAndPagesAndIsForAdminsOnly() async throws {
+        try await HubHarness.with(seed: PortalTests.seed) { hub in
+            for name in ["Staff", "Parents", "Pupils"] {
+                _ = try await hub.request(.post, "/channel", as: .admin, json: #"{"name": "\#(name)", "desc": ""}"#)
+            }
+            _ = try await hub.request(.put, "/group/club", as: .admin, json: #"{"name": "Club", "members": ["p1"]}"#)
+            var root = PortalBrowser(hub: hub)
+            _ = try await root.login("root", PortalTests.adminPassword)
+            let all = try await root.get("/portal/admin/audit")
+            #expect(all.status == .ok)
+            #expect(all.text.contains("cube.channel.create") && all.text.contains("group.replace"))
+            let cube = try await root.get("/portal/admin/audit?action=cube.&actor=admin-script")
+            #expect(cube.text.contains("cube.channel.create") && !cube.text.contains("group.replace"))
+            #expect(cube.text.components(separatedBy: "data-seq=").count - 1 == 3)
+            let none = try await root.get("/portal/admin/audit?actor=nobody")
+            #expect(none.text.contains("No entries"))
+            #expect(try await root.get("/portal/admin/audit?since=yesterday-ish").status == .unprocessableContent)
+            #expect(try await root.get("/portal/admin/audit?since=2000-01-01").text.contains("group.replace"))
+
+            var ann = PortalBrowser(hub: hub)
+            _ = try await ann.login("ann", HubHarness.annPassword)
+            #expect(try await ann.get("/portal/admin/audit").status == .forbidden)
+        }
+    }
 }

@@ -41,5 +41,6 @@ struct Portal {
         CubeAdminController(services: services, pages: pages).addRoutes(to: admins)
         AccountsAdminController(services: services, pages: pages).addRoutes(to: admins)
         GroupsAdminController(services: services, pages: pages).addRoutes(to: admins)
+        AuditAdminController(services: services, pages: pages).addRoutes(to: admins)
     }
 }
