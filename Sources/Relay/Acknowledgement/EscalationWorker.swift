@@ -71,21 +71,12 @@ public struct EscalationWorker: Sendable {
     /// Claims and takes due steps until the task is cancelled; a step under way stops at its next page, its lease
     /// given back.
     public func run() async {
-        var backoff = Backoff(first: .milliseconds(500), cap: .seconds(30))
-        while !Task.isCancelled {
-            do {
-                guard let (progress, lease) = try await acknowledgements.claim(
-                    owner: owner, leaseMS: configuration.lease.milliseconds) else {
-                    backoff.reset()
-                    try? await Task.sleep(for: configuration.poll)
-                    continue
-                }
-                backoff.reset()
-                try await step(progress, lease: lease)
-            } catch {
-                logger.warning("an escalation step failed", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: backoff.next())
-            }
+        await PollingLoop.run(logger: logger, failure: "an escalation step failed",
+                              idle: { try? await Task.sleep(for: configuration.poll) }) {
+            guard let (progress, lease) = try await acknowledgements.claim(
+                owner: owner, leaseMS: configuration.lease.milliseconds) else { return false }
+            try await step(progress, lease: lease)
+            return true
         }
     }
 

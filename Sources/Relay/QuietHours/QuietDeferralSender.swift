@@ -54,16 +54,9 @@ public struct QuietDeferralSender: Sendable {
     /// Claims and sends due deferrals until the task is cancelled: at once again after a full batch, after `poll`
     /// when none was due, after a growing wait while the database fails.
     public func run() async {
-        var backoff = Backoff(first: .milliseconds(500), cap: .seconds(30))
-        while !Task.isCancelled {
-            do {
-                let taken = try await sendDue(limit: configuration.batch)
-                backoff.reset()
-                if taken < configuration.batch { try? await Task.sleep(for: configuration.poll) }
-            } catch {
-                logger.warning("held-back sends could not be read or recorded", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: backoff.next())
-            }
+        await PollingLoop.run(logger: logger, failure: "held-back sends could not be read or recorded",
+                              idle: { try? await Task.sleep(for: configuration.poll) }) {
+            try await sendDue(limit: configuration.batch) == configuration.batch
         }
     }
 

@@ -59,22 +59,14 @@ public struct WebhookWorker: Sendable {
         let http = CurlClient(configuration: CurlClient.Configuration(
             threads: max(configuration.concurrency, 1), connectTimeout: configuration.connectTimeout,
             requestTimeout: configuration.requestTimeout, maxResponseBytes: 1 << 20))
-        var backoff = Backoff(first: .milliseconds(500), cap: .seconds(30))
-        while !Task.isCancelled {
-            do {
-                guard let claim = try await deliveries.claim(owner: owner, now: now(),
-                                                             leaseMS: configuration.lease.milliseconds,
-                                                             limit: configuration.concurrency) else {
-                    backoff.reset()
-                    await wake.wait(timeout: configuration.poll)
-                    continue
-                }
-                backoff.reset()
-                try await deliver(claim, http: http)
-            } catch {
-                logger.warning("the webhook outbox could not be read", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: backoff.next())
-            }
+        // Woken at once by this process's events; other replicas' are found by the poll.
+        await PollingLoop.run(logger: logger, failure: "the webhook outbox could not be read",
+                              idle: { await wake.wait(timeout: configuration.poll) }) {
+            guard let claim = try await deliveries.claim(owner: owner, now: now(),
+                                                         leaseMS: configuration.lease.milliseconds,
+                                                         limit: configuration.concurrency) else { return false }
+            try await deliver(claim, http: http)
+            return true
         }
         try? await http.shutdown()
     }
