@@ -133,7 +133,9 @@ import Testing
     @Test func twoReplicasAppendingAtOnceKeepOneChain() async throws {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
-            let replicas = [AuditLog(database: database), AuditLog(database: database)]
+            // Each with a gate of its own, as two processes have: only the database keeps them in one chain.
+            let replicas = [AuditLog(database: database, gate: AuditAppendGate()),
+                            AuditLog(database: database, gate: AuditAppendGate())]
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (number, replica) in replicas.enumerated() {
                     group.addTask {
@@ -201,6 +203,40 @@ import Testing
             var ann = PortalBrowser(hub: hub)
             _ = try await ann.login("ann", HubHarness.annPassword)
             #expect(try await ann.get("/portal/admin/audit").status == .forbidden)
+        }
+    }
+
+    @Test func aLoginRefusedPastTheThrottleIsRecordedAndFailuresBeforeItAreNot() async throws {
+        try await HubHarness.with { hub in
+            var statuses: [Int] = []
+            for _ in 0..<7 {
+                statuses.append(try await hub.request(.get, "/webhook", as: .basic("ann", "not-the-password")).status.code)
+            }
+            #expect(statuses.prefix(5).allSatisfy { $0 == 401 } && statuses.suffix(2).allSatisfy { $0 == 429 })
+            let throttled = try await Self.entries(hub.database).filter { $0["action"] == "login.throttled" }
+            #expect(throttled.count == 2)
+            #expect(throttled.first?["target"] == ["kind": "user", "id": "ann"])
+            #expect(throttled.first?["actor"]?.documentValue?["kind"] == "system")
+            #expect(throttled.first.map { !$0.extendedJSON(.relaxed).contains("not-the-password") } == true)
+        }
+    }
+
+    @Test func pagesOfTheLogWalkEveryEntryOnceNewestFirst() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let audit = AuditLog(database: database)
+            for index in 1...7 {
+                try await audit.append(actor: .system, action: index.isMultiple(of: 2) ? "user.role" : "token.create",
+                                       target: AuditTarget(kind: "user", id: "u\(index)"), change: nil)
+            }
+            var seen: [Int64] = []
+            var before: Int64?
+            repeat {
+                let page = try await audit.entries(AuditFilter(actionPrefix: "token."), before: before, limit: 2)
+                seen += page.entries.map(\.seq)
+                before = page.next
+            } while before != nil
+            #expect(seen == [7, 5, 3, 1])
         }
     }
 }

@@ -27,6 +27,8 @@ public struct AuditLog: Sendable {
     let entries: AuditDAO
     let logger: Logger
     let now: UnixClock
+    /// One append at a time in this process.
+    let gate: AuditAppendGate
 
     /// How many times an append starts again (a lost race or an unreachable database) before it is logged as lost.
     public static let maximumAttempts = 25
@@ -35,11 +37,13 @@ public struct AuditLog: Sendable {
     /// The most entries one page of `entries(_:before:limit:)` lists.
     public static let maximumPage = 200
 
+    /// The log of `database`; `gate` is the process's for that database unless a test stands in for another process.
     public init(database: MongoDatabase, logger: Logger = Logger(label: "msi-hub.audit"),
-                now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+                now: @escaping UnixClock = UnixTime.nowMilliseconds, gate: AuditAppendGate? = nil) {
         self.entries = AuditDAO(database: database)
         self.logger = logger
         self.now = now
+        self.gate = gate ?? AuditAppendGate.shared(for: database)
     }
 
     /// Records that `actor` did `action` to `target`, with the (redacted) `change`; never throws (see the file's top).
@@ -64,6 +68,15 @@ public struct AuditLog: Sendable {
         -> AuditEntry
     {
         let change = change.map(AuditRedaction.redact)
+        return try await gate.inTurn { [self] in
+            try await appendInTurn(actor: actor, action: action, target: target, change: change)
+        }
+    }
+
+    /// Appends a redacted entry, starting again from the new head when another replica took its place.
+    private func appendInTurn(actor: AuditActor, action: String, target: AuditTarget, change: BSONDocument?) async throws
+        -> AuditEntry
+    {
         var attempt = 0
         while true {
             attempt += 1
