@@ -280,4 +280,40 @@ struct ApprovalTests {
             #expect(throws: ConfigurationError.self) { try HubConfiguration.fromEnvironment(bad) }
         }
     }
+
+    @Test func thePortalHoldsASendAndAnotherPersonRejectsItThere() async throws {
+        try await Self.with { hub, fake in
+            var ann = PortalBrowser(hub: hub)
+            _ = try await ann.login("ann", HubHarness.annPassword)
+            let form = try await ann.get("/portal/send")
+            let sent = try await ann.post("/portal/send", [
+                "_csrf": try PortalBrowser.csrf(in: form), "channel": Legacy.channelID.hex, "area": Legacy.libraryID.hex,
+                "subject": Legacy.hoursID.hex, "title": "Closed", "desc": "Closed today", "message": "Closed all day."])
+            let location = try #require(sent.headers[.location])
+            let key = try #require(ObjectID(hex: String(location.split(separator: "/").last ?? "")))
+            let confirmation = try await ann.get(location)
+            #expect(confirmation.text.contains("waits for a second person&#39;s approval")
+                    || confirmation.text.contains("waits for a second person's approval"))
+            #expect(!(try await ann.get("/portal/approvals")).text.contains("approval-\(key.hex)"))
+
+            var bob = PortalBrowser(hub: hub)
+            _ = try await bob.login("bob", Self.bobPassword)
+            let menu = try await bob.get("/portal")
+            #expect(menu.text.contains(#"<strong id="approvals-count">1</strong>"#))
+            let page = try await bob.get("/portal/approvals")
+            #expect(page.text.contains("id=\"approval-\(key.hex)\"") && page.text.contains("Closed all day."))
+            let csrf = try PortalBrowser.csrf(in: page)
+            // Without the form's token: refused, nothing decided.
+            let forged = try await bob.post("/portal/approvals/\(key.hex)/reject", ["reason": "no"])
+            #expect(forged.status == .forbidden)
+            let noReason = try await bob.post("/portal/approvals/\(key.hex)/reject", ["_csrf": csrf, "reason": " "])
+            #expect(noReason.status == .unprocessableContent && noReason.text.contains("Say why you reject the message."))
+            let rejected = try await bob.post("/portal/approvals/\(key.hex)/reject", ["_csrf": csrf, "reason": "wrong day"])
+            #expect(rejected.status == .seeOther || rejected.status == .found)
+            let stored = try await hub.request(.get, "/message/\(key.hex)", as: Self.ann).json()
+            #expect(stored["state"] == "rejected" && stored[path: "approval.reason"] == "wrong day")
+            try await Self.sendOrdinary(hub, fake, title: "After the portal's rejection")
+            #expect(!fake.received.contains { $0.data["msi_key"] == key.hex })
+        }
+    }
 }
