@@ -19,6 +19,14 @@ struct Listener: Sendable {
     ///   does not know), `.notRegistered`, `.network`, `.database`.
     func receive(payload: [String: String]) async throws(MSIKitError) -> ReceivedMessage? {
         let payload = try PushPayload(payload)
+        switch payload {
+        case .withdrawal(let msiKey):
+            return try await withdraw(msiKey)
+        case .correction(let message):
+            return try await correct(message)
+        default:
+            break
+        }
         // An Alert arrives twice (notification and data components): the second is answered without the network.
         if try await store.exists(msiKey: payload.msiKey) { return nil }
         switch payload {
@@ -27,6 +35,8 @@ struct Listener: Sendable {
         case .background(let message):
             try await apply(message)
             return nil
+        case .correction, .withdrawal:
+            return nil  // taken above
         case .reference(let msiKey, byCatchUp: true):
             guard let registration else { throw MSIKitError(.notRegistered, "The device is not registered.") }
             // The catch-up stores every message the device missed; what it brings beyond this one was new as well.
@@ -37,6 +47,29 @@ struct Listener: Sendable {
             let answer: HubMessage = try await hub.json("GET", ["message", msiKey])
             return try await take(answer)
         }
+    }
+
+    /// Replaces a stored message's texts with a correction's (in the device's language), or stores it when it never
+    /// arrived; returns `.corrected`.
+    func correct(_ message: Message) async throws(MSIKitError) -> ReceivedMessage? {
+        var message = message.localized(to: locale)
+        message.corrected = true
+        if try await !store.correct(message) {
+            guard try await store.add(message) else { return nil }
+            try await store.correct(message)
+            try await receipts?.enqueue(message.msiKey, .received)
+        }
+        return .corrected(message)
+    }
+
+    /// Removes a withdrawn message from the store and its delivered notification (`DeliveredNotifications`);
+    /// returns `.withdrawn` with the message as it was, or nil when it was not stored.
+    func withdraw(_ msiKey: String) async throws(MSIKitError) -> ReceivedMessage? {
+        DeliveredNotifications.remove(msiKey: msiKey)
+        guard let stored = try await store.message(msiKey: msiKey), try await store.remove(msiKey: msiKey) else {
+            return nil
+        }
+        return .withdrawn(stored)
     }
 
     /// Takes a message as the hub shows it (a catch-up's, or one read by its key): stores it, or, when it is not to

@@ -11,6 +11,10 @@ enum PushPayload: Sendable, Hashable {
     case reference(msiKey: String, byCatchUp: Bool)
     /// A message not to be shown (`display` "false"): its `data` is for the app's flags.
     case background(BackgroundMessage)
+    /// The sender corrected a message (`correction` "1"): its new texts, to replace the stored ones.
+    case correction(Message)
+    /// The sender withdrew a message (`withdrawn` "1"): the app removes it, and its notification.
+    case withdrawal(msiKey: String)
 
     /// Reads a payload (every value a string). A message to a subject carries `topic_key`; one to persons or groups
     /// carries `audience` (and `group`, when it came through a group) instead, and the sender's own keys beside the
@@ -23,6 +27,10 @@ enum PushPayload: Sendable, Hashable {
     init(_ data: [String: String]) throws(MSIKitError) {
         guard let msiKey = data["msi_key"], Self.isObjectID(msiKey) else {
             throw MSIKitError(.invalidPayload, "The payload has no valid msi_key.")
+        }
+        if data["withdrawn"] == "1" {
+            self = .withdrawal(msiKey: msiKey)
+            return
         }
         let fields = ["dist", "title", "desc", "message", "timestamp"]
         // The notification component carries only msi_key; a truncated data component's text is cut short. A
@@ -45,7 +53,7 @@ enum PushPayload: Sendable, Hashable {
                                                  expiresAt: expiresAt))
             return
         }
-        self = .complete(
+        let message = (
             Message(
                 msiKey: msiKey, topicKey: data["topic_key"] ?? "", distribution: Distribution(rawValue: data["dist"] ?? ""),
                 title: data["title"] ?? "", desc: data["desc"] ?? "", text: data["message"] ?? "",
@@ -57,13 +65,15 @@ enum PushPayload: Sendable, Hashable {
                 image: data["image"].flatMap(Banner.posterURL), kind: data["kind"] ?? Banner.generalKind,
                 dismissible: data["dismissible"] != "false",
                 expiresAt: expiresAt.map { Date(timeIntervalSince1970: Double($0) / 1000) }))
+        // A correction cut to fit FCM's limit is read like any truncated message (`reference`) above.
+        self = data["correction"] == "1" ? .correction(message) : .complete(message)
     }
 
     /// The keys of a payload that are the hub's or FCM's, not the sender's `data`.
     static let reservedKeys: Set<String> = [
         "msi_key", "topic_key", "dist", "title", "desc", "message", "timestamp", "truncated", "audience", "group",
         "urgency", "ack", "ack_responses", "from", "message_type", "collapse_key", "aps", "lang", "translations",
-        "image", "kind", "dismissible", "display", "expires_at",
+        "image", "kind", "dismissible", "display", "expires_at", "correction", "withdrawn",
     ]
 
     /// Whether `key` is the hub's or FCM's (the names above, and every `google…` or `gcm…` key FCM adds).
@@ -82,6 +92,8 @@ enum PushPayload: Sendable, Hashable {
         case .complete(let message): message.msiKey
         case .reference(let msiKey, _): msiKey
         case .background(let message): message.msiKey
+        case .correction(let message): message.msiKey
+        case .withdrawal(let msiKey): msiKey
         }
     }
 

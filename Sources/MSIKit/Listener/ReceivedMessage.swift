@@ -4,11 +4,18 @@ public enum ReceivedMessage: Sendable, Hashable {
     case alert(title: String, body: String, message: Message)
     /// An Information message's first arrival: nothing to show; the message list has a new entry.
     case information(Message)
+    /// The sender corrected a message: its texts are replaced in the store (`corrected`); an Alert's notification
+    /// is replaced by the system (the same tag or collapse id), an app that shows its own replaces it too.
+    case corrected(Message)
+    /// The sender withdrew a message: it is removed from the store (and, on Apple platforms, its delivered
+    /// notification); the app removes it from what it shows. The message as it was stored.
+    case withdrawn(Message)
 
-    /// The stored message.
+    /// The stored message (for `withdrawn`, as it was before it was removed).
     public var message: Message {
         switch self {
-        case .alert(_, _, let message), .information(let message): message
+        case .alert(_, _, let message), .information(let message), .corrected(let message), .withdrawn(let message):
+            message
         }
     }
 

@@ -112,6 +112,10 @@ struct LocalDatabase: Sendable {
                 );
                 """)
         }
+        // Corrections: whether a message's texts were replaced by its sender's correction.
+        migrator.registerMigration("corrections") { db in
+            try db.execute(sql: "ALTER TABLE Message ADD COLUMN corrected INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 

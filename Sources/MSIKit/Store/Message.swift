@@ -47,6 +47,8 @@ public struct Message: Sendable, Hashable, Codable {
     public var dismissible: Bool
     /// When the message stops being relevant, if the sender said (its `expires_at`, or what its `ttl` left).
     public var expiresAt: Date?
+    /// Whether the sender corrected its texts after it arrived (a correction replaced them).
+    public var corrected = false
 
     /// Creates a message from its fields.
     public init(

@@ -88,6 +88,31 @@ public final class MessageStore: Sendable {
         }
     }
 
+    /// The stored message with this `msiKey`, or nil.
+    /// - Throws: `MSIKitError` `.database`.
+    public func message(msiKey: String) async throws(MSIKitError) -> Message? {
+        try await database.read { db in
+            try Row.fetchOne(db, sql: "\(Self.select) WHERE msi_key = ?", arguments: [msiKey]).map(Message.init(row:))
+        }
+    }
+
+    /// Replaces the texts (title, desc, text, language and translations) of the stored message with `corrected`'s
+    /// and marks it `corrected`; returns whether it was stored.
+    /// - Throws: `MSIKitError` `.database`.
+    @discardableResult
+    public func correct(_ corrected: Message) async throws(MSIKitError) -> Bool {
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE Message SET title = ?, "desc" = ?, message = ?, lang = ?, translations = ?, corrected = 1
+                    WHERE msi_key = ?
+                    """,
+                arguments: [corrected.title, corrected.desc, corrected.text, corrected.language,
+                            Self.json(corrected.translations), corrected.msiKey])
+            return db.changesCount > 0
+        }
+    }
+
     /// Deletes the message with this `msiKey`; returns whether there was one (removeMessage).
     /// - Throws: `MSIKitError` `.database`.
     @discardableResult
@@ -137,7 +162,7 @@ public final class MessageStore: Sendable {
 
     private static let select =
         #"SELECT msi_key, topic_key, dist, title, "desc", message, timestamp, data, audience, group_id, urgency, ack, "#
-            + #"ack_responses, lang, translations, image, kind, dismissible, expires_at FROM Message"#
+            + #"ack_responses, lang, translations, image, kind, dismissible, expires_at, corrected FROM Message"#
 
     /// A message's data as stored: a JSON object of strings with sorted keys, or NULL when it is empty.
     static func json(_ data: [String: String]) -> String? {
@@ -204,5 +229,6 @@ extension Message {
             dismissible: row["dismissible"] ?? true,
             expiresAt: (row["expires_at"] as Int64?).map { Date(timeIntervalSince1970: Double($0) / 1000) }
         )
+        self.corrected = row["corrected"] ?? false
     }
 }

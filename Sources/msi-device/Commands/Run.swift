@@ -4,7 +4,8 @@ import MSIKit
 /// Listens like a phone in use: catches up, then prints each message as it arrives from the fake FCM.
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Catch up, then poll the fake FCM and print each new message: ALERT <title>: <desc> or INFO <title>; "
+        abstract: "Catch up, then poll the fake FCM and print each new message: ALERT <title>: <desc> or INFO <title>, "
+            + "a correction as corrected <msi_key>: <new title>, a withdrawal as withdrawn <msi_key>; "
             + "then as `messages` does its audience, urgency and acknowledgement request (ack: RESPONSE | ...); "
             + "each is reported received, and with --auto-ack acknowledged.")
 
@@ -41,6 +42,11 @@ struct Run: AsyncParsableCommand {
     /// Prints a new message and, with `--auto-ack`, acknowledges it (`ACK <msi_key>`).
     private func arrived(_ received: ReceivedMessage, client: MSIClient) async {
         Output.arrival(received)
+        // A correction or withdrawal is of a message answered (or not) already.
+        switch received {
+        case .corrected, .withdrawn: return
+        case .alert, .information: break
+        }
         guard autoAck else { return }
         do {
             try await client.acknowledge(msiKey: received.message.msiKey, response: response)

@@ -17,6 +17,8 @@ enum Output {
         switch received {
         case .alert(let title, let body, let message): line("ALERT \(title): \(body)\(audience(of: message))")
         case .information(let message): line("INFO \(message.title)\(audience(of: message))")
+        case .corrected(let message): line("corrected \(message.msiKey): \(message.title)")
+        case .withdrawn(let message): line("withdrawn \(message.msiKey)")
         }
     }
 
