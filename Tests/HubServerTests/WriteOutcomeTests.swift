@@ -259,9 +259,11 @@ struct OutageHub: Sendable {
         await pool.close()
         // Journaled writes (j: true): without them an acknowledged insert may be lost when the database is
         // killed (MongoDB's w:1 default; SecantusDB lost the last acknowledged insert of each connection).
-        let configuration = HubConfiguration(mongoURI: server.uri + "?journal=true", port: 0, databasePoolSize: 4,
+        var configuration = HubConfiguration(mongoURI: server.uri + "?journal=true", port: 0, databasePoolSize: 4,
                                              serverSelectionTimeoutMS: 1_000, writeDeadline: writeDeadline,
                                              relay: RelayConfiguration(concurrency: 0))
+        // The approval policy's default rules off, as in `HubHarness`: these sends to a Forced subject go at once.
+        configuration.approval = ApprovalPolicy(defaults: false)
         let app = try await buildApplication(configuration: configuration)
         try await app.test(.live) { client in
             try await body(OutageHub(server: server, client: client, port: try #require(client.port)))

@@ -47,6 +47,8 @@ struct LiveHub: Sendable {
                 mongoURI: try TestDatabase.uri(), port: port, databasePoolSize: 8, relay: relay,
                 devices: DeviceConfiguration(registrationsPerMinute: 100_000))
             configuration.persons = persons
+            // The approval policy's default rules off: these tests send to a Forced subject and with urgency critical.
+            configuration.approval = ApprovalPolicy(defaults: false)
             var logger = Logger(label: "msi-hub")
             logger.logLevel = .warning
             let app = try await buildApplication(configuration: configuration, logger: logger, databaseName: database.name)
