@@ -70,8 +70,7 @@ public struct AccountService: Sendable {
         do {
             return try await login.logIn(username: username, password: password, from: address, logger: logger)
         } catch let refusal as LoginRefusal where refusal.code == .throttled {
-            await audit.record(action: "login.throttled", target: AuditTarget(kind: "user", id: String(username.prefix(64))),
-                               change: ["address": .string(address?.throttleKey ?? LoginPolicy.localAddress)])
+            await audit.recordThrottledLogin(username: username, address: address?.throttleKey ?? LoginPolicy.localAddress)
             throw refusal
         }
     }

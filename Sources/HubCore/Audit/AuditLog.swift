@@ -29,6 +29,8 @@ public struct AuditLog: Sendable {
     let now: UnixClock
     /// One append at a time in this process.
     let gate: AuditAppendGate
+    /// Counts the throttled logins recorded per address and minute, across replicas (`recordThrottledLogin`).
+    let rates: RateWindowDAO
 
     /// How many times an append starts again (a lost race or an unreachable database) before it is logged as lost.
     public static let maximumAttempts = 25
@@ -44,6 +46,7 @@ public struct AuditLog: Sendable {
         self.logger = logger
         self.now = now
         self.gate = gate ?? AuditAppendGate.shared(for: database)
+        self.rates = RateWindowDAO(database: database, now: now)
     }
 
     /// Records that `actor` did `action` to `target`, with the (redacted) `change`; never throws (see the file's top).
