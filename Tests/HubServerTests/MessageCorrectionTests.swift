@@ -193,4 +193,20 @@ struct MessageCorrectionTests {
             }
         }
     }
+
+    @Test func aMessageAwaitingApprovalWithdrawnIsNeverSentNorApproved() async throws {
+        try await ApprovalTests.with { hub, fake in
+            let held = try await ApprovalTests.post(hub, ApprovalTests.alert("Wrong school"), as: ApprovalTests.ann,
+                                                    expect: .accepted)
+            let key = try ApprovalTests.key(held)
+            let withdrawn = try await hub.request(.delete, "/message/\(key.hex)?reason=typo", as: ApprovalTests.ann)
+            #expect(withdrawn.status == .ok, "\(withdrawn.text)")
+            #expect(try withdrawn.json()[path: "relay.state"]?.stringValue == "withdrawn")
+            let approve = try await hub.request(.post, "/message/\(key.hex)/approve", as: ApprovalTests.bob)
+            #expect(approve.status == .conflict, "\(approve.text)")
+            // An ordinary message sent after it reaches FCM; the withdrawn one never does.
+            try await ApprovalTests.sendOrdinary(hub, fake, title: "Books")
+            #expect(!fake.received.contains { $0.data["msi_key"] == key.hex })
+        }
+    }
 }

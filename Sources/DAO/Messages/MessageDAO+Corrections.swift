@@ -49,7 +49,7 @@ public struct RelayNotice: Sendable {
 
 extension MessageDAO {
     /// The `relay.state` of a message withdrawn before it was sent: no worker claims it.
-    public static let withdrawnRelayState = "withdrawn"
+    public static let withdrawnRelayState = RelayStatus.withdrawn.rawValue
 
     /// The filter of the message `msiKey` as it was read: not withdrawn, its relay where `expected` found it
     /// (state, attempts, and a direct message's number): a claim or an outcome in between makes it miss.

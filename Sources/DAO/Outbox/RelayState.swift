@@ -21,6 +21,9 @@ public enum RelayStatus: String, Sendable, CaseIterable {
     case awaitingApproval = "awaiting_approval"
     /// Its approval was refused (`approval.by`, `approval.reason`): never sent.
     case rejected
+    /// Withdrawn by its sender or an admin before it was sent (`withdrawn`): never claimed, never sent
+    /// (`MessageDAO.withdraw`).
+    case withdrawn
 }
 
 /// One part of a message's relay, recorded at `relay.components.<name>`: the spec's notification or data component

@@ -126,6 +126,8 @@ public enum MessageVisibility {
         // Never shown to the public (`view`): held messages are their sender's, admins' and approvers'.
         case .awaitingApproval: "awaiting_approval"
         case .rejected: "rejected"
+        // Shown as a tombstone (`tombstone`), never with its relay.
+        case .withdrawn: "withdrawn"
         }
     }
 

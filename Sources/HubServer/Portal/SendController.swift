@@ -328,6 +328,7 @@ enum MessageRow {
         case .imported: return "Imported from the old hub"
         case .awaitingApproval: return "Awaiting a second person's approval"
         case .rejected: return "Rejected: never sent"
+        case .withdrawn: return "Withdrawn before it was sent: never sent"
         }
     }
 }
