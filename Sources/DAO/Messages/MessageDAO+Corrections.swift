@@ -102,13 +102,16 @@ extension MessageDAO {
         var withdrawn: BSONDocument = ["at": .int64(at), "by": .string(by)]
         if let reason { withdrawn["reason"] = .string(reason) }
         var set: [(key: String, value: BSONValue)] = [("withdrawn", .document(withdrawn))]
-        var update: BSONDocument = [:]
+        // An escalation of its acknowledgement ends with it (no more re-sends).
+        var update: BSONDocument = ["$unset": ["ack.next_at": ""]]
         if cancel {
             if expected?.status == .pending { filter["relay.due_at"] = ["$gt": .int64(at)] }
             set.append(("relay.state", .string(Self.withdrawnRelayState)))
         } else if let notice {
             set += notice.set
-            update["$unset"] = .document(RelayNotice.unset)
+            var unset = RelayNotice.unset
+            unset["ack.next_at"] = ""
+            update["$unset"] = .document(unset)
         }
         update["$set"] = .document(BSONDocument(set))
         let result = try await mapErrors { try await collection.updateOne(filter, update) }

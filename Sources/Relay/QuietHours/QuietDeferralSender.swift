@@ -94,6 +94,10 @@ public struct QuietDeferralSender: Sendable {
         if relayMessage.isExpired(at: stores.now()) {
             return try await record(deferral, .failed, code: "expired")
         }
+        // Withdrawn by its sender meanwhile: the held-back device never gets it (a correction it gets as corrected).
+        if message.document["withdrawn"] != nil {
+            return try await record(deferral, .failed, code: "withdrawn")
+        }
         // In the device's language when the message has it.
         let requests = deferral.delivery.map {
             [FCMMapping.deviceRequest(for: relayMessage, token: deferral.registration, audience: FanOutSender.audience(of: $0),
