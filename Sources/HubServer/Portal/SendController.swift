@@ -232,8 +232,14 @@ struct SendController {
         data["acknowledgement"] = SentMessageFacts.acknowledgement(message, now: services.now())
         var notice = request.uri.queryParameters.get("done") == "resend"
             ? "The message goes again, within moments, to the devices that have not answered." : nil
-        if ApprovalState.of(message, now: services.now()) == .awaitingApproval {
-            notice = "This message waits for a second person's approval: nothing is sent until then."
+        if let approval = ApprovalState.of(message, now: services.now()), approval != .approved {
+            // Held for a second person: the page says so instead of "sent".
+            data["held"] = true
+            data["approvalState"] = [ApprovalState.awaitingApproval: "waiting", .rejected: "rejected: never sent",
+                                     .expired: "expired unapproved: never sent"][approval] ?? approval.rawValue
+            if approval == .awaitingApproval {
+                notice = "This message waits for a second person's approval: nothing is sent until then."
+            }
         }
         return pages.render("sent-one", context.page("Message sent", ["message": data], notice: notice))
     }
