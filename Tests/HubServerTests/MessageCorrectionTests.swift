@@ -113,6 +113,19 @@ struct MessageCorrectionTests {
                 #expect(correction.message["token"] as? String == "student-phone")
                 #expect(Self.identity(correction).tag == key && Self.identity(correction).collapse == key)
                 #expect(correction.data["desc"] == "Your fees are due on Monday")
+
+                // Withdrawn: the phone gets a data message by token, and its catch-up no longer has it.
+                try await eventually("the withdrawal was taken") {
+                    let answer = try await hub.request(.delete, "/message/\(key)", as: .token(PersonMessageTests.directToken))
+                    return answer.status == .ok
+                }
+                try await eventually("the withdrawal reached the phone") {
+                    Self.requests(fake, key).contains { $0.data["withdrawn"] == "1" }
+                }
+                let withdrawal = try #require(Self.requests(fake, key).first { $0.data["withdrawn"] == "1" })
+                #expect(withdrawal.message["token"] as? String == "student-phone" && withdrawal.message["notification"] == nil)
+                let caughtUp = try await hub.request(.get, "/device/\(phone.deviceID)/messages?since=0", as: .token(phone.secret))
+                #expect(!caughtUp.text.contains(key), "\(caughtUp.text)")
             }
         }
     }
