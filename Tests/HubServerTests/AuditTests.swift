@@ -159,6 +159,36 @@ import Testing
         }
     }
 
+    @Test func manyAppendsAtOnceFromTwoReplicasAreBatchedIntoOneChainEachOnce() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let replicas = [AuditLog(database: database, gate: AuditAppendGate()),
+                            AuditLog(database: database, gate: AuditAppendGate())]
+            // 150 requests of each process at once: they wait in their process's batches, and the batches of the two
+            // race for the same places.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (number, replica) in replicas.enumerated() {
+                    for index in 0..<150 {
+                        group.addTask {
+                            try await replica.append(actor: AuditActor(kind: .system, name: "replica \(number)"),
+                                                     action: "test.append", target: AuditTarget(kind: "test", id: "\(number)-\(index)"),
+                                                     change: nil)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let entries = try await Self.entries(database)
+            #expect(entries.compactMap { $0["seq"]?.int64Value } == Array(1...300))
+            let targets = entries.compactMap { $0[path: "target.id"]?.stringValue }
+            #expect(Set(targets).count == 300)  // every append once, none twice
+            guard case .intact(300, _) = try await replicas[1].verify() else {
+                Issue.record("batched appends of two replicas must make one valid chain")
+                return
+            }
+        }
+    }
+
     @Test func theCommandLineVerifiesWithItsExitStatusAndExportsJSONLines() async throws {
         try await HubHarness.with { hub in
             let uri = try HubProcess.uri(of: hub.database)

@@ -24,6 +24,39 @@ public struct AuditDAO: Sendable {
         }
     }
 
+    /// The entry with the highest `seq` above `seq`, or nil when there is none: the head as it moved on from one
+    /// known, reading only the entries after it (a store without limit push-down reads a whole index range for a
+    /// sorted page, so `head()` costs the length of the log).
+    /// - Throws: `DAOError`.
+    public func head(after seq: Int64) async throws -> AuditEntry? {
+        try await mapErrors {
+            try await collection.find(["seq": ["$gt": .int64(seq)]], options: FindOptions(sort: ["seq": -1], limit: 1))
+                .first.flatMap(AuditEntry.init(document:))
+        }
+    }
+
+    /// Stores `entries` (hashed, in `seq` order) as the next of the chain, in order, in one command; it stops at the
+    /// first that another append took the place of (see `hashes(from:through:)` for which were stored).
+    /// - Throws: `DAOError` `.duplicate` when another append took a `seq` first; other `DAOError`s.
+    public func insert(_ entries: [AuditEntry]) async throws {
+        guard !entries.isEmpty else { return }
+        _ = try await mapErrors { try await collection.insertMany(entries.map(\.document), ordered: true) }
+    }
+
+    /// The hashes of the entries stored with `seq` from `first` through `last`, by `seq`: which of a batch landed.
+    /// - Throws: `DAOError`.
+    public func hashes(from first: Int64, through last: Int64) async throws -> [Int64: String] {
+        let documents = try await mapErrors {
+            try await collection.find(["seq": ["$gte": .int64(first), "$lte": .int64(last)]],
+                                      options: FindOptions(projection: ["seq": 1, "hash": 1]))
+        }
+        var hashes: [Int64: String] = [:]
+        for document in documents {
+            if let seq = document["seq"]?.int64Value, let hash = document["hash"]?.stringValue { hashes[seq] = hash }
+        }
+        return hashes
+    }
+
     /// Stores `entry` (hashed) as the next of the chain.
     /// - Throws: `DAOError` `.duplicate` when another append took its `seq` first; other `DAOError`s.
     public func insert(_ entry: AuditEntry) async throws {

@@ -20,20 +20,22 @@ import Mongo
 /// The tamper-evident audit log: appends hash-chained entries to `audit` (one chain whatever the number of replicas),
 /// verifies the chain, exports it and pages through it for the portal.
 ///
-/// Appending reads the head (highest `seq`), builds the entry with `seq` = head + 1 and `prev` = head's hash, hashes
-/// it (SHA-256 over `AuditCanonicalEncoding`) and inserts it; the unique index on `seq` lets only one of two
-/// concurrent appends of the same place succeed, and the other starts again from the new head, after a random pause.
+/// Appending chains the entries waiting in this process (`AuditAppendGate`) after the head (highest `seq`): each with
+/// `seq` = the one before + 1 and `prev` = its hash, hashed (SHA-256 over `AuditCanonicalEncoding`), inserted in order
+/// in one command; the unique index on `seq` lets only one of two concurrent appends of the same place succeed, and
+/// the other keeps what landed and chains the rest after the new head, after a random pause.
 public struct AuditLog: Sendable {
     let entries: AuditDAO
     let logger: Logger
     let now: UnixClock
-    /// One append at a time in this process.
+    /// This process's appends, written in batches one at a time.
     let gate: AuditAppendGate
     /// Counts the throttled logins recorded per address and minute, across replicas (`recordThrottledLogin`).
     let rates: RateWindowDAO
 
-    /// How many times an append starts again (a lost race or an unreachable database) before it is logged as lost.
-    public static let maximumAttempts = 25
+    /// How long an append keeps starting again (lost races, an unreachable database) before it is logged as lost: a
+    /// replica that keeps losing to a busy one (which knows the head without reading it) gets its turn well within.
+    public static let appendPatience: Duration = .seconds(30)
     /// How many entries `verify` and `export` read at a time.
     public static let pageSize = 500
     /// The most entries one page of `entries(_:before:limit:)` lists.
@@ -64,39 +66,73 @@ public struct AuditLog: Sendable {
         }
     }
 
+    /// An entry to append, redacted, before its place in the chain is known.
+    struct Draft: Sendable {
+        var actor: AuditActor
+        var action: String
+        var target: AuditTarget
+        var change: BSONDocument?
+    }
+
     /// Appends an entry and answers it as stored.
     /// - Throws: `DAOError` when every attempt failed.
     @discardableResult
     public func append(actor: AuditActor, action: String, target: AuditTarget, change: BSONDocument?) async throws
         -> AuditEntry
     {
-        let change = change.map(AuditRedaction.redact)
-        return try await gate.inTurn { [self] in
-            try await appendInTurn(actor: actor, action: action, target: target, change: change)
-        }
+        let draft = Draft(actor: actor, action: action, target: target, change: change.map(AuditRedaction.redact))
+        return try await gate.append(draft) { [self] batch, hint in try await write(batch, after: hint) }
     }
 
-    /// Appends a redacted entry, starting again from the new head when another replica took its place.
-    private func appendInTurn(actor: AuditActor, action: String, target: AuditTarget, change: BSONDocument?) async throws
-        -> AuditEntry
-    {
+    /// Appends `drafts` in order after the head (`hint`, the head this process last saw, else read), in one ordered
+    /// insert; when another replica took a place first, keeps what landed (its hashes are ours), reads the head from
+    /// there on and chains the rest after it, after a random pause. Answers the entries stored, in order.
+    func write(_ drafts: [AuditLog.Draft], after hint: AuditAppendGate.Head?) async throws -> [AuditEntry] {
+        var known = hint
+        var rest = drafts[...]
+        var stored: [AuditEntry] = []
         var attempt = 0
-        while true {
+        let giveUp = ContinuousClock.now + Self.appendPatience
+        while !rest.isEmpty {
             attempt += 1
+            var chain: [AuditEntry] = []
             do {
-                let head = try await entries.head()
-                var entry = AuditEntry(seq: (head?.seq ?? 0) + 1, at: now(), actor: actor, action: action,
-                                       target: target, change: change, prev: head?.hash ?? AuditEntry.genesis)
-                entry.hash = Self.hash(of: entry)
-                try await entries.insert(entry)
-                return entry
+                if known == nil { known = try await entries.head().map { AuditAppendGate.Head(seq: $0.seq, hash: $0.hash) } }
+                var previous = known ?? AuditAppendGate.Head(seq: 0, hash: AuditEntry.genesis)
+                let time = now()
+                for draft in rest {
+                    var entry = AuditEntry(seq: previous.seq + 1, at: time, actor: draft.actor, action: draft.action,
+                                           target: draft.target, change: draft.change, prev: previous.hash)
+                    entry.hash = Self.hash(of: entry)
+                    chain.append(entry)
+                    previous = AuditAppendGate.Head(seq: entry.seq, hash: entry.hash)
+                }
+                try await entries.insert(chain)
+                return stored + chain
             } catch let error as DAOError where error.code == .duplicate || error.code == .unavailable {
-                guard attempt < Self.maximumAttempts else { throw error }
-                let pause = error.code == .duplicate ? Int.random(in: 1...(4 * min(attempt, 10)))
-                                                     : 50 * min(attempt, 10)
+                guard ContinuousClock.now < giveUp else { throw error }
+                if let first = chain.first, let last = chain.last {
+                    // An ordered insert stops at the first place taken (or where the connection broke): what went
+                    // before it is ours and stays, and is not appended twice.
+                    let landed = try await entries.hashes(from: first.seq, through: last.seq)
+                    let ours = chain.prefix { landed[$0.seq] == $0.hash }
+                    stored += ours
+                    rest = rest.dropFirst(ours.count)
+                    let from = ours.last.map { AuditAppendGate.Head(seq: $0.seq, hash: $0.hash) } ?? known
+                    // The head moved on from there (nil: read it whole on the next attempt).
+                    if let from, let newer = try await entries.head(after: from.seq) {
+                        known = AuditAppendGate.Head(seq: newer.seq, hash: newer.hash)
+                    } else {
+                        known = nil
+                    }
+                } else {
+                    known = nil
+                }
+                let pause = error.code == .duplicate ? Int.random(in: 1...(4 * min(attempt, 10))) : 50 * min(attempt, 10)
                 try? await Task.sleep(for: .milliseconds(pause))
             }
         }
+        return stored
     }
 
     /// The hex SHA-256 of `entry`'s canonical encoding.
