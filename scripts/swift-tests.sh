@@ -34,8 +34,12 @@ status=0
 # database server until their clients time out.
 echo "== phase 1a: all suites but the hub's routes and the fault scenarios"
 $swift test --skip-build --skip "$faults" --skip 'HubServerTests\.' "$@" || status=$?
-echo "== phase 1b: the hub's route suites but the fault scenarios"
-$swift test --skip-build --skip "$faults" --filter 'HubServerTests\.' "$@" || { s=$?; [ $status -eq 0 ] && status=$s; }
+# The hub's route suites themselves run in two halves by name: thirty-odd hubs at once, each with its workers, kept
+# the one database server busier than the clients' deadlines allow.
+echo "== phase 1b: the hub's route suites A to L but the fault scenarios"
+$swift test --skip-build --skip "$faults" --filter 'HubServerTests\.[A-L]' "$@" || { s=$?; [ $status -eq 0 ] && status=$s; }
+echo "== phase 1c: the hub's route suites M to Z but the fault scenarios"
+$swift test --skip-build --skip "$faults" --filter 'HubServerTests\.[M-Z]' "$@" || { s=$?; [ $status -eq 0 ] && status=$s; }
 echo "== phase 2: the fault scenarios ($faults)"
 $swift test --skip-build --no-parallel --filter "$faults" "$@" || { s=$?; [ $status -eq 0 ] && status=$s; }
 exit $status

@@ -78,7 +78,7 @@ struct HTTPHygieneTests {
             let cases: [(HTTPRequest.Method, String, String)] = [
                 (.options, "/message", "GET, HEAD, POST"),
                 (.patch, "/message", "GET, HEAD, POST"),
-                (.delete, "/message/\(ObjectID().hex)", "GET, HEAD"),
+                (.patch, "/message/\(ObjectID().hex)", "GET, HEAD, PUT, DELETE"),
                 (.patch, "/channel/\(Legacy.channelID.hex)", "GET, HEAD, PUT, DELETE"),
                 (.get, "/area/\(Legacy.channelID.hex)", "POST"),
                 (.post, "/healthz", "GET, HEAD"),
