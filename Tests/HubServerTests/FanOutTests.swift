@@ -81,8 +81,10 @@ struct FanOutTests {
     /// The relay settings of a hub that sends to `fake`.
     static func relay(to fake: FakeFCM) throws -> RelayConfiguration {
         let account = try fake.makeServiceAccount()
-        return RelayConfiguration(fcmEnvironment: ["GOOGLE_APPLICATION_CREDENTIALS": account.path,
-                                                   "FCM_ENDPOINT": fake.baseURL])
+        var relay = RelayConfiguration(fcmEnvironment: ["GOOGLE_APPLICATION_CREDENTIALS": account.path,
+                                                        "FCM_ENDPOINT": fake.baseURL])
+        relay.maxBacklog = HubHarness.testBacklogBound
+        return relay
     }
 
     /// Runs `body` with the hub's own FCM client sending to `fake` (threads for `inFlight` requests at once).

@@ -13,6 +13,17 @@ struct HubHarness: Sendable {
     let database: MongoDatabase
     let client: any TestClientProtocol
 
+    /// The relay's backlog bound in tests that are not about it (RelayBacklogTests set theirs): none, since a loaded
+    /// two-core machine may put a relay more than `RELAY_MAX_BACKLOG_SECONDS` behind and the hub would refuse sends.
+    static let testBacklogBound: Duration? = nil
+
+    /// The relay of a hub that sends in log mode, without a backlog bound.
+    static var logModeRelay: RelayConfiguration {
+        var relay = RelayConfiguration()
+        relay.maxBacklog = testBacklogBound
+        return relay
+    }
+
     /// API tokens and passwords the harness created before the hub started.
     static let adminToken = "msi_test-admin-token-0123456789abcdef0123456789"
     static let communicatorToken = "msi_test-communicator-token-0123456789abcdef01"
@@ -23,7 +34,7 @@ struct HubHarness: Sendable {
     static func with(
         _ test: String = #function,
         seed: @Sendable (MongoDatabase) async throws -> Void = { _ in },
-        relay: RelayConfiguration = RelayConfiguration(),
+        relay: RelayConfiguration = HubHarness.logModeRelay,
         devices: DeviceConfiguration = DeviceConfiguration(),
         persons: PersonConfiguration = PersonConfiguration(),
         webhooks: WebhookConfiguration = WebhookConfiguration(),

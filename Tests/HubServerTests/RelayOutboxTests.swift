@@ -22,6 +22,7 @@ struct RelayOutboxTests {
         let account = try fake.makeServiceAccount()
         var relay = RelayConfiguration(fcmEnvironment: ["GOOGLE_APPLICATION_CREDENTIALS": account.path,
                                                         "FCM_ENDPOINT": fake.baseURL])
+        relay.maxBacklog = HubHarness.testBacklogBound
         extra(&relay)
         return relay
     }
