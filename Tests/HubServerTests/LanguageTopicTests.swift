@@ -196,7 +196,12 @@ struct LanguageTopicTests {
                         try await reconciler.applyOnce()
                         return fake.languageTopics(of: "drifting") == ["lang-hi"]
                     }
-                    // FCM lost it, and someone subscribed the token to another language: both are put right.
+                    // ... and its record is written (the reconciler writes records in batches, after the calls).
+                    try await eventually("the record of lang-hi is written") {
+                        try await database.collection(CollectionName.subscriptions)
+                            .findOne(["registration": "drifting", "topic": "lang-hi"])?["pending"]?.boolValue == false
+                    }
+                    // Later, FCM lost it, and someone subscribed the token to another language: both are put right.
                     fake.forceUnsubscribe("drifting", from: "lang-hi")
                     fake.forceSubscribe("drifting", to: "lang-de")
                     fake.forceSubscribe("drifting", to: "news")
