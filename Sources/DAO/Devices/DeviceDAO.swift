@@ -101,6 +101,17 @@ public struct DeviceDAO: Sendable {
         return device
     }
 
+    /// The devices of `ids` that exist, by id: one query per 64 ids (the devices of many requests at once).
+    /// - Throws: `DAOError`.
+    public func devices(ids: [ObjectID]) async throws -> [ObjectID: Device] {
+        var found: [ObjectID: Device] = [:]
+        for chunk in IDChunks.of(Array(Set(ids))) {
+            let documents = try await mapErrors { try await collection.find(["_id": IDChunks.membership(chunk)]) }
+            for case let device? in documents.map(Device.init(document:)) { found[device.id] = device }
+        }
+        return found
+    }
+
     /// Changes a device's registration (FCM rotated its token), locale or app version; nil leaves a field.
     /// - Throws: `DAOError` `.deviceNotFound`, `.duplicate` when another device has the registration.
     public func update(_ id: ObjectID, registration: String?, locale: String?, appVersion: String?) async throws -> Device {

@@ -1,18 +1,27 @@
 import Mongo
 
 extension SubscriptionDAO {
-    /// Which of `topics` `device`'s registration has a wish for, either way: topics it receives or received before it
-    /// opted out (a receipt's proof that it could have received a message of them). One query on the
+    /// For each of `registrations`, which of `topics` it has a wish for, either way: topics it receives or received
+    /// before it opted out (a receipt's proof that its device could have received a message of them); a registration
+    /// with none is absent. The devices of many requests at once: one query per 64 registrations, on the
     /// `registration.topic` index.
     /// - Throws: `DAOError`.
-    public func topics(everWishedBy device: Device, among topics: [String]) async throws -> Set<String> {
-        guard !topics.isEmpty else { return [] }
-        let documents = try await mapErrors {
-            try await collection.find(["registration": .string(device.registration),
-                                       "topic": ["$in": .array(topics.map(BSONValue.string))]],
-                                      options: FindOptions(projection: ["topic": 1]))
+    public func topics(everWishedBy registrations: [String], among topics: [String]) async throws -> [String: Set<String>] {
+        guard !topics.isEmpty else { return [:] }
+        var found: [String: Set<String>] = [:]
+        for chunk in IDChunks.of(Array(Set(registrations))) {
+            let documents = try await mapErrors {
+                try await collection.find(["registration": ["$in": .array(chunk.map(BSONValue.string))],
+                                           "topic": ["$in": .array(topics.map(BSONValue.string))]],
+                                          options: FindOptions(projection: ["registration": 1, "topic": 1]))
+            }
+            for document in documents {
+                guard let registration = document["registration"]?.stringValue,
+                      let topic = document["topic"]?.stringValue else { continue }
+                found[registration, default: []].insert(topic)
+            }
         }
-        return Set(documents.compactMap { $0["topic"]?.stringValue })
+        return found
     }
 
     /// How many devices want `topic`, per platform, and how many of those FCM called gone (dormant): a topic

@@ -33,6 +33,8 @@ public struct DeviceService: Sendable {
     let personAssertions: PersonAssertionVerifier
     /// Where a device deleted by a user or token (not by itself) is recorded.
     let audit: AuditLog
+    /// The devices that requests authenticate as, read together for the requests that arrive at once.
+    let authenticationReads: BatchingGate<ObjectID, Device?>
 
     /// Every device secret starts with this, so a leaked one is easy to recognise.
     public static let secretPrefix = "msd_"
@@ -53,6 +55,10 @@ public struct DeviceService: Sendable {
         self.now = now
         self.personAssertions = personAssertions
         self.audit = AuditLog(database: database, logger: logger, now: now)
+        self.authenticationReads = BatchingGate(maximumBatch: 256) { [devices] ids in
+            let found = try await devices.devices(ids: ids)
+            return ids.map { found[$0] }
+        }
     }
 
     /// A registered device and its secret, shown once.
@@ -138,20 +144,16 @@ public struct DeviceService: Sendable {
         return Registration(device: device, secret: secret, created: false, subscriptions: try await self.subscriptions(of: device))
     }
 
-    /// The device `id` when `secret` is its secret.
+    /// The device `id` when `secret` is its secret; the devices of requests that arrive together are read in one
+    /// query (`authenticationReads`).
     /// - Throws: `DeviceRefusal.unauthenticated` (an unknown device too: ids are not secrets, but the answer does
     ///   not tell which was wrong); `DAOError`.
     public func authenticate(_ id: ObjectID, secret: String?) async throws -> Device {
         guard let secret, secret.hasPrefix(Self.secretPrefix), secret.utf8.count < 200 else {
             throw DeviceRefusal(.unauthenticated, "this route needs the device's secret (Authorization: Bearer msd_...)")
         }
-        let device: Device
-        do {
-            device = try await devices.get(id)
-        } catch let error as DAOError where error.code == .deviceNotFound {
-            throw DeviceRefusal(.unauthenticated, "the device secret does not match")
-        }
-        guard Secret.constantTimeEquals(device.secretHash, Secret.hash(secret)) else {
+        guard let device = try await authenticationReads.submit(id),
+              Secret.constantTimeEquals(device.secretHash, Secret.hash(secret)) else {
             throw DeviceRefusal(.unauthenticated, "the device secret does not match")
         }
         return device

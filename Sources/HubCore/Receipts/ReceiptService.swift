@@ -25,6 +25,25 @@ public struct ReceiptService: Sendable {
     let cube: CubeCache
     let logger: Logger
     let now: UnixClock
+    /// The messages that receipts name, read together for the requests that arrive at once.
+    let messageReads: BatchingGate<ObjectID, Message?>
+    /// The proofs that devices wanted the topics of their receipts' messages, read together likewise.
+    let wishReads: BatchingGate<WishQuery, Set<String>>
+    /// The receipts accepted, stored and counted together likewise: one insert and two counts updates per
+    /// message a batch, however many devices posted.
+    let writes: BatchingGate<PlacedReceipt, Bool>
+
+    /// A device's registration and the topics to check it wanted.
+    struct WishQuery: Sendable {
+        var registration: String
+        var topics: [String]
+    }
+
+    /// A receipt to store, and where its message was sent (a topic message's channel and area).
+    struct PlacedReceipt: Sendable {
+        var receipt: Receipt
+        var place: ReceiptDAO.Place?
+    }
 
     init(database: MongoDatabase, cube: CubeCache, logger: Logger, now: @escaping UnixClock) {
         self.receipts = ReceiptDAO(database: database, now: now)
@@ -39,6 +58,20 @@ public struct ReceiptService: Sendable {
         self.cube = cube
         self.logger = logger
         self.now = now
+        self.messageReads = BatchingGate(maximumBatch: 256) { [messages] keys in
+            let found = try await messages.messages(msiKeys: Array(Set(keys)))
+            return keys.map { found[$0] }
+        }
+        self.wishReads = BatchingGate(maximumBatch: 256) { [subscriptions] queries in
+            let wished = try await subscriptions.topics(everWishedBy: queries.map(\.registration),
+                                                        among: Array(Set(queries.flatMap(\.topics))))
+            return queries.map { query in (wished[query.registration] ?? []).intersection(query.topics) }
+        }
+        self.writes = BatchingGate(maximumBatch: ReceiptService.maximumBatch) { [receipts] placed in
+            var places: [ObjectID: ReceiptDAO.Place] = [:]
+            for item in placed { if let place = item.place { places[item.receipt.message] = place } }
+            return try await receipts.store(placed.map(\.receipt), places: places)
+        }
     }
 
     // MARK: Recording
@@ -60,7 +93,10 @@ public struct ReceiptService: Sendable {
                 outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .messageNotFound)
             }
         }
-        let found = try await messages.messages(msiKeys: Array(Set(keys.values)))
+        let wanted = Array(Set(keys.values))
+        let found = Dictionary(zip(wanted, try await messageReads.submit(wanted)).compactMap { key, message in
+            message.map { (key, $0) }
+        }, uniquingKeysWith: { first, _ in first })
         let reachable = try await receivable(Array(found.values), by: device)
         var accepted: [(index: Int, receipt: Receipt)] = []
         for (index, entry) in entries.enumerated() where outcomes[index] == nil {
@@ -80,11 +116,8 @@ public struct ReceiptService: Sendable {
                                             event: entry.event, response: Self.normalised(entry.response),
                                             at: entry.at, platform: device.platform)))
         }
-        var places: [ObjectID: ReceiptDAO.Place] = [:]
-        for message in found.values {
-            if let place = Self.place(of: message.topicKey) { places[message.id] = place }
-        }
-        let new = try await receipts.store(accepted.map(\.receipt), places: places)
+        let places = Dictionary(found.values.map { ($0.id, Self.place(of: $0.topicKey)) }, uniquingKeysWith: { first, _ in first })
+        let new = try await writes.submit(accepted.map { PlacedReceipt(receipt: $0.receipt, place: places[$0.receipt.message] ?? nil) })
         for (position, item) in accepted.enumerated() {
             outcomes[item.index] = ReceiptOutcome(index: item.index, status: new[position] ? .stored : .duplicate)
         }
@@ -163,7 +196,7 @@ public struct ReceiptService: Sendable {
         // Topic messages: a wish for the topic, either way, or a rollout of it under way.
         let topics = Array(Set(sent.filter { $0.recipients == nil }.map(\.topicKey)))
         if !topics.isEmpty {
-            var wished = try await subscriptions.topics(everWishedBy: device, among: topics)
+            var wished = try await wishReads.submit(WishQuery(registration: device.registration, topics: topics))
             if wished.count < topics.count {
                 wished.formUnion(try await rollouts.topicsUnderWay().map(\.topic))
             }
