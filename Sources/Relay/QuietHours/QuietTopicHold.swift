@@ -19,10 +19,17 @@ public struct QuietHoursStores: Sendable {
     /// The time quiet hours are read at and held-back sends fall due by (Unix ms): the relay's clock, which tests
     /// move past a window instead of waiting for it.
     public let now: UnixClock
+    /// The windows some device has, read once for the messages that ask at once (every active topic message asks).
+    let occupiedWindows: BatchingGate<Void, [QuietWindow]>
 
     /// The stores of `database`, on the clock `now`.
     public init(database: MongoDatabase, now: @escaping UnixClock) {
-        self.windows = QuietWindowDAO(database: database)
+        let windows = QuietWindowDAO(database: database)
+        self.windows = windows
+        self.occupiedWindows = BatchingGate(maximumBatch: 1_024) { askers in
+            let occupied = try await windows.occupied()
+            return askers.map { _ in occupied }
+        }
         self.subscriptions = SubscriptionDAO(database: database, now: now)
         self.deferrals = QuietDeferralDAO(database: database, now: now)
         self.messages = MessageDAO(database: database, now: now)
@@ -49,7 +56,7 @@ struct QuietTopicHold: Sendable {
         let time = now()
         do {
             let (excluded, overflow) = QuietHoursPolicy.exclusions(for: message.urgency,
-                                                                   windows: try await stores.windows.occupied(),
+                                                                   windows: try await stores.occupiedWindows.submit(()),
                                                                    now: time)
             guard !excluded.isEmpty else { return [] }
             if !overflow.isEmpty {

@@ -6,9 +6,9 @@
 /// Each caller gets back the outputs of its own items, in order. A batch that fails fails every caller in it; the
 /// next batch is tried afresh. A batch never starts before a caller's submission, so it reads every write made
 /// before the call.
-actor BatchingGate<Item: Sendable, Output: Sendable> {
+public actor BatchingGate<Item: Sendable, Output: Sendable> {
     /// Runs one batch: the outputs of `items`, one per item, in order.
-    typealias Operation = @Sendable ([Item]) async throws -> [Output]
+    public typealias Operation = @Sendable ([Item]) async throws -> [Output]
 
     private struct Waiting {
         var items: [Item]
@@ -16,19 +16,19 @@ actor BatchingGate<Item: Sendable, Output: Sendable> {
     }
 
     /// The most items one batch holds (a submission larger than that runs alone).
-    let maximumBatch: Int
+    public let maximumBatch: Int
     private let operation: Operation
     private var waiting: [Waiting] = []
     private var running = false
 
-    init(maximumBatch: Int, operation: @escaping Operation) {
+    public init(maximumBatch: Int, operation: @escaping Operation) {
         self.maximumBatch = maximumBatch
         self.operation = operation
     }
 
     /// The outputs of `items`, once a batch holding them ran.
     /// - Throws: what the batch's operation threw; `BatchingGateError` when it answered another number of outputs.
-    func submit(_ items: [Item]) async throws -> [Output] {
+    public func submit(_ items: [Item]) async throws -> [Output] {
         guard !items.isEmpty else { return [] }
         return try await withCheckedThrowingContinuation { continuation in
             waiting.append(Waiting(items: items, continuation: continuation))
@@ -42,7 +42,7 @@ actor BatchingGate<Item: Sendable, Output: Sendable> {
     var waitingItems: Int { waiting.reduce(0) { $0 + $1.items.count } }
 
     /// The output of one item.
-    func submit(_ item: Item) async throws -> Output {
+    public func submit(_ item: Item) async throws -> Output {
         try await submit([item])[0]
     }
 
@@ -75,8 +75,8 @@ actor BatchingGate<Item: Sendable, Output: Sendable> {
 
 /// A batch's operation answered another number of outputs than it was given items: a programming error, reported to
 /// every caller of the batch rather than answered wrongly.
-struct BatchingGateError: Error, CustomStringConvertible {
-    var expected: Int
-    var answered: Int
-    var description: String { "a batch of \(expected) items was answered with \(answered) outputs" }
+public struct BatchingGateError: Error, CustomStringConvertible {
+    public var expected: Int
+    public var answered: Int
+    public var description: String { "a batch of \(expected) items was answered with \(answered) outputs" }
 }

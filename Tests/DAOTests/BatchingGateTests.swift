@@ -1,4 +1,4 @@
-@testable import HubCore
+@testable import DAO
 import Testing
 
 /// The gate that runs one database operation for the requests that arrive together: who goes in which batch, who
