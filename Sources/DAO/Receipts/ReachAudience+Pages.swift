@@ -13,10 +13,12 @@ extension ReachAudience {
         return stride(from: pageSpan - 1, to: sorted.count, by: pageSpan).map { sorted[$0] }
     }
 
-    /// The mark that bounds the page after `device` (nil: the last page, unbounded).
-    public func mark(after device: ObjectID?) -> ObjectID? {
-        guard let device else { return marks.first }
-        return marks.first { $0.hex > device.hex }
+    /// The mark that bounds the read of `spans` pages (at least one) after `device` (nil: the read goes to the end,
+    /// unbounded).
+    public func mark(after device: ObjectID?, spans: Int = 1) -> ObjectID? {
+        let first = device.map { device in marks.firstIndex { $0.hex > device.hex } ?? marks.endIndex } ?? marks.startIndex
+        let index = first + max(spans, 1) - 1
+        return index < marks.endIndex ? marks[index] : nil
     }
 }
 

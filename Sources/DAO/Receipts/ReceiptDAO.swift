@@ -141,23 +141,32 @@ public struct ReceiptDAO: Sendable {
     }
 
     /// Which of `devices` have acknowledged `message`: who has answered, for the report's list of those who have not
-    /// and for re-sends. Read by `_id`, `IDChunks.perCommand` devices a command.
+    /// and for re-sends.
     /// - Throws: `DAOError`.
     public func acknowledged(message: ObjectID, devices: [ObjectID]) async throws -> Set<ObjectID> {
         try await reported(.acknowledged, message: message, devices: devices)
     }
 
-    /// Which of `devices` have reported `event` of `message`.
+    /// Which of `devices` have reported `event` of `message`. Read by `_id`, `IDChunks.perCommand` devices a command
+    /// (SecantusDB scans the whole collection for a range of `_id`s, and matches longer `$in` lists slower per id).
     /// - Throws: `DAOError`.
     public func reported(_ event: Receipt.Event, message: ObjectID, devices: [ObjectID]) async throws -> Set<ObjectID> {
         var found: Set<ObjectID> = []
         for chunk in IDChunks.of(devices) {
             let ids = chunk.map { BSONValue.string(Receipt.id(message: message, device: $0, event: event)) }
             let documents = try await mapErrors {
-                try await receipts.find(["_id": ["$in": .array(ids)]], options: FindOptions(projection: ["device": 1]))
+                try await receipts.find(["_id": ["$in": .array(ids)]], options: FindOptions(projection: ["_id": 1]))
             }
-            for document in documents { if let device = document.objectID("device") { found.insert(device) } }
+            for case let device? in documents.map({ $0["_id"]?.stringValue.flatMap(Self.device(ofReceiptID:)) }) {
+                found.insert(device)
+            }
         }
         return found
+    }
+
+    /// The device of a receipt's `_id` ("<message>/<device>/<event>").
+    static func device(ofReceiptID id: String) -> ObjectID? {
+        let parts = id.split(separator: "/")
+        return parts.count == 3 ? ObjectID(hex: String(parts[1])) : nil
     }
 }

@@ -78,12 +78,13 @@ extension ReceiptService {
                                    audience: audience.devices, relayState: relayState,
                                    fcmAccepted: audience.fcmAccepted, counts: counts, notAnswered: 0,
                                    unreachable: audience.unreachable, platforms: [:], silent: [], next: nil)
+        let size = Self.readSize(limit: limit, audience: audience.devices, acknowledged: counts.byEvent[.acknowledged] ?? 0)
         switch audience.source {
         case .deliveries:
-            (report.silent, report.next) = try await silentDeliveries(of: message.id, audience: audience,
+            (report.silent, report.next) = try await silentDeliveries(of: message.id, audience: audience, size: size,
                                                                       after: cursor, limit: limit)
         case .subscriptions:
-            (report.silent, report.next) = try await silentSubscribers(of: message, audience: audience,
+            (report.silent, report.next) = try await silentSubscribers(of: message, audience: audience, size: size,
                                                                        after: cursor, limit: limit)
         }
         if message.recipients == nil, let place = Self.place(of: message.topicKey) {
@@ -145,10 +146,10 @@ extension ReceiptService {
 
     /// A page of the message's deliveries whose device has not acknowledged: read between the stored audience's
     /// marks, or (while it is not stored) a page after the cursor.
-    private func silentDeliveries(of message: ObjectID, audience: ReachAudience, after cursor: ObjectID?, limit: Int)
-        async throws -> ([ReceiptReport.Silent], String?) {
-        try await silentPage(limit: limit, cursor: cursor, read: { after, size in
-            let through = audience.mark(after: after)
+    private func silentDeliveries(of message: ObjectID, audience: ReachAudience, size: Int, after cursor: ObjectID?,
+                                  limit: Int) async throws -> ([ReceiptReport.Silent], String?) {
+        try await silentPage(limit: limit, cursor: cursor, size: size, read: { after, size in
+            let through = audience.mark(after: after, spans: size / ReachAudience.pageSpan)
             let rows = audience.marks.isEmpty
                 ? try await deliveries.page(of: message, after: after.map { Delivery.id(message: message, device: $0) },
                                             limit: size)
@@ -161,10 +162,10 @@ extension ReceiptService {
 
     /// A page of the devices that want the message's topic and have not acknowledged: read between the stored
     /// audience's marks, or (while it is not stored) a page after the cursor.
-    private func silentSubscribers(of message: Message, audience: ReachAudience, after cursor: ObjectID?, limit: Int)
-        async throws -> ([ReceiptReport.Silent], String?) {
-        try await silentPage(limit: limit, cursor: cursor, read: { after, size in
-            let through = audience.mark(after: after)
+    private func silentSubscribers(of message: Message, audience: ReachAudience, size: Int, after cursor: ObjectID?,
+                                   limit: Int) async throws -> ([ReceiptReport.Silent], String?) {
+        try await silentPage(limit: limit, cursor: cursor, size: size, read: { after, size in
+            let through = audience.mark(after: after, spans: size / ReachAudience.pageSpan)
             let rows = audience.marks.isEmpty
                 ? try await subscriptions.audiencePage(of: message.topicKey, after: after, limit: size)
                 : try await subscriptions.audienceRange(of: message.topicKey, after: after, through: through)
@@ -172,6 +173,16 @@ extension ReceiptService {
                     Self.next(after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
                               full: rows.count == size))
         }, acknowledged: { try await receipts.acknowledged(message: message.id, devices: $0) })
+    }
+
+    /// How many audience rows a read of the report takes: enough, at the share of the audience that has not
+    /// acknowledged, to find `limit` of them and one more (which says whether a page follows) in one read, with a
+    /// fifth to spare; at least `ReachAudience.pageSpan`, at most `scanLimit`, whole spans between marks.
+    static func readSize(limit: Int, audience: Int64, acknowledged: Int64) -> Int {
+        let silentShare = audience > 0 ? max(0.02, Double(audience - min(acknowledged, audience)) / Double(audience)) : 1
+        let wanted = Int((Double(limit + 1) / silentShare * 1.2).rounded(.up))
+        let spans = (wanted + ReachAudience.pageSpan - 1) / ReachAudience.pageSpan
+        return min(max(spans, 1) * ReachAudience.pageSpan, scanLimit)
     }
 
     /// Where the audience's next read starts after one that ended with `last`: between marks, the read's upper mark
@@ -184,14 +195,13 @@ extension ReceiptService {
     /// starts, nil at the end), leaving out those `acknowledged` names, until `limit` are found, the audience ends,
     /// or `scanLimit` rows were read; the cursor of what follows, if anything.
     private func silentPage(
-        limit: Int, cursor: ObjectID?,
+        limit: Int, cursor: ObjectID?, size: Int,
         read: (ObjectID?, Int) async throws -> (rows: [ReceiptReport.Silent], next: ObjectID?),
         acknowledged: ([ObjectID]) async throws -> Set<ObjectID>
     ) async throws -> ([ReceiptReport.Silent], String?) {
         var found: [ReceiptReport.Silent] = []
         var after = cursor
         var scanned = 0
-        let size = max(limit, 200)
         while scanned < Self.scanLimit {
             let (rows, next) = try await read(after, size)
             scanned += rows.count
