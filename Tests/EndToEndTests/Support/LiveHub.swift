@@ -29,10 +29,10 @@ struct LiveHub: Sendable {
     }
 
     /// Starts a hub seeded with `SchoolCube` on `port` (nil: a free one), relaying to `fake`, and runs `body`
-    /// against it; the hub shuts down gracefully afterwards.
+    /// against it; the hub shuts down gracefully afterwards. With `cutter`, the hub reaches the database through it.
     static func with(
         _ test: String = #function, fake: FakeFCM, port: Int? = nil, persons: PersonConfiguration = PersonConfiguration(),
-        _ body: @Sendable (LiveHub) async throws -> Void
+        through cutter: ConnectionCutter? = nil, _ body: @Sendable (LiveHub) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in
             try await DatabaseIndexes.ensure(in: database)
@@ -47,7 +47,7 @@ struct LiveHub: Sendable {
             relay.maxBacklog = nil
             let port = try port ?? LoopbackPort.free()
             var configuration = HubConfiguration(
-                mongoURI: try TestDatabase.uri(), port: port, databasePoolSize: 8, relay: relay,
+                mongoURI: try cutter.map { $0.uri(through: try TestDatabase.uri()) } ?? TestDatabase.uri(), port: port, databasePoolSize: 8, relay: relay,
                 devices: DeviceConfiguration(registrationsPerMinute: 100_000))
             configuration.persons = persons
             // The approval policy's default rules off: these tests send to a Forced subject and with urgency critical.
