@@ -7,14 +7,16 @@
 # gzip GET, a mixed phase (GETs beside POSTs), the database's floor (POST's documents inserted with insert_one by 16 clients), POST /message
 # at 16 connections (every 201 checked durable; the database's CPU per message until the hub has relayed it,
 # and the lag from 201 to the fake FCM), then stores messages with
-# the relay off and times their relay by a fresh hub. Prints a table with each figure's ratio to
+# the relay off and times their relay by a fresh hub. The sustained phase POSTs for a minute at 16 and at 64
+# connections while the hub relays (the oldest unsent age every second, the drain after the load). Prints a table with each figure's ratio to
 # nginx's and issue 8's targets, and writes it to bench-results/. Every process it starts is stopped
 # on exit. Then scripts/bench-devices.sh, scripts/bench-fanout.sh and scripts/bench-receipts.sh run, with processes
 # of their own.
 #
 # Environment: BENCH_DURATION (seconds per GET/POST run, default 15), BENCH_SHORT_DURATION (conditional
 # and gzip runs, default 10), BENCH_RELAY_MESSAGES (default 2000), BENCH_RELAY_TIMEOUT (seconds the relay
-# may take before the run reports what was sent by then, default 60), SCRATCH_PATH (default .build).
+# may take before the run reports what was sent by then, default 60), BENCH_SUSTAINED_DURATION (seconds of each
+# sustained run, default 60), SCRATCH_PATH (default .build).
 set -euo pipefail
 # The hubs measured send at once: the two-person rule would hold the Forced subjects' and critical messages.
 export APPROVAL_DEFAULTS=off
@@ -24,6 +26,7 @@ duration=${BENCH_DURATION:-15}
 short=${BENCH_SHORT_DURATION:-10}
 relay_messages=${BENCH_RELAY_MESSAGES:-2000}
 relay_timeout=${BENCH_RELAY_TIMEOUT:-60}
+sustained=${BENCH_SUSTAINED_DURATION:-60}
 scratch=${SCRATCH_PATH:-.build}
 bench_started=$(date +%s)
 
@@ -204,6 +207,11 @@ measure "mixed: conditional GET, 16 conn" nginx "$nginx_pid" \
 wait "$mixed_post" || true
 "$python" "$helper" mixedposts "$results" "$work/mixed-post.txt"
 "$python" "$helper" drain "$uri" 30
+# Sustained load (issue 28): a minute of POSTs at 16, then 64 connections, while the hub relays.
+for connections in 16 64; do
+    "$python" "$helper" sustained "$results" "$uri" "$hub" "$db_pid" "$fake_url" "$sustained" "$connections" \
+        "$work/sustained-keys.txt" scripts/bench/post-message.lua
+done
 stop "$hub_pid"; hub_pid=""
 
 # The relay: messages stored by a hub that does not relay, then sent by a fresh hub with the defaults.
