@@ -37,36 +37,17 @@ extension MessageSender {
             }
             let request = FCMMapping.noticeRequest(notice, for: relayMessage, topic: message.topicKey,
                                                    component: fcmComponent, options: mapping)
-            guard let ticket = await gate.admit() else { return record { .release(id: id, lease: $0) } }
-            guard held.safeLease(of: id) != nil else {
-                gate.abandon(ticket)
-                return held.release(id)
-            }
-            let answer: Result<String, FCMError>
-            do {
-                answer = .success(try await sender.send(request))
-            } catch {
-                answer = .failure(error as? FCMError ?? FCMError(code: .other, message: "\(error)", isRetryable: true))
-            }
-            switch classifier.classify(answer, of: ticket) {
+            switch await sendComponent(request, as: component, of: id, record: record) {
             case .sent(let name):
-                metrics.sent(component)
                 record { RelayUpdate(id: id, lease: $0, component: component, result: .sent(name: name), at: now()) }
-            case .retryAfter(let error, let pauseEnd):
-                if let pauseEnd { pauses.share(until: pauseEnd, reason: error) }
-                metrics.failed(component, retryable: true)
-                record {
-                    RelayUpdate(id: id, lease: $0, component: component,
-                                result: .failed(error: error.description, permanent: false), at: now())
-                }
+            case .retry(let error):
                 return finish(retryOutcome(message, state: state, expiry: nil, error: error))
-            case .failed(let error), .unregistered(let error):
-                metrics.failed(component, retryable: false)
-                record {
-                    RelayUpdate(id: id, lease: $0, component: component,
-                                result: .failed(error: error.description, permanent: true), at: now())
-                }
+            case .refused(let error):
                 permanent = error
+            case .stopping:
+                return record { .release(id: id, lease: $0) }
+            case .leaseLost:
+                return held.release(id)
             }
         }
         finish(RelayOutcome(id: id, status: permanent == nil ? .sent : .failed, lastError: permanent?.description))

@@ -105,30 +105,8 @@ struct MessageSender: Sendable {
         var answered = 0
         components: for (request, component) in requests {
             if Task.isCancelled { break }
-            guard let ticket = await gate.admit() else {
-                // Stopping while FCM asks to wait: hand the message back.
-                return record { .release(id: id, lease: $0) }
-            }
-            guard held.safeLease(of: id) != nil else {
-                gate.abandon(ticket)
-                if let direct, let owner = held.release(id, direct: direct) {
-                    // The record may hold on after all: the message goes back to the outbox.
-                    handoff.unsettled(DirectRelay(owner: owner, seq: direct.seq))
-                } else {
-                    held.release(id)  // another worker holds it, or will before FCM could answer
-                }
-                return
-            }
-            if ticket.probe { metrics.probed() }
-            let answer: Result<String, FCMError>
-            do {
-                answer = .success(try await sender.send(request))
-            } catch {
-                answer = .failure(error as? FCMError ?? FCMError(code: .other, message: "\(error)", isRetryable: true))
-            }
-            switch classifier.classify(answer, of: ticket) {
+            switch await sendComponent(request, as: component, of: id, record: record) {
             case .sent(let name):
-                metrics.sent(component)
                 record { lease in
                     var update = RelayUpdate(id: id, lease: lease, component: component, result: .sent(name: name),
                                              at: now())
@@ -140,23 +118,23 @@ struct MessageSender: Sendable {
                     }
                     return update
                 }
-            case .retryAfter(let error, let pauseEnd):
-                if let pauseEnd { pauses.share(until: pauseEnd, reason: error) }
-                metrics.failed(component, retryable: true)
-                record {
-                    RelayUpdate(id: id, lease: $0, component: component,
-                                result: .failed(error: error.description, permanent: false), at: now())
-                }
+            case .retry(let error):
                 // The rest waits for the retry, so the components keep their order.
                 retryable = error
                 break components
-            case .failed(let error), .unregistered(let error):
-                metrics.failed(component, retryable: false)
-                record {
-                    RelayUpdate(id: id, lease: $0, component: component,
-                                result: .failed(error: error.description, permanent: true), at: now())
-                }
+            case .refused(let error):
                 permanent = error
+            case .stopping:
+                // Stopping while FCM asks to wait: hand the message back.
+                return record { .release(id: id, lease: $0) }
+            case .leaseLost:
+                if let direct, let owner = held.release(id, direct: direct) {
+                    // The record may hold on after all: the message goes back to the outbox.
+                    handoff.unsettled(DirectRelay(owner: owner, seq: direct.seq))
+                } else {
+                    held.release(id)  // another worker holds it, or will before FCM could answer
+                }
+                return
             }
             answered += 1
         }
