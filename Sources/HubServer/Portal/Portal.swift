@@ -35,6 +35,7 @@ struct Portal {
         LoginController(services: services, configuration: configuration, pages: pages)
             .addRoutes(to: pagesGroup, users: users)
         SendController(services: services, pages: pages, payloadLimit: configuration.payloadLimit).addRoutes(to: users)
+        PortalEditController(services: services).addRoutes(to: users)
         SentController(services: services, pages: pages).addRoutes(to: users)
         ApprovalsController(services: services, pages: pages).addRoutes(to: users)
         ReachController(services: services).addRoutes(to: users)

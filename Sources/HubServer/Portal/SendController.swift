@@ -230,8 +230,8 @@ struct SendController {
         data["reach"] = await ReachController(services: services).pageData(msiKey: msiKey, user: user)
         data["presentation"] = SentMessageFacts.presentation(message)
         data["acknowledgement"] = SentMessageFacts.acknowledgement(message, now: services.now())
-        var notice = request.uri.queryParameters.get("done") == "resend"
-            ? "The message goes again, within moments, to the devices that have not answered." : nil
+        data["edit"] = PortalEditController.pageData(message)
+        var notice = Self.doneNotices[request.uri.queryParameters.get("done") ?? ""]
         if let approval = ApprovalState.of(message, now: services.now()), approval != .approved {
             // Held for a second person: the page says so instead of "sent".
             data["held"] = true
@@ -243,6 +243,13 @@ struct SendController {
         }
         return pages.render("sent-one", context.page("Message sent", ["message": data], notice: notice))
     }
+
+    /// What the message's page says after a form on it did its work (`?done=`).
+    static let doneNotices = [
+        "resend": "The message goes again, within moments, to the devices that have not answered.",
+        "corrected": "The correction is stored; the phones that have the message get the corrected texts.",
+        "withdrawn": "The message is withdrawn: the phones that have it remove it, and nobody gets it any more.",
+    ]
 
     /// The form's key, if it is one a form could carry (else the message is sent without one).
     private static func idempotencyKey(_ value: String) -> String? {
