@@ -66,7 +66,9 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.icube).createIndexes([
                 IndexModel(keys: ["areas.subjects.topic_key": 1], name: "areas.subjects.topic_key"),
             ])
-            try await database.collection(CollectionName.message).createIndexes([
+            let messages = database.collection(CollectionName.message)
+            for name in AcknowledgementDAO.retiredIndexes { try await messages.dropIndex(named: name) }
+            try await messages.createIndexes([
                 IndexModel(keys: ["msi_key": 1], name: "msi_key", unique: true),
                 IndexModel(keys: ["topic_key": 1, "timestamp": -1, "_id": -1], name: "topic_key.timestamp"),
                 IndexModel(keys: ["timestamp": -1, "_id": -1], name: "timestamp"),

@@ -5,16 +5,21 @@ import Mongo
 /// the audience fixed when the relay sent it, rounds of re-sends claimed by any replica under a lease in `ack`
 /// (`lease_owner`, `lease_until`), each round's counts (`ack.rounds`), and the end (`finished_at`).
 ///
-/// A claim is one atomic `findOneAndUpdate` on the `ack.next_at` index (partial: only messages with an escalation to
-/// come are in it); every later write names the lease, so a replica whose lease ran out records nothing more and the
+/// A claim reads the most overdue messages on the `ack.next_at` index (partial: only messages with an escalation to
+/// come are in it) and takes one by an atomic `findOneAndUpdate` on its `_id`; every later write names the lease, so a replica whose lease ran out records nothing more and the
 /// message is due again for another, which resumes the round after its `ack.cursor`.
 public struct AcknowledgementDAO: Sendable {
     let messages: MongoCollection
     let now: UnixClock
 
-    /// The index claims run on: messages whose escalation has a next step.
-    public static let index = IndexModel(keys: ["ack.next_at": 1], name: "ack.next_at",
-                                         partialFilter: ["ack.next_at": ["$exists": true]])
+    /// The index claims run on: messages whose escalation has a next step. Its filter is a range the claim's query
+    /// states too (`$gt: 0`): SecantusDB uses a partial index only for a query that names its filter, and scanned
+    /// the whole archive every second for the `$exists` filter this index had first.
+    public static let index = IndexModel(keys: ["ack.next_at": 1], name: "ack.next_at.due",
+                                         partialFilter: ["ack.next_at": ["$gt": 0]])
+
+    /// The indexes this DAO no longer uses, dropped at start: the first claim index (`$exists` filter).
+    static let retiredIndexes = ["ack.next_at"]
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.messages = database.collection(CollectionName.message)
@@ -40,22 +45,43 @@ public struct AcknowledgementDAO: Sendable {
 
     // MARK: Claiming
 
-    /// The messages whose next step is due at `time` and that no lease holds.
-    private static func claimable(_ time: Int64) -> BSONDocument {
-        ["ack.next_at": ["$lte": .int64(time)], "ack.lease_until": ["$not": ["$gte": .int64(time)]]]
+    /// A next step due at `time`: the range of the claim index (its filter, `$gt: 0`, named).
+    static func due(_ time: Int64) -> BSONValue {
+        ["$gt": 0, "$lte": .int64(time)]
     }
+
+    /// The messages whose next step is due at `time` and that no lease holds.
+    static func claimable(_ time: Int64) -> BSONDocument {
+        ["ack.next_at": due(time), "ack.lease_until": ["$not": ["$gte": .int64(time)]]]
+    }
+
+    /// How many of the most overdue messages a claim looks at: those another replica holds are passed over.
+    static let claimCandidates = 32
 
     /// Claims the most overdue message whose escalation's next step has come, for `owner` for `leaseMS`; nil when none
     /// is due. Returns it with the lease's name.
+    ///
+    /// Two steps, as the outbox claims: the most overdue messages are read on the index (their lease checked here:
+    /// SecantusDB leaves the index for a query with a condition on the lease, and read the whole archive every
+    /// second), then the first free one is taken by one atomic update that names its `_id` and checks the lease again.
     /// - Throws: `DAOError`.
     public func claim(owner: String, leaseMS: Int64) async throws -> (progress: AckProgress, lease: String)? {
         let time = now()
         let lease = "\(owner)/\(ObjectID().hex)"
-        let document = try await mapErrors {
-            try await messages.findOneAndUpdate(
-                Self.claimable(time),
-                ["$set": ["ack.lease_owner": .string(lease), "ack.lease_until": .int64(time + leaseMS)]],
-                options: FindOneAndUpdateOptions(returnNew: true, sort: ["ack.next_at": 1]))
+        let candidates = try await mapErrors {
+            try await messages.find(["ack.next_at": Self.due(time)], options: FindOptions(
+                projection: ["_id": 1, "ack.lease_until": 1], sort: ["ack.next_at": 1], limit: Int64(Self.claimCandidates)))
+        }
+        var document: BSONDocument?
+        for candidate in candidates where (candidate[path: "ack.lease_until"]?.int64Value ?? .min) < time {
+            guard let id = candidate["_id"] else { continue }
+            document = try await mapErrors {
+                try await messages.findOneAndUpdate(
+                    BSONDocument([(key: "_id", value: id)] + Self.claimable(time).elements),
+                    ["$set": ["ack.lease_owner": .string(lease), "ack.lease_until": .int64(time + leaseMS)]],
+                    options: FindOneAndUpdateOptions(returnNew: true))
+            }
+            if document != nil { break }
         }
         guard let document, let message = Message(document: document) else { return nil }
         guard let progress = AckProgress(message: message) else {
