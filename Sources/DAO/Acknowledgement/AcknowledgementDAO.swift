@@ -61,9 +61,9 @@ public struct AcknowledgementDAO: Sendable {
     /// Claims the most overdue message whose escalation's next step has come, for `owner` for `leaseMS`; nil when none
     /// is due. Returns it with the lease's name.
     ///
-    /// Two steps, as the outbox claims: the most overdue messages are read on the index (their lease checked here:
-    /// SecantusDB leaves the index for a query with a condition on the lease, and read the whole archive every
-    /// second), then the first free one is taken by one atomic update that names its `_id` and checks the lease again.
+    /// Two steps (`LeaseCandidates`): the most overdue messages are read on the index, their lease checked here (a
+    /// condition on it in the query read the whole archive every second), then the first free one is taken by one
+    /// atomic update that names its `_id` and checks the lease again.
     /// - Throws: `DAOError`.
     public func claim(owner: String, leaseMS: Int64) async throws -> (progress: AckProgress, lease: String)? {
         let time = now()
@@ -73,8 +73,7 @@ public struct AcknowledgementDAO: Sendable {
                 projection: ["_id": 1, "ack.lease_until": 1], sort: ["ack.next_at": 1], limit: Int64(Self.claimCandidates)))
         }
         var document: BSONDocument?
-        for candidate in candidates where (candidate[path: "ack.lease_until"]?.int64Value ?? .min) < time {
-            guard let id = candidate["_id"] else { continue }
+        for id in LeaseCandidates.free(candidates, leasePath: "ack.lease_until", now: time, limit: Self.claimCandidates) {
             document = try await mapErrors {
                 try await messages.findOneAndUpdate(
                     BSONDocument([(key: "_id", value: id)] + Self.claimable(time).elements),

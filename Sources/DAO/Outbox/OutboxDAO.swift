@@ -19,15 +19,17 @@ public struct OutboxDAO: Sendable {
 
     /// Messages due at `now` whose lease, if any, has run out. A lease sets and ends `lease_owner` and
     /// `lease_until` together, so "no lease or one that ran out" is one condition on `lease_until`
-    /// (`$not` also matches a missing field). Kept free of top-level operators such as `$or`, so that
-    /// every server (the embedded one too) plans it on the outbox index rather than a collection scan,
-    /// which would grow with the message archive.
+    /// (`$not` also matches a missing field). Only in the updates that take messages by `_id`: a query for it
+    /// makes SecantusDB read the whole message archive (`LeaseCandidates`).
     private static func claimable(now: Int64) -> BSONDocument {
-        [
-            "relay.state": "pending",
-            "relay.due_at": ["$lte": .int64(now)],
-            "relay.lease_until": ["$not": ["$gte": .int64(now)]],
-        ]
+        var filter = due(now: now)
+        filter["relay.lease_until"] = ["$not": ["$gte": .int64(now)]]
+        return filter
+    }
+
+    /// Pending and due at `now`, leased or not: what a claim reads on the outbox index (`LeaseCandidates`).
+    static func due(now: Int64) -> BSONDocument {
+        ["relay.state": "pending", "relay.due_at": ["$lte": .int64(now)]]
     }
 
     /// Claims up to `limit` of the most overdue messages for `owner` until `now + leaseMS`, or nil when none
@@ -37,8 +39,8 @@ public struct OutboxDAO: Sendable {
     ///
     /// A server without a limit pushed into its index scan (SecantusDB) reads every pending message due by `now`
     /// for each claim, so a backlog of 10,000 costs each claim 0.3 s: the relay then falls further behind the more
-    /// it has to do. A slice (`due`) reads only what is pending in it, and the lease is checked here rather than
-    /// in the query (a condition on `lease_until` makes that server leave the index range).
+    /// it has to do. A slice (`due`) reads only what is pending in it. Either way the lease is checked here rather
+    /// than in the query (`LeaseCandidates`).
     /// - Throws: `DAOError`.
     public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int, excluding held: [ObjectID] = [],
                       due: ClosedRange<Int64>? = nil) async throws -> OutboxBatch? {
@@ -55,14 +57,14 @@ public struct OutboxDAO: Sendable {
                      "relay.due_at": ["$gte": .int64(due.lowerBound), "$lte": .int64(min(due.upperBound, now))]],
                     options: FindOptions(projection: ["_id": 1, "relay.lease_until": 1, "relay.due_at": 1],
                                          sort: ["relay.due_at": 1]))
-                ids = Array(candidates.filter { candidate in
-                    guard let id = candidate.objectID("_id"), !skipped.contains(id) else { return false }
-                    return (candidate[path: "relay.lease_until"]?.int64Value ?? .min) < now
-                }.compactMap { $0["_id"] }.prefix(max(limit, 1)))
+                ids = LeaseCandidates.free(candidates, leasePath: "relay.lease_until", now: now, limit: limit,
+                                           skipping: skipped)
             } else {
-                let candidates = try await collection.find(Self.claimable(now: now), options: FindOptions(
-                    projection: ["_id": 1], sort: ["relay.due_at": 1], limit: Int64(max(limit, 1))))
-                ids = candidates.compactMap { $0["_id"] }.filter { $0.objectIDValue.map { !skipped.contains($0) } ?? false }
+                let candidates = try await collection.find(Self.due(now: now), options: FindOptions(
+                    projection: ["_id": 1, "relay.lease_until": 1], sort: ["relay.due_at": 1],
+                    limit: Int64(max(limit, 1) + LeaseCandidates.leasedAllowance)))
+                ids = LeaseCandidates.free(candidates, leasePath: "relay.lease_until", now: now, limit: limit,
+                                           skipping: skipped)
             }
             guard !ids.isEmpty else { return nil }
             let lease = "\(owner)/\(ObjectID().hex)"
@@ -219,10 +221,12 @@ public struct OutboxDAO: Sendable {
     /// nil when none waits: one read of the outbox index. A message a worker is sending is not waiting.
     /// - Throws: `DAOError`.
     public func oldestWaitingDueAt(now: Int64) async throws -> Int64? {
-        try await mapErrors {
-            try await collection.findOne(Self.claimable(now: now), projection: ["relay.due_at": 1],
-                                         sort: ["relay.due_at": 1])?[path: "relay.due_at"]?.int64Value
+        let candidates = try await mapErrors {
+            try await collection.find(Self.due(now: now), options: FindOptions(
+                projection: ["_id": 1, "relay.lease_until": 1, "relay.due_at": 1], sort: ["relay.due_at": 1],
+                limit: Int64(1 + LeaseCandidates.leasedAllowance)))
         }
+        return candidates.first { ($0[path: "relay.lease_until"]?.int64Value ?? .min) < now }?[path: "relay.due_at"]?.int64Value
     }
 
     /// How many messages wait to be sent, and the due time of the oldest.

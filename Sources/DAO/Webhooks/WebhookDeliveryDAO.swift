@@ -23,19 +23,25 @@ public struct WebhookDeliveryDAO: Sendable {
     /// How long a delivered or failed delivery stays listed.
     public static let retention: Int64 = 7 * 86_400_000
 
+    /// Pending and due at `now`, leased or not: what a claim reads on the claim index (`LeaseCandidates`).
+    static func due(now: Int64) -> BSONDocument {
+        ["state": "pending", "due_at": ["$lte": .int64(now)]]
+    }
+
     /// Pending, due at `now`, and no lease holds it (`$not` also matches a missing `lease_until`).
     private static func claimable(now: Int64) -> BSONDocument {
         ["state": "pending", "due_at": ["$lte": .int64(now)], "lease_until": ["$not": ["$gte": .int64(now)]]]
     }
 
     /// Leases up to `limit` of the most overdue deliveries for `owner` until `now + leaseMS`, counting an attempt on
-    /// each; nil when none is due.
+    /// each; nil when none is due. The candidates are read without their lease (`LeaseCandidates`).
     /// - Throws: `DAOError`.
     public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int) async throws -> WebhookClaim? {
         try await mapErrors {
-            let candidates = try await collection.find(Self.claimable(now: now), options: FindOptions(
-                projection: ["_id": 1], sort: ["due_at": 1], limit: Int64(max(limit, 1))))
-            let ids = candidates.compactMap { $0["_id"] }
+            let candidates = try await collection.find(Self.due(now: now), options: FindOptions(
+                projection: ["_id": 1, "lease_until": 1], sort: ["due_at": 1],
+                limit: Int64(max(limit, 1) + LeaseCandidates.leasedAllowance)))
+            let ids = LeaseCandidates.free(candidates, leasePath: "lease_until", now: now, limit: limit)
             guard !ids.isEmpty else { return nil }
             let lease = "\(owner)/\(ObjectID().hex)"
             let filter = BSONDocument([(key: "_id", value: ["$in": .array(ids)])] + Self.claimable(now: now).elements)
