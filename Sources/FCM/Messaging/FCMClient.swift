@@ -8,6 +8,18 @@ public protocol FCMSending: Sendable {
     func send(_ request: FCMRequest) async throws -> String
 }
 
+extension FCMSending {
+    /// FCM's answer to `request` as a value, for the relay's classifier: the message's name, or the `FCMError` (any
+    /// other error as a retryable `.other`).
+    public func answer(_ request: FCMRequest) async -> Result<String, FCMError> {
+        do {
+            return .success(try await send(request))
+        } catch {
+            return .failure(error as? FCMError ?? FCMError(code: .other, message: "\(error)", isRetryable: true))
+        }
+    }
+}
+
 /// The FCM HTTP v1 client: `POST {endpoint}/v1/projects/{project_id}/messages:send` with a bearer token from
 /// the service account; a 401 renews the token and retries once. Sends and topic subscription calls go through one
 /// `CurlMultiClient` (hundreds of HTTP/2 streams on a few connections); the token endpoint through the pooled

@@ -60,12 +60,7 @@ struct PacedSends: Sendable {
     /// Sends `request` on `ticket` (from `admit`) and sorts FCM's answer.
     func send(_ request: FCMRequest, with ticket: RelayGate.Ticket) async -> Outcome {
         if ticket.probe { metrics.probed() }
-        let answer: Result<String, FCMError>
-        do {
-            answer = .success(try await sender.send(request))
-        } catch {
-            answer = .failure(error as? FCMError ?? FCMError(code: .other, message: "\(error)", isRetryable: true))
-        }
+        let answer = await sender.answer(request)
         if case .failure = answer, Task.isCancelled {
             // Cut short by a stop: says nothing of FCM.
             gate.abandon(ticket)

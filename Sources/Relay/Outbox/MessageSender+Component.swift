@@ -30,12 +30,7 @@ extension MessageSender {
             return .leaseLost
         }
         if ticket.probe { metrics.probed() }
-        let answer: Result<String, FCMError>
-        do {
-            answer = .success(try await sender.send(request))
-        } catch {
-            answer = .failure(error as? FCMError ?? FCMError(code: .other, message: "\(error)", isRetryable: true))
-        }
+        let answer = await sender.answer(request)
         switch classifier.classify(answer, of: ticket) {
         case .sent(let name):
             metrics.sent(component)
