@@ -226,6 +226,22 @@ struct DeviceTests {
                 try await eventually {
                     try await hub.database.collection(CollectionName.subscriptions).countDocuments(["registration": "phone-1"]) == 0
                 }
+
+                // An admin removes a lost phone without its secret; a communicator may not; an unknown id is 404.
+                let lost = "/device/\(phones[2].deviceID)"
+                #expect(try await hub.request(.delete, lost, as: .communicator).status == .forbidden)
+                #expect(try await hub.request(.delete, lost).status == .unauthorized)
+                let unknown = try await hub.request(.delete, "/device/\(ObjectID().hex)", as: .admin)
+                #expect(unknown.status == .notFound && unknown.errorCode == "device_not_found")
+                #expect(try await hub.request(.delete, "/device/not-an-id", as: .admin).status == .badRequest)
+                #expect(try await hub.request(.delete, lost, as: .admin).status == .noContent)
+                try await eventually { fake.subscriptions(of: "phone-2").isEmpty }
+                #expect(try await hub.request(.get, lost, as: .token(phones[2].secret)).status == .unauthorized)
+                let entries = try await AuditTests.entries(hub.database).filter { $0["action"] == "device.delete" }
+                #expect(entries.count == 1)  // the device that left by itself is not an admin's deletion
+                #expect(entries.first?["actor"] == ["kind": "token", "name": "admin-script"])
+                #expect(entries.first?["target"] == ["kind": "device", "id": .string(phones[2].deviceID)])
+                #expect(entries.first?.extendedJSON(.relaxed).contains("phone-2") == false)  // never the registration
             }
         }
     }

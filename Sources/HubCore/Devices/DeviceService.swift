@@ -159,6 +159,12 @@ public struct DeviceService: Sendable {
         return device
     }
 
+    /// The device `id`, for an admin's request (no secret is checked: the caller's role is).
+    /// - Throws: `DAOError` `.deviceNotFound`.
+    public func device(_ id: ObjectID) async throws -> Device {
+        try await devices.get(id)
+    }
+
     /// Changes a device's registration (FCM rotated the token: every wish moves to the new one), locale (its
     /// language topic follows) or app version.
     /// - Throws: `DeviceRefusal` (`.invalidRegistration`, `.registrationTaken`); `DAOError`.

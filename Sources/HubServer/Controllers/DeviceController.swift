@@ -96,9 +96,10 @@ struct DeviceController {
         return .some(try DeviceService.quietHours(from: from, to: to, tz: tz))
     }
 
-    /// DELETE /device/:deviceID: the device and, through the reconciler, its FCM subscriptions.
+    /// DELETE /device/:deviceID: the device and, through the reconciler, its FCM subscriptions; by the device (its
+    /// secret) or by an admin (a lost phone; recorded in the audit log as `device.delete`).
     @Sendable func delete(request: Request, context: HubRequestContext) async throws -> Response {
-        try await services.devices.delete(try await device(context))
+        try await services.devices.delete(try await deviceOrAdminsChoice(context))
         return Response(status: .noContent)
     }
 
@@ -152,6 +153,15 @@ struct DeviceController {
     /// The device the path names, when the request carries its secret.
     private func device(_ context: HubRequestContext) async throws -> Device {
         try await services.devices.authenticate(try context.parameters.objectID("deviceID"), secret: context.deviceSecret)
+    }
+
+    /// The device the path names, for the device itself (its secret) or for an admin (a user or token, without a
+    /// device secret): a lost or stolen phone is removed by the school. Another caller's role is 403.
+    /// - Throws: `HubError` 403; `DAOError.deviceNotFound` (404, told to an admin only); `DeviceRefusal`.
+    private func deviceOrAdminsChoice(_ context: HubRequestContext) async throws -> Device {
+        guard context.deviceSecret == nil, context.identity != nil else { return try await device(context) }
+        try context.requireRole([.admin])
+        return try await services.devices.device(try context.parameters.objectID("deviceID"))
     }
 
     private func topicKey(_ context: HubRequestContext) throws -> String {

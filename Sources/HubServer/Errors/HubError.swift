@@ -18,7 +18,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case notFound = "not_found", channelNotFound = "channel_not_found", areaNotFound = "area_not_found"
             case subjectNotFound = "subject_not_found", topicNotFound = "topic_not_found"
             case messageNotFound = "message_not_found", userNotFound = "user_not_found", tokenNotFound = "token_not_found"
-            case groupNotFound = "group_not_found", memberNotFound = "member_not_found"
+            case groupNotFound = "group_not_found", memberNotFound = "member_not_found", deviceNotFound = "device_not_found"
             case methodNotAllowed = "method_not_allowed", conflict, distributionMismatch = "distribution_mismatch"
             case tooManyRequests = "too_many_requests", databaseUnavailable = "database_unavailable", busy
             case tooManyConnections = "too_many_connections"
@@ -87,6 +87,8 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let groupNotFound = Code(.groupNotFound)
         /// 404: the person is not a member of the group.
         public static let memberNotFound = Code(.memberNotFound)
+        /// 404: no device has the id (only an admin is told: to a device's own routes an unknown id is 401).
+        public static let deviceNotFound = Code(.deviceNotFound)
         /// 405: the path exists, the method does not (`Allow` lists those that do).
         public static let methodNotAllowed = Code(.methodNotAllowed)
         /// 409: the element exists already.
@@ -227,6 +229,7 @@ extension HubError {
         case .messageNotFound: self.init(.notFound, .messageNotFound, error.message)
         case .userNotFound: self.init(.notFound, .userNotFound, error.message)
         case .tokenNotFound: self.init(.notFound, .tokenNotFound, error.message)
+        case .deviceNotFound: self.init(.notFound, .deviceNotFound, error.message)
         case .duplicate: self.init(.conflict, .conflict, error.message)
         case .unavailable: self = .databaseUnavailable
         case .outcomeUnknown: self = .writeOutcomeUnknown
