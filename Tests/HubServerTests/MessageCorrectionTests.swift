@@ -89,6 +89,45 @@ struct MessageCorrectionTests {
         }
     }
 
+    @Test func aTranslatedTopicAlertsCorrectionReplacesEachPhonesPopUpInTheLanguageItShowed() async throws {
+        try await FakeFCM.with { fake in
+            try await DeviceTests.with(fake) { hub in
+                let phones: [(token: String, locale: String?)] = [("phone-en", "en"), ("phone-hi", "hi-IN"), ("phone-none", nil)]
+                for (token, locale) in phones {
+                    #expect(try await hub.register(token, locale: locale).status == .created)
+                }
+                fake.forceSubscribe("app-self", to: DeviceTests.forced)
+                try await eventually("phone-hi on its language topic") { fake.languageTopics(of: "phone-hi") == ["lang-hi"] }
+                for (token, _) in phones {
+                    try await eventually("\(token) on the subject") { fake.subscriptions(of: token).contains(DeviceTests.forced) }
+                }
+                let tokens = phones.map(\.token) + ["app-self"]
+                let key = try await hub.post(RelayOutboxTests.alert(
+                    "Closed", extra: #", "translations": {"hi": {"title": "बंद", "desc": "d-hi"}}"#)).hex
+                try await eventually("the message is sent") { try await hub.relayState(ObjectID(hex: key)!) == "sent" }
+                for token in tokens { _ = fake.drainInbox(token) }
+                let before = Self.requests(fake, key).count
+
+                try await Self.correct(hub, key, as: .admin,
+                                       #"{"title": "Closed today", "translations": {"hi": {"title": "आज बंद", "desc": "d-hi"}}}"#)
+                try await eventually("the correction reached FCM") { Self.requests(fake, key).count >= before + 2 }
+                try await eventually("the correction is recorded") { try await hub.relayState(ObjectID(hex: key)!) == "sent" }
+                var shown: [String: [String]] = [:]
+                for token in tokens {
+                    let received = fake.drainInbox(token)
+                    #expect(received.allSatisfy { $0.data["correction"] == "1" }, "\(token)")
+                    shown[token] = received.compactMap { $0.notification?.title }
+                }
+                // Each phone's pop-up is replaced once, in the language the original showed; one request a language.
+                #expect(shown == ["phone-en": ["Closed today"], "phone-hi": ["आज बंद"], "phone-none": ["Closed today"],
+                                  "app-self": ["Closed today"]])
+                let corrections = Self.requests(fake, key).dropFirst(before)
+                #expect(corrections.count == 2)
+                #expect(corrections.allSatisfy { Self.identity($0).tag == key && Self.identity($0).collapse == key })
+            }
+        }
+    }
+
     @Test func aCorrectionOfAMessageToAPersonReachesTheDevicesItReached() async throws {
         try await FakeFCM.with { fake in
             try await HubHarness.with(seed: PersonMessageTests.seed, relay: try RelayOutboxTests.relay(to: fake),

@@ -284,4 +284,10 @@ public struct RelayState: Sendable {
     public func isDone(_ component: RelayComponent) -> Bool {
         components[component].map { $0.sent || $0.failed } ?? false
     }
+
+    /// The languages of a translated Alert that went (or were answered) in requests of their own, in order: their
+    /// devices have the message in that language, so a retry or a correction reaches them the same way.
+    public var languagesSentSeparately: [String] {
+        order.compactMap { isDone($0) ? $0.language : nil }
+    }
 }

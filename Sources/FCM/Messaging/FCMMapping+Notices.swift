@@ -15,6 +15,25 @@ extension FCMMapping {
         noticeRequest(notice, message, options, target: .topic(topic), component: component, language: nil)
     }
 
+    /// The requests that tell the phones of `topic` about `notice` on `message`: one, or for a correction of a
+    /// translated Alert one per language in `languages` (those its own requests went in: their phones show the
+    /// message in that language) and one in the main language to the others, so that every phone's pop-up is
+    /// replaced in the language it was shown in.
+    public static func noticeRequests(_ notice: FCMNotice, for message: RelayMessage, topic: String,
+                                      component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions(),
+                                      languages: [String]) -> [FCMRequest] {
+        guard notice == .correction, splitsLanguages(message), !languages.isEmpty else {
+            return [noticeRequest(notice, for: message, topic: topic, component: component, options: options)]
+        }
+        let separate = languages.map { code in
+            noticeRequest(notice, message, options,
+                          target: .condition(condition(topic, requiring: languageTopic(code), excluding: [])),
+                          component: component, language: code)
+        }
+        let others = Target.condition(condition(topic, requiring: nil, excluding: languages.map(languageTopic)))
+        return separate + [noticeRequest(notice, message, options, target: others, component: component, language: nil)]
+    }
+
     /// The one request that tells one device (`token`, of locale `language`) about `notice` on `message`.
     public static func noticeRequest(_ notice: FCMNotice, for message: RelayMessage, token: String,
                                      component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions(),

@@ -35,19 +35,31 @@ extension MessageSender {
                 }
                 continue
             }
-            let request = FCMMapping.noticeRequest(notice, for: relayMessage, topic: message.topicKey,
-                                                   component: fcmComponent, options: mapping)
-            switch await sendComponent(request, as: component, of: id, record: record) {
-            case .sent(let name):
+            // A translated Alert's correction is one request per language it went in; a retry sends them all
+            // again, which the phones show once (the same tag and collapse id replace the pop-up).
+            let requests = FCMMapping.noticeRequests(notice, for: relayMessage, topic: message.topicKey,
+                                                     component: fcmComponent, options: mapping,
+                                                     languages: state.languagesSentSeparately)
+            var names: [String] = []
+            var refused = false
+            requests: for request in requests {
+                switch await sendComponent(request, as: component, of: id, record: record) {
+                case .sent(let name):
+                    names.append(name)
+                case .retry(let error):
+                    return finish(retryOutcome(message, state: state, expiry: nil, error: error))
+                case .refused(let error):
+                    permanent = error
+                    refused = true
+                    break requests
+                case .stopping:
+                    return record { .release(id: id, lease: $0) }
+                case .leaseLost:
+                    return held.release(id)
+                }
+            }
+            if !refused, let name = names.last {
                 record { RelayUpdate(id: id, lease: $0, component: component, result: .sent(name: name), at: now()) }
-            case .retry(let error):
-                return finish(retryOutcome(message, state: state, expiry: nil, error: error))
-            case .refused(let error):
-                permanent = error
-            case .stopping:
-                return record { .release(id: id, lease: $0) }
-            case .leaseLost:
-                return held.release(id)
             }
         }
         finish(RelayOutcome(id: id, status: permanent == nil ? .sent : .failed, lastError: permanent?.description))

@@ -89,9 +89,8 @@ struct MessageSender: Sendable {
         let excluded = await quiet?.excludedTopics(relayMessage, stored: message) ?? []
         // The languages an earlier attempt sent in requests of their own keep them: the main text's request of this
         // attempt leaves their devices out, as the first one did or will.
-        let sentSeparately = state.order.compactMap { state.isDone($0) ? $0.language : nil }
         let mapped = FCMMapping.requests(for: relayMessage, options: mapping, excluding: excluded,
-                                         sentSeparately: sentSeparately).compactMap { request in
+                                         sentSeparately: state.languagesSentSeparately).compactMap { request in
             RelayComponent(rawValue: request.component.rawValue).map { (request, $0) }
         }
         // A component not on record is sent too: nothing the mapping makes is left out unnoticed.
