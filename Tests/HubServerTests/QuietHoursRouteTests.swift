@@ -128,7 +128,7 @@ struct QuietHoursRouteTests {
             let clock = QuietTestClock()
             try await Self.with(fake, clock: clock) { hub in
                 try await hub.waitForRelayRecord()
-                let quiet = try await hub.register("quiet-phone")
+                let quiet = try await hub.register("quiet-phone", locale: "hi-IN")
                 _ = try await hub.register("awake-phone")
                 let set = try await hub.request(.put, "/device/\(quiet.deviceID)", as: .token(quiet.secret),
                                                 json: #"{"quiet_hours": \#(Self.windowAroundNow())}"#)
@@ -140,9 +140,12 @@ struct QuietHoursRouteTests {
                                                             "topic": ["$regex": "^quiet-"]]) == 1
                         && fake.subscriptions(of: "quiet-phone").contains { $0.hasPrefix("quiet-") }
                         && fake.subscriptions(of: "awake-phone").contains(Legacy.hoursTopic)
+                        && fake.languageTopics(of: "quiet-phone") == ["lang-hi"]
                 }
                 let inbox = Inboxes(fake)
                 let active = try await hub.post(RelayOutboxTests.alert("Library"))
+                let translated = try await hub.post(RelayOutboxTests.alert(
+                    "Closed", extra: #", "translations": {"hi": {"title": "बंद", "desc": "d-hi"}}"#))
                 let critical = try await hub.post(RelayOutboxTests.alert("Lockdown",
                                                                          extra: #", "urgency": "critical""#))
                 try await eventually { inbox.arrived(active, at: "awake-phone").count == 2 }
@@ -162,6 +165,10 @@ struct QuietHoursRouteTests {
                 let late = inbox.arrived(active, at: "quiet-phone")
                 #expect(late.allSatisfy { $0.topic == nil && $0.condition == nil })
                 #expect(late.contains { $0.notification?.title == "Library" })
+                // A translated Alert held back goes to the device in its language: one request, the Hindi pop-up.
+                try await eventually { inbox.arrived(translated, at: "quiet-phone").count == 1 }
+                #expect(inbox.arrived(translated, at: "quiet-phone").map { $0.notification?.title } == ["बंद"])
+                #expect(inbox.arrived(translated, at: "awake-phone").map { $0.notification?.title } == ["Closed"])
                 try await eventually {
                     try await QuietDeferralDAO(database: hub.database).deferrals(of: stored.id).map(\.state) == [.sent]
                 }

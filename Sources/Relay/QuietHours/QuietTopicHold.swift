@@ -68,10 +68,14 @@ struct QuietTopicHold: Sendable {
                                   uniquingKeysWith: { first, _ in first })
             let held = try await stores.subscriptions.quietSubscribers(of: message.topicKey,
                                                                        quietTopics: excluded.map(\.topic))
+            // A translated message goes to each held-back device in its language: their locales are read with it.
+            let locales = message.translations.isEmpty || held.isEmpty ? [:]
+                : try await stores.devices.devices(ids: held.map(\.subscription.device)).compactMapValues(\.locale)
             try await stores.deferrals.schedule(held.compactMap { subscription, quietTopic in
                 ends[quietTopic].map {
                     QuietDeferral(message: stored.id, msiKey: stored.msiKey, device: subscription.device, registration: subscription.registration,
-                                  platform: subscription.platform, quietTopic: quietTopic, dueAt: $0)
+                                  platform: subscription.platform, quietTopic: quietTopic, dueAt: $0,
+                                  locale: locales[subscription.device])
                 }
             })
             return excluded.map(\.topic)
