@@ -134,8 +134,8 @@ import Testing
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
             // Each with a gate of its own, as two processes have: only the database keeps them in one chain.
-            let replicas = [AuditLog(database: database, gate: AuditAppendGate()),
-                            AuditLog(database: database, gate: AuditAppendGate())]
+            let replicas = [AuditLog(database: database, gate: AuditAppendGate(database: database)),
+                            AuditLog(database: database, gate: AuditAppendGate(database: database))]
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (number, replica) in replicas.enumerated() {
                     group.addTask {
@@ -162,8 +162,8 @@ import Testing
     @Test func manyAppendsAtOnceFromTwoReplicasAreBatchedIntoOneChainEachOnce() async throws {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
-            let replicas = [AuditLog(database: database, gate: AuditAppendGate()),
-                            AuditLog(database: database, gate: AuditAppendGate())]
+            let replicas = [AuditLog(database: database, gate: AuditAppendGate(database: database)),
+                            AuditLog(database: database, gate: AuditAppendGate(database: database))]
             // 150 requests of each process at once: they wait in their process's batches, and the batches of the two
             // race for the same places.
             try await withThrowingTaskGroup(of: Void.self) { group in

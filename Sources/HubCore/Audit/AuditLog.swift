@@ -66,8 +66,9 @@ public struct AuditLog: Sendable {
         }
     }
 
-    /// An entry to append, redacted, before its place in the chain is known.
+    /// An entry to append, redacted, before its place in the chain is known; `at` is when it was recorded.
     struct Draft: Sendable {
+        var at: Int64
         var actor: AuditActor
         var action: String
         var target: AuditTarget
@@ -80,59 +81,9 @@ public struct AuditLog: Sendable {
     public func append(actor: AuditActor, action: String, target: AuditTarget, change: BSONDocument?) async throws
         -> AuditEntry
     {
-        let draft = Draft(actor: actor, action: action, target: target, change: change.map(AuditRedaction.redact))
-        return try await gate.append(draft) { [self] batch, hint in try await write(batch, after: hint) }
-    }
-
-    /// Appends `drafts` in order after the head (`hint`, the head this process last saw, else read), in one ordered
-    /// insert; when another replica took a place first, keeps what landed (its hashes are ours), reads the head from
-    /// there on and chains the rest after it, after a random pause. Answers the entries stored, in order.
-    func write(_ drafts: [AuditLog.Draft], after hint: AuditAppendGate.Head?) async throws -> [AuditEntry] {
-        var known = hint
-        var rest = drafts[...]
-        var stored: [AuditEntry] = []
-        var attempt = 0
-        let giveUp = ContinuousClock.now + Self.appendPatience
-        while !rest.isEmpty {
-            attempt += 1
-            var chain: [AuditEntry] = []
-            do {
-                if known == nil { known = try await entries.head().map { AuditAppendGate.Head(seq: $0.seq, hash: $0.hash) } }
-                var previous = known ?? AuditAppendGate.Head(seq: 0, hash: AuditEntry.genesis)
-                let time = now()
-                for draft in rest {
-                    var entry = AuditEntry(seq: previous.seq + 1, at: time, actor: draft.actor, action: draft.action,
-                                           target: draft.target, change: draft.change, prev: previous.hash)
-                    entry.hash = Self.hash(of: entry)
-                    chain.append(entry)
-                    previous = AuditAppendGate.Head(seq: entry.seq, hash: entry.hash)
-                }
-                try await entries.insert(chain)
-                return stored + chain
-            } catch let error as DAOError where error.code == .duplicate || error.code == .unavailable {
-                guard ContinuousClock.now < giveUp else { throw error }
-                if let first = chain.first, let last = chain.last {
-                    // An ordered insert stops at the first place taken (or where the connection broke): what went
-                    // before it is ours and stays, and is not appended twice.
-                    let landed = try await entries.hashes(from: first.seq, through: last.seq)
-                    let ours = chain.prefix { landed[$0.seq] == $0.hash }
-                    stored += ours
-                    rest = rest.dropFirst(ours.count)
-                    let from = ours.last.map { AuditAppendGate.Head(seq: $0.seq, hash: $0.hash) } ?? known
-                    // The head moved on from there (nil: read it whole on the next attempt).
-                    if let from, let newer = try await entries.head(after: from.seq) {
-                        known = AuditAppendGate.Head(seq: newer.seq, hash: newer.hash)
-                    } else {
-                        known = nil
-                    }
-                } else {
-                    known = nil
-                }
-                let pause = error.code == .duplicate ? Int.random(in: 1...(4 * min(attempt, 10))) : 50 * min(attempt, 10)
-                try? await Task.sleep(for: .milliseconds(pause))
-            }
-        }
-        return stored
+        let draft = Draft(at: now(), actor: actor, action: action, target: target,
+                          change: change.map(AuditRedaction.redact))
+        return try await gate.append(draft)
     }
 
     /// The hex SHA-256 of `entry`'s canonical encoding.
