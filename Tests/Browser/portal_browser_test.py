@@ -702,6 +702,38 @@ def a_second_person_approves_a_held_message(run):
     mark_newsletter(run, "default")
 
 
+def admin_reads_the_audit_log(run):
+    run.login(ADMIN, ADMIN_PASSWORD)
+    run.navigate(By.CSS_SELECTOR, "a[href='/portal/admin/audit']")
+    entries = run.driver.find_elements(By.CSS_SELECTOR, "#audit-entries li")
+    actions = [entry.find_element(By.CLASS_NAME, "action").text for entry in entries]
+    for action in ("cube.channel.create", "token.revoke", "message.send", "message.approve"):
+        check(action in actions, "the log lists %s" % action)
+    seqs = [int(entry.get_attribute("data-seq")) for entry in entries]
+    check(seqs == sorted(seqs, reverse=True) and len(set(seqs)) == len(seqs), "newest first, each entry once")
+    check("msi_" not in run.driver.page_source, "no token secret on the page")
+    run.shot("22-audit-log")
+    run.fill("action", "message.approve")
+    run.navigate(By.CSS_SELECTOR, "#audit-filters button")
+    rows = run.driver.find_elements(By.CSS_SELECTOR, "#audit-entries li")
+    check(len(rows) >= 1 and all(row.find_element(By.CLASS_NAME, "action").text == "message.approve" for row in rows),
+          "the action filter keeps only the approvals")
+    check(all(row.find_element(By.CLASS_NAME, "actor").text == ADMIN for row in rows), "approved by the admin")
+    run.fill("action", "")
+    run.fill("actor", COMMUNICATOR)
+    run.navigate(By.CSS_SELECTOR, "#audit-filters button")
+    rows = run.driver.find_elements(By.CSS_SELECTOR, "#audit-entries li")
+    check(len(rows) >= 1 and all(row.find_element(By.CLASS_NAME, "actor").text == COMMUNICATOR for row in rows),
+          "the actor filter keeps only what the communicator did")
+    run.fill("since", "not a date")
+    run.navigate(By.CSS_SELECTOR, "#audit-filters button")
+    check(run.driver.find_elements(By.ID, "since-error"), "a time that is not one is refused beside its field")
+    run.click_link("Show all")
+    check(len(run.driver.find_elements(By.CSS_SELECTOR, "#audit-entries li")) == len(entries) or
+          run.driver.find_elements(By.ID, "older"), "showing all again lists what it listed first")
+    run.logout()
+
+
 def six_wrong_passwords_are_throttled(run):
     for attempt in range(1, 7):
         run.login(COMMUNICATOR, "not-the-password")
@@ -718,7 +750,8 @@ STEPS = [admin_logs_in, admin_builds_channel_area_and_subjects, admin_edits_and_
          communicator_cannot_open_admin_pages, communicator_sends_an_alert_and_an_information,
          the_messages_are_stored_and_reached_the_fake_fcm, the_reach_report_updates_live,
          communicator_adds_and_removes_translations, a_form_without_its_csrf_token_is_refused,
-         communicator_sends_to_a_group, a_second_person_approves_a_held_message, six_wrong_passwords_are_throttled]
+         communicator_sends_to_a_group, a_second_person_approves_a_held_message, admin_reads_the_audit_log,
+         six_wrong_passwords_are_throttled]
 
 
 def main():
