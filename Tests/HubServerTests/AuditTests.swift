@@ -3,6 +3,7 @@ import Foundation
 @testable import HubCore
 @testable import HubServer
 import Hummingbird
+import Logging
 import HummingbirdTesting
 import Mongo
 import MongoTestSupport
@@ -112,6 +113,31 @@ import Testing
             guard case .intact(6, _) = try await audit.verify() else { Issue.record("the restored chain must verify"); return }
             _ = try await collection.deleteOne(["seq": 2])
             #expect(try await audit.verify() == .broken(seq: 2, reason: .deleted))
+        }
+    }
+
+    @Test func theHeadIsLoggedAtOnceAndAgainEachIntervalSoACutTailIsSeenAgainstTheLogs() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let lines = HubLoggingTests.Lines()
+            let logger = Logger(label: "msi-hub") { label in
+                TextLogHandler(label: label, logLevel: .info, stream: lines.stream, metadataProvider: nil)
+            }
+            let audit = AuditLog(database: database, logger: logger)
+            func append(_ id: String) async throws -> AuditEntry {
+                try await audit.append(actor: AuditActor(kind: .user, name: "ann"), action: "group.delete",
+                                       target: AuditTarget(kind: "group", id: id), change: nil)
+            }
+            let first = try await append("g1")
+            let loop = Task { await audit.logHeadLoop(every: .milliseconds(50)) }
+            defer { loop.cancel() }
+            try await eventually { lines.all.contains { $0.hasSuffix("audit head seq=1 hash=\(first.hash)") } }
+            let second = try await append("g2")
+            try await eventually { lines.all.contains { $0.hasSuffix("audit head seq=2 hash=\(second.hash)") } }
+            // Someone cuts the last entry off: the chain still verifies, but its head is behind the one logged.
+            _ = try await database.collection(CollectionName.audit).deleteOne(["seq": 2])
+            #expect(try await audit.verify() == .intact(headSeq: 1, headHash: first.hash))
+            #expect(lines.all.contains { $0.contains("audit head seq=2") })
         }
     }
 
