@@ -141,6 +141,26 @@ import Testing
         }
     }
 
+    @Test func aLogAppendsThroughItsOwnPoolWhenAnotherServersDatabaseHasTheSameName() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            // Another server's database of the same name (here one nobody answers on) is made first: its log's
+            // batches must not carry this one's entries.
+            let elsewhere = try MongoClientPool(configuration: MongoConfiguration(
+                uri: "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200&connectTimeoutMS=200"))
+            let other = AuditLog(database: elsewhere.database(database.name))
+            let audit = AuditLog(database: database)
+            #expect(other.gate !== audit.gate)
+            let clock = ContinuousClock()
+            let started = clock.now
+            let entry = try await audit.append(actor: AuditActor(kind: .user, name: "ann"), action: "group.delete",
+                                               target: AuditTarget(kind: "group", id: "g1"), change: nil)
+            #expect(entry.seq == 1 && clock.now - started < .seconds(5))
+            #expect(try await Self.entries(database).count == 1)
+            #expect(AuditLog(database: database).gate === audit.gate)  // one gate per database in a process
+        }
+    }
+
     @Test func theHashIgnoresKeyOrderAndSecretsAreRedactedBeforeHashing() throws {
         let one = AuditEntry(seq: 1, at: 5, actor: .system, action: "user.create", target: AuditTarget(kind: "user", id: "a"),
                              change: ["after": ["role": "admin", "direct": false]], prev: AuditEntry.genesis)

@@ -94,14 +94,28 @@ public final class AuditAppendGate: Sendable {
         return stored
     }
 
-    private static let registry = Mutex<[String: AuditAppendGate]>([:])
+    /// A gate the registry names without keeping it: it lives as long as the logs that use it, and while it lives
+    /// its pool (which it holds) cannot be freed, so no other pool can take that pool's identity in the registry.
+    private struct Registered: @unchecked Sendable {  // read and written under the registry's lock only
+        weak var gate: AuditAppendGate?
+    }
 
-    /// The process's one gate for `database` (by name).
+    /// The gates by pool and database name.
+    private struct Key: Hashable {
+        var pool: ObjectIdentifier
+        var name: String
+    }
+
+    private static let registry = Mutex<[Key: Registered]>([:])
+
+    /// The process's one gate for `database` (by its pool and name: two servers' databases of one name are two logs).
     static func shared(for database: MongoDatabase) -> AuditAppendGate {
         registry.withLock { registry in
-            if let existing = registry[database.name] { return existing }
+            let key = Key(pool: ObjectIdentifier(database.pool), name: database.name)
+            if let existing = registry[key]?.gate { return existing }
+            registry = registry.filter { $0.value.gate != nil }
             let made = AuditAppendGate(database: database)
-            registry[database.name] = made
+            registry[key] = Registered(gate: made)
             return made
         }
     }
