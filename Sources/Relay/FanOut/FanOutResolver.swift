@@ -40,8 +40,9 @@ struct FanOutResolver: Sendable {
         message.document[path: "relay.components.devices.resolving"]?.boolValue == true
     }
 
-    /// How many persons' devices are looked up before they are handed on to be sent.
-    static let personsPerBatch = 1_024
+    /// How many persons' devices are looked up before they are handed on to be sent: the first batch small, so that
+    /// sending starts within moments of the claim, the others large (the sends go while the next batch is read).
+    static let personsInFirstBatch = 128, personsPerBatch = 1_024
 
     /// Finds `message`'s devices (of its persons and groups, or of its topic's sample), handing each batch to `found`
     /// (without the devices answered already when `leavingOutAnswered`), then notes on the message, while `lease`
@@ -116,7 +117,9 @@ struct FanOutResolver: Sendable {
         var seen: Set<String> = []
         var waiting: [(person: String, group: String?)] = []
         var count = 0
+        var batchSize = Self.personsInFirstBatch
         func flush() async throws {
+            batchSize = Self.personsPerBatch
             try Task.checkCancellation()
             let groupOf = Dictionary(waiting.map { ($0.person, $0.group) }, uniquingKeysWith: { first, _ in first })
             waiting = []
@@ -131,12 +134,12 @@ struct FanOutResolver: Sendable {
         }
         for person in recipients.persons where seen.insert(person).inserted {
             waiting.append((person, nil))
-            if waiting.count >= Self.personsPerBatch { try await flush() }
+            if waiting.count >= batchSize { try await flush() }
         }
         for group in recipients.groups {
             for person in try await stores.groups.allMembers(of: group) where seen.insert(person).inserted {
                 waiting.append((person, group))
-                if waiting.count >= Self.personsPerBatch { try await flush() }
+                if waiting.count >= batchSize { try await flush() }
             }
         }
         if !waiting.isEmpty { try await flush() }

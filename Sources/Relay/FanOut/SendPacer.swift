@@ -2,7 +2,8 @@ import DAO
 import Synchronization
 
 /// Paces the fan-out's sends at `FCM_SEND_RATE`, every replica together: permits come from the shared
-/// `RateWindow` in chunks (one database write for many sends), each to be used before its grant's deadline.
+/// `RateWindow` in chunks (one database write for many sends), each to be used before its grant's deadline; the
+/// next chunk is taken while half of one is left, so that the sends do not wait for the database's answer.
 ///
 /// Every concurrent fan-out of a worker draws from one pacer. Permits are spaced evenly (`spacing`);
 /// a chunk not used by its deadline is dropped, so the rate errs low, never high; what each window's permits were used for is kept for the last windows
@@ -14,8 +15,40 @@ final class SendPacer: Sendable {
         var windowEnd: Int64 = 0
         /// The earliest time of the next permit (Unix µs).
         var nextAt: Int64 = 0
+        /// A later window's grant, taken ahead while this one's permits last.
+        var ahead: RateWindow.Grant?
+        /// Whether a grant is being taken ahead of need (`refillAhead`).
+        var refilling = false
         /// Permits used, by the end of the window they came from (Unix ms); the last `keptWindows` windows.
         var used: [Int64: Int] = [:]
+
+        /// Adds `grant`'s permits: to the window in use, or kept ahead for a later window while the one in use still
+        /// has permits to use, else in place of it (an older window's leftovers are dropped).
+        mutating func add(_ grant: RateWindow.Grant, at time: Int64) {
+            if grant.windowEnd == windowEnd {
+                remaining += grant.count
+            } else if grant.windowEnd > windowEnd {
+                if remaining > 0 && time < deadline {
+                    if ahead?.windowEnd == grant.windowEnd { ahead?.count += grant.count } else { ahead = grant }
+                } else {
+                    start(grant)
+                }
+            }
+        }
+
+        /// Moves on to the grant kept ahead once the window in use is spent or over.
+        mutating func advance(at time: Int64) {
+            guard remaining == 0 || time >= deadline, let next = ahead else { return }
+            ahead = nil
+            if next.windowEnd > windowEnd { start(next) }
+        }
+
+        private mutating func start(_ grant: RateWindow.Grant) {
+            (remaining, deadline, windowEnd) = (grant.count, grant.deadline, grant.windowEnd)
+            if used.count > SendPacer.keptWindows, let oldest = used.keys.min() {
+                used.removeValue(forKey: oldest)
+            }
+        }
     }
 
     /// The debt (µs) at which the bucket sleeps, and how much of it (µs) it leaves to a late wake-up.
@@ -43,7 +76,8 @@ final class SendPacer: Sendable {
         while true {
             try Task.checkCancellation()
             let current = now()
-            let taken = state.withLock { state -> (deadline: Int64, notBefore: Int64)? in  // notBefore in µs
+            let taken = state.withLock { state -> (deadline: Int64, notBefore: Int64, refill: Bool)? in  // µs
+                state.advance(at: current)
                 guard state.remaining > 0, current < state.deadline else { return nil }
                 state.remaining -= 1
                 state.used[state.windowEnd, default: 0] += 1
@@ -51,9 +85,12 @@ final class SendPacer: Sendable {
                 // window's start nor a pause's end lets a burst through.
                 let notBefore = max(current * 1_000, state.nextAt)
                 state.nextAt = notBefore + spacing
-                return (state.deadline, notBefore)
+                let refill = state.remaining <= lowWater && state.ahead == nil && !state.refilling
+                if refill { state.refilling = true }
+                return (state.deadline, notBefore, refill)
             }
             if let taken {
+                if taken.refill { Task { await refillAhead() } }
                 // A sleep lasts a millisecond or more and wakes late: the bucket sleeps only once its debt reaches
                 // `slack`, and wakes `cushion` early, so that a late wake-up finds the next permits due rather
                 // than losing their time (permits go at most `slack` early: a few at any rate).
@@ -64,16 +101,22 @@ final class SendPacer: Sendable {
             // Concurrent callers may each take a chunk: every grant is counted in the shared window, so together
             // they stay within the limit; a grant replaces an older window's leftovers.
             let grant = try await window.take(chunk)
-            state.withLock { state in
-                if grant.windowEnd == state.windowEnd {
-                    state.remaining += grant.count
-                } else if grant.windowEnd > state.windowEnd {
-                    (state.remaining, state.deadline, state.windowEnd) = (grant.count, grant.deadline, grant.windowEnd)
-                    if state.used.count > Self.keptWindows, let oldest = state.used.keys.min() {
-                        state.used.removeValue(forKey: oldest)
-                    }
-                }
-            }
+            state.withLock { $0.add(grant, at: now()) }
+        }
+    }
+
+    /// The permits left at which the next grant is taken ahead: a grant is a database write of a few milliseconds
+    /// under load, a permit a fraction of one at high rates; taken only when the permits ran out, every grant's
+    /// wait was lost to the window (at 3,000 a second in chunks of 150, a tenth of each second).
+    private var lowWater: Int { chunk / 2 }
+
+    /// Takes the next grant while the permits in hand last (at most one such take at a time; it ends within the
+    /// next window, or when the database fails, when the callers take their own as before).
+    private func refillAhead() async {
+        let grant = try? await window.take(chunk)
+        state.withLock { state in
+            if let grant { state.add(grant, at: now()) }
+            state.refilling = false
         }
     }
 
