@@ -1,7 +1,7 @@
 # msi-hub: the two set-up commands are `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-receipts
+.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-receipts bench-neighbours
 
 ## Installs the C libraries and the test database's venv if they are missing.
 deps:
@@ -37,6 +37,11 @@ bench: deps
 ## 10,000 device registrations, then the time until their subscriptions are applied at a fake FCM (scripts/bench-devices.sh).
 bench-devices: deps
 	scripts/bench-devices.sh
+
+## The hub beside more hubs on their own databases and CPU-bound processes, with a 40,000-message archive: the
+## read phases, then POST /message, and the hub's errors (scripts/bench-neighbours.sh).
+bench-neighbours: deps
+	scripts/bench-neighbours.sh
 
 ## One message to a group of 20,000 persons sent device by device to a fake FCM over HTTP/2, beside h2load's ceiling (scripts/bench-fanout.sh).
 bench-fanout: deps

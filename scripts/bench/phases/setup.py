@@ -31,6 +31,36 @@ def topics(cube_path, sender):
     print(found["Alert"], found["Information"])
 
 
+def prefill(uri, count):
+    """Grows the message archive to `count` more messages: copies of the one stored (a new _id and msi_key each,
+    relay state `sent`, so no relay sends them), as a school's archive after months of use."""
+    import copy
+    import time
+    import bson
+    db = database(uri)
+    for _ in range(100):
+        stored = db.message.find_one({})
+        if stored:
+            break
+        time.sleep(0.2)
+    else:
+        raise SystemExit("prefill: no message is stored to copy")
+    stored["relay"]["state"] = "sent"
+    stored["relay"].pop("lease_owner", None)
+    batch = []
+    for index in range(int(count)):
+        message = copy.deepcopy(stored)
+        message["_id"], message["msi_key"] = bson.ObjectId(), bson.ObjectId()
+        message["relay"]["seq"] = 1_000_000 + index
+        batch.append(message)
+        if len(batch) == 1000:
+            db.message.insert_many(batch)
+            batch = []
+    if batch:
+        db.message.insert_many(batch)
+    print("the archive holds %d messages" % db.message.count_documents({}))
+
+
 def meta(results, *pairs):
     """Records facts about the run (KEY=VALUE) for the table's header."""
     record = {"label": "meta"}
@@ -41,5 +71,6 @@ def meta(results, *pairs):
 COMMANDS = [
     Command("load", load, "URI CUBE", "replace the icube collection with the cube file"),
     Command("topics", topics, "CUBE SENDER", "an Alert and an Information topic SENDER may send to"),
+    Command("prefill", prefill, "URI COUNT", "grow the message archive by COUNT copies of the stored message"),
     Command("meta", meta, "RESULTS", "record facts about the run for the table", repeated="KEY=VALUE"),
 ]
