@@ -159,12 +159,20 @@ struct QuietHoursRouteTests {
                 let deferrals = try await QuietDeferralDAO(database: hub.database).deferrals(of: stored.id)
                 #expect(deferrals.map(\.state) == [.pending])
 
-                // The window ends: the held-back send goes to the device's token, both components, once.
+                // A correction while the window lasts leaves the quiet device out as the message did.
+                try await MessageCorrectionTests.correct(hub, active.hex, as: .admin, #"{"title": "Library hours"}"#)
+                try await eventually { inbox.arrived(active, at: "awake-phone").contains { $0.data["correction"] == "1" } }
+                let correction = try #require(inbox.arrived(active, at: "awake-phone").first { $0.data["correction"] == "1" })
+                #expect(correction.condition?.contains("!('quiet-") == true, "\(String(describing: correction.condition))")
+                #expect(inbox.arrived(active, at: "quiet-phone").isEmpty)
+
+                // The window ends: the held-back send goes to the device's token, both components, once, corrected.
                 clock.advance(by: .seconds(2 * 3600 + 60))
                 try await eventually { inbox.arrived(active, at: "quiet-phone").count == 2 }
                 let late = inbox.arrived(active, at: "quiet-phone")
                 #expect(late.allSatisfy { $0.topic == nil && $0.condition == nil })
-                #expect(late.contains { $0.notification?.title == "Library" })
+                #expect(late.contains { $0.notification?.title == "Library hours" })
+                #expect(!late.contains { $0.data["correction"] == "1" })
                 // A translated Alert held back goes to the device in its language: one request, the Hindi pop-up.
                 try await eventually { inbox.arrived(translated, at: "quiet-phone").count == 1 }
                 #expect(inbox.arrived(translated, at: "quiet-phone").map { $0.notification?.title } == ["बंद"])
@@ -172,7 +180,7 @@ struct QuietHoursRouteTests {
                 try await eventually {
                     try await QuietDeferralDAO(database: hub.database).deferrals(of: stored.id).map(\.state) == [.sent]
                 }
-                #expect(inbox.arrived(active, at: "awake-phone").count == 2)
+                #expect(inbox.arrived(active, at: "awake-phone").count == 3)  // the message's two components, its correction
             }
         }
     }

@@ -18,19 +18,23 @@ extension FCMMapping {
     /// The requests that tell the phones of `topic` about `notice` on `message`: one, or for a correction of a
     /// translated Alert one per language in `languages` (those its own requests went in: their phones show the
     /// message in that language) and one in the main language to the others, so that every phone's pop-up is
-    /// replaced in the language it was shown in.
+    /// replaced in the language it was shown in. A correction leaves out the phones of the quiet topics `excluding`
+    /// (as many as a condition's budget has room for beside the languages); a withdrawal, shown nowhere, does not.
     public static func noticeRequests(_ notice: FCMNotice, for message: RelayMessage, topic: String,
                                       component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions(),
-                                      languages: [String]) -> [FCMRequest] {
-        guard notice == .correction, splitsLanguages(message), !languages.isEmpty else {
-            return [noticeRequest(notice, for: message, topic: topic, component: component, options: options)]
+                                      languages: [String], excluding: [String] = []) -> [FCMRequest] {
+        let split = notice == .correction && splitsLanguages(message) ? languages : []
+        let quiet = notice == .correction ? Array(excluding.prefix(maximumExcludedTopics - split.count)) : []
+        guard !split.isEmpty else {
+            let target: Target = quiet.isEmpty ? .topic(topic) : .condition(condition(topic: topic, excluding: quiet))
+            return [noticeRequest(notice, message, options, target: target, component: component, language: nil)]
         }
-        let separate = languages.map { code in
+        let separate = split.map { code in
             noticeRequest(notice, message, options,
-                          target: .condition(condition(topic, requiring: languageTopic(code), excluding: [])),
+                          target: .condition(condition(topic, requiring: languageTopic(code), excluding: quiet)),
                           component: component, language: code)
         }
-        let others = Target.condition(condition(topic, requiring: nil, excluding: languages.map(languageTopic)))
+        let others = Target.condition(condition(topic, requiring: nil, excluding: quiet + split.map(languageTopic)))
         return separate + [noticeRequest(notice, message, options, target: others, component: component, language: nil)]
     }
 

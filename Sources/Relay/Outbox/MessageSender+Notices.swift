@@ -36,10 +36,12 @@ extension MessageSender {
                 continue
             }
             // A translated Alert's correction is one request per language it went in; a retry sends them all
-            // again, which the phones show once (the same tag and collapse id replace the pop-up).
+            // again, which the phones show once (the same tag and collapse id replace the pop-up). A correction
+            // leaves out the phones in their quiet hours (`QuietTopicHold.quietTopics(forCorrectionOf:)`).
+            let quietNow = notice == .correction ? await quiet?.quietTopics(forCorrectionOf: relayMessage) ?? [] : []
             let requests = FCMMapping.noticeRequests(notice, for: relayMessage, topic: message.topicKey,
                                                      component: fcmComponent, options: mapping,
-                                                     languages: state.languagesSentSeparately)
+                                                     languages: state.languagesSentSeparately, excluding: quietNow)
             var names: [String] = []
             var refused = false
             requests: for request in requests {

@@ -48,6 +48,21 @@ struct QuietTopicHold: Sendable {
     let logger: Logger
     let now: UnixClock
 
+    /// The quiet topics a correction of `message` leaves out now: a phone in its quiet hours gets no pop-up. One
+    /// still waiting for the message gets it corrected when its window ends; one that had it shows the corrected
+    /// texts when the app next catches up. Empty when the database fails (the correction goes to the whole topic).
+    func quietTopics(forCorrectionOf message: RelayMessage) async -> [String] {
+        guard message.urgency <= .active, !message.topicKey.isEmpty else { return [] }
+        do {
+            let windows = try await stores.occupiedWindows.submit(())
+            return QuietHoursPolicy.exclusions(for: message.urgency, windows: windows, now: now()).excluded.map(\.topic)
+        } catch {
+            logger.warning("quiet hours could not be read: the correction goes to the whole topic",
+                           metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
+            return []
+        }
+    }
+
     /// The quiet topics `message` (stored as `stored`) is to leave out, once the token sends of their devices are
     /// scheduled; empty to send it to the whole topic. When the database fails, the message goes to the whole topic
     /// (a quiet device then gets it at once rather than never).
