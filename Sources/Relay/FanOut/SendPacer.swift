@@ -121,8 +121,8 @@ final class SendPacer: Sendable {
     }
 
     /// The share of a second's allowance the permits are spread for (percent): a send reaches FCM a few
-    /// milliseconds after its permit, give or take, and permits go up to `slack` early, so spread for the whole
-    /// allowance, the sends arriving in some second (not one of the windows) were measured over it (3,043 for 3,000).
+    /// milliseconds after its permit, give or take, and permits go up to `slack` early. Spread for the whole
+    /// allowance, up to 3,043 sends arrived at the fake FCM in some second (not one of the windows) at a cap of 3,000.
     static let headroomPercent: Int64 = 97
 
     /// The time between two permits, in microseconds: `headroomPercent` of a window's allowance spread over the part
