@@ -48,16 +48,8 @@ struct PortalEditController {
             throw PortalError(status: .unprocessableContent, title: "Nothing to correct",
                               message: "The texts are as they were: change one, then send the correction.")
         }
-        do {
+        try await Self.edit(failing: "Not corrected") {
             _ = try await services.messages.correct(msiKey: msiKey, with: correction, as: user.identity)
-        } catch let error as DAOError where error.code == .messageNotFound {
-            throw PortalError.notFound("This message")
-        } catch let refusal as EditRefusal where refusal.code == .notYours {
-            throw PortalError.notFound("This message")
-        } catch let refusal as EditRefusal {
-            throw PortalError(status: .conflict, title: "Not corrected", message: Self.sentence(refusal.message))
-        } catch let refusal as SendRefusal {
-            throw PortalError(status: .unprocessableContent, title: "Not corrected", message: Self.sentence(refusal.message))
         }
         return .redirect(to: "/portal/messages/\(msiKey.hex)?done=corrected")
     }
@@ -74,17 +66,27 @@ struct PortalEditController {
             throw PortalError(status: .unprocessableContent, title: "Not withdrawn",
                               message: "A reason has at most \(MessageEditController.maximumReason) bytes.")
         }
-        do {
+        try await Self.edit(failing: "Not withdrawn") {
             _ = try await services.messages.withdraw(msiKey: msiKey, reason: reason.isEmpty ? nil : reason,
                                                      as: user.identity)
+        }
+        return .redirect(to: "/portal/messages/\(msiKey.hex)?done=withdrawn")
+    }
+
+    /// Runs an edit of a message (`body`), its refusals answered as pages titled `failing`: another sender's message,
+    /// or one gone, as not found (as its page); one that cannot be changed now 409; texts the send rules refuse 422.
+    private static func edit(failing: String, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
         } catch let error as DAOError where error.code == .messageNotFound {
             throw PortalError.notFound("This message")
         } catch let refusal as EditRefusal where refusal.code == .notYours {
             throw PortalError.notFound("This message")
         } catch let refusal as EditRefusal {
-            throw PortalError(status: .conflict, title: "Not withdrawn", message: Self.sentence(refusal.message))
+            throw PortalError(status: .conflict, title: failing, message: sentence(refusal.message))
+        } catch let refusal as SendRefusal {
+            throw PortalError(status: .unprocessableContent, title: failing, message: sentence(refusal.message))
         }
-        return .redirect(to: "/portal/messages/\(msiKey.hex)?done=withdrawn")
     }
 
     /// The message as `user` may see its detail (its sender, an admin), else a page saying it does not exist.
