@@ -226,7 +226,8 @@ public struct OutboxDAO: Sendable {
                 projection: ["_id": 1, "relay.lease_until": 1, "relay.due_at": 1], sort: ["relay.due_at": 1],
                 limit: Int64(1 + LeaseCandidates.leasedAllowance)))
         }
-        return candidates.first { ($0[path: "relay.lease_until"]?.int64Value ?? .min) < now }?[path: "relay.due_at"]?.int64Value
+        return candidates.first { LeaseCandidates.isFree($0, leasePath: "relay.lease_until", now: now) }?[path: "relay.due_at"]?
+            .int64Value
     }
 
     /// How many messages wait to be sent, and the due time of the oldest.

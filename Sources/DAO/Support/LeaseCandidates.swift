@@ -15,7 +15,12 @@ enum LeaseCandidates {
                      skipping skipped: Set<ObjectID> = []) -> [BSONValue] {
         Array(documents.filter { document in
             guard let id = document.objectID("_id"), !skipped.contains(id) else { return false }
-            return (document[path: leasePath]?.int64Value ?? .min) < now
+            return isFree(document, leasePath: leasePath, now: now)
         }.compactMap { $0["_id"] }.prefix(max(limit, 1)))
+    }
+
+    /// Whether no lease holds `document` at `now` (a missing lease holds nothing).
+    static func isFree(_ document: BSONDocument, leasePath: String, now: Int64) -> Bool {
+        (document[path: leasePath]?.int64Value ?? .min) < now
     }
 }
