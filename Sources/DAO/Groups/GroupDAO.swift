@@ -27,7 +27,8 @@ public struct Group: Sendable, Equatable {
 /// Groups in `groups` (one document a group, `_id` the group's id) and their members in `group_members` (one
 /// document per group and person, unique on the pair). A roster is replaced without reading it: the given members
 /// are upserted with a fresh `sync` stamp in bulk writes, the members without that stamp deleted, and the count set
-/// from a count of what is left; adding or removing one member moves the count with `$inc`.
+/// from a count of what is left; adding or removing one member moves the count with `$inc`. The fan-out reads the
+/// members a range at a time (`GroupDAO+MemberRanges.swift`).
 public struct GroupDAO: Sendable {
     let groups: MongoCollection
     let members: MongoCollection
@@ -61,6 +62,7 @@ public struct GroupDAO: Sendable {
             try await groups.updateOne(
                 ["_id": .string(id)],
                 ["$set": ["name": .string(name), "access": .array(access.map(BSONValue.string)),
+                          "member_marks": .array(Self.rangeMarks(of: persons).map(BSONValue.string)),
                           "updated_at": .int64(time)],
                  "$setOnInsert": ["member_count": .int64(0), "created_at": .int64(time)]],
                 options: UpdateOptions(upsert: true))
@@ -143,15 +145,6 @@ public struct GroupDAO: Sendable {
                                                                 sort: ["person": 1], limit: Int64(limit)))
         }
         return documents.compactMap { $0["person"]?.stringValue }
-    }
-
-    /// Every person id of group `id`, in no order, read in one query: whom a message to the group reaches. (One
-    /// query, not pages: SecantusDB reads a whole range for each page, so pages cost the square of the group.)
-    /// - Throws: `DAOError`.
-    public func allMembers(of id: String) async throws -> [String] {
-        try await mapErrors {
-            try await members.find(["group": .string(id)], options: FindOptions(projection: ["person": 1, "_id": 0]))
-        }.compactMap { $0["person"]?.stringValue }
     }
 
     /// The ids of the groups `person` is a member of (the `person` index), at most `limit`.

@@ -113,7 +113,8 @@ struct FanOutResolver: Sendable {
     private func resolve(_ message: Message, recipients: Recipients, leavingOutAnswered: Bool,
                          found: ([Delivery]) -> Void) async throws -> Int {
         // Each person once: named first, then through the first group (in the order given) they are a member of.
-        // A batch's devices are sent while the next batch's are looked up.
+        // A batch's devices are sent while the next batch's are looked up, and a group's members are read a range at
+        // a time (the first small), so the first sends do not wait for a whole roster.
         var seen: Set<String> = []
         var waiting: [(person: String, group: String?)] = []
         var count = 0
@@ -137,9 +138,11 @@ struct FanOutResolver: Sendable {
             if waiting.count >= batchSize { try await flush() }
         }
         for group in recipients.groups {
-            for person in try await stores.groups.allMembers(of: group) where seen.insert(person).inserted {
-                waiting.append((person, group))
-                if waiting.count >= batchSize { try await flush() }
+            for range in try await stores.groups.memberRanges(of: group) {
+                for person in try await stores.groups.members(of: group, in: range) where seen.insert(person).inserted {
+                    waiting.append((person, group))
+                    if waiting.count >= batchSize { try await flush() }
+                }
             }
         }
         if !waiting.isEmpty { try await flush() }

@@ -23,7 +23,7 @@ TARGET_RATE = 5000  # sends/s (issue 29)
 def load(uri, count, group):
     """Puts `count` active devices bound to as many persons (person-00000...) straight into `devices`, in the shape
     DeviceDAO.register and bind write them (platform alternating ios/android), and group `group` of all those persons
-    in `groups` and `group_members` as GroupDAO.replace writes them. Bulk inserts of 2,000 documents, as GroupDAO
+    in `groups` (with its member ranges' marks) and `group_members` as GroupDAO.replace writes them. Bulk inserts of 2,000 documents, as GroupDAO
     writes members: SecantusDB holds its lock for a whole command."""
     import bson
     db, count = database(uri), int(count)
@@ -39,8 +39,11 @@ def load(uri, count, group):
     for documents, collection in ((devices, db.devices), (members, db.group_members)):
         for start in range(0, len(documents), 2000):
             collection.insert_many(documents[start:start + 2000], ordered=False)
+    # GroupDAO.rangeMarks: the ids the member ranges begin at (the fan-out reads a range at a time), in the
+    # database's order (UTF-8 bytes, which is Python's order of str).
+    marks = sorted(persons)[128::1024]
     db.groups.update_one({"_id": group}, {"$set": {"name": "Bench fan-out", "access": [], "updated_at": now,
-                                                   "member_count": count},
+                                                   "member_count": count, "member_marks": marks},
                                           "$setOnInsert": {"created_at": now}}, upsert=True)
     print("loaded %d devices bound to %d persons and group %s of them in %.1f s"
           % (count, count, group, time.time() - started), flush=True)
