@@ -30,7 +30,63 @@ struct PriorKnowledgeGate {
         var probing = 0
         /// Requests in libcurl that ride on the live connections.
         var riding = 0
+        /// The requests waiting, oldest first, from `head` on (those before it have started): a request that ends
+        /// starts the next ones without copying or walking the others, however many wait (a fan-out hands over
+        /// thousands).
         var held: [Submission] = []
+        var head = 0
+
+        var isHolding: Bool { head < held.count }
+
+        /// `submission` adjusted to start now (riding a live connection, or probing a new one), or nil when there is
+        /// no room for it.
+        mutating func start(_ submission: Submission, origin key: String, streams: Int, connections: Int)
+            -> Submission? {
+            if riding < live * streams {
+                riding += 1
+                var rider = submission
+                rider.request.version = .http2OverTLS
+                rider.ticket = GateTicket(origin: key, probe: false)
+                return rider
+            }
+            if live + probing < connections {
+                probing += 1
+                var probe = submission
+                probe.request.freshConnect = true
+                probe.ticket = GateTicket(origin: key, probe: true)
+                return probe
+            }
+            return nil
+        }
+
+        /// Notes that a transfer this origin let through ended (a `probe`, or one riding a live connection); the
+        /// waiting requests that may start now.
+        mutating func finished(probe: Bool, _ outcome: Outcome, origin key: String, streams: Int, connections: Int)
+            -> [Submission] {
+            if probe {
+                probing -= 1
+                if outcome == .http2 { live += 1 }
+            } else {
+                riding -= 1
+                if outcome == .other { live = max(0, live - 1) }
+            }
+            return startWaiting(origin: key, streams: streams, connections: connections)
+        }
+
+        /// The waiting requests that may start now, oldest first, adjusted.
+        private mutating func startWaiting(origin key: String, streams: Int, connections: Int) -> [Submission] {
+            var started: [Submission] = []
+            while isHolding, let next = start(held[head], origin: key, streams: streams, connections: connections) {
+                started.append(next)
+                head += 1
+            }
+            // The started ones are dropped from the front once they are most of the array.
+            if head > 0, head * 2 >= held.count {
+                held.removeFirst(head)
+                head = 0
+            }
+            return started
+        }
     }
 
     /// The most requests on one h2c connection.
@@ -45,59 +101,41 @@ struct PriorKnowledgeGate {
         self.connections = connections
     }
 
-    /// The submission to start now (its request adjusted, its ticket set), or nil when it waits here.
+    /// The submission to start now (its request adjusted, its ticket set), or nil when it waits here (behind the
+    /// others waiting for its origin).
     mutating func admit(_ submission: Submission) -> Submission? {
         guard submission.request.version == .http2PriorKnowledge, let key = Self.origin(of: submission.request.url)
         else { return submission }
-        var origin = origins[key, default: Origin()]
-        defer { origins[key] = origin }
-        if origin.riding < origin.live * streams {
-            origin.riding += 1
-            var rider = submission
-            rider.request.version = .http2OverTLS
-            rider.ticket = GateTicket(origin: key, probe: false)
-            return rider
+        // In place in the dictionary: a copy of the origin would copy its waiting requests at each append.
+        if !origins[key, default: Origin()].isHolding,
+           let started = origins[key, default: Origin()].start(submission, origin: key, streams: streams,
+                                                                connections: connections) {
+            return started
         }
-        if origin.live + origin.probing < connections {
-            origin.probing += 1
-            var probe = submission
-            probe.request.freshConnect = true
-            probe.ticket = GateTicket(origin: key, probe: true)
-            return probe
-        }
-        origin.held.append(submission)
+        origins[key, default: Origin()].held.append(submission)
         return nil
     }
 
     /// Notes that the transfer holding `ticket` ended; the waiting submissions that may start now, adjusted.
     mutating func finished(_ ticket: GateTicket, _ outcome: Outcome) -> [Submission] {
-        guard var origin = origins[ticket.origin] else { return [] }
-        if ticket.probe {
-            origin.probing -= 1
-            if outcome == .http2 { origin.live += 1 }
-        } else {
-            origin.riding -= 1
-            if outcome == .other { origin.live = max(0, origin.live - 1) }
-        }
-        let waiting = origin.held
-        origin.held.removeAll()
-        origins[ticket.origin] = origin
-        return waiting.compactMap { admit($0) }
+        guard origins[ticket.origin] != nil else { return [] }
+        return origins[ticket.origin, default: Origin()].finished(probe: ticket.probe, outcome, origin: ticket.origin,
+                                                                  streams: streams, connections: connections)
     }
 
     /// Takes the waiting submission `id` out, for its cancellation.
     mutating func withdraw(_ id: UInt64) -> Submission? {
-        for (key, var origin) in origins {
-            guard let index = origin.held.firstIndex(where: { $0.id == id }) else { continue }
-            let submission = origin.held.remove(at: index)
-            origins[key] = origin
-            return submission
+        for key in origins.keys {
+            guard let index = origins[key].flatMap({ origin in
+                origin.held[origin.head...].firstIndex { $0.id == id }
+            }) else { continue }
+            return origins[key, default: Origin()].held.remove(at: index)
         }
         return nil
     }
 
     /// Whether any submission waits here.
-    var isHolding: Bool { origins.values.contains { !$0.held.isEmpty } }
+    var isHolding: Bool { origins.values.contains(where: \.isHolding) }
 
     /// `scheme://authority` of `url`, lowercased: what libcurl's connections are kept by.
     static func origin(of url: String) -> String? {
