@@ -14,12 +14,12 @@ public struct RateWindowDAO: Sendable {
         self.now = now
     }
 
-    /// Takes up to `count` units of `key`'s current window of `windowMS`, which allows `limit` in all; returns
-    /// how many were granted (0 when the window is spent) and when the next window starts (Unix ms).
+    /// Takes up to `count` units of `key`'s window of `windowMS` holding `time` (nil: now), which allows `limit` in
+    /// all; returns how many were granted (0 when the window is spent) and when the window after it starts (Unix ms).
     /// - Throws: `DAOError`.
-    public func take(_ count: Int, of key: String, limit: Int, windowMS: Int64) async throws -> (granted: Int, nextWindowAt: Int64) {
-        let time = now()
-        let window = time / windowMS
+    public func take(_ count: Int, of key: String, limit: Int, windowMS: Int64, at time: Int64? = nil) async throws
+        -> (granted: Int, nextWindowAt: Int64) {
+        let window = (time ?? now()) / windowMS
         let nextWindowAt = (window + 1) * windowMS
         let document = try await mapErrors {
             try await collection.findOneAndUpdate(

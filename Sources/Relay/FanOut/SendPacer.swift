@@ -107,7 +107,8 @@ final class SendPacer: Sendable {
 
     /// The permits left at which the next grant is taken ahead: a grant is a database write of a few milliseconds
     /// under load, a permit a fraction of one at high rates; taken only when the permits ran out, every grant's
-    /// wait was lost to the window (at 3,000 a second in chunks of 150, a tenth of each second).
+    /// wait was lost to the window (at 3,000 a second in chunks of 150, a tenth of each second). The worker's chunk
+    /// is a tenth of a second's allowance, so half of one covers 50 ms of a database slowed by the fan-out's writes.
     private var lowWater: Int { chunk / 2 }
 
     /// Takes the next grant while the permits in hand last (at most one such take at a time; it ends within the

@@ -152,7 +152,7 @@ public final class OutboxWorker: Sendable {
             PacedSends(sender: sender, gate: gate, classifier: OutcomeClassifier(gate: gate),
                        pacer: SendPacer(window: RateWindow(rates: stores.rates, key: "fcm-send:\(configuration.project)",
                                                            limit: configuration.sendRate, now: now),
-                                        chunk: max(configuration.sendRate / 20, 1), now: now),
+                                        chunk: max(configuration.sendRate / 10, 1), now: now),
                        pauses: pauses, metrics: metrics, now: now)
         }
         self.pacedSends = paced
