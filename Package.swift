@@ -231,7 +231,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "FCM", "DAO", "Mongo"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "FCM", "DAO", "Mongo", "HubTime", "MongoTestSupport"],
+                    swiftSettings: swiftSettings),
         // The mobile app's library: local message store, cube, registration, listener, catch-up over the hub's HTTP
         // API. Depends on no other module of this package, and on nothing that does not build for iOS.
         .target(
