@@ -65,6 +65,40 @@ struct GroupRoutesTests {
         }
     }
 
+    @Test func theGroupsArePagedByIdAndABadPageIsRefused() async throws {
+        try await HubHarness.with { hub in
+            for id in ["year-9", "club", "class-7b", "choir", "staff"] {
+                #expect(try await hub.request(.put, "/group/\(id)", as: .admin, json: try Self.roster(id, ["p1"])).status
+                    == .created)
+            }
+            var ids: [String] = []
+            var cursor: String?
+            var pages = 0
+            repeat {
+                let page = try await hub.request(.get, "/group?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                                                 as: .admin)
+                #expect(page.status == .ok)
+                let body = try page.json()
+                let groups = try #require(body["groups"]?.arrayValue).compactMap { $0.documentValue }
+                #expect(groups.count <= 2 && groups.allSatisfy { $0["member_count"]?.int64Value == 1 })
+                ids += groups.compactMap { $0["id"]?.stringValue }
+                cursor = body["next"]?.stringValue
+                pages += 1
+            } while cursor != nil && pages < 10
+            #expect(ids == ["choir", "class-7b", "club", "staff", "year-9"] && pages == 3)
+            // Without a limit, a page of up to 500.
+            let all = try await hub.request(.get, "/group", as: .admin).json()
+            #expect(all["groups"]?.arrayValue?.count == 5 && all["next"] == .null)
+            for uri in ["/group?limit=0", "/group?limit=1001", "/group?limit=two", "/group?cursor=%25%25"] {
+                let refused = try await hub.request(.get, uri, as: .admin)
+                #expect(refused.status == .badRequest && refused.errorCode == "invalid_query", "\(uri)")
+            }
+            // A cursor that decodes to no group id ("$") is refused before any query.
+            let notAnID = try await hub.request(.get, "/group?cursor=JA", as: .admin)
+            #expect(notAnID.status == .unprocessableContent, "\(notAnID.errorCode ?? "-")")
+        }
+    }
+
     @Test func theSameRosterTwiceGivesTheSameAnswerAndDuplicatesNothing() async throws {
         try await HubHarness.with { hub in
             let body = try Self.roster("Club", ["a", "b", "c"], access: ["ann"])

@@ -90,6 +90,16 @@ public struct GroupDAO: Sendable {
         try await mapErrors { try await groups.findOne(["_id": .string(id)]).flatMap(Group.init(document:)) }
     }
 
+    /// Up to `limit` groups with ids after `after` (nil: from the first), by id: a page of `GET /group`.
+    /// - Throws: `DAOError`.
+    public func page(after: String?, limit: Int) async throws -> [Group] {
+        let filter: BSONDocument = after.map { ["_id": ["$gt": .string($0)]] } ?? [:]
+        return try await mapErrors {
+            try await groups.find(filter, options: FindOptions(projection: ["member_marks": 0], sort: ["_id": 1],
+                                                               limit: Int64(max(limit, 1))))
+        }.compactMap(Group.init(document:))
+    }
+
     /// Every group, by id.
     /// - Throws: `DAOError`.
     public func all() async throws -> [Group] {

@@ -148,6 +148,18 @@ public struct GroupService: Sendable {
         try await groups.all()
     }
 
+    /// Up to `limit` (1 to `maximumPage`) groups with ids after `after`, by id, and the last one's id when there may
+    /// be more (the next page's `after`).
+    /// - Throws: `GroupRefusal` (`.invalidField`, `.invalidID`); `DAOError`.
+    public func page(after: String?, limit: Int) async throws -> (groups: [Group], next: String?) {
+        guard (1...Self.maximumPage).contains(limit) else {
+            throw GroupRefusal(.invalidField, "limit: an integer from 1 to \(Self.maximumPage)")
+        }
+        if let after { _ = try Self.checkedGroupID(after, field: "cursor") }
+        let page = try await groups.page(after: after, limit: limit)
+        return (page, page.count == limit ? page.last?.id : nil)
+    }
+
     /// Group `id`.
     /// - Throws: `GroupRefusal` (`.invalidID`, `.groupNotFound`); `DAOError`.
     public func group(id: String) async throws -> Group {

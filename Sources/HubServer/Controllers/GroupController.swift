@@ -12,7 +12,7 @@ struct GroupController {
     /// The largest body of `PUT /group/:groupID`: 10,000 person ids of typical length (about 30 bytes each with their
     /// quotes) take some 300 KiB; this route alone reads bodies up to 2 MiB.
     static let maximumRosterBody = 2 * 1024 * 1024
-    /// How many person ids a page of members holds unless `limit` says otherwise.
+    /// How many entries a page (of a group's members, of the groups) holds unless `limit` says otherwise.
     static let defaultPage = 500
 
     /// Every route on `admins`, the group of admin-only routes.
@@ -38,10 +38,14 @@ struct GroupController {
         return JSONResponse.make(.document(Self.document(group)), status: created ? .created : .ok)
     }
 
-    /// GET /group: every group, by id.
+    /// GET /group?cursor=&limit=: a page of groups, by id, and the next page's cursor (null on the last page).
     @Sendable func list(request: Request, context: HubRequestContext) async throws -> Response {
-        let groups = try await services.groups.all()
-        return JSONResponse.make(["groups": .array(groups.map { .document(Self.document($0)) })])
+        let (after, limit) = try Self.page(of: request)
+        let page = try await services.groups.page(after: after, limit: limit)
+        return JSONResponse.make([
+            "groups": .array(page.groups.map { .document(Self.document($0)) }),
+            "next": page.next.map { .string(Self.cursor(after: $0)) } ?? .null,
+        ])
     }
 
     /// GET /group/:groupID: its name, member count and access.
@@ -58,21 +62,7 @@ struct GroupController {
     /// GET /group/:groupID/members?cursor=&limit=: a page of person ids, sorted, and the next page's cursor (null on
     /// the last page).
     @Sendable func members(request: Request, context: HubRequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
-        var limit = Self.defaultPage
-        if let text = query.get("limit") {
-            guard let value = Int(text), (1...GroupService.maximumPage).contains(value) else {
-                throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(GroupService.maximumPage)")
-            }
-            limit = value
-        }
-        var after: String?
-        if let cursor = query.get("cursor") {
-            guard let person = Self.person(cursor: String(cursor)) else {
-                throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")
-            }
-            after = person
-        }
+        let (after, limit) = try Self.page(of: request)
         let page = try await services.groups.members(of: try Self.groupID(context), after: after, limit: limit)
         return JSONResponse.make([
             "members": .array(page.persons.map(BSONValue.string)),
@@ -133,17 +123,35 @@ struct GroupController {
         }
     }
 
-    /// The opaque cursor of the page after `person`: its id in base64url.
-    static func cursor(after person: String) -> String {
-        Data(person.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+    /// The opaque cursor of the page after the person or group `id`: the id in base64url.
+    static func cursor(after id: String) -> String {
+        Data(id.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    /// The person id a cursor stands for, or nil when it is not one `cursor(after:)` made.
-    static func person(cursor: String) -> String? {
+    /// The page a listing asks for: the id its `cursor` stands for (nil: the first page) and its `limit`.
+    /// - Throws: `HubError` 400 `invalid_query` for a limit out of range or a cursor this server did not give.
+    static func page(of request: Request) throws -> (after: String?, limit: Int) {
+        let query = request.uri.queryParameters
+        var limit = Self.defaultPage
+        if let text = query.get("limit") {
+            guard let value = Int(text), (1...GroupService.maximumPage).contains(value) else {
+                throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(GroupService.maximumPage)")
+            }
+            limit = value
+        }
+        guard let cursor = query.get("cursor") else { return (nil, limit) }
+        guard let after = Self.id(cursor: String(cursor)) else {
+            throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")
+        }
+        return (after, limit)
+    }
+
+    /// The id (of a person or a group) a cursor stands for, or nil when it is not one `cursor(after:)` made.
+    static func id(cursor: String) -> String? {
         var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let person = String(data: data, encoding: .utf8) else { return nil }
-        return person
+        guard let data = Data(base64Encoded: base64), let id = String(data: data, encoding: .utf8) else { return nil }
+        return id
     }
 }
