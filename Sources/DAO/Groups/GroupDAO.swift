@@ -90,12 +90,15 @@ public struct GroupDAO: Sendable {
         try await mapErrors { try await groups.findOne(["_id": .string(id)]).flatMap(Group.init(document:)) }
     }
 
+    /// What a listing of groups reads of each: all but the fan-out's member ranges.
+    static let listed: BSONDocument = ["member_marks": 0]
+
     /// Up to `limit` groups with ids after `after` (nil: from the first), by id: a page of `GET /group`.
     /// - Throws: `DAOError`.
     public func page(after: String?, limit: Int) async throws -> [Group] {
         let filter: BSONDocument = after.map { ["_id": ["$gt": .string($0)]] } ?? [:]
         return try await mapErrors {
-            try await groups.find(filter, options: FindOptions(projection: ["member_marks": 0], sort: ["_id": 1],
+            try await groups.find(filter, options: FindOptions(projection: Self.listed, sort: ["_id": 1],
                                                                limit: Int64(max(limit, 1))))
         }.compactMap(Group.init(document:))
     }
@@ -104,7 +107,8 @@ public struct GroupDAO: Sendable {
     /// - Throws: `DAOError`.
     public func all() async throws -> [Group] {
         try await mapErrors {
-            try await groups.find([:], options: FindOptions(sort: ["_id": 1])).compactMap(Group.init(document:))
+            try await groups.find([:], options: FindOptions(projection: Self.listed, sort: ["_id": 1]))
+                .compactMap(Group.init(document:))
         }
     }
 

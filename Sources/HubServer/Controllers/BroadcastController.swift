@@ -39,11 +39,7 @@ struct BroadcastController {
     /// The query's `limit`: 1 to `BroadcastService.maximumLimit`, `defaultLimit` when absent.
     /// - Throws: `HubError` 400 `invalid_query`.
     static func limit(_ query: FlatDictionary<Substring, Substring>) throws -> Int {
-        guard let text = query.get("limit") else { return BroadcastService.defaultLimit }
-        guard let limit = Int(text), (1...BroadcastService.maximumLimit).contains(limit) else {
-            throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(BroadcastService.maximumLimit)")
-        }
-        return limit
+        try PageQuery.limit(query, default: BroadcastService.defaultLimit, maximum: BroadcastService.maximumLimit)
     }
 
     /// `{"broadcasts": [...]}`.

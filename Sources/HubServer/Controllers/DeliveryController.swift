@@ -16,21 +16,9 @@ struct DeliveryController {
     /// GET /message/:msiKey/deliveries?cursor=&limit=: `{"counts", "platforms", "deliveries", "next"}`.
     @Sendable func report(request: Request, context: HubRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        var limit = DeliveryReportService.defaultLimit
-        if let text = query.get("limit") {
-            guard let value = Int(text), (1...DeliveryReportService.maximumLimit).contains(value) else {
-                throw HubError.badRequest(
-                    .invalidQuery, "limit must be an integer from 1 to \(DeliveryReportService.maximumLimit)")
-            }
-            limit = value
-        }
-        var cursor: ObjectID?
-        if let text = query.get("cursor") {
-            guard let device = ObjectID(hex: String(text)) else {
-                throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")
-            }
-            cursor = device
-        }
+        let limit = try PageQuery.limit(query, default: DeliveryReportService.defaultLimit,
+                                        maximum: DeliveryReportService.maximumLimit)
+        let cursor = try PageQuery.cursor(query) { ObjectID(hex: $0) }
         let report = try await services.deliveries.report(msiKey: try context.parameters.objectID("msiKey"),
                                                           for: context.messageViewer, cursor: cursor, limit: limit)
         return JSONResponse.make([

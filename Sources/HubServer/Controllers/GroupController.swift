@@ -133,18 +133,8 @@ struct GroupController {
     /// - Throws: `HubError` 400 `invalid_query` for a limit out of range or a cursor this server did not give.
     static func page(of request: Request) throws -> (after: String?, limit: Int) {
         let query = request.uri.queryParameters
-        var limit = Self.defaultPage
-        if let text = query.get("limit") {
-            guard let value = Int(text), (1...GroupService.maximumPage).contains(value) else {
-                throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(GroupService.maximumPage)")
-            }
-            limit = value
-        }
-        guard let cursor = query.get("cursor") else { return (nil, limit) }
-        guard let after = Self.id(cursor: String(cursor)) else {
-            throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")
-        }
-        return (after, limit)
+        let limit = try PageQuery.limit(query, default: Self.defaultPage, maximum: GroupService.maximumPage)
+        return (try PageQuery.cursor(query, Self.id(cursor:)), limit)
     }
 
     /// The id (of a person or a group) a cursor stands for, or nil when it is not one `cursor(after:)` made.

@@ -72,20 +72,8 @@ struct ReceiptController {
     /// GET /message/:msiKey/receipts?cursor=&limit=: the reach report (see openapi.json).
     @Sendable func report(request: Request, context: HubRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        var limit = ReceiptService.defaultLimit
-        if let text = query.get("limit") {
-            guard let value = Int(text), (1...ReceiptService.maximumLimit).contains(value) else {
-                throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(ReceiptService.maximumLimit)")
-            }
-            limit = value
-        }
-        var cursor: ObjectID?
-        if let text = query.get("cursor") {
-            guard let device = ObjectID(hex: String(text)) else {
-                throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")
-            }
-            cursor = device
-        }
+        let limit = try PageQuery.limit(query, default: ReceiptService.defaultLimit, maximum: ReceiptService.maximumLimit)
+        let cursor = try PageQuery.cursor(query) { ObjectID(hex: $0) }
         let report = try await services.receipts.report(msiKey: try context.parameters.objectID("msiKey"),
                                                         for: context.messageViewer, cursor: cursor, limit: limit)
         return JSONResponse.make(.document(Self.document(report)))

@@ -61,20 +61,8 @@ struct WebhookController {
     @Sendable func deliveries(request: Request, context: HubRequestContext) async throws -> Response {
         let id = try context.parameters.objectID("webhookID")
         let query = request.uri.queryParameters
-        var limit = WebhookService.defaultPage
-        if let text = query.get("limit") {
-            guard let value = Int(text), (1...WebhookService.maximumPage).contains(value) else {
-                throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(WebhookService.maximumPage)")
-            }
-            limit = value
-        }
-        var before: ObjectID?
-        if let text = query.get("cursor") {
-            guard let cursor = ObjectID(hex: String(text)) else {
-                throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")
-            }
-            before = cursor
-        }
+        let limit = try PageQuery.limit(query, default: WebhookService.defaultPage, maximum: WebhookService.maximumPage)
+        let before = try PageQuery.cursor(query) { ObjectID(hex: $0) }
         let page = try await services.webhooks.deliveries(of: id, before: before, limit: limit)
         return JSONResponse.make([
             "deliveries": .array(page.deliveries.map { .document(Self.document($0)) }),

@@ -22,19 +22,8 @@ struct PageParameters {
             }
             self.since = value
         }
-        limit = defaultLimit
-        if let limit = query.get("limit") {
-            guard let value = Int(limit), (1...Self.maximumLimit).contains(value) else {
-                throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(Self.maximumLimit)")
-            }
-            self.limit = value
-        }
-        if let cursor = query.get("cursor") {
-            guard let value = MessageCursor(token: cursor) else {
-                throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")
-            }
-            after = value
-        }
+        limit = try PageQuery.limit(query, default: defaultLimit, maximum: Self.maximumLimit)
+        after = try PageQuery.cursor(query) { MessageCursor(token: $0) }
     }
 
     /// `{"messages": [...], "next_cursor": String|null}`.
