@@ -2,7 +2,6 @@ import Foundation
 import HubCore
 @testable import HubServer
 import Hummingbird
-import Logging
 import Synchronization
 import Testing
 
@@ -25,25 +24,14 @@ struct PersonKeySetTests {
             return Response(status: .ok, headers: [.contentType: "application/json"],
                             body: ResponseBody(byteBuffer: ByteBuffer(string: jwks)))
         }
-        var logger = Logger(label: "PersonKeySetTests")
-        logger.logLevel = .critical
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(router: router,
-                              configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "idp"),
-                              onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
-                              logger: logger)
-        let server = Task {
-            try? await app.runService(gracefulShutdownSignals: [])
-            continuation.finish()
+        let server = try await LocalHTTPServer.start(router, name: "idp")
+        do {
+            try await body("http://127.0.0.1:\(server.port)", fetches)
+            await server.stop()
+        } catch {
+            await server.stop()
+            throw error
         }
-        defer { server.cancel() }
-        var port = 0
-        for await found in ports where found > 0 {
-            port = found
-            break
-        }
-        try #require(port > 0)
-        try await body("http://127.0.0.1:\(port)", fetches)
     }
 
     @Test func anRS256AssertionVerifiesWithKeysFetchedFromTheURLOnceForManyAssertions() async throws {

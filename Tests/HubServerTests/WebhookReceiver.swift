@@ -33,14 +33,10 @@ final class WebhookReceiver: Sendable {
     }
 
     private let state = Mutex(State())
-    /// The port it listens on.
-    let port: Int
-    private let server: Task<Void, Never>
+    private let server = Mutex<LocalHTTPServer?>(nil)
 
-    private init(port: Int, server: Task<Void, Never>) {
-        self.port = port
-        self.server = server
-    }
+    /// The port it listens on.
+    var port: Int { server.withLock { $0?.port ?? 0 } }
 
     /// `http://127.0.0.1:<port>/hook`.
     var url: String { "http://127.0.0.1:\(port)/hook" }
@@ -67,25 +63,11 @@ final class WebhookReceiver: Sendable {
             let status = receiver?.take(request.headers, body: Array(body.readableBytesView)) ?? 500
             return Response(status: .init(code: status))
         }
-        var logger = Logger(label: "WebhookReceiver")
-        logger.logLevel = .critical
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(router: router,
-                              configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "receiver"),
-                              onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
-                              logger: logger)
-        let server = Task {
-            try? await app.runService(gracefulShutdownSignals: [])
-            continuation.finish()
-        }
-        for await port in ports where port > 0 {
-            let receiver = WebhookReceiver(port: port, server: server)
-            holder.withLock { $0 = receiver }
-            return receiver
-        }
-        server.cancel()
-        struct NotStarted: Error {}
-        throw NotStarted()
+        let receiver = WebhookReceiver()
+        holder.withLock { $0 = receiver }
+        let server = try await LocalHTTPServer.start(router, name: "receiver")
+        receiver.server.withLock { $0 = server }
+        return receiver
     }
 
     /// Runs `body` with a new receiver, stopped afterwards.
@@ -101,8 +83,7 @@ final class WebhookReceiver: Sendable {
     }
 
     func stop() async {
-        server.cancel()
-        await server.value
+        await server.withLock { $0 }?.stop()
     }
 
     /// Checks and records one delivery; the status to answer.
