@@ -1,35 +1,44 @@
 import DAO
 import HubTime
 import MongoTestSupport
+import Synchronization
 import Testing
 
 @testable import Relay
 
 @Suite("The send rate's shared windows, against the database")
 struct RateWindowTests {
-    /// A clock that runs at the real pace from `start` (Unix ms): the windows' seconds fall where the test says.
-    static func clock(from start: Int64) -> UnixClock {
-        let began = ContinuousClock.now
-        return { start + Int64((ContinuousClock.now - began) / .milliseconds(1)) }
+    /// A clock that runs at the real pace from the time it was last `set` to (Unix ms): the windows' seconds fall
+    /// where the test says, whatever the real time.
+    final class TestClock: Sendable {
+        private let origin = Mutex<(at: Int64, began: ContinuousClock.Instant)>((0, .now))
+
+        func set(_ time: Int64) { origin.withLock { $0 = (time, .now) } }
+
+        func now() -> Int64 {
+            origin.withLock { $0.at + Int64((ContinuousClock.now - $0.began) / .milliseconds(1)) }
+        }
     }
 
     @Test func inASecondsLastHundredMillisecondsTheNextSecondsAllowanceIsTakenAndHandedOutWhenItBegins() async throws {
         try await TestDatabase.with { database in
             let rates = RateWindowDAO(database: database)
+            let clock = TestClock()
+            let window = RateWindow(rates: rates, key: "test", limit: 100, now: clock.now)
             // 50 ms before the end of second 5,000,000.
             let end: Int64 = 5_000_000_000
-            let now = Self.clock(from: end - 50)
-            let window = RateWindow(rates: rates, key: "test", limit: 100, now: now)
+            clock.set(end - 50)
             let grant = try await window.take(60)
             #expect(grant.count == 60 && grant.windowEnd == end + 1_000)
             // Handed out once its second began, and counted in that second's window (not in the one it was taken in).
-            #expect(now() >= end)
+            #expect(clock.now() >= end)
             #expect(try await rates.take(100, of: "test", limit: 100, windowMS: 1_000, at: end).granted == 40)
             #expect(try await rates.take(1, of: "test", limit: 100, windowMS: 1_000, at: end - 1).granted == 1)
-            // That second's allowance spent: the next one's, handed out when it begins.
+            // Half-way through that second, its allowance spent: the next one's, handed out when it begins.
+            clock.set(end + 500)
             let next = try await window.take(60)
             #expect(next.count == 60 && next.windowEnd == end + 2_000)
-            #expect(now() >= end + 1_000)
+            #expect(clock.now() >= end + 1_000)
         }
     }
 }
