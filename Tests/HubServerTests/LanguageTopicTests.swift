@@ -129,9 +129,13 @@ struct LanguageTopicTests {
                 try await eventually("the rollout finished") {
                     try await progress.countDocuments(["finished_at": ["$exists": true]]) == 1
                 }
-                // Through the reconciler's records, like every subscription.
+                // Through the reconciler's records, like every subscription: recorded applied once FCM answered (the
+                // records are written after the calls, so FCM may hold them a moment before).
                 let records = hub.database.collection(CollectionName.subscriptions)
-                #expect(try await records.countDocuments(["topic": ["$regex": "^lang-"], "want": true, "applied": true]) == 3)
+                try await eventually("the language records applied") {
+                    try await records.countDocuments(["topic": ["$regex": "^lang-"], "want": true, "applied": true]) == 3
+                }
+                #expect(try await records.countDocuments(["topic": ["$regex": "^lang-"]]) == 3)
                 // Finished means finished, for every replica: another reconciler does not walk again.
                 let calls = fake.subscriptionCallCount
                 try await DeviceTests.withFCM(fake) { fcm in
