@@ -15,32 +15,20 @@ final class SendPacer: Sendable {
         var windowEnd: Int64 = 0
         /// The earliest time of the next permit (Unix µs).
         var nextAt: Int64 = 0
-        /// A later window's grant, taken ahead while this one's permits last.
-        var ahead: RateWindow.Grant?
         /// Whether a grant is being taken ahead of need (`refillAhead`).
         var refilling = false
         /// Permits used, by the end of the window they came from (Unix ms); the last `keptWindows` windows.
         var used: [Int64: Int] = [:]
 
-        /// Adds `grant`'s permits: to the window in use, or kept ahead for a later window while the one in use still
-        /// has permits to use, else in place of it (an older window's leftovers are dropped).
-        mutating func add(_ grant: RateWindow.Grant, at time: Int64) {
+        /// Adds `grant`'s permits: to the window in use, or in place of it for a later window (an older window's
+        /// leftovers are dropped). `RateWindow` hands a grant out only once its second has begun, after the deadline
+        /// of the one before: a later window's grant never waits behind permits still usable.
+        mutating func add(_ grant: RateWindow.Grant) {
             if grant.windowEnd == windowEnd {
                 remaining += grant.count
             } else if grant.windowEnd > windowEnd {
-                if remaining > 0 && time < deadline {
-                    if ahead?.windowEnd == grant.windowEnd { ahead?.count += grant.count } else { ahead = grant }
-                } else {
-                    start(grant)
-                }
+                start(grant)
             }
-        }
-
-        /// Moves on to the grant kept ahead once the window in use is spent or over.
-        mutating func advance(at time: Int64) {
-            guard remaining == 0 || time >= deadline, let next = ahead else { return }
-            ahead = nil
-            if next.windowEnd > windowEnd { start(next) }
         }
 
         private mutating func start(_ grant: RateWindow.Grant) {
@@ -77,7 +65,6 @@ final class SendPacer: Sendable {
             try Task.checkCancellation()
             let current = now()
             let taken = state.withLock { state -> (deadline: Int64, notBefore: Int64, refill: Bool)? in  // µs
-                state.advance(at: current)
                 guard state.remaining > 0, current < state.deadline else { return nil }
                 state.remaining -= 1
                 state.used[state.windowEnd, default: 0] += 1
@@ -85,7 +72,7 @@ final class SendPacer: Sendable {
                 // window's start nor a pause's end lets a burst through.
                 let notBefore = max(current * 1_000, state.nextAt)
                 state.nextAt = notBefore + spacing
-                let refill = state.remaining <= lowWater && state.ahead == nil && !state.refilling
+                let refill = state.remaining <= lowWater && !state.refilling
                 if refill { state.refilling = true }
                 return (state.deadline, notBefore, refill)
             }
@@ -101,14 +88,14 @@ final class SendPacer: Sendable {
             // Concurrent callers may each take a chunk: every grant is counted in the shared window, so together
             // they stay within the limit; a grant replaces an older window's leftovers.
             let grant = try await window.take(chunk)
-            state.withLock { $0.add(grant, at: now()) }
+            state.withLock { $0.add(grant) }
         }
     }
 
     /// The permits left at which the next grant is taken ahead: a grant is a database write of a few milliseconds
-    /// under load, a permit a fraction of one at high rates; taken only when the permits ran out, every grant's
-    /// wait was lost to the window (at 3,000 a second in chunks of 150, a tenth of each second). The worker's chunk
-    /// is a tenth of a second's allowance, so half of one covers 50 ms of a database slowed by the fan-out's writes.
+    /// under load, a permit a fraction of one at high rates, so a grant taken only once the permits ran out lost its
+    /// wait to the window. The worker's chunk is a tenth of a second's allowance: half of one covers 50 ms of a
+    /// database slowed by the fan-out's writes.
     private var lowWater: Int { chunk / 2 }
 
     /// Takes the next grant while the permits in hand last (at most one such take at a time; it ends within the
@@ -116,7 +103,7 @@ final class SendPacer: Sendable {
     private func refillAhead() async {
         let grant = try? await window.take(chunk)
         state.withLock { state in
-            if let grant { state.add(grant, at: now()) }
+            if let grant { state.add(grant) }
             state.refilling = false
         }
     }
