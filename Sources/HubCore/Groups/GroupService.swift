@@ -20,7 +20,7 @@ public struct GroupService: Sendable {
     public static let maximumIDLength = 128
     public static let maximumPersonLength = 256
     public static let maximumNameLength = 200
-    /// The most person ids one page of members holds.
+    /// The most entries one page holds (of a group's person ids, of the groups).
     public static let maximumPage = 1_000
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
@@ -152,9 +152,7 @@ public struct GroupService: Sendable {
     /// be more (the next page's `after`).
     /// - Throws: `GroupRefusal` (`.invalidField`, `.invalidID`); `DAOError`.
     public func page(after: String?, limit: Int) async throws -> (groups: [Group], next: String?) {
-        guard (1...Self.maximumPage).contains(limit) else {
-            throw GroupRefusal(.invalidField, "limit: an integer from 1 to \(Self.maximumPage)")
-        }
+        try Self.checkPageLimit(limit)
         if let after { _ = try Self.checkedGroupID(after, field: "cursor") }
         let page = try await groups.page(after: after, limit: limit)
         return (page, page.count == limit ? page.last?.id : nil)
@@ -173,13 +171,19 @@ public struct GroupService: Sendable {
     /// - Throws: `GroupRefusal` (`.invalidID`, `.invalidField`, `.groupNotFound`); `DAOError`.
     public func members(of id: String, after: String?, limit: Int) async throws -> (persons: [String], next: String?) {
         let id = try Self.checkedGroupID(id)
-        guard (1...Self.maximumPage).contains(limit) else {
-            throw GroupRefusal(.invalidField, "limit: an integer from 1 to \(Self.maximumPage)")
-        }
+        try Self.checkPageLimit(limit)
         if let after { _ = try Self.checkedPersonID(after, field: "cursor") }
         guard try await groups.group(id: id) != nil else { throw Self.notFound(id) }
         let persons = try await groups.members(of: id, after: after, limit: limit)
         return (persons, persons.count == limit ? persons.last : nil)
+    }
+
+    /// A page's `limit`: 1 to `maximumPage`.
+    /// - Throws: `GroupRefusal` (`.invalidField`).
+    private static func checkPageLimit(_ limit: Int) throws {
+        guard (1...maximumPage).contains(limit) else {
+            throw GroupRefusal(.invalidField, "limit: an integer from 1 to \(maximumPage)")
+        }
     }
 
     private static func notFound(_ id: String) -> GroupRefusal {
