@@ -55,6 +55,9 @@ public enum CollectionName {
     public static let receiptCounts = "receipt_counts"
     /// The audit log: append-only, hash-chained, one document per recorded action (`AuditDAO`); never a secret.
     public static let audit = "audit"
+    /// Settings an admin changes while the hub runs, shared by every replica: one document per setting
+    /// (`SettingsDAO`; `_id: "approval"` holds the approval rules).
+    public static let settings = "settings"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -80,7 +83,7 @@ public enum DatabaseIndexes {
                 // The live banners an app shows at launch (only banners are in it).
                 MessageDAO.bannerIndex,
                 // The messages held for approval, and the overrides to review (each holds those alone).
-                ApprovalDAO.index, ApprovalDAO.overrideIndex,
+                ApprovalDAO.index, ApprovalDAO.overrideIndex, ApprovalDAO.correctionIndex,
             ])
             try await database.collection(CollectionName.users).createIndexes([
                 IndexModel(keys: ["username": 1], name: "username", unique: true),

@@ -78,6 +78,7 @@ public struct HubServices: Sendable {
         self.receipts = ReceiptService(database: database, cube: cache, logger: logger, now: now)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
+        let approvalRules = ApprovalRules(database: database, seed: approval)
         self.relayProgress = RelayProgressDAO(database: database)
         self.relayBacklog = RelayBacklog(outbox: outbox, progress: relayProgress, maximum: relayMaxBacklog, now: now)
         self.messages = MessageService(messages: MessageDAO(database: database, writeDeadline: writeDeadline, now: now),
@@ -85,9 +86,9 @@ public struct HubServices: Sendable {
                                        groups: GroupDAO(database: database, now: now),
                                        relay: outboxHandoff, progress: relayProgress, backlog: relayBacklog,
                                        relayDeadline: relayDeadline,
-                                       now: now, defaultLanguage: defaultLanguage, approvalPolicy: approval,
+                                       now: now, defaultLanguage: defaultLanguage, approvalRules: approvalRules, approvals: ApprovalDAO(database: database),
                                        audit: audit)
-        self.approvals = ApprovalService(database: database, cube: cube.cache, relay: outboxHandoff, policy: approval,
+        self.approvals = ApprovalService(database: database, messages: messages, cube: cube.cache, relay: outboxHandoff, rules: approvalRules,
                                          relayDeadline: relayDeadline, audit: audit, logger: logger, now: now)
     }
 
@@ -97,6 +98,8 @@ public struct HubServices: Sendable {
             FollowedCopy(collection: CollectionName.icube, reload: cube.cache.refresh, freshness: cube.cache.freshness),
             FollowedCopy(collection: CollectionName.tokens, reload: accounts.tokenDirectory.refresh,
                          freshness: accounts.tokenDirectory.freshness),
+            FollowedCopy(collection: CollectionName.settings, reload: approvals.rules.refresh,
+                         freshness: approvals.rules.freshness),
         ], logger: logger)
     }
 
@@ -104,5 +107,6 @@ public struct HubServices: Sendable {
     public func loadCopies() async throws {
         try await cube.cache.refresh()
         try await accounts.tokenDirectory.refresh()
+        try await approvals.rules.seed(now: now())
     }
 }

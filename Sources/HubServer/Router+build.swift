@@ -30,7 +30,7 @@ func buildRouter(services: HubServices, portal: PortalConfiguration, devices: De
     CubeController(services: services, answers: answers).addRoutes(to: router, admins: admins)
     MessageController(services: services).addRoutes(to: router, senders: senders)
     MessageEditController(services: services).addRoutes(to: senders)
-    ApprovalController(services: services).addRoutes(to: senders)
+    ApprovalController(services: services).addRoutes(to: senders, admins: admins)
     DeliveryController(services: services).addRoutes(to: senders)
     ReceiptController(services: services).addRoutes(to: router, senders: senders)
     DeviceController(services: services, configuration: devices).addRoutes(to: router)

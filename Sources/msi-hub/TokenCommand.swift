@@ -16,11 +16,13 @@ struct TokenCommand: AsyncParsableCommand {
         @Option(help: "The token's name: messages sent with it carry it as their sender.") var name: String
         @Option(help: "admin or communicator.") var role: Role = .communicator
         @Flag(help: "The token may send to persons directly (the right `direct`).") var direct = false
+        @Option(help: "The user the token acts for: the approval rule takes its messages as this user's.")
+        var owner: String?
 
         func run() async throws {
             if let problem = AccountService.nameProblem(name) { throw ValidationError(problem) }
             let secret = try await database.withServices {
-                try await $0.accounts.createToken(name: name, role: role, direct: direct)
+                try await $0.accounts.createToken(name: name, role: role, direct: direct, owner: owner)
             }
             print(secret)
         }

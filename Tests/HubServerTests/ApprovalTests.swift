@@ -26,8 +26,8 @@ struct ApprovalTests {
         try await services.accounts.addUser("bob", role: .communicator, password: bobPassword)
     }
 
-    /// Runs `body` against a hub with the approval policy's defaults (or `policy`), relaying to a fake FCM.
-    static func with(_ test: String = #function, policy: ApprovalPolicy = ApprovalPolicy(),
+    /// Runs `body` against a hub whose stored approval rules have the defaults on (or are `policy`), relaying to a fake FCM.
+    static func with(_ test: String = #function, policy: ApprovalPolicy = ApprovalPolicy(defaults: true),
                      _ body: @Sendable (HubHarness, FakeFCM) async throws -> Void) async throws {
         try await FakeFCM.with { fake in
             try await HubHarness.with(test, seed: seed, relay: try RelayOutboxTests.relay(to: fake),
@@ -104,7 +104,7 @@ struct ApprovalTests {
             #expect(!fake.received.contains { $0.data["msi_key"] == key.hex })
 
             // Another person approves: it is sent.
-            let approved = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob)
+            let approved = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
             #expect(approved.status == .ok)
             #expect(try approved.json()[path: "approval.by"] == "bob")
             try await eventually { fake.received.filter { $0.data["msi_key"] == key.hex }.count == 2 }
@@ -114,7 +114,7 @@ struct ApprovalTests {
             #expect(entry?[path: "target.id"]?.stringValue == key.hex)
             #expect(entry?[path: "actor.name"]?.stringValue == "bob")
             // A second approval finds nothing to approve.
-            let again = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob)
+            let again = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
             #expect(again.status == .conflict && Self.errorCode(again) == "approval_not_pending")
             // Now public.
             #expect(try await hub.request(.get, "/message/\(key.hex)").status == .ok)
@@ -136,7 +136,7 @@ struct ApprovalTests {
             let body = try rejected.json()
             #expect(body["state"] == "rejected" && body[path: "relay.state"] == "rejected")
             #expect(body[path: "approval.reason"] == "not a drill day" && body[path: "approval.by"] == "bob")
-            let late = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob)
+            let late = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
             #expect(late.status == .conflict && Self.errorCode(late) == "approval_not_pending")
 
             let entry = try await hub.database.collection(CollectionName.audit).findOne(["action": "message.reject"])
@@ -158,7 +158,7 @@ struct ApprovalTests {
             try await hub.database.collection(CollectionName.message).updateOne(
                 ["msi_key": .objectID(key)], ["$set": ["approval.expires_at": .int64(requestedAt - 1)]])
 
-            let late = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob)
+            let late = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
             #expect(late.status == .conflict && Self.errorCode(late) == "approval_expired")
             let own = try await hub.request(.get, "/message/\(key.hex)", as: Self.ann).json()
             #expect(own["state"] == "expired")
@@ -232,7 +232,7 @@ struct ApprovalTests {
     }
 
     @Test func aGroupAboveTheSizeAndASampleOfAForcedSubjectNeedApproval() async throws {
-        try await Self.with(policy: ApprovalPolicy(groupSize: 2)) { hub, fake in
+        try await Self.with(policy: ApprovalPolicy(groupSize: 2, defaults: true)) { hub, fake in
             for (group, members) in [("small", ["p1", "p2"]), ("large", ["p1", "p2", "p3"])] {
                 let roster = try GroupRoutesTests.roster(group, members, access: ["bulletin-bot"])
                 #expect(try await hub.request(.put, "/group/\(group)", as: .admin, json: roster).status == .created)
@@ -256,8 +256,8 @@ struct ApprovalTests {
             try await services.accounts.addUser("cleo", role: .communicator, password: "cleo-password-1")
             let held = try await Self.post(hub, Self.alert("Race"), as: Self.ann, expect: .accepted)
             let key = try Self.key(held)
-            async let first = hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob)
-            async let second = hub.request(.post, "/message/\(key.hex)/approve", as: .basic("cleo", "cleo-password-1"))
+            async let first = hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
+            async let second = hub.request(.post, "/message/\(key.hex)/approve", as: .basic("cleo", "cleo-password-1"), json: #"{"version": 1}"#)
             let statuses = [try await first.status, try await second.status]
             #expect(statuses.filter { $0 == .ok }.count == 1)
             #expect(statuses.filter { $0 == .conflict }.count == 1)
@@ -269,10 +269,12 @@ struct ApprovalTests {
 
     @Test func theVariablesAreRead() throws {
         let defaults = try HubConfiguration.fromEnvironment([:]).approval
-        #expect(defaults.groupSize == 500 && defaults.timeout == .seconds(3600) && defaults.defaults)
+        // The default rules are off unless asked for: a default deployment keeps the legacy contract.
+        #expect(defaults.groupSize == 500 && defaults.timeout == .seconds(3600) && !defaults.defaults)
         let set = try HubConfiguration.fromEnvironment(["APPROVAL_GROUP_SIZE": "40", "APPROVAL_TIMEOUT": "90m",
-                                                         "APPROVAL_DEFAULTS": "off"]).approval
-        #expect(set.groupSize == 40 && set.timeout == .seconds(5400) && !set.defaults)
+                                                         "APPROVAL_DEFAULTS": "on"]).approval
+        #expect(set.groupSize == 40 && set.timeout == .seconds(5400) && set.defaults)
+        #expect(try !HubConfiguration.fromEnvironment(["APPROVAL_DEFAULTS": "off"]).approval.defaults)
         #expect(try HubConfiguration.fromEnvironment(["APPROVAL_TIMEOUT": "600"]).approval.timeout == .seconds(600))
         #expect(try HubConfiguration.fromEnvironment(["APPROVAL_TIMEOUT": "2h"]).approval.timeout == .seconds(7200))
         for bad in [["APPROVAL_TIMEOUT": "soon"], ["APPROVAL_TIMEOUT": "10s"], ["APPROVAL_TIMEOUT": "8d"],

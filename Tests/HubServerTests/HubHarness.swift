@@ -29,8 +29,8 @@ struct HubHarness: Sendable {
     static let communicatorToken = "msi_test-communicator-token-0123456789abcdef01"
     static let annPassword = "ann-password-1"
 
-    /// Starts the real application (`buildApplication`) and runs `body` against it over HTTP. The approval policy's
-    /// default rules are off unless a test asks for them (`approval`), so that other tests' sends go at once.
+    /// Starts the real application (`buildApplication`) and runs `body` against it over HTTP. The approval rules are
+    /// a new deployment's (the default rules off) unless a test asks for others (`approval`, stored at the start).
     static func with(
         _ test: String = #function,
         seed: @Sendable (MongoDatabase) async throws -> Void = { _ in },
@@ -38,7 +38,7 @@ struct HubHarness: Sendable {
         devices: DeviceConfiguration = DeviceConfiguration(),
         persons: PersonConfiguration = PersonConfiguration(),
         webhooks: WebhookConfiguration = WebhookConfiguration(),
-        approval: ApprovalPolicy = ApprovalPolicy(defaults: false),
+        approval: ApprovalPolicy = ApprovalPolicy(),
         _ body: @Sendable (HubHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in

@@ -255,7 +255,8 @@ struct MessageCorrectionTests {
             let withdrawn = try await hub.request(.delete, "/message/\(key.hex)?reason=typo", as: ApprovalTests.ann)
             #expect(withdrawn.status == .ok, "\(withdrawn.text)")
             #expect(try withdrawn.json()[path: "relay.state"]?.stringValue == "withdrawn")
-            let approve = try await hub.request(.post, "/message/\(key.hex)/approve", as: ApprovalTests.bob)
+            let approve = try await hub.request(.post, "/message/\(key.hex)/approve", as: ApprovalTests.bob,
+                                                json: #"{"version": 1}"#)
             #expect(approve.status == .conflict, "\(approve.text)")
             // An ordinary message sent after it reaches FCM; the withdrawn one never does.
             try await ApprovalTests.sendOrdinary(hub, fake, title: "Books")

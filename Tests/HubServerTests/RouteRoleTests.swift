@@ -29,12 +29,12 @@ struct RouteRoleTests {
     }
 
     /// The API's routes that need a caller: every write but the device's own (which take the device's secret), the
-    /// audience of a topic, and every group and webhook route.
+    /// audience of a topic, every group and webhook route, and the approval rules.
     static func apiRoutesWithACaller() throws -> [Route] {
         try routes().filter { route in
             !route.path.hasPrefix("/portal") && !route.path.hasPrefix("/device")
                 && (route.method != .get || route.path == "/audience" || route.path.hasPrefix("/group")
-                    || route.path.hasPrefix("/webhook"))
+                    || route.path.hasPrefix("/webhook") || route.path.hasPrefix("/settings"))
         }
     }
 
@@ -49,8 +49,8 @@ struct RouteRoleTests {
     @Test func everyAPIRouteOfAGroupAnswers401AnonymousAnd403ToAnotherRole() async throws {
         let routes = try Self.apiRoutesWithACaller()
         // Nine cube writes, sending, correcting, withdrawing, approving, rejecting, the audience, seven group routes,
-        // five webhook routes.
-        #expect(routes.count == 27, "\(routes)")
+        // five webhook routes, the approval rules (read and change).
+        #expect(routes.count == 29, "\(routes)")
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let before = try await hub.cubeSnapshot()
             for route in routes {
@@ -75,8 +75,9 @@ struct RouteRoleTests {
             $0.path.hasPrefix("/portal") && !$0.path.hasPrefix("/portal/login") && !$0.path.hasPrefix("/portal/static")
         }
         let adminPages = routes.filter { $0.path.hasPrefix("/portal/admin/") }
-        // 7 pages for each level of the cube, 10 for users and tokens, 4 for groups, the audit log.
-        #expect(adminPages.count == 36)
+        // 7 pages for each level of the cube, 10 for users and tokens, 4 for groups, the audit log, the settings (the
+        // page and its approval form).
+        #expect(adminPages.count == 38)
         try await HubHarness.with(seed: PortalTests.seed) { hub in
             var anonymous = PortalBrowser(hub: hub)
             for route in routes {

@@ -9,6 +9,9 @@ public struct APIToken: Sendable {
     public var role: Role
     /// Whether the token may send to persons directly (the right `direct`, stored as `direct: true`).
     public var direct: Bool
+    /// The user the token acts for (who created it in the portal, or `--owner`); nil: a token of its own. The
+    /// approval rule takes a message sent with it as its owner's.
+    public var owner: String?
     /// When it was created, in Unix milliseconds.
     public var createdAt: Int64
     /// When it was last used, in Unix milliseconds (updated at most once a minute).
@@ -25,6 +28,7 @@ public struct APIToken: Sendable {
         self.name = document.string("name")
         self.role = role
         self.direct = document["direct"]?.boolValue ?? false
+        self.owner = document["owner"]?.stringValue
         self.createdAt = document["created_at"]?.int64Value ?? 0
         self.lastUsedAt = document["last_used_at"]?.int64Value
         self.revokedAt = document["revoked_at"]?.int64Value
@@ -45,14 +49,16 @@ public struct TokenDAO: Sendable {
 
     /// Stores a new token under the hash of its secret. The database refuses a second live token of one
     /// name (a unique index over `live_name`, which only live tokens carry), so concurrent creates cannot both win.
-    /// With `direct` it carries the right `direct` (`direct: true`).
+    /// With `direct` it carries the right `direct` (`direct: true`); with an `owner`, the user it acts for.
     /// - Throws: `DAOError` `.duplicate` when a live token has the name already.
-    public func add(name: String, role: Role, secretHash: String, direct: Bool = false) async throws -> APIToken {
+    public func add(name: String, role: Role, secretHash: String, direct: Bool = false,
+                    owner: String? = nil) async throws -> APIToken {
         var document: BSONDocument = [
             "_id": .objectID(ObjectID()), "name": .string(name), "live_name": .string(name), "role": .string(role.rawValue),
             "hash": .string(secretHash), "created_at": .int64(now()),
         ]
         if direct { document["direct"] = true }
+        if let owner { document["owner"] = .string(owner) }
         do {
             try await mapErrors { _ = try await collection.insertOne(document) }
         } catch let error as DAOError where error.code == .duplicate {

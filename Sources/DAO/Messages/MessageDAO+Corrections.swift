@@ -47,6 +47,15 @@ public struct RelayNotice: Sendable {
                                       "relay.last_error": ""]
 }
 
+/// What a correction does to a message's approval (`ApprovalDAO`), in the update that stores it.
+public enum CorrectionApprovalStep: Sendable {
+    /// The held message's request starts again on the new text: its version `version` moves one up, requested again
+    /// at `requestedAt`, expiring at `expiresAt`.
+    case restart(version: Int64, requestedAt: Int64, expiresAt: Int64)
+    /// The correction that waited (`pending_correction`) at version `version` lands, approved by `approver`.
+    case approved(version: Int64, by: String)
+}
+
 extension MessageDAO {
     /// The `relay.state` of a message withdrawn before it was sent: no worker claims it.
     public static let withdrawnRelayState = RelayStatus.withdrawn.rawValue
@@ -68,24 +77,37 @@ extension MessageDAO {
     /// Replaces the texts of the message `msiKey` with `after` and appends `{at, by, before, after}` to its
     /// `corrections` (the `corrections.<count>` slot still free: two corrections at once never both land), and with a
     /// `notice` makes its relay send it: one update, while the message is as `expected` found it. False when it was
-    /// not (withdrawn, claimed, corrected meanwhile): the caller reads it again.
+    /// not (withdrawn, claimed, corrected meanwhile): the caller reads it again. With an `approval` step, the
+    /// approval moves in the same update (and only while its version is as named).
     /// - Throws: `DAOError`.
     public func correct(msiKey: ObjectID, expected: RelayState?, corrections count: Int, at: Int64, by: String,
-                        before: MessageTexts, after: MessageTexts, notice: RelayNotice?) async throws -> Bool {
+                        before: MessageTexts, after: MessageTexts, notice: RelayNotice?,
+                        approval: CorrectionApprovalStep? = nil) async throws -> Bool {
         var filter = Self.unchanged(msiKey, expected: expected)
         filter["corrections.\(count)"] = ["$exists": false]
         var set: [(key: String, value: BSONValue)] = [
             ("title", .string(after.title)), ("desc", .string(after.desc)), ("message", .string(after.message)),
         ]
         if let translations = after.translations { set.append(("translations", .document(translations))) }
-        var update: BSONDocument = [
-            "$push": ["corrections": ["at": .int64(at), "by": .string(by), "before": .document(before.document),
-                                      "after": .document(after.document)]],
-        ]
-        if let notice {
-            set += notice.set
-            update["$unset"] = .document(RelayNotice.unset)
+        var entry: BSONDocument = ["at": .int64(at), "by": .string(by), "before": .document(before.document),
+                                   "after": .document(after.document)]
+        var unset: BSONDocument = notice == nil ? [:] : RelayNotice.unset
+        switch approval {
+        case .restart(let version, let requestedAt, let expiresAt)?:
+            for element in ApprovalDAO.atVersion(version) { filter[element.key] = element.value }
+            set += [("approval.version", .int64(version + 1)), ("approval.requested_at", .int64(requestedAt)),
+                    ("approval.expires_at", .int64(expiresAt))]
+        case .approved(let version, let approver)?:
+            for element in ApprovalDAO.atVersion(version) { filter[element.key] = element.value }
+            filter["pending_correction"] = ["$exists": true]
+            entry["approved_by"] = .string(approver)
+            unset["pending_correction"] = ""
+        case nil:
+            break
         }
+        var update: BSONDocument = ["$push": ["corrections": .document(entry)]]
+        if let notice { set += notice.set }
+        if !unset.isEmpty { update["$unset"] = .document(unset) }
         update["$set"] = .document(BSONDocument(set))
         let result = try await mapErrors { try await collection.updateOne(filter, update) }
         return result.matchedCount > 0

@@ -235,18 +235,22 @@ public struct AccountService: Sendable {
         try await tokens.list()
     }
 
-    /// Creates a token (with the right `direct` when `direct` is true) and returns its secret, shown only this once;
-    /// it works at once in this process.
-    /// - Throws: `AccountRefusal` (`.invalidName`, `.nameTaken`); `DAOError`.
-    public func createToken(name: String, role: Role, direct: Bool = false) async throws -> String {
+    /// Creates a token (with the right `direct` when `direct` is true) acting for `owner` (a user; nil: a token of
+    /// its own) and returns its secret, shown only this once; it works at once in this process.
+    /// - Throws: `AccountRefusal` (`.invalidName`, `.nameTaken`, `.userNotFound` for an owner who is no user);
+    ///   `DAOError`.
+    public func createToken(name: String, role: Role, direct: Bool = false, owner: String? = nil) async throws -> String {
         if let problem = Self.nameProblem(name) { throw AccountRefusal(.invalidName, problem) }
         // Messages sent with the token carry its name as sender, and access lists name users: a token named like
         // a user would send wherever that user may.
         guard try await !users.exists(username: name) else { throw Self.userHasName(name) }
+        if let owner, try await !users.exists(username: owner) {
+            throw AccountRefusal(.userNotFound, "no user is called \(owner): a token's owner is a user")
+        }
         let (secret, hash) = Credentials.newToken()
         let token: APIToken
         do {
-            token = try await tokens.add(name: name, role: role, secretHash: hash, direct: direct)
+            token = try await tokens.add(name: name, role: role, secretHash: hash, direct: direct, owner: owner)
         } catch let error as DAOError where error.code == .duplicate {
             throw AccountRefusal(.nameTaken, "a live token called \(name) exists already")
         }
@@ -257,7 +261,7 @@ public struct AccountService: Sendable {
         }
         await audit.record(action: "token.create", target: AuditTarget(kind: "token", id: name),
                            change: AuditChange.created(["id": .string(token.id.hex), "role": .string(role.rawValue),
-                                                        "direct": .bool(direct)]))
+                                                        "direct": .bool(direct), "owner": .string(owner ?? "")]))
         return secret
     }
 

@@ -51,11 +51,11 @@ public struct Credentials: Sendable {
         let hash = Self.hash(token: secret)
         if let directory, let token = directory.token(secretHash: hash) {
             if directory.shouldNoteUse(of: token, now: tokens.now()) { await tokens.noteUse(of: token) }
-            return Identity(name: token.name, role: token.role, kind: .token, direct: token.direct)
+            return Identity(name: token.name, role: token.role, kind: .token, direct: token.direct, owner: token.owner)
         }
         // Not in memory, or the memory is not confirmed current: the database decides.
         guard let token = try await tokens.find(secretHash: hash) else { return nil }
-        return Identity(name: token.name, role: token.role, kind: .token, direct: token.direct)
+        return Identity(name: token.name, role: token.role, kind: .token, direct: token.direct, owner: token.owner)
     }
 
     /// A bcrypt hash of `password`, computed off the event loops.

@@ -13,14 +13,21 @@ public struct Identity: Sendable, Equatable {
     public var kind: Kind
     /// Whether the caller has the right `direct`: it may send to persons directly (admins may anyway).
     public var direct: Bool
+    /// The user a token acts for (`APIToken.owner`); nil for a user, or a token of its own.
+    public var owner: String?
 
     /// An identity; `direct` is false unless the user or token has the right.
-    public init(name: String, role: Role, kind: Kind, direct: Bool = false) {
+    public init(name: String, role: Role, kind: Kind, direct: Bool = false, owner: String? = nil) {
         self.name = name
         self.role = role
         self.kind = kind
         self.direct = direct
+        self.owner = owner
     }
+
+    /// The person behind the call, for the approval rule's "another person": a user is themselves, a token is its
+    /// owner (a user sending through their own token is still the author), a token of its own is itself.
+    public var person: String { kind == .token ? owner ?? name : name }
 
     /// Whether this caller may send to a subject, given the access lists on the way down to it:
     /// admins always; others only when every non-empty list names them.

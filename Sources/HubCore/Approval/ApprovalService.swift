@@ -11,11 +11,14 @@ import Mongo
 /// expiry, so two approvers racing leave one outcome and an expired request is never sent.
 public struct ApprovalService: Sendable {
     let approvals: ApprovalDAO
-    let messages: MessageDAO
+    let messageDAO: MessageDAO
+    /// Lands an approved correction as any correction (stored, told to the phones).
+    let messages: MessageService
     let cube: CubeCache
     let groups: GroupDAO
     let relay: OutboxHandoff
-    let policy: ApprovalPolicy
+    /// The rules in force, as an admin stored them.
+    public let rules: ApprovalRules
     /// How long the relay retries a message before marking it failed (counted from the approval).
     let relayDeadline: Duration
     /// Where approvals, rejections, expiries and overrides are recorded.
@@ -23,42 +26,111 @@ public struct ApprovalService: Sendable {
     let logger: Logger
     let now: UnixClock
 
-    init(database: MongoDatabase, cube: CubeCache, relay: OutboxHandoff, policy: ApprovalPolicy,
+    init(database: MongoDatabase, messages: MessageService, cube: CubeCache, relay: OutboxHandoff, rules: ApprovalRules,
          relayDeadline: Duration, audit: AuditLog, logger: Logger, now: @escaping UnixClock) {
         self.audit = audit
         self.logger = logger
         self.approvals = ApprovalDAO(database: database)
-        self.messages = MessageDAO(database: database, now: now)
+        self.messageDAO = MessageDAO(database: database, now: now)
+        self.messages = messages
         self.cube = cube
         self.groups = GroupDAO(database: database, now: now)
         self.relay = relay
-        self.policy = policy
+        self.rules = rules
         self.relayDeadline = relayDeadline
         self.now = now
     }
 
-    /// The policy the hub applies (its group size and timeout).
-    public var settings: ApprovalPolicy { policy }
+    /// The rules in force (whether the default rules hold messages, the group size, the timeout).
+    /// - Throws: `DAOError` when they cannot be read.
+    public func settings() async throws -> ApprovalPolicy {
+        try await rules.current()
+    }
 
-    /// Approves the held message `msiKey` as `identity`: it is sent as if just submitted (at its `send_at` if later).
-    /// - Throws: `ApprovalRefusal` (`.needsUser`, `.selfApproval`, `.accessDenied`, `.expired`, `.notPending`);
-    ///   `DAOError` (`.messageNotFound`, `.unavailable`).
-    public func approve(msiKey: ObjectID, as identity: Identity) async throws -> Message {
+    /// Stores `policy` as the rules every replica applies, as the admin `identity`, and records the change in the
+    /// audit log (`settings.approval`). Messages already held stay held; the new rules apply to later sends.
+    /// - Throws: `ApprovalRefusal` `.settingsForbidden` for anyone but an admin user, `.settingsInvalid` for a group
+    ///   size or timeout out of range; `DAOError`.
+    public func updateSettings(_ policy: ApprovalPolicy, as identity: Identity) async throws {
+        guard identity.role == .admin else {
+            throw ApprovalRefusal(.settingsForbidden, "only an admin may change the approval rules")
+        }
+        guard ApprovalPolicy.groupSizes.contains(policy.groupSize) else {
+            throw ApprovalRefusal(.settingsInvalid, "the group size must be \(ApprovalPolicy.groupSizes.lowerBound) to "
+                                  + "\(ApprovalPolicy.groupSizes.upperBound) persons")
+        }
+        guard ApprovalPolicy.timeoutSeconds.contains(policy.timeout.components.seconds) else {
+            throw ApprovalRefusal(.settingsInvalid, "the timeout must be 1 minute to 7 days")
+        }
+        let before = try await rules.current()
+        try await rules.store(policy, by: identity.name, now: now())
+        await audit.record(actor: AuditActor(identity), action: "settings.approval",
+                           target: AuditTarget(kind: "settings", id: "approval"),
+                           change: AuditChange.edit(before: Self.auditFields(before), after: Self.auditFields(policy)))
+    }
+
+    /// The fields of the rules as the audit log records them.
+    static func auditFields(_ policy: ApprovalPolicy) -> BSONDocument {
+        ["defaults": .bool(policy.defaults), "group_size": .int64(policy.groupSize),
+         "timeout_seconds": .int64(policy.timeout.components.seconds)]
+    }
+
+    /// Approves version `version` of what waits on `msiKey` as `identity`: a held message is sent as if just submitted
+    /// (at its `send_at` if later); a correction of an approved message lands and goes to the phones. The version is
+    /// the one the approver read (`approval.version`): an approval of any other is refused, so no text is ever
+    /// approved unseen.
+    /// - Throws: `ApprovalRefusal` (`.needsUser`, `.selfApproval`, `.accessDenied`, `.expired`, `.notPending`,
+    ///   `.stale`, `.versionRequired` when `version` is nil); `EditRefusal` (`.withdrawn`, `.sending`) for a
+    ///   correction; `DAOError` (`.messageNotFound`, `.unavailable`).
+    public func approve(msiKey: ObjectID, version: Int64?, as identity: Identity) async throws -> Message {
         let message = try await checked(msiKey: msiKey, as: identity)
+        guard let version else {
+            throw ApprovalRefusal(.versionRequired, "an approval names the version of the text it approves "
+                                  + "(version \(ApprovalDAO.version(of: message)) awaits): {\"version\": n} or If-Match")
+        }
         let now = self.now()
+        if ApprovalState.of(message, now: now) == .approved, message.document["pending_correction"] != nil {
+            return try await approveCorrection(message, version: version, as: identity)
+        }
+        guard ApprovalDAO.version(of: message) == version else { throw Self.stale(msiKey, message) }
         let sendAt = RelayState(message: message.document)?.sendAt ?? now
         let dueAt = max(sendAt, now)
-        guard let approved = try await approvals.approve(msiKey, by: identity.name, now: now, dueAt: dueAt,
-                                                         deadlineAt: dueAt + relayDeadline.milliseconds) else {
-            throw try await notHeld(msiKey)
+        guard let approved = try await approvals.approve(msiKey, version: version, by: identity.name, now: now,
+                                                         dueAt: dueAt, deadlineAt: dueAt + relayDeadline.milliseconds)
+        else {
+            throw try await notHeld(msiKey, version: version)
         }
         relay.notify()
         await audit.record(actor: AuditActor(identity), action: "message.approve", target: Self.target(msiKey),
-                           change: AuditChange.edit(before: ["state": "awaiting_approval"], after: ["state": "pending"]))
+                           change: AuditChange.edit(before: ["state": "awaiting_approval"],
+                                                    after: ["state": "pending", "version": .int64(version)]))
         return approved
     }
 
-    /// Rejects the held message `msiKey` as `identity` with `reason` (required): it is never sent.
+    /// Lands the correction waiting on `message` at `version`, approved by `identity`.
+    private func approveCorrection(_ message: Message, version: Int64, as identity: Identity) async throws -> Message {
+        let msiKey = message.msiKey
+        guard ApprovalDAO.version(of: message) == version else { throw Self.stale(msiKey, message) }
+        if (message.document[path: "pending_correction.expires_at"]?.int64Value ?? 0) <= now() {
+            throw ApprovalRefusal(.expired, "the correction of \(msiKey.hex) was not approved in time: ask again")
+        }
+        guard try await messages.approveCorrection(msiKey: msiKey, version: version, by: identity) else {
+            throw Self.stale(msiKey, try await messageDAO.get(msiKey: msiKey))
+        }
+        await audit.record(actor: AuditActor(identity), action: "message.approve", target: Self.target(msiKey),
+                           change: AuditChange.edit(before: ["state": "correction_awaiting_approval"],
+                                                    after: ["state": "corrected", "version": .int64(version)]))
+        return try await messageDAO.get(msiKey: msiKey)
+    }
+
+    /// The refusal of an approval of a version that is not the one awaiting approval in `message`.
+    static func stale(_ msiKey: ObjectID, _ message: Message) -> ApprovalRefusal {
+        ApprovalRefusal(.stale, "version \(ApprovalDAO.version(of: message)) of \(msiKey.hex) is the one awaiting "
+                        + "approval, not the one approved: read it again")
+    }
+
+    /// Rejects what waits on `msiKey` as `identity` with `reason` (required): a held message is never sent; a
+    /// correction of an approved message is dropped (the phones keep the approved text).
     /// - Throws: `ApprovalRefusal` as `approve`, and `.reasonRequired`; `DAOError`.
     public func reject(msiKey: ObjectID, reason: String, as identity: Identity) async throws -> Message {
         let reason = ApprovalPolicy.trimmed(reason)
@@ -66,9 +138,21 @@ public struct ApprovalService: Sendable {
             throw ApprovalRefusal(.reasonRequired,
                                   "the field \"reason\" must give 1 to \(MessageService.maximumOverrideReason) characters")
         }
-        _ = try await checked(msiKey: msiKey, as: identity)
+        let message = try await checked(msiKey: msiKey, as: identity)
+        if ApprovalState.of(message, now: now()) == .approved, message.document["pending_correction"] != nil {
+            let version = ApprovalDAO.version(of: message)
+            guard try await approvals.rejectCorrection(msiKey, version: version, by: identity.name, reason: reason,
+                                                       now: now()) else {
+                throw ApprovalRefusal(.notPending, "the correction of \(msiKey.hex) no longer awaits approval")
+            }
+            await audit.record(actor: AuditActor(identity), action: "message.reject", target: Self.target(msiKey),
+                               change: AuditChange.edit(before: ["state": "correction_awaiting_approval"],
+                                                        after: ["state": "correction_rejected",
+                                                                "reason": .string(reason)]))
+            return try await messageDAO.get(msiKey: msiKey)
+        }
         guard let rejected = try await approvals.reject(msiKey, by: identity.name, reason: reason, now: now()) else {
-            throw try await notHeld(msiKey)
+            throw try await notHeld(msiKey, version: nil)
         }
         await audit.record(actor: AuditActor(identity), action: "message.reject", target: Self.target(msiKey),
                            change: AuditChange.edit(before: ["state": "awaiting_approval"],
@@ -76,17 +160,31 @@ public struct ApprovalService: Sendable {
         return rejected
     }
 
-    /// The held messages `identity` may approve (not its own, where it may send), oldest request first.
+    /// The held messages and corrections `identity` may approve (not its own, where it may send), oldest request
+    /// first.
     /// - Throws: `DAOError`.
     public func awaiting(for identity: Identity) async throws -> [Message] {
         guard identity.kind == .user else { return [] }
+        let policy = try await rules.current()
+        let now = self.now()
         var mine: [Message] = []
-        for message in try await approvals.awaiting(now: now()) where message.sender != identity.name {
-            if try await policy.refusal(for: identity, sender: message.sender, maySend: maySend(identity, message)) == nil {
+        for message in try await approvals.awaiting(now: now) + approvals.correctionsAwaiting(now: now) {
+            if try await policy.refusal(for: identity, author: Self.author(of: message, now: now),
+                                        maySend: maySend(identity, message)) == nil {
                 mine.append(message)
             }
         }
         return mine
+    }
+
+    /// The person who wrote the text awaiting approval in `message`: the author of its correction when one waits,
+    /// else the person who sent it (`approval.author`; its sender for a request stored before authors).
+    static func author(of message: Message, now: Int64) -> String {
+        if ApprovalState.of(message, now: now) == .approved,
+           let author = message.document[path: "pending_correction.author"]?.stringValue {
+            return author
+        }
+        return message.document[path: "approval.author"]?.stringValue ?? message.sender
     }
 
     /// The messages admins sent past the approval rule and nobody has reviewed yet, newest first; empty for others.
@@ -143,26 +241,31 @@ public struct ApprovalService: Sendable {
 
     /// The message `msiKey` once `identity` may decide on it.
     private func checked(msiKey: ObjectID, as identity: Identity) async throws -> Message {
-        let message = try await messages.get(msiKey: msiKey)
+        let message = try await messageDAO.get(msiKey: msiKey)
         guard message.document["approval"] != nil else {
             throw ApprovalRefusal(.notPending, "the message \(msiKey.hex) does not await approval")
         }
-        if let refusal = policy.refusal(for: identity, sender: message.sender,
-                                        maySend: try await maySend(identity, message)) {
+        if let refusal = try await rules.current().refusal(for: identity, author: Self.author(of: message, now: now()),
+                                                           maySend: try await maySend(identity, message)) {
             throw refusal
         }
         return message
     }
 
-    /// Why a conditional update matched nothing: the request expired (recorded once), or it is decided already.
-    private func notHeld(_ msiKey: ObjectID) async throws -> ApprovalRefusal {
-        let message = try await messages.get(msiKey: msiKey)
+    /// Why a conditional update matched nothing: the request expired (recorded once), its text changed since
+    /// `version` was read, or it is decided already.
+    private func notHeld(_ msiKey: ObjectID, version: Int64?) async throws -> ApprovalRefusal {
+        let message = try await messageDAO.get(msiKey: msiKey)
         if ApprovalState.of(message, now: now()) == .expired {
             if try await approvals.markExpired(msiKey, now: now()) {
                 await audit.record(actor: .system, action: "message.approval_expire", target: Self.target(msiKey),
                                    change: AuditChange.edit(before: ["state": "awaiting_approval"], after: ["state": "expired"]))
             }
             return ApprovalRefusal(.expired, "the approval request of \(msiKey.hex) expired: it will never be sent")
+        }
+        if let version, ApprovalState.of(message, now: now()) == .awaitingApproval,
+           ApprovalDAO.version(of: message) != version {
+            return Self.stale(msiKey, message)
         }
         return ApprovalRefusal(.notPending, "the message \(msiKey.hex) no longer awaits approval")
     }

@@ -29,10 +29,10 @@ extension MessageService {
     /// What `submission` by `identity` does about approval, given why the policy holds it (`reasons`).
     /// - Throws: `ApprovalRefusal` `.overrideForbidden` for an override by anyone but an admin, `.reasonRequired`
     ///   for an empty or overlong reason.
-    func approvalDecision(_ submission: Submission, reasons: [ApprovalPolicy.Reason], as identity: Identity,
-                          now: Int64) throws -> ApprovalDecision {
+    func approvalDecision(_ submission: Submission, policy: ApprovalPolicy, reasons: [ApprovalPolicy.Reason],
+                          as identity: Identity, now: Int64) throws -> ApprovalDecision {
         if let reason = submission.override {
-            if let refusal = approvalPolicy.overrideRefusal(for: identity) { throw refusal }
+            if let refusal = policy.overrideRefusal(for: identity) { throw refusal }
             let trimmed = ApprovalPolicy.trimmed(reason)
             guard !trimmed.isEmpty, trimmed.count <= Self.maximumOverrideReason else {
                 throw ApprovalRefusal(.reasonRequired,
@@ -42,7 +42,7 @@ extension MessageService {
         }
         guard !reasons.isEmpty else { return ApprovalDecision() }
         return ApprovalDecision(request: ApprovalDAO.request(
-            by: identity.name, at: now, expiresAt: now + approvalPolicy.timeout.milliseconds,
+            by: identity.name, author: identity.person, at: now, expiresAt: now + policy.timeout.milliseconds,
             reasons: reasons.map(\.rawValue)))
     }
 }

@@ -11,6 +11,8 @@ public struct EditRefusal: Error, Sendable, CustomStringConvertible {
         case withdrawn
         /// The relay is sending the message right now; try again in a moment.
         case sending
+        /// The message awaits approval: only its author may correct it (and the approval starts again).
+        case approvalPending
     }
 
     public let code: Code
@@ -33,9 +35,38 @@ public struct MessageCorrection: Sendable {
     public init(title: String? = nil, desc: String? = nil, message: String? = nil, translations: BSONValue? = nil) {
         (self.title, self.desc, self.message, self.translations) = (title, desc, message, translations)
     }
+
+    /// The correction `fields` stores (a correction waiting for approval).
+    init(fields: BSONDocument) {
+        self.init(title: fields["title"]?.stringValue, desc: fields["desc"]?.stringValue,
+                  message: fields["message"]?.stringValue, translations: fields["translations"])
+    }
+
+    /// The fields given, as a correction waiting for approval stores them.
+    var fields: BSONDocument {
+        var fields: BSONDocument = [:]
+        if let title { fields["title"] = .string(title) }
+        if let desc { fields["desc"] = .string(desc) }
+        if let message { fields["message"] = .string(message) }
+        if let translations { fields["translations"] = translations }
+        return fields
+    }
+}
+
+/// What a correction came to: the message as stored after, and whether the new text waits for a second person
+/// (a correction of a message that needed approval: the phones keep the approved text until it is approved).
+public struct CorrectionResult: Sendable {
+    public var message: Message
+    /// True when the new text awaits approval (POST /message/:msiKey/approve names its version).
+    public var awaitsApproval: Bool
 }
 
 /// Correcting and withdrawing a message (PUT and DELETE /message/:msiKey), its sender or an admin.
+///
+/// The approval rule holds for corrections too (`ApprovalPolicy`): a message held for approval is corrected only by
+/// its author, and the request starts again on the new text (a new version, a new expiry); a correction of a message
+/// that was approved waits for a second person itself (`pending_correction`), and lands when approved
+/// (`approveCorrection`), told to the phones as any correction.
 ///
 /// The phones that have a message are told through the message's own relay, as durable as the message was: a
 /// correction or withdrawal adds one component to its `relay` (`correction-<n>`, `withdrawal`) and makes the message
@@ -47,51 +78,126 @@ extension MessageService {
     /// How many times one edit reads the message again when another write changed it in between.
     static let editAttempts = 5
 
-    /// Corrects the message `msiKey` as `identity` asks, and relays the correction to the phones that have it.
-    /// - Throws: `DAOError.messageNotFound`; `EditRefusal` (`.notYours`, `.withdrawn`, `.sending`); `SendRefusal`
-    ///   as POST /message for the texts (`.fieldTooLong`, `.alertNeedsDesc`, `.invalidTranslations`).
-    public func correct(msiKey: ObjectID, with correction: MessageCorrection, as identity: Identity) async throws -> Message {
+    /// Corrects the message `msiKey` as `identity` asks, and relays the correction to the phones that have it; a
+    /// correction of a message that needed approval waits for a second person instead (`awaitsApproval`).
+    /// - Throws: `DAOError.messageNotFound`; `EditRefusal` (`.notYours`, `.withdrawn`, `.sending`,
+    ///   `.approvalPending`); `SendRefusal` as POST /message for the texts (`.fieldTooLong`, `.alertNeedsDesc`,
+    ///   `.invalidTranslations`).
+    public func correct(msiKey: ObjectID, with correction: MessageCorrection,
+                        as identity: Identity) async throws -> CorrectionResult {
         for _ in 0..<Self.editAttempts {
             let (stored, state, sent) = try await editable(msiKey, as: identity)
-            // Being sent: the phones it reached already would not be told; once it is sent they are.
-            if let state, !sent, state.status == .direct || state.status == .pending && state.attempts > 0 {
-                throw EditRefusal(.sending, "the message is being sent right now: try again in a moment")
-            }
-            var broadcast = stored.broadcast
-            if let value = correction.translations {
-                var body: BSONDocument = ["translations": value]
-                if let language = broadcast.language { body["lang"] = .string(language) }
-                broadcast.translations = try Submission.broadcast(from: body, defaultLanguage: defaultLanguage,
-                                                                  now: now()).translations
-                broadcast.language = broadcast.language ?? (broadcast.translations.isEmpty ? nil : defaultLanguage)
-            }
-            let submission = Submission(
-                title: correction.title ?? stored.title, desc: correction.desc ?? stored.desc,
-                message: correction.message ?? stored.message, topicKey: stored.topicKey, recipients: stored.recipients,
-                data: stored.data, distribution: Distribution(rawValue: stored.distribution) ?? .information,
-                broadcast: broadcast)
-            if let refusal = submission.textRefusals.first ?? submission.broadcastRefusal ?? submission.alertRefusal {
-                throw refusal
-            }
-            let before = Self.texts(of: stored, translations: stored.document["translations"]?.documentValue)
-            let after = MessageTexts(title: submission.title, desc: submission.desc, message: submission.message,
-                                     translations: correction.translations == nil ? nil
-                                         : broadcast.document["translations"]?.documentValue ?? [:])
-            let count = stored.document["corrections"]?.arrayValue?.count ?? 0
             let now = self.now()
-            let notice = sent ? RelayNotice(component: .correction(count + 1), dueAt: now,
-                                            deadlineAt: now + relayDeadline.milliseconds,
-                                            markSent: state?.direct == nil ? [] : state?.order ?? []) : nil
-            if try await messages.correct(msiKey: msiKey, expected: state, corrections: count, at: now,
-                                          by: identity.name, before: before, after: after, notice: notice) {
-                if notice != nil { relay.notify() }
-                await audit?.record(actor: AuditActor(identity), action: "message.correct",
-                                    target: AuditTarget(kind: "message", id: msiKey.hex),
-                                    change: AuditChange.edit(before: before.document, after: after.document))
-                return try await messages.get(msiKey: msiKey)
+            switch ApprovalState.of(stored, now: now) {
+            case .awaitingApproval?:
+                // Held: its author rewrites it, and whoever approves reads the new text.
+                guard stored.document[path: "approval.author"]?.stringValue ?? stored.sender == identity.person else {
+                    throw EditRefusal(.approvalPending,
+                                      "the message awaits approval: only its author may correct it")
+                }
+                let timeout = try await approvalRules.current().timeout
+                let restart = CorrectionApprovalStep.restart(version: ApprovalDAO.version(of: stored), requestedAt: now,
+                                                             expiresAt: now + timeout.milliseconds)
+                if try await apply(correction, to: stored, state: state, sent: sent, by: identity, approval: restart) {
+                    return CorrectionResult(message: try await messages.get(msiKey: msiKey), awaitsApproval: true)
+                }
+            case .approved?:
+                // It needed a second person: so does its correction; the phones keep the approved text meanwhile.
+                _ = try correctedTexts(of: stored, with: correction)
+                let timeout = try await approvalRules.current().timeout
+                if try await approvals.requestCorrection(
+                    msiKey, expectedVersion: ApprovalDAO.version(of: stored), correction: correction.fields,
+                    by: identity.name, author: identity.person, now: now, expiresAt: now + timeout.milliseconds) {
+                    await audit?.record(actor: AuditActor(identity), action: "message.correct_request",
+                                        target: AuditTarget(kind: "message", id: msiKey.hex),
+                                        change: AuditChange.created(correction.fields))
+                    return CorrectionResult(message: try await messages.get(msiKey: msiKey), awaitsApproval: true)
+                }
+            default:
+                if try await apply(correction, to: stored, state: state, sent: sent, by: identity) {
+                    return CorrectionResult(message: try await messages.get(msiKey: msiKey), awaitsApproval: false)
+                }
             }
         }
         throw EditRefusal(.sending, "the message changed while it was being corrected: try again")
+    }
+
+    /// Lands the correction of `msiKey` that waited at version `version`, approved by `approver`: stored and told to
+    /// the phones as any correction (the corrections entry names the approver). False when no correction waits at
+    /// that version any more.
+    /// - Throws: `DAOError`; `EditRefusal` (`.withdrawn`, `.sending`); `SendRefusal` when the texts no longer pass
+    ///   the send rules.
+    func approveCorrection(msiKey: ObjectID, version: Int64, by approver: Identity) async throws -> Bool {
+        for _ in 0..<Self.editAttempts {
+            let stored = try await messages.get(msiKey: msiKey)
+            guard let pending = stored.document["pending_correction"]?.documentValue,
+                  ApprovalDAO.version(of: stored) == version else { return false }
+            guard stored.document["withdrawn"] == nil else {
+                throw EditRefusal(.withdrawn, "the message \(msiKey.hex) is withdrawn")
+            }
+            let correction = MessageCorrection(fields: pending["fields"]?.documentValue ?? [:])
+            let (state, sent) = try await relayState(of: stored)
+            let by = Identity(name: pending["requested_by"]?.stringValue ?? stored.sender, role: approver.role,
+                              kind: .user)
+            if try await apply(correction, to: stored, state: state, sent: sent, by: by,
+                               approval: .approved(version: version, by: approver.name)) {
+                return true
+            }
+        }
+        throw EditRefusal(.sending, "the message changed while its correction was being approved: try again")
+    }
+
+    /// The texts `correction` gives `stored`, held to the send rules.
+    /// - Throws: `SendRefusal` (`.fieldTooLong`, `.alertNeedsDesc`, `.invalidTranslations`).
+    private func correctedTexts(of stored: Message, with correction: MessageCorrection) throws
+        -> (submission: Submission, broadcast: Broadcast) {
+        var broadcast = stored.broadcast
+        if let value = correction.translations {
+            var body: BSONDocument = ["translations": value]
+            if let language = broadcast.language { body["lang"] = .string(language) }
+            broadcast.translations = try Submission.broadcast(from: body, defaultLanguage: defaultLanguage,
+                                                              now: now()).translations
+            broadcast.language = broadcast.language ?? (broadcast.translations.isEmpty ? nil : defaultLanguage)
+        }
+        let submission = Submission(
+            title: correction.title ?? stored.title, desc: correction.desc ?? stored.desc,
+            message: correction.message ?? stored.message, topicKey: stored.topicKey, recipients: stored.recipients,
+            data: stored.data, distribution: Distribution(rawValue: stored.distribution) ?? .information,
+            broadcast: broadcast)
+        if let refusal = submission.textRefusals.first ?? submission.broadcastRefusal ?? submission.alertRefusal {
+            throw refusal
+        }
+        return (submission, broadcast)
+    }
+
+    /// Stores `correction` of `stored` (as its relay `state` was read; `sent`: phones may have it) by `identity`, with
+    /// the `approval` step it takes, tells the phones and records it; false when the message changed meanwhile.
+    private func apply(_ correction: MessageCorrection, to stored: Message, state: RelayState?, sent: Bool,
+                       by identity: Identity, approval: CorrectionApprovalStep? = nil) async throws -> Bool {
+        // Being sent: the phones it reached already would not be told; once it is sent they are.
+        if let state, !sent, state.status == .direct || state.status == .pending && state.attempts > 0 {
+            throw EditRefusal(.sending, "the message is being sent right now: try again in a moment")
+        }
+        let (submission, broadcast) = try correctedTexts(of: stored, with: correction)
+        let before = Self.texts(of: stored, translations: stored.document["translations"]?.documentValue)
+        let after = MessageTexts(title: submission.title, desc: submission.desc, message: submission.message,
+                                 translations: correction.translations == nil ? nil
+                                     : broadcast.document["translations"]?.documentValue ?? [:])
+        let count = stored.document["corrections"]?.arrayValue?.count ?? 0
+        let now = self.now()
+        let notice = sent ? RelayNotice(component: .correction(count + 1), dueAt: now,
+                                        deadlineAt: now + relayDeadline.milliseconds,
+                                        markSent: state?.direct == nil ? [] : state?.order ?? []) : nil
+        guard try await messages.correct(msiKey: stored.msiKey, expected: state, corrections: count, at: now,
+                                         by: identity.name, before: before, after: after, notice: notice,
+                                         approval: approval) else { return false }
+        if notice != nil { relay.notify() }
+        var recorded = after.document
+        if case .approved(_, let approver)? = approval { recorded["approved_by"] = .string(approver) }
+        await audit?.record(actor: AuditActor(identity), action: "message.correct",
+                            target: AuditTarget(kind: "message", id: stored.msiKey.hex),
+                            change: AuditChange.edit(before: before.document, after: recorded))
+        return true
     }
 
     /// Withdraws the message `msiKey` as `identity` asks (`reason`, optional): a message not sent yet is cancelled
@@ -136,6 +242,12 @@ extension MessageService {
         guard stored.document["withdrawn"] == nil else {
             throw EditRefusal(.withdrawn, "the message \(msiKey.hex) is withdrawn")
         }
+        let (state, sent) = try await relayState(of: stored)
+        return (stored, state, sent)
+    }
+
+    /// The relay state of `stored` and whether phones may have it.
+    private func relayState(of stored: Message) async throws -> (RelayState?, Bool) {
         let state = RelayState(message: stored.document)
         let sent: Bool
         switch state?.status {
@@ -144,7 +256,7 @@ extension MessageService {
         // Pending: not claimed yet (it goes out as corrected), or being sent or retried (the edit waits for it).
         default: sent = false
         }
-        return (stored, state, sent)
+        return (state, sent)
     }
 
     /// The texts of `message` as a correction records them.

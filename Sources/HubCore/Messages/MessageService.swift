@@ -25,8 +25,10 @@ public struct MessageService: Sendable {
     let now: UnixClock
     /// The language of a message's own texts when it has translations and names none (`DEFAULT_LANGUAGE`).
     var defaultLanguage = "en"
-    /// Which sends wait for a second person's approval (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`).
-    var approvalPolicy = ApprovalPolicy()
+    /// Which sends wait for a second person's approval: the rules an admin stored.
+    let approvalRules: ApprovalRules
+    /// Corrections of approved messages that wait for a second person.
+    let approvals: ApprovalDAO
     /// Where every stored send is recorded (`message.send`); nil: not recorded (a service built alone in a test).
     var audit: AuditLog?
 
@@ -61,6 +63,9 @@ public struct MessageService: Sendable {
         public var broadcast: Broadcast
         /// An admin's reason to send at once past the approval rule (`override`), flagged for review; nil: none.
         public var override: String?
+
+        /// The highest urgency the message reaches, its escalation's re-sends included (what the approval rule judges).
+        var highestUrgency: Urgency { ApprovalPolicy.highestUrgency(urgency, ack: ack) }
 
         public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
                     data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default,
@@ -108,8 +113,9 @@ public struct MessageService: Sendable {
         }
         let now = self.now()
         // A sample of a topic counts as the topic.
-        let approval = try approvalDecision(submission, reasons: approvalPolicy.reasons(
-            location: location, urgency: submission.urgency), as: identity, now: now)
+        let policy = try await approvalRules.current()
+        let approval = try approvalDecision(submission, policy: policy, reasons: policy.reasons(
+            location: location, urgency: submission.highestUrgency), as: identity, now: now)
         let dueAt = max(submission.sendAt ?? now, now)
         // A sample goes device by device, like a message to persons: any worker takes it over, never this process.
         let sampled = submission.broadcast.sample != nil
@@ -164,8 +170,9 @@ public struct MessageService: Sendable {
         }
         if let refusal = RecipientPolicy.refusal(for: identity, recipients: recipients, groups: found) { throw refusal }
         let now = self.now()
-        let approval = try approvalDecision(submission, reasons: approvalPolicy.reasons(
-            groups: found, urgency: submission.urgency), as: identity, now: now)
+        let policy = try await approvalRules.current()
+        let approval = try approvalDecision(submission, policy: policy, reasons: policy.reasons(
+            recipients: recipients, groups: found, urgency: submission.highestUrgency), as: identity, now: now)
         let dueAt = max(submission.sendAt ?? now, now)
         // Never sent by the storing process itself: a fan-out is long, and any worker may take it over.
         let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },

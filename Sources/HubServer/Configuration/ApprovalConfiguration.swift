@@ -1,22 +1,24 @@
 import HubCore
 
 extension HubConfiguration {
-    /// The approval policy the environment gives: `APPROVAL_GROUP_SIZE` (members, default 500), `APPROVAL_TIMEOUT`
-    /// (seconds, or a number with s, m or h such as `90m` or `1h`; default 1 h, at most 7 days) and
-    /// `APPROVAL_DEFAULTS` (on, or off: only channels, areas and subjects marked `"approval": "required"` hold).
+    /// The approval rules the environment gives, stored on the first start only (`ApprovalRules`; an admin changes
+    /// them in the portal after): `APPROVAL_GROUP_SIZE` (members, default 500), `APPROVAL_TIMEOUT` (seconds, or a
+    /// number with s, m or h such as `90m` or `1h`; default 1 h, at most 7 days) and `APPROVAL_DEFAULTS` (off by
+    /// default: only channels, areas and subjects marked `"approval": "required"` hold; on: the default rules too).
     /// - Throws: `ConfigurationError` naming a variable whose value cannot be used.
     static func approvalPolicy(_ environment: [String: String]) throws -> ApprovalPolicy {
         var policy = ApprovalPolicy()
-        if let size = try environment.number("APPROVAL_GROUP_SIZE", in: 1...10_000_000) { policy.groupSize = Int64(size) }
+        let sizes = Int(ApprovalPolicy.groupSizes.lowerBound)...Int(ApprovalPolicy.groupSizes.upperBound)
+        if let size = try environment.number("APPROVAL_GROUP_SIZE", in: sizes) { policy.groupSize = Int64(size) }
         if let text = environment["APPROVAL_TIMEOUT"], !text.isEmpty {
-            guard let seconds = Self.durationSeconds(text), (60...7 * 24 * 3600).contains(seconds) else {
+            guard let seconds = Self.durationSeconds(text), ApprovalPolicy.timeoutSeconds.contains(Int64(seconds)) else {
                 throw ConfigurationError("APPROVAL_TIMEOUT must be seconds or a duration such as 90m or 1h, from 1 minute to 7 days, not \"\(text)\"")
             }
             policy.timeout = .seconds(seconds)
         }
         switch environment["APPROVAL_DEFAULTS"]?.lowercased() {
-        case nil, "", "on": break
-        case "off": policy.defaults = false
+        case nil, "", "off": break
+        case "on": policy.defaults = true
         default: throw ConfigurationError("APPROVAL_DEFAULTS must be on or off")
         }
         return policy

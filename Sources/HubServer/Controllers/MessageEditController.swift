@@ -18,7 +18,9 @@ struct MessageEditController {
     }
 
     /// PUT /message/:msiKey `{"title"?, "desc"?, "message"?, "translations"?}`: replaces those texts (the send rules
-    /// of POST /message), records the correction and relays it; 200 with the message as stored.
+    /// of POST /message), records the correction and relays it; 200 with the message as stored. 202 when the new text
+    /// waits for a second person (a held message corrected by its author, or a correction of an approved message:
+    /// `pending_correction`); 409 `approval_pending` for anyone else's correction of a held message.
     @Sendable func correct(request: Request, context: HubRequestContext) async throws -> Response {
         let identity = try context.caller()
         let msiKey = try context.parameters.objectID("msiKey")
@@ -35,10 +37,10 @@ struct MessageEditController {
               || correction.translations != nil else {
             throw HubError.invalid(.missingField, "a correction gives at least one of title, desc, message, translations")
         }
-        let message = try await Self.mapped {
+        let result = try await Self.mapped {
             try await services.messages.correct(msiKey: msiKey, with: correction, as: identity)
         }
-        return JSONResponse.make(.document(message.document))
+        return JSONResponse.make(.document(result.message.document), status: result.awaitsApproval ? .accepted : .ok)
     }
 
     /// DELETE /message/:msiKey (optional body `{"reason"}` or `?reason=`): withdraws the message; 200 with the message
@@ -61,7 +63,17 @@ struct MessageEditController {
         return JSONResponse.make(.document(message.document))
     }
 
-    /// Runs `body`, its `EditRefusal` answered as 403 `forbidden` or 409 (`message_withdrawn`, `conflict`).
+    /// Runs `body`, its `EditRefusal` answered as 403 `forbidden` or 409 (`message_withdrawn`, `conflict`,
+    /// `approval_pending`).
+    static func mapped<T>(_ body: () async throws -> T) async throws -> T {
+        try await EditRefusalMapping.mapped(body)
+    }
+}
+
+/// How every route answers an `EditRefusal`: once, here.
+enum EditRefusalMapping {
+    /// Runs `body`, its `EditRefusal` answered as 403 `forbidden` or 409 (`message_withdrawn`, `conflict`,
+    /// `approval_pending`).
     static func mapped<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
@@ -70,6 +82,7 @@ struct MessageEditController {
             case .notYours: throw HubError(.forbidden, .forbidden, refusal.message)
             case .withdrawn: throw HubError(.conflict, .messageWithdrawn, refusal.message)
             case .sending: throw HubError(.conflict, .conflict, refusal.message)
+            case .approvalPending: throw HubError(.conflict, .approvalPending, refusal.message)
             }
         }
     }

@@ -65,6 +65,10 @@ extension HubError {
         case .expired: self.init(.conflict, .approvalExpired, refusal.message)
         case .overrideForbidden: self.init(.forbidden, .overrideForbidden, refusal.message)
         case .reasonRequired: self.init(.unprocessableContent, .reasonRequired, refusal.message)
+        case .stale: self.init(.conflict, .approvalStale, refusal.message)
+        case .versionRequired: self.init(.unprocessableContent, .versionRequired, refusal.message)
+        case .settingsForbidden: self.init(.forbidden, .forbidden, refusal.message)
+        case .settingsInvalid: self.init(.unprocessableContent, .settingsInvalid, refusal.message)
         }
     }
 

@@ -38,6 +38,8 @@ public struct HubError: HTTPResponseError, Sendable {
             case approvalAccessDenied = "approval_access_denied", approvalNotPending = "approval_not_pending"
             case approvalExpired = "approval_expired", overrideForbidden = "override_forbidden"
             case reasonRequired = "reason_required"
+            case approvalStale = "approval_stale", approvalPending = "approval_pending"
+            case versionRequired = "version_required", settingsInvalid = "settings_invalid"
         }
         fileprivate let value: Value
         fileprivate init(_ value: Value) { self.value = value }
@@ -161,6 +163,14 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let overrideForbidden = Code(.overrideForbidden)
         /// 422: a rejection or an override needs a reason.
         public static let reasonRequired = Code(.reasonRequired)
+        /// 409: the approval names a version of the text that is no longer the one awaiting approval.
+        public static let approvalStale = Code(.approvalStale)
+        /// 409: the message awaits approval: only its author may correct it.
+        public static let approvalPending = Code(.approvalPending)
+        /// 422: an approval names no version (`version` in the body, or `If-Match`).
+        public static let versionRequired = Code(.versionRequired)
+        /// 422: approval settings out of range (group size, timeout).
+        public static let settingsInvalid = Code(.settingsInvalid)
 
         /// Every code, for the check that `openapi.json` lists them all.
         public static var allCases: [Code] { Value.allCases.map(Code.init) }

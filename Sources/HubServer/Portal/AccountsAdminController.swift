@@ -154,7 +154,9 @@ struct AccountsAdminController {
         }
         let secret: String
         do {
-            secret = try await services.accounts.createToken(name: name, role: role, direct: entry.direct)
+            // A token made in the portal acts for the admin who made it (the approval rule's "same person").
+            secret = try await services.accounts.createToken(name: name, role: role, direct: entry.direct,
+                                                             owner: try context.loggedInUser().identity.name)
         } catch let refusal as AccountRefusal where refusal.code == .nameTaken {
             entry.errors["name"] = "A user or a live token is called \(name) already."
             return try await tokensPage(context: context, values: entry.values, errors: entry.errors)

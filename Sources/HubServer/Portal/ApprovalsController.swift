@@ -36,10 +36,19 @@ struct ApprovalsController {
     @Sendable func approve(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.loggedInUser()
         let msiKey = try Self.msiKey(context)
+        // The version the page showed: what the approver read is what is approved, or nothing is.
+        guard let version = Int64(context.form.trimmed("version")) else {
+            return try await page(context: context, error: "Reload the page: it did not say which version you approve.",
+                                  status: .unprocessableContent)
+        }
         do {
-            _ = try await services.approvals.approve(msiKey: msiKey, as: user.identity)
+            _ = try await services.approvals.approve(msiKey: msiKey, version: version, as: user.identity)
         } catch let refusal as ApprovalRefusal {
-            return try await page(context: context, error: refusal.message, status: HubError(refusal).status)
+            let text = refusal.code == .stale
+                ? "The text changed since you read it: read the new version below, then decide." : refusal.message
+            return try await page(context: context, error: text, status: HubError(refusal).status)
+        } catch let refusal as EditRefusal {
+            return try await page(context: context, error: refusal.message, status: .conflict)
         }
         return .redirect(to: "/portal/approvals?done=approved")
     }
@@ -83,6 +92,22 @@ struct ApprovalsController {
             row["expires"] = (approval?["expires_at"]?.int64Value).map { PortalTime.text(milliseconds: $0) } ?? ""
             row["reasons"] = (approval?["reasons"]?.arrayValue ?? []).compactMap(\.stringValue)
                 .map(Self.reasonText).joined(separator: "; ")
+            row["version"] = ApprovalDAO.version(of: message)
+            // A correction of an approved message: the texts asked for, beside what the phones show now.
+            if let pending = message.document["pending_correction"]?.documentValue,
+               ApprovalState.of(message, now: services.now()) == .approved {
+                let fields = pending["fields"]?.documentValue ?? [:]
+                row["isCorrection"] = true
+                row["title"] = fields["title"]?.stringValue ?? message.title
+                row["desc"] = fields["desc"]?.stringValue ?? message.desc
+                row["hasDesc"] = !(fields["desc"]?.stringValue ?? message.desc).isEmpty
+                row["message"] = fields["message"]?.stringValue ?? message.message
+                row["approvedTitle"] = message.title
+                row["approvedMessage"] = message.message
+                row["requestedBy"] = pending["requested_by"]?.stringValue ?? ""
+                row["expires"] = (pending["expires_at"]?.int64Value).map { PortalTime.text(milliseconds: $0) } ?? ""
+                row["reasons"] = "a correction of a message that needed approval"
+            }
             if let override = message.document["override"]?.documentValue {
                 row["overrideBy"] = override["by"]?.stringValue ?? ""
                 row["overrideReason"] = override["reason"]?.stringValue ?? ""

@@ -43,5 +43,6 @@ struct Portal {
         AccountsAdminController(services: services, pages: pages).addRoutes(to: admins)
         GroupsAdminController(services: services, pages: pages).addRoutes(to: admins)
         AuditAdminController(services: services, pages: pages).addRoutes(to: admins)
+        SettingsAdminController(services: services, pages: pages).addRoutes(to: admins)
     }
 }

@@ -48,10 +48,11 @@ struct PortalEditController {
             throw PortalError(status: .unprocessableContent, title: "Nothing to correct",
                               message: "The texts are as they were: change one, then send the correction.")
         }
+        var held = false
         try await Self.edit(failing: "Not corrected") {
-            _ = try await services.messages.correct(msiKey: msiKey, with: correction, as: user.identity)
+            held = try await services.messages.correct(msiKey: msiKey, with: correction, as: user.identity).awaitsApproval
         }
-        return .redirect(to: "/portal/messages/\(msiKey.hex)?done=corrected")
+        return .redirect(to: "/portal/messages/\(msiKey.hex)?done=\(held ? "correction_held" : "corrected")")
     }
 
     /// POST /portal/messages/:msiKey/withdraw (`reason`, optional): withdraws the message from the phones that have

@@ -248,6 +248,8 @@ struct SendController {
     static let doneNotices = [
         "resend": "The message goes again, within moments, to the devices that have not answered.",
         "corrected": "The correction is stored; the phones that have the message get the corrected texts.",
+        "correction_held": "The correction waits for a second person's approval; until then the phones keep the "
+            + "approved texts.",
         "withdrawn": "The message is withdrawn: the phones that have it remove it, and nobody gets it any more.",
     ]
 
