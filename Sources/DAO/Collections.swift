@@ -55,6 +55,9 @@ public enum CollectionName {
     public static let receiptCounts = "receipt_counts"
     /// The audit log: append-only, hash-chained, one document per recorded action (`AuditDAO`); never a secret.
     public static let audit = "audit"
+    /// Which persons acknowledged a message to persons and groups, one document per (message, person) whatever device
+    /// they answered on (`PersonAcknowledgementDAO`).
+    public static let personAcknowledgements = "person_acknowledgements"
     /// Settings an admin changes while the hub runs, shared by every replica: one document per setting
     /// (`SettingsDAO`; `_id: "approval"` holds the approval rules).
     public static let settings = "settings"
@@ -107,6 +110,8 @@ public enum DatabaseIndexes {
             let deliveries = database.collection(CollectionName.deliveries)
             for name in DeliveryDAO.retiredIndexes { try await deliveries.dropIndex(named: name) }
             try await database.collection(CollectionName.quietDeferrals).createIndexes(QuietDeferralDAO.indexes)
+            try await database.collection(CollectionName.personAcknowledgements)
+                .createIndexes(PersonAcknowledgementDAO.indexes)
             try await database.collection(CollectionName.webhookDeliveries).createIndexes(WebhookDeliveryDAO.indexes)
             try await database.collection(CollectionName.audit).createIndexes(AuditDAO.indexes)
         }

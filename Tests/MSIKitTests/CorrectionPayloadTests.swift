@@ -54,4 +54,27 @@ struct CorrectionPayloadTests {
         // Again (a retry of the relay): nothing left to remove.
         #expect(try await client.receive(payload: ["msi_key": key, "withdrawn": "1"]) == nil)
     }
+
+    @Test func anAcknowledgementOnAnotherDeviceMarksTheMessageAndLeavesTheOthers() async throws {
+        let key = "65f0c0ffee0000000000c0e5"
+        let other = "65f0c0ffee0000000000c0e6"
+        _ = try await client.receive(payload: ListenerTests.dataComponent(key: key, dist: "Alert"))
+        _ = try await client.receive(payload: ListenerTests.dataComponent(key: other, dist: "Alert"))
+        // The hub's background notice: the person answered on their other phone.
+        let received = try await client.receive(payload: ["msi_key": key, "acknowledged": "1"])
+        guard case .acknowledged(let message) = try #require(received) else {
+            Issue.record("an acknowledgement elsewhere must say so, got \(String(describing: received))")
+            return
+        }
+        #expect(message.msiKey == key && message.acknowledged)
+        let stored = try await client.store.messages()
+        #expect(stored.first { $0.msiKey == key }?.acknowledged == true)
+        #expect(stored.first { $0.msiKey == other }?.acknowledged == false)
+        // A notice of a message this device never stored changes nothing, and is not taken for a message.
+        #expect(try await client.receive(payload: ["msi_key": "65f0c0ffee0000000000c0e7", "acknowledged": "1"]) == nil)
+        #expect(try await client.store.messages().count == 2)
+        // Acknowledging on this device marks it too.
+        try? await client.acknowledge(msiKey: other)
+        #expect(try await client.store.messages().first { $0.msiKey == other }?.acknowledged == true)
+    }
 }

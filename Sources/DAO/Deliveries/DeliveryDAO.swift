@@ -143,6 +143,22 @@ public struct DeliveryDAO: Sendable {
         return counts
     }
 
+    /// How many distinct persons `message`'s deliveries reach (one aggregation over its range of the `_id` index);
+    /// deliveries that name no person (a topic's devices) are not counted.
+    /// - Throws: `DAOError`.
+    public func personCount(of message: ObjectID) async throws -> Int64 {
+        var match = Self.range(of: message)
+        match["person"] = ["$gt": ""]
+        let rows = try await mapErrors {
+            try await deliveries.aggregate([
+                ["$match": .document(match)],
+                ["$group": ["_id": "$person"]],
+                ["$group": ["_id": .null, "n": ["$sum": 1]]],
+            ])
+        }
+        return rows.first?["n"]?.int64Value ?? 0
+    }
+
     /// Up to `limit` deliveries of `message` after the `_id` `after` (nil: from the first), in `_id` order: a page of
     /// the delivery report, read from the `_id` index alone (a stored delivery holds no registration).
     /// - Throws: `DAOError`.

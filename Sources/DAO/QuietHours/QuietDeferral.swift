@@ -40,6 +40,26 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
     public var via: Delivery.Via?
     /// The device's locale when it was held back: the send goes in its language.
     public var locale: String?
+    /// What this send tells the device instead of the message itself; nil: the message.
+    public var notice: Notice?
+
+    /// A notice a device gets about a message it has, sent through the same durable per-device queue.
+    public enum Notice: String, Sendable {
+        /// Its person acknowledged the message on another device: a background data message (`acknowledged: "1"`)
+        /// on which the app removes the notification and marks the message acknowledged.
+        case acknowledged
+    }
+
+    /// A pending notice of `message` for `device` (its registration and platform), due at `dueAt`: its `_id` is
+    /// "<message _id hex>/<device id hex>/<notice>", apart from a held-back send of the message itself.
+    public static func notice(_ notice: Notice, message: ObjectID, msiKey: ObjectID, device: ObjectID,
+                              registration: String, platform: Platform, dueAt: Int64) -> QuietDeferral {
+        var deferral = QuietDeferral(message: message, msiKey: msiKey, device: device, registration: registration,
+                                     platform: platform, quietTopic: "", dueAt: dueAt)
+        deferral.notice = notice
+        deferral.id += "/\(notice.rawValue)"
+        return deferral
+    }
 
     /// A new pending deferral of `message` for `device` (its registration and platform), due at `dueAt`; `person`
     /// (and `group`) for a message to persons and groups.
@@ -79,6 +99,7 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
         self.group = document["group"]?.stringValue
         self.via = document["via"]?.stringValue.flatMap(Delivery.Via.init(rawValue:))
         self.locale = document["locale"]?.stringValue
+        self.notice = document["notice"]?.stringValue.flatMap(Notice.init(rawValue:))
     }
 
     /// The delivery this deferral holds back (a message to persons and groups), to record its answer on; nil for a
@@ -98,6 +119,7 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
         if let group { document["group"] = .string(group) }
         if let via { document["via"] = .string(via.rawValue) }
         if let locale { document["locale"] = .string(locale) }
+        if let notice { document["notice"] = .string(notice.rawValue) }
         return document
     }
 

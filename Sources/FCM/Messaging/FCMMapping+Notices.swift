@@ -5,6 +5,9 @@ public enum FCMNotice: String, Sendable, Hashable {
     case correction
     /// The message was withdrawn: a background data message with `withdrawn: "1"`, nothing shown.
     case withdrawal
+    /// Its person acknowledged the message on another device: a background data message with `acknowledged: "1"`,
+    /// on which the app removes the notification it shows and marks the message acknowledged.
+    case acknowledged
 }
 
 extension FCMMapping {
@@ -56,6 +59,12 @@ extension FCMMapping {
             return false
         }
         switch notice {
+        case .acknowledged:
+            let data = ["msi_key": message.msiKey, "acknowledged": "1"]
+            var wire = Wire.Message(notification: nil, data: data, android: backgroundAndroid(message),
+                                    apns: backgroundAPNS(message))
+            target.apply(to: &wire)
+            return request(component, wire, options, size: payloadSize(data: data, notification: nil), false)
         case .withdrawal:
             var data = ["msi_key": message.msiKey, "withdrawn": "1"]
             if topicKey { data["topic_key"] = message.topicKey }

@@ -42,8 +42,20 @@ public struct ReceiptReport: Sendable {
     public var platforms: [Platform: PlatformReach]
     /// A topic message's channel and area.
     public var channel: Named?, area: Named?
-    /// A page of devices that have not acknowledged, in device order.
+    /// A page of devices that have not acknowledged, in device order (for a message to persons and groups, devices
+    /// whose person acknowledged on another device are not among them).
     public var silent: [Silent]
+    /// For a message to persons and groups, acknowledged by a person on any of their devices: the persons it
+    /// reached and those who acknowledged; nil for a topic message (acknowledged per device).
+    public var persons: PersonReach?
+
+    /// The persons a message to persons and groups reached, and who of them acknowledged.
+    public struct PersonReach: Sendable, Equatable {
+        /// Distinct persons among its deliveries.
+        public var audience: Int64
+        /// Persons who acknowledged it on any of their devices.
+        public var acknowledged: Int64
+    }
     /// The cursor of the next page (a device id), or nil at the end.
     public var next: String?
 }
@@ -77,11 +89,12 @@ extension ReceiptService {
         var report = ReceiptReport(msiKey: msiKey, audienceKind: message.recipients == nil ? "topic" : "persons",
                                    audience: audience.devices, relayState: relayState,
                                    fcmAccepted: audience.fcmAccepted, counts: counts, notAnswered: 0,
-                                   unreachable: audience.unreachable, platforms: [:], silent: [], next: nil)
+                                   unreachable: audience.unreachable, platforms: [:], silent: [], persons: nil,
+                                   next: nil)
         let size = Self.readSize(limit: limit, audience: audience.devices, acknowledged: counts.byEvent[.acknowledged] ?? 0)
         switch audience.source {
         case .deliveries:
-            (report.silent, report.next) = try await silentDeliveries(of: message.id, audience: audience, size: size,
+            (report.silent, report.next) = try await silentDeliveries(of: message, audience: audience, size: size,
                                                                       after: cursor, limit: limit)
         case .subscriptions:
             (report.silent, report.next) = try await silentSubscribers(of: message, audience: audience, size: size,
@@ -93,6 +106,11 @@ extension ReceiptService {
             report.area = ReceiptReport.Named(id: place.area, name: location?.area.name)
         }
         report.notAnswered = max(0, report.audience - (counts.byEvent[.acknowledged] ?? 0))
+        if message.recipients != nil {
+            report.persons = ReceiptReport.PersonReach(
+                audience: try await deliveries.personCount(of: message.id),
+                acknowledged: try await personAcknowledgements.count(message: message.id))
+        }
         for platform in Set(audience.platforms.keys).union(counts.byPlatform.keys) {
             let events = counts.byPlatform[platform] ?? [:]
             report.platforms[platform] = ReceiptReport.PlatformReach(
@@ -146,9 +164,10 @@ extension ReceiptService {
 
     /// A page of the message's deliveries whose device has not acknowledged: read between the stored audience's
     /// marks, or (while it is not stored) a page after the cursor.
-    private func silentDeliveries(of message: ObjectID, audience: ReachAudience, size: Int, after cursor: ObjectID?,
+    private func silentDeliveries(of stored: Message, audience: ReachAudience, size: Int, after cursor: ObjectID?,
                                   limit: Int) async throws -> ([ReceiptReport.Silent], String?) {
-        try await silentPage(limit: limit, cursor: cursor, size: size, read: { after, size in
+        let message = stored.id
+        return try await silentPage(limit: limit, cursor: cursor, size: size, read: { after, size in
             let through = audience.mark(after: after, spans: size / ReachAudience.pageSpan)
             let rows = audience.marks.isEmpty
                 ? try await deliveries.page(of: message, after: after.map { Delivery.id(message: message, device: $0) },
@@ -157,7 +176,14 @@ extension ReceiptService {
             return (rows.map { ReceiptReport.Silent(device: $0.device, person: $0.person, platform: $0.platform) },
                     Self.next(after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
                               full: rows.count == size))
-        }, acknowledged: { try await receipts.acknowledged(message: message, devices: $0) })
+        }, acknowledged: { rows in
+            let devices = try await receipts.acknowledged(message: message, devices: rows.map(\.device))
+            // A message to persons: a person who acknowledged on one device answered on all of them.
+            guard stored.recipients != nil else { return devices }
+            let persons = try await personAcknowledgements.acknowledged(
+                message: message, persons: rows.compactMap(\.person).filter { !$0.isEmpty })
+            return devices.union(rows.filter { $0.person.map(persons.contains) == true }.map(\.device))
+        })
     }
 
     /// A page of the devices that want the message's topic and have not acknowledged: read between the stored
@@ -172,7 +198,7 @@ extension ReceiptService {
             return (rows.map { ReceiptReport.Silent(device: $0.device, person: nil, platform: $0.platform) },
                     Self.next(after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
                               full: rows.count == size))
-        }, acknowledged: { try await receipts.acknowledged(message: message.id, devices: $0) })
+        }, acknowledged: { try await receipts.acknowledged(message: message.id, devices: $0.map(\.device)) })
     }
 
     /// How many audience rows a read of the report takes: enough, at the share of the audience that has not
@@ -197,7 +223,7 @@ extension ReceiptService {
     private func silentPage(
         limit: Int, cursor: ObjectID?, size: Int,
         read: (ObjectID?, Int) async throws -> (rows: [ReceiptReport.Silent], next: ObjectID?),
-        acknowledged: ([ObjectID]) async throws -> Set<ObjectID>
+        acknowledged: ([ReceiptReport.Silent]) async throws -> Set<ObjectID>
     ) async throws -> ([ReceiptReport.Silent], String?) {
         var found: [ReceiptReport.Silent] = []
         var after = cursor
@@ -205,7 +231,7 @@ extension ReceiptService {
         while scanned < Self.scanLimit {
             let (rows, next) = try await read(after, size)
             scanned += rows.count
-            let answered = rows.isEmpty ? [] : try await acknowledged(rows.map(\.device))
+            let answered = rows.isEmpty ? [] : try await acknowledged(rows)
             for row in rows where !answered.contains(row.device) {
                 if found.count == limit { return (found, found.last?.device.hex) }
                 found.append(row)

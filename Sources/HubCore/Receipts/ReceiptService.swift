@@ -22,6 +22,12 @@ public struct ReceiptService: Sendable {
     let reachAudiences: ReachAudienceDAO
     /// The webhook outbox, where each new acknowledgement becomes a `message.acknowledged` event.
     let events: WebhookEventDAO
+    /// Which persons acknowledged which messages to persons and groups.
+    let personAcknowledgements: PersonAcknowledgementDAO
+    /// The devices of a person who acknowledged, to tell the others.
+    let devices: DeviceDAO
+    /// The durable per-device sends, where the other devices' notices wait for the relay.
+    let deferrals: QuietDeferralDAO
     let cube: CubeCache
     let logger: Logger
     let now: UnixClock
@@ -55,6 +61,9 @@ public struct ReceiptService: Sendable {
         self.relayProgress = RelayProgressDAO(database: database)
         self.reachAudiences = ReachAudienceDAO(database: database)
         self.events = WebhookEventDAO(database: database, now: now)
+        self.personAcknowledgements = PersonAcknowledgementDAO(database: database, now: now)
+        self.devices = DeviceDAO(database: database, now: now)
+        self.deferrals = QuietDeferralDAO(database: database, now: now)
         self.cube = cube
         self.logger = logger
         self.now = now
@@ -174,7 +183,35 @@ public struct ReceiptService: Sendable {
                              metadata: ["msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
                                         "error": .string("\(error)")])
             }
+            guard message.recipients != nil, let person = receipt.person else { continue }
+            do {
+                try await recordPersonAcknowledgement(message, by: person, on: receipt)
+            } catch {
+                logger.error("a person's acknowledgement could not be recorded for their other devices",
+                             metadata: ["msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
+                                        "error": .string("\(error)")])
+            }
         }
+    }
+
+    /// A message to persons and groups is acknowledged by a person, on any of their devices: the first time, each
+    /// other device of theirs that has the message is told (a background notice, `acknowledged: "1"`, queued for the
+    /// relay's durable per-device sends), then the person is recorded as having answered (the escalation leaves all
+    /// their devices alone, the report counts them). The notices first: a crash in between tells the devices again at
+    /// the next acknowledgement, never leaves them untold.
+    func recordPersonAcknowledgement(_ message: Message, by person: String, on receipt: Receipt) async throws {
+        guard try await personAcknowledgements.acknowledged(message: message.id, persons: [person]).isEmpty else { return }
+        let others = try await devices.active(ofPersons: [person]).filter { $0.id != receipt.device }
+        if !others.isEmpty {
+            let reached = try await deliveries.reached(message.id, devices: others.map(\.id))
+            let time = now()
+            try await deferrals.schedule(others.filter { reached.contains($0.id) }.map { device in
+                QuietDeferral.notice(.acknowledged, message: message.id, msiKey: message.msiKey, device: device.id,
+                                     registration: device.registration, platform: device.platform, dueAt: time)
+            })
+        }
+        _ = try await personAcknowledgements.record(message: message.id, person: person, device: receipt.device,
+                                                    at: receipt.at)
     }
 
     /// The payload of a `message.acknowledged` event.

@@ -101,6 +101,10 @@ struct ReceiptController {
             guard let named else { continue }
             document[key] = ["id": .string(named.id), "name": named.name.map(BSONValue.string) ?? .null]
         }
+        if let persons = report.persons {
+            document["persons"] = ["audience": .int64(persons.audience), "acknowledged": .int64(persons.acknowledged),
+                                   "not_answered": .int64(max(0, persons.audience - persons.acknowledged))]
+        }
         document["not_answered_devices"] = .array(report.silent.map { silent in
             var row: BSONDocument = ["device": .string(silent.device.hex)]
             if let person = silent.person { row["person"] = .string(person) }

@@ -185,6 +185,7 @@ public final class MSIClient: Sendable {
     ///   leaves the receipt queued; a response the message did not offer is refused by the hub and dropped.
     public func acknowledge(msiKey: String, response: String? = nil) async throws(MSIKitError) {
         try await receipts.enqueue(msiKey, .acknowledged, response: response.flatMap { $0.isEmpty ? nil : $0 })
+        try await store.markAcknowledged(msiKey: msiKey)
         await sendReceiptsIfPossible()
     }
 

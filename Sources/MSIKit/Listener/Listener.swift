@@ -22,6 +22,8 @@ struct Listener: Sendable {
         switch payload {
         case .withdrawal(let msiKey):
             return try await withdraw(msiKey)
+        case .acknowledged(let msiKey):
+            return try await acknowledged(msiKey)
         case .correction(let message):
             return try await correct(message)
         default:
@@ -35,7 +37,7 @@ struct Listener: Sendable {
         case .background(let message):
             try await apply(message)
             return nil
-        case .correction, .withdrawal:
+        case .correction, .withdrawal, .acknowledged:
             return nil  // taken above
         case .reference(let msiKey, byCatchUp: true):
             guard let registration else { throw MSIKitError(.notRegistered, "The device is not registered.") }
@@ -70,6 +72,16 @@ struct Listener: Sendable {
             return nil
         }
         return .withdrawn(stored)
+    }
+
+    /// Marks a message its person acknowledged on another device and removes its delivered notification
+    /// (`DeliveredNotifications`); returns `.acknowledged` with the message, or nil when it is not stored.
+    func acknowledged(_ msiKey: String) async throws(MSIKitError) -> ReceivedMessage? {
+        DeliveredNotifications.remove(msiKey: msiKey)
+        guard try await store.markAcknowledged(msiKey: msiKey), var stored = try await store.message(msiKey: msiKey)
+        else { return nil }
+        stored.acknowledged = true
+        return .acknowledged(stored)
     }
 
     /// Takes a message as the hub shows it (a catch-up's, or one read by its key): stores it, or, when it is not to

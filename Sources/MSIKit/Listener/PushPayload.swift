@@ -15,6 +15,9 @@ enum PushPayload: Sendable, Hashable {
     case correction(Message)
     /// The sender withdrew a message (`withdrawn` "1"): the app removes it, and its notification.
     case withdrawal(msiKey: String)
+    /// The person acknowledged a message on another of their devices (`acknowledged` "1"): the app removes its
+    /// notification and marks it acknowledged.
+    case acknowledged(msiKey: String)
 
     /// Reads a payload (every value a string). A message to a subject carries `topic_key`; one to persons or groups
     /// carries `audience` (and `group`, when it came through a group) instead, and the sender's own keys beside the
@@ -30,6 +33,10 @@ enum PushPayload: Sendable, Hashable {
         }
         if data["withdrawn"] == "1" {
             self = .withdrawal(msiKey: msiKey)
+            return
+        }
+        if data["acknowledged"] == "1" {
+            self = .acknowledged(msiKey: msiKey)
             return
         }
         let fields = ["dist", "title", "desc", "message", "timestamp"]
@@ -74,6 +81,7 @@ enum PushPayload: Sendable, Hashable {
         "msi_key", "topic_key", "dist", "title", "desc", "message", "timestamp", "truncated", "audience", "group",
         "urgency", "ack", "ack_responses", "from", "message_type", "collapse_key", "aps", "lang", "translations",
         "image", "kind", "dismissible", "display", "expires_at", "correction", "withdrawn",
+        "acknowledged",
     ]
 
     /// Whether `key` is the hub's or FCM's (the names above, and every `google…` or `gcm…` key FCM adds).
@@ -93,7 +101,7 @@ enum PushPayload: Sendable, Hashable {
         case .reference(let msiKey, _): msiKey
         case .background(let message): message.msiKey
         case .correction(let message): message.msiKey
-        case .withdrawal(let msiKey): msiKey
+        case .withdrawal(let msiKey), .acknowledged(let msiKey): msiKey
         }
     }
 

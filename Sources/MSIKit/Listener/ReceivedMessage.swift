@@ -10,11 +10,15 @@ public enum ReceivedMessage: Sendable, Hashable {
     /// The sender withdrew a message: it is removed from the store (and, on Apple platforms, its delivered
     /// notification); the app removes it from what it shows. The message as it was stored.
     case withdrawn(Message)
+    /// The person acknowledged a message on another of their devices: it is marked acknowledged in the store
+    /// (`Message.acknowledged`) and its delivered notification removed; the app shows it answered.
+    case acknowledged(Message)
 
     /// The stored message (for `withdrawn`, as it was before it was removed).
     public var message: Message {
         switch self {
-        case .alert(_, _, let message), .information(let message), .corrected(let message), .withdrawn(let message):
+        case .alert(_, _, let message), .information(let message), .corrected(let message), .withdrawn(let message),
+             .acknowledged(let message):
             message
         }
     }

@@ -116,6 +116,10 @@ struct LocalDatabase: Sendable {
         migrator.registerMigration("corrections") { db in
             try db.execute(sql: "ALTER TABLE Message ADD COLUMN corrected INTEGER NOT NULL DEFAULT 0")
         }
+        // Acknowledged: whether the person answered the message, here or on another of their devices.
+        migrator.registerMigration("acknowledged") { db in
+            try db.execute(sql: "ALTER TABLE Message ADD COLUMN acknowledged INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 

@@ -49,6 +49,9 @@ public struct Message: Sendable, Hashable, Codable {
     public var expiresAt: Date?
     /// Whether the sender corrected its texts after it arrived (a correction replaced them).
     public var corrected = false
+    /// Whether the person acknowledged it, on this device (`MSIClient.acknowledge`) or on another of theirs (the hub
+    /// tells every device of a person who answered): the app shows it answered and offers no button.
+    public var acknowledged = false
 
     /// Creates a message from its fields.
     public init(

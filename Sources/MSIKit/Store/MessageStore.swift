@@ -113,6 +113,16 @@ public final class MessageStore: Sendable {
         }
     }
 
+    /// Marks the message with this `msiKey` acknowledged by its person; returns whether it is stored.
+    /// - Throws: `MSIKitError` `.database`.
+    @discardableResult
+    public func markAcknowledged(msiKey: String) async throws(MSIKitError) -> Bool {
+        try await database.write { db in
+            try db.execute(sql: "UPDATE Message SET acknowledged = 1 WHERE msi_key = ?", arguments: [msiKey])
+            return db.changesCount > 0
+        }
+    }
+
     /// Deletes the message with this `msiKey`; returns whether there was one (removeMessage).
     /// - Throws: `MSIKitError` `.database`.
     @discardableResult
@@ -162,7 +172,7 @@ public final class MessageStore: Sendable {
 
     private static let select =
         #"SELECT msi_key, topic_key, dist, title, "desc", message, timestamp, data, audience, group_id, urgency, ack, "#
-            + #"ack_responses, lang, translations, image, kind, dismissible, expires_at, corrected FROM Message"#
+            + #"ack_responses, lang, translations, image, kind, dismissible, expires_at, corrected, acknowledged FROM Message"#
 
     /// A message's data as stored: a JSON object of strings with sorted keys, or NULL when it is empty.
     static func json(_ data: [String: String]) -> String? {
@@ -230,5 +240,6 @@ extension Message {
             expiresAt: (row["expires_at"] as Int64?).map { Date(timeIntervalSince1970: Double($0) / 1000) }
         )
         self.corrected = row["corrected"] ?? false
+        self.acknowledged = row["acknowledged"] ?? false
     }
 }

@@ -12,12 +12,14 @@ import Mongo
 /// the database (`AcknowledgementDAO`); nothing lives only in one process. A step is a round of re-sends or the end:
 /// - a round, while fewer than `resend` were made: the message's audience (its deliveries, fixed when it was sent,
 ///   `AckAudience`) is read a page at a time in delivery order, the devices with an `acknowledged` receipt are left
-///   out, and every other one still registered gets the message again by token, one urgency level up and at least
+///   out (and, for a message to persons and groups, every device of a person who acknowledged on any of their
+///   devices: `PersonAcknowledgementDAO`), and every other one still registered gets the message again by token, one urgency level up and at least
 ///   time-sensitive (`RelayMessage.Urgency.escalated`: APNs interruption level and Android priority follow from the
 ///   mapping), through the shared gate and pacer. Each page's counts are added to the round (`ack.rounds`) with how
 ///   far it got, so a replica that takes over resumes after it. The next step is due `within_s` after the round.
 /// - the end, after the last round's `within_s` (or at once when the message's ttl ran out): the devices that never
-///   acknowledged, and their persons, are emitted once as `message.unacknowledged` (nothing when everyone answered),
+///   acknowledged, and their persons (each with their devices), are emitted once as `message.unacknowledged`
+///   (nothing when everyone answered),
 ///   and the escalation is marked finished.
 ///
 /// At least once: a replica that dies after sending a page and before recording it leaves that page to be re-sent by
@@ -40,6 +42,8 @@ public struct EscalationWorker: Sendable {
     let acknowledgements: AcknowledgementDAO
     let deliveries: DeliveryDAO
     let receipts: ReceiptDAO
+    /// The persons who acknowledged a message to persons and groups, on any device.
+    let personAcknowledgements: PersonAcknowledgementDAO
     let devices: DeviceDAO
     let events: WebhookEventDAO
     let sends: PacedSends
@@ -58,6 +62,7 @@ public struct EscalationWorker: Sendable {
         self.acknowledgements = AcknowledgementDAO(database: database, now: now)
         self.deliveries = DeliveryDAO(database: database, now: now)
         self.receipts = ReceiptDAO(database: database, now: now)
+        self.personAcknowledgements = PersonAcknowledgementDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
         self.events = WebhookEventDAO(database: database, now: now)
         self.sends = sends
@@ -113,8 +118,7 @@ public struct EscalationWorker: Sendable {
             }
             let page = try await deliveries.page(of: id, after: cursor, limit: configuration.pageSize)
             guard let last = page.last else { break }
-            let answered = try await receipts.acknowledged(message: id, devices: page.map(\.device))
-            let silent = page.filter { !answered.contains($0.device) }
+            let silent = try await unanswered(page, of: progress.message)
             let counts = try await resend(progress.message, as: relayMessage, to: silent)
             if Task.isCancelled { return try await acknowledgements.release(message: id, lease: lease) }
             guard try await acknowledgements.progress(round: round, message: id, lease: lease, cursor: last.id,
@@ -185,6 +189,18 @@ public struct EscalationWorker: Sendable {
         return counts
     }
 
+    /// The deliveries of `page` not answered: their device has no acknowledgement of `message`, nor (a message to
+    /// persons and groups, acknowledged by a person on any of their devices) has their person. A topic message and a
+    /// sample keep per-device acknowledgement.
+    private func unanswered(_ page: [Delivery], of message: Message) async throws -> [Delivery] {
+        let answered = try await receipts.acknowledged(message: message.id, devices: page.map(\.device))
+        let silent = page.filter { !answered.contains($0.device) }
+        guard message.recipients != nil, !silent.isEmpty else { return silent }
+        let persons = try await personAcknowledgements.acknowledged(
+            message: message.id, persons: silent.map(\.person).filter { !$0.isEmpty })
+        return silent.filter { !persons.contains($0.person) }
+    }
+
     /// The end: `message.unacknowledged` naming the devices that never acknowledged and their persons (none when
     /// every device did), then the escalation marked finished.
     private func end(_ progress: AckProgress, lease: String) async throws {
@@ -194,8 +210,7 @@ public struct EscalationWorker: Sendable {
         while true {
             let page = try await deliveries.page(of: id, after: cursor, limit: configuration.pageSize)
             guard let last = page.last else { break }
-            let answered = try await receipts.acknowledged(message: id, devices: page.map(\.device))
-            silent += page.filter { !answered.contains($0.device) }
+            silent += try await unanswered(page, of: progress.message)
             cursor = last.id
             if page.count < configuration.pageSize { break }
         }
@@ -206,15 +221,20 @@ public struct EscalationWorker: Sendable {
             let unnamed = silent.filter { $0.person.isEmpty }.map(\.device)
             let bound = unnamed.isEmpty ? [:] : try await devices.devices(unnamed)
             var persons: [String] = []
-            var seen: Set<String> = []
+            var devicesOf: [String: [BSONValue]] = [:]
             for delivery in silent {
                 let person = delivery.person.isEmpty ? bound[delivery.device]?.person : delivery.person
-                if let person, seen.insert(person).inserted { persons.append(person) }
+                guard let person else { continue }
+                if devicesOf[person] == nil { persons.append(person) }
+                devicesOf[person, default: []].append(.string(delivery.device.hex))
             }
             try await events.emit("message.unacknowledged", payload: [
                 "msi_key": .string(progress.message.msiKey.hex), "title": .string(progress.message.title),
                 "devices": .array(silent.map { .string($0.device.hex) }),
                 "persons": .array(persons.map(BSONValue.string)),
+                "unacknowledged": .array(persons.map { person in
+                    ["person": .string(person), "devices": .array(devicesOf[person] ?? [])]
+                }),
             ])
         }
         guard try await acknowledgements.finish(message: id, lease: lease, silent: Int64(silent.count)) else { return }

@@ -98,8 +98,15 @@ public struct QuietDeferralSender: Sendable {
         if message.document["withdrawn"] != nil {
             return try await record(deferral, .failed, code: "withdrawn")
         }
-        // In the device's language when the message has it.
-        let requests = deferral.delivery.map {
+        // A notice about the message (its person acknowledged it elsewhere) in place of the message; else the
+        // message, in the device's language when the message has it.
+        let requests = deferral.notice.map { notice in
+            switch notice {
+            case .acknowledged:
+                [FCMMapping.noticeRequest(.acknowledged, for: relayMessage, token: deferral.registration,
+                                          component: .device, options: mapping)]
+            }
+        } ?? deferral.delivery.map {
             [FCMMapping.deviceRequest(for: relayMessage, token: deferral.registration, audience: FanOutSender.audience(of: $0),
                                       options: mapping, language: deferral.locale)]
         } ?? FCMMapping.requests(for: relayMessage, token: deferral.registration, options: mapping,

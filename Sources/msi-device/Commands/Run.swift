@@ -42,9 +42,9 @@ struct Run: AsyncParsableCommand {
     /// Prints a new message and, with `--auto-ack`, acknowledges it (`ACK <msi_key>`).
     private func arrived(_ received: ReceivedMessage, client: MSIClient) async {
         Output.arrival(received)
-        // A correction or withdrawal is of a message answered (or not) already.
+        // A correction, withdrawal or acknowledgement elsewhere is of a message answered (or not) already.
         switch received {
-        case .corrected, .withdrawn: return
+        case .corrected, .withdrawn, .acknowledged: return
         case .alert, .information: break
         }
         guard autoAck else { return }

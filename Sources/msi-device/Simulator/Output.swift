@@ -19,6 +19,7 @@ enum Output {
         case .information(let message): line("INFO \(message.title)\(audience(of: message))")
         case .corrected(let message): line("corrected \(message.msiKey): \(message.title)")
         case .withdrawn(let message): line("withdrawn \(message.msiKey)")
+        case .acknowledged(let message): line("acknowledged \(message.msiKey)")
         }
     }
 
