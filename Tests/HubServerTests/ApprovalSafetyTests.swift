@@ -233,4 +233,31 @@ struct ApprovalSafetyTests {
                 as: .communicator, expect: .created)
         }
     }
+
+    @Test func anAdminTurnsTheRulesOnInThePortalsSettingsPage() async throws {
+        try await HubHarness.with(seed: PortalTests.seed) { hub in
+            var admin = PortalBrowser(hub: hub)
+            _ = try await admin.login("root", PortalTests.adminPassword)
+            let page = try await admin.get("/portal/admin/settings")
+            #expect(page.status == .ok && page.text.contains("id=\"approval-defaults\"") && !page.text.contains("checked"))
+            let csrf = try PortalBrowser.csrf(in: page)
+            // Without the CSRF token nothing changes; out of range is 422 with the field named.
+            #expect(try await admin.post("/portal/admin/settings/approval", ["defaults": "on", "group_size": "50",
+                                                                            "timeout_minutes": "30"]).status == .forbidden)
+            let bad = try await admin.post("/portal/admin/settings/approval", [
+                "_csrf": csrf, "defaults": "on", "group_size": "0", "timeout_minutes": "30"])
+            #expect(bad.status == .unprocessableContent && bad.text.contains("1 to 10,000,000"))
+            #expect(try await hub.request(.get, "/settings/approval", as: .admin).json()["defaults"] == false)
+            let saved = try await admin.post("/portal/admin/settings/approval", [
+                "_csrf": csrf, "defaults": "on", "group_size": "50", "timeout_minutes": "30"])
+            #expect(saved.status == .seeOther)
+            #expect(try await hub.request(.get, "/settings/approval", as: .admin).json()
+                    == ["defaults": true, "group_size": 50, "timeout_seconds": 1800])
+            #expect(try await admin.get("/portal/admin/settings").text.contains("checked"))
+            // A communicator may not see the page.
+            var ann = PortalBrowser(hub: hub)
+            _ = try await ann.login("ann", HubHarness.annPassword)
+            #expect(try await ann.get("/portal/admin/settings").status == .forbidden)
+        }
+    }
 }
