@@ -163,7 +163,7 @@ struct ReceiptTests {
             ], as: phone, on: hub)
             #expect(results.map(\.status) == ["stored", "rejected", "rejected", "rejected", "rejected", "rejected",
                                               "rejected", "stored", "stored"])
-            #expect(results.map(\.code) == [nil, "message_not_found", "message_not_found", "not_a_recipient",
+            #expect(results.map(\.code) == [nil, "not_a_recipient", "not_a_recipient", "not_a_recipient",
                                             "invalid_response", "invalid_response", "invalid_response", nil, nil])
             #expect(try await hub.database.collection(CollectionName.receipts).countDocuments() == 3)
             // The books reader may report the books message, not the hours one.
@@ -201,6 +201,155 @@ struct ReceiptTests {
         }
     }
 
+    // MARK: Only the audience, bounded
+
+    /// Subscribes (`true`) or unsubscribes `handset` to `topic` through its own route, then lets a millisecond pass
+    /// so that what happens next happens later.
+    static func wish(_ want: Bool, _ topic: String, for handset: Handset, on hub: HubHarness) async throws {
+        let response = try await hub.request(want ? .put : .delete, "/device/\(handset.id.hex)/subscriptions/\(topic)",
+                                             as: .token(handset.secret))
+        #expect(response.status == (want ? .ok : .noContent), "\(response.text)")
+        try await Task.sleep(for: .milliseconds(5))
+    }
+
+    /// Sends a topic message, then lets a millisecond pass.
+    static func sendLater(_ topic: String, on hub: HubHarness) async throws -> String {
+        let key = try await sendTopic(topic, distribution: "Information", on: hub)
+        try await Task.sleep(for: .milliseconds(5))
+        return key
+    }
+
+    @Test func aDeviceThatUnsubscribedBeforeAMessageWasSentIsNotARecipient() async throws {
+        let left = Handset("left-before"), stayed = Handset("stayed"), leftAfter = Handset("left-after")
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([left, stayed, leftAfter], in: database)
+        }) { hub in
+            for handset in [left, stayed, leftAfter] { try await Self.wish(true, Self.booksTopic, for: handset, on: hub) }
+            try await Self.wish(false, Self.booksTopic, for: left, on: hub)
+            let key = try await Self.sendLater(Self.booksTopic, on: hub)
+            try await Self.wish(false, Self.booksTopic, for: leftAfter, on: hub)
+
+            #expect(try await Self.post([Self.entry(key, "received")], as: left, on: hub).map(\.code)
+                == ["not_a_recipient"])
+            // Those subscribed when it was sent report it, even one that left since.
+            #expect(try await Self.post([Self.entry(key, "received")], as: stayed, on: hub).map(\.status) == ["stored"])
+            #expect(try await Self.post([Self.entry(key, "received")], as: leftAfter, on: hub).map(\.status)
+                == ["stored"])
+            #expect(try await hub.database.collection(CollectionName.receipts).countDocuments() == 2)
+        }
+    }
+
+    @Test func aDeviceThatSubscribedAfterAMessageWasSentIsNotARecipient() async throws {
+        let late = Handset("subscribed-late"), back = Handset("came-back")
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([late, back], in: database)
+        }) { hub in
+            try await Self.wish(true, Self.booksTopic, for: back, on: hub)
+            try await Self.wish(false, Self.booksTopic, for: back, on: hub)
+            let before = try await Self.sendLater(Self.booksTopic, on: hub)
+            try await Self.wish(true, Self.booksTopic, for: late, on: hub)
+            try await Self.wish(true, Self.booksTopic, for: back, on: hub)
+            let after = try await Self.sendLater(Self.booksTopic, on: hub)
+
+            for handset in [late, back] {
+                #expect(try await Self.post([Self.entry(before, "received"), Self.entry(after, "received")],
+                                            as: handset, on: hub).map(\.code) == ["not_a_recipient", nil])
+            }
+            let receipts = try await hub.database.collection(CollectionName.receipts).find([:])
+            #expect(receipts.count == 2)
+        }
+    }
+
+    @Test func aResponseOver200BytesIs422AndChangesNothing() async throws {
+        let phone = Handset("long-answer")
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([phone], topics: [Self.hoursTopic], in: database)
+        }) { hub in
+            let key = try await Self.sendTopic(Self.hoursTopic, on: hub)
+            let path = "/device/\(phone.id.hex)/receipts"
+            // One character of 60 KB (a letter and 30,000 combining accents), and 201 bytes in 101 characters.
+            let huge = "e" + String(repeating: "\u{301}", count: 30_000)
+            #expect(huge.count == 1 && huge.utf8.count > 60_000)
+            for response in [huge, String(repeating: "é", count: 100) + "x"] {
+                let refused = try await hub.request(.post, path, as: .token(phone.secret), json:
+                    "[\(Self.entry(key, "received")), \(Self.entry(key, "acknowledged", response: response))]")
+                #expect(refused.status == .unprocessableContent)
+                #expect(refused.errorCode == "field_too_long")
+            }
+            #expect(try await hub.database.collection(CollectionName.receipts).countDocuments() == 0)
+            #expect(try await hub.database.collection(CollectionName.receiptCounts).countDocuments() == 0)
+            // 200 bytes is the limit, and is taken.
+            #expect(try await Self.post([Self.entry(key, "acknowledged", response: String(repeating: "é", count: 100))],
+                                        as: phone, on: hub).map(\.status) == ["stored"])
+        }
+    }
+
+    @Test func freeTextResponsesAreCountedInOneBucketNotAsFieldsOfTheCounts() async throws {
+        let phones = (0..<3).map { Handset("free-text-\($0)") }
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed(phones, topics: [Self.hoursTopic], in: database)
+            _ = try await MessageDAO(database: database).add(MessageDraft(
+                title: "Are you safe?", desc: "", message: "Answer please.", topicKey: Self.hoursTopic,
+                distribution: .alert, sender: "bulletin-bot",
+                extra: ["ack": ["responses": ["I'm safe", "I need help"], "within_s": 600, "resend": 2]]))
+        }) { hub in
+            let free = try await Self.sendTopic(Self.hoursTopic, on: hub)
+            let asking = try #require(try await hub.database.collection(CollectionName.message)
+                .findOne(["title": "Are you safe?"])?["msi_key"]?.objectIDValue?.hex)
+            for (index, phone) in phones.enumerated() {
+                let text = "Answer \(index) with a dot. and a $ sign " + String(repeating: "z", count: index * 40)
+                #expect(try await Self.post([Self.entry(free, "acknowledged", response: text),
+                                             Self.entry(asking, "acknowledged", response: "I'm safe")],
+                                            as: phone, on: hub).map(\.status) == ["stored", "stored"])
+            }
+            let messages = hub.database.collection(CollectionName.message)
+            func counts(_ key: String) async throws -> BSONDocument {
+                let msiKey = try #require(ObjectID(hex: key))
+                let id = try #require(try await messages.findOne(["msi_key": .objectID(msiKey)])?["_id"])
+                let counts = hub.database.collection(CollectionName.receiptCounts)
+                return try #require(try await counts.findOne(["_id": id]))
+            }
+            let freeCounts = try await counts(free)
+            #expect(freeCounts["responses"] == nil)
+            #expect(freeCounts["free_text"]?.int64Value == 3)
+            #expect(freeCounts.keys.sorted() == ["_id", "area", "channel", "events", "free_text", "pending", "platforms"])
+            // Offered responses keep their own names.
+            let askingCounts = try await counts(asking)
+            #expect(askingCounts["responses"]?.documentValue?.keys == ["I'm safe"])
+            #expect(askingCounts["free_text"] == nil)
+            let report = try await hub.request(.get, "/message/\(free)/receipts", as: .communicator).json()
+            #expect(report["free_text_responses"]?.int64Value == 3)
+            #expect(report["responses"]?.documentValue?.isEmpty == true)
+            // The text itself is kept with the receipt (and goes to webhooks).
+            let stored = try await hub.database.collection(CollectionName.receipts).find(["response": ["$exists": true]])
+            #expect(stored.count == 6)
+        }
+    }
+
+    @Test func anUnknownKeyAndAKeyTheDeviceMayNotSeeAnswerAlike() async throws {
+        let phone = Handset("oracle-probe"), reader = Handset("books-only")
+        try await HubHarness.with(seed: { database in
+            try await HubHarness.legacy(database)
+            try await Self.seed([phone], topics: [Self.hoursTopic], in: database)
+            try await Self.seed([reader], topics: [Self.booksTopic], in: database)
+        }) { hub in
+            let books = try await Self.sendTopic(Self.booksTopic, distribution: "Information", on: hub)
+            let path = "/device/\(phone.id.hex)/receipts"
+            let json = "[\(Self.entry(ObjectID().hex, "received")), \(Self.entry(books, "received"))]"
+            let response = try await hub.request(.post, path, as: .token(phone.secret), json: json)
+            #expect(response.status == .ok)
+            let results = try response.json()["results"]?.arrayValue?.compactMap(\.documentValue) ?? []
+            #expect(results.count == 2)
+            let shapes = results.map { result in result.filter { $0.key != "index" }.map { "\($0.key)=\($0.value)" } }
+            #expect(shapes.first == shapes.last)
+            #expect(results.first?["code"] == "not_a_recipient")
+        }
+    }
+
     // MARK: The report
 
     @Test func theReportOfATopicMessageCountsExactly() async throws {
@@ -229,8 +378,9 @@ struct ReceiptTests {
             #expect(body["audience_kind"] == "topic")
             #expect(["audience", "fcm_accepted", "received", "opened", "acknowledged", "not_answered", "unreachable"]
                 .map { body[$0]?.int64Value } == [3, 3, 3, 1, 2, 1, 0])
-            #expect(body[path: "responses"]?.documentValue?.keys == ["On my way"])
-            #expect(body["responses"]?.documentValue?["On my way"]?.int64Value == 1)
+            // The message offered no responses: "On my way" is free text, counted, not named.
+            #expect(body[path: "responses"]?.documentValue?.isEmpty == true)
+            #expect(body["free_text_responses"]?.int64Value == 1)
             #expect(body[path: "platforms.android.audience"]?.int64Value == 2)
             #expect(body[path: "platforms.android.acknowledged"]?.int64Value == 2)
             #expect(body[path: "platforms.ios.audience"]?.int64Value == 1)
@@ -347,7 +497,7 @@ struct ReceiptTests {
             let after = try await hub.request(.get, path, as: .communicator).json()
             #expect(["received", "opened", "acknowledged"].map { after[$0]?.int64Value } == [1, 0, 1])
             #expect(after[path: "platforms.ios.acknowledged"]?.int64Value == 1)
-            #expect(after["responses"]?.documentValue?["Seen"]?.int64Value == 1)
+            #expect(after["free_text_responses"]?.int64Value == 1)
             #expect(try await counts.findOne(["_id": .objectID(message)])?["pending"]?.arrayValue?.isEmpty == true)
             // The device posting it again is told it was stored before, and nothing is counted twice.
             #expect(try await Self.post([Self.entry(key, "acknowledged", response: "Seen")], as: b, on: hub)

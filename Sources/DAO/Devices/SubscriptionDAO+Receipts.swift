@@ -1,24 +1,25 @@
 import Mongo
 
 extension SubscriptionDAO {
-    /// For each of `registrations`, which of `topics` it has a wish for, either way: topics it receives or received
-    /// before it opted out (a receipt's proof that its device could have received a message of them); a registration
-    /// with none is absent. The devices of many requests at once: one query per 64 registrations, on the
-    /// `registration.topic` index.
+    /// For each of `registrations`, its wishes for `topics`, either way and with their turns (a receipt's proof
+    /// that its device was in the audience of a message of them); a registration with none is absent. The devices
+    /// of many requests at once: one query per 64 registrations, on the `registration.topic` index.
     /// - Throws: `DAOError`.
-    public func topics(everWishedBy registrations: [String], among topics: [String]) async throws -> [String: Set<String>] {
+    public func wishes(of registrations: [String], for topics: [String]) async throws
+        -> [String: [String: WishRecord]] {
         guard !topics.isEmpty else { return [:] }
-        var found: [String: Set<String>] = [:]
+        var found: [String: [String: WishRecord]] = [:]
         for chunk in IDChunks.of(Array(Set(registrations))) {
             let documents = try await mapErrors {
                 try await collection.find(["registration": ["$in": .array(chunk.map(BSONValue.string))],
                                            "topic": ["$in": .array(topics.map(BSONValue.string))]],
-                                          options: FindOptions(projection: ["registration": 1, "topic": 1]))
+                                          options: FindOptions(projection: ["registration": 1, "topic": 1, "want": 1,
+                                                                            "turns": 1]))
             }
             for document in documents {
                 guard let registration = document["registration"]?.stringValue,
                       let topic = document["topic"]?.stringValue else { continue }
-                found[registration, default: []].insert(topic)
+                found[registration, default: [:]][topic] = WishRecord(document: document)
             }
         }
         return found

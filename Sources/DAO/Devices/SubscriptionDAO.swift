@@ -75,12 +75,19 @@ public struct SubscriptionDAO: Sendable {
         guard old != device.registration else { return }
         let documents = try await mapErrors { try await collection.find(["registration": .string(old), "gone": ["$ne": true]]) }
         let wishes = documents.compactMap(TopicSubscription.init(document:))
-        try await insertMissing(wishes.filter(\.want).map { (device, $0.topic) })
+        // Their turns travel with them: the registration's device stays in the audiences it was in.
+        var turns: [String: [WishRecord.Turn]] = [:]
+        for document in documents {
+            if let topic = document["topic"]?.stringValue { turns[topic] = WishRecord(document: document).turns }
+        }
+        try await insertMissing(wishes.filter(\.want).map { (device, $0.topic) }, turns: turns)
         let unwanted = wishes.filter { !$0.want }.map(\.topic)
         if !unwanted.isEmpty {
             // Opt-outs travel too, as wishes nobody applies.
             _ = try await mapErrors {
-                try await collection.insertMany(unwanted.map { newDocument(device: device, topic: $0, want: false) }, ordered: false)
+                try await collection.insertMany(unwanted.map {
+                    newDocument(device: device, topic: $0, want: false, turns: turns[$0] ?? [])
+                }, ordered: false)
             }
         }
         try await removeRegistration(old)
@@ -99,24 +106,44 @@ public struct SubscriptionDAO: Sendable {
     /// Sets `want` on the documents matching `filter`, with `pending` right whatever each one's `applied`. A call to
     /// FCM in flight for one of them is recorded by the reconciler as what FCM then has, pending again where that
     /// differs from the new wish. Gone documents (`gone`) stay until the reconciler has removed them at FCM, even
-    /// those FCM is not known to have: a call in flight may be adding them.
+    /// those FCM is not known to have: a call in flight may be adding them. Where `want` turns, the same update
+    /// records the turn (`turns`), so the document tells when its registration was in a topic's audience. One bulk
+    /// write of updates with disjoint filters.
     func setWant(_ want: Bool, where filter: BSONDocument, gone: Bool = false) async throws {
         let time = now()
         var settled: BSONDocument = ["want": .bool(want), "pending": false, "updated_at": .int64(time)]
         var unsettled: BSONDocument = ["want": .bool(want), "pending": true, "due_at": .int64(time), "attempts": 0,
                                        "updated_at": .int64(time)]
         if gone { settled["gone"] = true; unsettled["gone"] = true }
-        _ = try await mapErrors {
+        let cases: [(state: BSONDocument, set: BSONDocument)] = [
             // Already as wanted at FCM: nothing to apply (gone: the reconciler removes the document).
-            try await collection.updateMany(merging(filter, ["applied": .bool(want)]),
-                                            ["$set": .document(gone ? unsettled : settled)])
+            (["applied": .bool(want)], gone ? unsettled : settled),
             // Not as wanted at FCM: the reconciler's work.
-            try await collection.updateMany(merging(filter, ["applied": .bool(!want), "dormant": ["$ne": true]]),
-                                            ["$set": .document(unsettled)])
+            (["applied": .bool(!want), "dormant": ["$ne": true]], unsettled),
             // A registration FCM called gone: recorded, applied if it registers again (`wake`).
-            try await collection.updateMany(merging(filter, ["applied": .bool(!want), "dormant": true]),
-                                            ["$set": .document(settled)])
+            (["applied": .bool(!want), "dormant": true], settled),
+        ]
+        // Each case as the wish was: unchanged, or turning (a filter that names `want` has one of the two).
+        let before = filter["want"]?.boolValue.map { [$0] } ?? [want, !want]
+        let statements = cases.flatMap { state, set in
+            before.map { was in
+                var update: BSONDocument = ["$set": .document(set)]
+                if was != want { update["$push"] = .document(Self.turn(to: want, at: time)) }
+                return UpdateStatement(filter: merging(merging(filter, state), ["want": .bool(was)]), update: update,
+                                       many: true)
+            }
         }
+        _ = try await mapErrors { try await collection.bulkUpdate(statements) }
+    }
+
+    /// How many turns of its wish a document keeps (`turns`, the newest): a registration that changed its mind more
+    /// often since a message was sent can no longer show it was in that message's audience.
+    static let turnsKept = 16
+
+    /// The `$push` that records a turn of `want` at `time` (Unix ms) and keeps the newest `turnsKept`.
+    static func turn(to want: Bool, at time: Int64) -> BSONDocument {
+        ["turns": ["$each": .array([.document(WishRecord.Turn(at: time, want: want).document)]),
+                   "$slice": .int64(-Int64(turnsKept))]]
     }
 
     // MARK: Rollouts
@@ -180,10 +207,13 @@ public struct SubscriptionDAO: Sendable {
     }
 
     /// Inserts a wish for each pair that has none (a duplicate key means one exists: kept as it is).
-    func insertMissing(_ pairs: [(Device, String)], want: Bool = true) async throws {
+    func insertMissing(_ pairs: [(Device, String)], want: Bool = true, turns: [String: [WishRecord.Turn]] = [:])
+        async throws {
         guard !pairs.isEmpty else { return }
         for start in stride(from: 0, to: pairs.count, by: 1_000) {
-            let documents = pairs[start..<min(start + 1_000, pairs.count)].map { newDocument(device: $0.0, topic: $0.1, want: want) }
+            let documents = pairs[start..<min(start + 1_000, pairs.count)].map {
+                newDocument(device: $0.0, topic: $0.1, want: want, turns: turns[$0.1])
+            }
             do {
                 _ = try await mapErrors { try await collection.insertMany(documents, ordered: false) }
             } catch let error as DAOError where error.code == .duplicate {
@@ -192,9 +222,10 @@ public struct SubscriptionDAO: Sendable {
         }
     }
 
-    private func newDocument(device: Device, topic: String, want: Bool) -> BSONDocument {
+    private func newDocument(device: Device, topic: String, want: Bool, turns: [WishRecord.Turn]? = nil)
+        -> BSONDocument {
         newDocument(id: ObjectID(), device: device.id, registration: device.registration, platform: device.platform,
-                    topic: topic, want: want)
+                    topic: topic, want: want, turns: turns)
     }
 
     private func newDocument(_ subscription: TopicSubscription) -> BSONDocument {
@@ -202,14 +233,17 @@ public struct SubscriptionDAO: Sendable {
                     platform: subscription.platform, topic: subscription.topic, want: subscription.want)
     }
 
+    /// A new wish; one for the topic records its first turn (`turns`), unless `turns` carries an earlier
+    /// registration's (a moved wish keeps when it was wanted).
     private func newDocument(id: ObjectID, device: ObjectID, registration: String, platform: Platform, topic: String,
-                             want: Bool) -> BSONDocument {
+                             want: Bool, turns: [WishRecord.Turn]? = nil) -> BSONDocument {
         let time = now()
+        let turns = turns ?? (want ? [WishRecord.Turn(at: time, want: true)] : [])
         return [
             "_id": .objectID(id), "device": .objectID(device), "registration": .string(registration),
             "platform": .string(platform.rawValue), "topic": .string(topic), "want": .bool(want),
             "applied": false, "pending": .bool(want), "due_at": .int64(time), "attempts": 0,
-            "updated_at": .int64(time),
+            "updated_at": .int64(time), "turns": .array(turns.map { .document($0.document) }),
         ]
     }
 

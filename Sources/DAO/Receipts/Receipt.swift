@@ -18,17 +18,21 @@ public struct Receipt: Sendable, Equatable {
     public var event: Event
     /// The person's answer, for `.acknowledged`.
     public var response: String?
+    /// Whether `response` is one the message offered (`ack.responses`), counted under its own name; else it is
+    /// free text, counted in one bucket (`free_text`) so no device names a field of the counts.
+    public var responseOffered: Bool
     /// When it happened on the device (Unix ms, the device's clock).
     public var at: Int64
     public var platform: Platform
 
-    public init(message: ObjectID, device: ObjectID, person: String?, event: Event, response: String?, at: Int64,
-                platform: Platform) {
+    public init(message: ObjectID, device: ObjectID, person: String?, event: Event, response: String?,
+                responseOffered: Bool = false, at: Int64, platform: Platform) {
         self.message = message
         self.device = device
         self.person = person
         self.event = event
         self.response = response
+        self.responseOffered = responseOffered
         self.at = at
         self.platform = platform
     }
@@ -39,7 +43,9 @@ public struct Receipt: Sendable, Equatable {
               let event = document["event"]?.stringValue.flatMap(Event.init(rawValue:)),
               let platform = document["platform"]?.stringValue.flatMap(Platform.init(rawValue:)) else { return nil }
         self.init(message: message, device: device, person: document["person"]?.stringValue, event: event,
-                  response: document["response"]?.stringValue, at: document["at"]?.int64Value ?? 0, platform: platform)
+                  response: document["response"]?.stringValue,
+                  responseOffered: document["response_offered"]?.boolValue ?? false,
+                  at: document["at"]?.int64Value ?? 0, platform: platform)
     }
 
     /// The `_id` of `device`'s receipt of `event` for `message`.
@@ -55,7 +61,10 @@ public struct Receipt: Sendable, Equatable {
         ]
         if let person { elements.append(("person", .string(person))) }
         elements.append(("event", .string(event.rawValue)))
-        if let response { elements.append(("response", .string(response))) }
+        if let response {
+            elements.append(("response", .string(response)))
+            if responseOffered { elements.append(("response_offered", true)) }
+        }
         elements += [("at", .int64(at)), ("platform", .string(platform.rawValue)), ("stored_at", .int64(storedAt)),
                      ("batch", .string(batch))]
         return BSONDocument(elements)
@@ -63,22 +72,25 @@ public struct Receipt: Sendable, Equatable {
 }
 
 /// A message's receipts counted as they were stored (`receipt_counts`): by event, by platform and event, and the
-/// acknowledgements by response.
+/// acknowledgements by the response offered that they chose, or as free text.
 public struct ReceiptCounts: Sendable, Equatable {
     /// Every event present, 0 when none.
     public var byEvent: [Receipt.Event: Int64]
     /// The same per platform that has receipts.
     public var byPlatform: [Platform: [Receipt.Event: Int64]]
-    /// Acknowledgements by the response they carried (those without one are not listed).
+    /// Acknowledgements by the offered response they chose (those without one, or with free text, are not listed).
     public var responses: [String: Int64]
+    /// Acknowledgements with a free-text response (to a message that offered none).
+    public var freeText: Int64
     /// The channel and area of a topic message (ids as hex), noted when its first receipt was counted.
     public var channel: String?, area: String?
 
     public init(byEvent: [Receipt.Event: Int64] = [:], byPlatform: [Platform: [Receipt.Event: Int64]] = [:],
-                responses: [String: Int64] = [:], channel: String? = nil, area: String? = nil) {
+                responses: [String: Int64] = [:], freeText: Int64 = 0, channel: String? = nil, area: String? = nil) {
         self.byEvent = Dictionary(uniqueKeysWithValues: Receipt.Event.allCases.map { ($0, byEvent[$0] ?? 0) })
         self.byPlatform = byPlatform
         self.responses = responses
+        self.freeText = freeText
         self.channel = channel
         self.area = area
     }
@@ -100,13 +112,14 @@ public struct ReceiptCounts: Sendable, Equatable {
         }
         self.init(byEvent: Dictionary(uniqueKeysWithValues: Receipt.Event.allCases.map {
             ($0, events[$0.rawValue]?.int64Value ?? 0)
-        }), byPlatform: byPlatform, responses: responses, channel: document["channel"]?.stringValue,
+        }), byPlatform: byPlatform, responses: responses, freeText: document["free_text"]?.int64Value ?? 0,
+                  channel: document["channel"]?.stringValue,
                   area: document["area"]?.stringValue)
     }
 }
 
 /// A response as a field name of `receipt_counts.responses`: "%", "." and "$" (which a field path cannot hold) and
-/// NUL percent-encoded, so any answer of up to 200 characters is a key of its own.
+/// NUL percent-encoded, so any response a message offers is a key of its own.
 enum ResponseKey {
     static func encode(_ response: String) -> String {
         var key = ""

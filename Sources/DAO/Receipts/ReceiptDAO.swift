@@ -87,7 +87,9 @@ public struct ReceiptDAO: Sendable {
             paths["events.\(receipt.event.rawValue)", default: 0] += 1
             paths["platforms.\(receipt.platform.rawValue).\(receipt.event.rawValue)", default: 0] += 1
             if receipt.event == .acknowledged, let response = receipt.response {
-                paths["responses.\(ResponseKey.encode(response))", default: 0] += 1
+                // Free text is one bucket: only the few responses a message offers name fields.
+                let path = receipt.responseOffered ? "responses.\(ResponseKey.encode(response))" : "free_text"
+                paths[path, default: 0] += 1
             }
             increments[receipt.message] = paths
         }

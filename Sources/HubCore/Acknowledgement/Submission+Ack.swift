@@ -2,7 +2,8 @@ import DAO
 import Mongo
 
 /// The rules of `ack` (an acknowledgement asked of the recipients), the one reading every sender shares: an object of
-/// `responses` (at most `maximumResponses` distinct texts of 1 to `maximumResponseLength` characters, optional),
+/// `responses` (at most `maximumResponses` distinct texts of 1 to `maximumResponseLength` characters and at most
+/// `ReceiptService.maximumResponseBytes` bytes, optional),
 /// `within_s` (an integer from 1 to `maximumWithinSeconds`) and `resend` (0 to `maximumResend`, default 0), nothing
 /// else.
 extension MessageService.Submission {
@@ -29,8 +30,12 @@ extension MessageService.Submission {
             guard let items = list.arrayValue, case let texts = items.compactMap(\.stringValue), texts.count == items.count
             else { throw refuse("must have \"responses\" as an array of strings") }
             guard texts.count <= maximumResponses else { throw refuse("offers at most \(maximumResponses) responses") }
-            guard texts.allSatisfy({ (1...maximumResponseLength).contains($0.count) }) else {
-                throw refuse("has responses of 1 to \(maximumResponseLength) characters")
+            // A device answers with the response itself, which a receipt carries in at most 200 bytes.
+            guard texts.allSatisfy({
+                (1...maximumResponseLength).contains($0.count) && $0.utf8.count <= ReceiptService.maximumResponseBytes
+            }) else {
+                throw refuse("has responses of 1 to \(maximumResponseLength) characters and at most "
+                             + "\(ReceiptService.maximumResponseBytes) bytes of UTF-8")
             }
             guard Set(texts).count == texts.count else { throw refuse("has each response once") }
             responses = texts

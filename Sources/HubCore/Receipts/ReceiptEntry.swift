@@ -7,7 +7,7 @@ public struct ReceiptEntry: Sendable, Equatable {
     /// The message's `msi_key` as the device sent it (24 hex digits for a message the hub knows).
     public var msiKey: String
     public var event: Receipt.Event
-    /// The person's answer, with an `.acknowledged`; at most `ReceiptService.maximumResponseLength` characters.
+    /// The person's answer, with an `.acknowledged`; at most `ReceiptService.maximumResponseBytes` bytes of UTF-8.
     public var response: String?
     public var at: Int64
 
@@ -41,18 +41,18 @@ public struct ReceiptOutcome: Sendable, Equatable {
 /// Why one receipt of a batch was refused (the rest of the batch is stored all the same).
 public struct ReceiptRejection: Hashable, Sendable, CustomStringConvertible {
     private enum Value: String {
-        case messageNotFound = "message_not_found", notARecipient = "not_a_recipient"
+        case notARecipient = "not_a_recipient"
         case invalidResponse = "invalid_response"
     }
     private let value: Value
     private init(_ value: Value) { self.value = value }
 
-    /// No message has the `msi_key` (or it is not one).
-    public static let messageNotFound = ReceiptRejection(.messageNotFound)
-    /// The device could not have received the message: not of its topics, persons or groups, nor delivered to it,
-    /// or not sent yet.
+    /// The device could not have received the message: not of the topics it wanted when the message was sent, nor
+    /// of its persons or groups, nor delivered to it, or not sent yet; or no message has the `msi_key` (the same
+    /// answer: a device learns nothing of messages it may not see).
     public static let notARecipient = ReceiptRejection(.notARecipient)
-    /// The response is not one of those the message asked for, or came with another event than `acknowledged`.
+    /// The response is not one of those the message offered, is free text too long, or came with another event
+    /// than `acknowledged`.
     public static let invalidResponse = ReceiptRejection(.invalidResponse)
 
     /// The code on the wire (snake_case).

@@ -8,8 +8,8 @@ import Mongo
 public struct ReceiptService: Sendable {
     /// The most entries one batch may hold.
     public static let maximumBatch = 500
-    /// The longest response, in characters.
-    public static let maximumResponseLength = 200
+    /// The longest response, in bytes of UTF-8 (a character can be any number of bytes).
+    public static let maximumResponseBytes = 200
 
     let receipts: ReceiptDAO
     let messages: MessageDAO
@@ -33,8 +33,8 @@ public struct ReceiptService: Sendable {
     let now: UnixClock
     /// The messages that receipts name, read together for the requests that arrive at once.
     let messageReads: BatchingGate<ObjectID, Message?>
-    /// The proofs that devices wanted the topics of their receipts' messages, read together likewise.
-    let wishReads: BatchingGate<WishQuery, Set<String>>
+    /// The wishes of devices for the topics of their receipts' messages, with their turns, read together likewise.
+    let wishReads: BatchingGate<WishQuery, [String: WishRecord]>
     /// The receipts accepted, stored and counted together likewise: one insert and two counts updates per
     /// message a batch, however many devices posted.
     let writes: BatchingGate<PlacedReceipt, Bool>
@@ -72,9 +72,9 @@ public struct ReceiptService: Sendable {
             return keys.map { found[$0] }
         }
         self.wishReads = BatchingGate(maximumBatch: 256) { [subscriptions] queries in
-            let wished = try await subscriptions.topics(everWishedBy: queries.map(\.registration),
-                                                        among: Array(Set(queries.flatMap(\.topics))))
-            return queries.map { query in (wished[query.registration] ?? []).intersection(query.topics) }
+            let wishes = try await subscriptions.wishes(of: queries.map(\.registration),
+                                                        for: Array(Set(queries.flatMap(\.topics))))
+            return queries.map { query in (wishes[query.registration] ?? [:]).filter { query.topics.contains($0.key) } }
         }
         self.writes = BatchingGate(maximumBatch: ReceiptService.maximumBatch) { [receipts] placed in
             var places: [ObjectID: ReceiptDAO.Place] = [:]
@@ -86,20 +86,22 @@ public struct ReceiptService: Sendable {
     // MARK: Recording
 
     /// Stores `entries` from `device` (at most `maximumBatch`, checked by the caller's decoding) and says what became
-    /// of each, in order. An entry is refused when its message is unknown, when the device could not have received
-    /// it (a topic message: the device wants or once wanted its topic, or the topic is being rolled out; a message to
-    /// persons and groups: the device's person is named or a member of a group named; either way, or a delivery to
-    /// the device exists), when the message's send time has not come, or when its response is not one the message
-    /// asked for (`ack.responses`). The rest are stored in one insert; a receipt the device sent before is a
-    /// duplicate, neither stored nor counted again. The batch's messages are read in one query, and so is each
-    /// proof of receipt.
+    /// of each, in order. An entry is refused as `notARecipient` when the device could not have received its message
+    /// or no message has its key (the same answer, so a device cannot learn which keys exist): a topic message
+    /// reached the devices that wanted its topic when it was sent (`sendTime`), or, having no wish for it, while it
+    /// is being rolled out; a message to persons and groups, the device's person named or a member of a group
+    /// named; either way, a delivery to the device; and nothing before the message's send time has come. It is
+    /// refused as `invalidResponse` when its response is not one the message offered (`ack.responses`) or, where it
+    /// offered none, free text longer than `maximumResponseBytes`. The rest are stored in one insert; a receipt the
+    /// device sent before is a duplicate, neither stored nor counted again. The batch's messages are read in one
+    /// query, and so is each proof of receipt.
     /// - Throws: `DAOError`.
     public func record(_ entries: [ReceiptEntry], from device: Device) async throws -> [ReceiptOutcome] {
         var outcomes: [ReceiptOutcome?] = Array(repeating: nil, count: entries.count)
         var keys: [Int: ObjectID] = [:]
         for (index, entry) in entries.enumerated() {
             if let key = ObjectID(hex: entry.msiKey) { keys[index] = key } else {
-                outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .messageNotFound)
+                outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .notARecipient)
             }
         }
         let wanted = Array(Set(keys.values))
@@ -109,21 +111,18 @@ public struct ReceiptService: Sendable {
         let reachable = try await receivable(Array(found.values), by: device)
         var accepted: [(index: Int, receipt: Receipt)] = []
         for (index, entry) in entries.enumerated() where outcomes[index] == nil {
-            guard let key = keys[index], let message = found[key] else {
-                outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .messageNotFound)
-                continue
-            }
-            guard reachable.contains(message.id) else {
+            guard let key = keys[index], let message = found[key], reachable.contains(message.id) else {
                 outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .notARecipient)
                 continue
             }
-            guard Self.accepts(entry.response, for: entry.event, of: message) else {
+            guard let response = Self.response(entry.response, for: entry.event, of: message) else {
                 outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .invalidResponse)
                 continue
             }
             accepted.append((index, Receipt(message: message.id, device: device.id, person: device.person,
-                                            event: entry.event, response: Self.normalised(entry.response),
-                                            at: entry.at, platform: device.platform)))
+                                            event: entry.event, response: response.text,
+                                            responseOffered: response.offered, at: entry.at,
+                                            platform: device.platform)))
         }
         let places = Dictionary(found.values.map { ($0.id, Self.place(of: $0.topicKey)) }, uniquingKeysWith: { first, _ in first })
         let new = try await writes.submit(accepted.map { PlacedReceipt(receipt: $0.receipt, place: places[$0.receipt.message] ?? nil) })
@@ -230,14 +229,18 @@ public struct ReceiptService: Sendable {
         let time = now()
         let sent = messages.filter { RelayState(message: $0.document)?.waitsForSendTime(at: time) != true }
         var proven: Set<ObjectID> = []
-        // Topic messages: a wish for the topic, either way, or a rollout of it under way.
-        let topics = Array(Set(sent.filter { $0.recipients == nil }.map(\.topicKey)))
+        // Topic messages: the topic wanted when the message was sent, or, with no wish for it, a rollout of it under
+        // way (the rollout reaches the device before it records its wish).
+        let topicMessages = sent.filter { $0.recipients == nil }
+        let topics = Array(Set(topicMessages.map(\.topicKey)))
         if !topics.isEmpty {
-            var wished = try await wishReads.submit(WishQuery(registration: device.registration, topics: topics))
-            if wished.count < topics.count {
-                wished.formUnion(try await rollouts.topicsUnderWay().map(\.topic))
-            }
-            proven.formUnion(sent.filter { $0.recipients == nil && wished.contains($0.topicKey) }.map(\.id))
+            let wishes = try await wishReads.submit(WishQuery(registration: device.registration, topics: topics))
+            var rolling: Set<String> = []
+            if wishes.count < topics.count { rolling = Set(try await rollouts.topicsUnderWay().map(\.topic)) }
+            proven.formUnion(topicMessages.filter { message in
+                guard let wish = wishes[message.topicKey] else { return rolling.contains(message.topicKey) }
+                return wish.wanted(at: Self.sendTime(of: message))
+            }.map(\.id))
         }
         // Messages to persons and groups: the device's person named, or a member of a group named.
         if let person = device.person {
@@ -258,15 +261,31 @@ public struct ReceiptService: Sendable {
         return proven
     }
 
-    /// Whether `response` may come with `event` of `message`: only with an acknowledgement; one of the message's
-    /// `ack.responses` when it asked for some, else any (a short text).
-    static func accepts(_ response: String?, for event: Receipt.Event, of message: Message) -> Bool {
+    /// When `message` went to its topic's audience (Unix ms): its send time (`send_at`) when it had one, else when
+    /// the hub accepted it.
+    static func sendTime(of message: Message) -> Int64 {
+        max(message.timestamp, RelayState(message: message.document)?.sendAt ?? message.timestamp)
+    }
+
+    /// A receipt's response as stored: none, one the message offered, or free text.
+    struct AcceptedResponse: Equatable {
+        var text: String?
+        var offered: Bool
+    }
+
+    /// The response `response` with `event` of `message` stands for; nil when it may not come with it. Only an
+    /// acknowledgement carries one: one of the message's `ack.responses` when it offered some (required then), else
+    /// free text of at most `maximumResponseBytes`, or none.
+    static func response(_ response: String?, for event: Receipt.Event, of message: Message) -> AcceptedResponse? {
         let response = normalised(response)
-        guard event == .acknowledged else { return response == nil }
-        let asked = message.document["ack"]?.documentValue?["responses"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        guard !asked.isEmpty else { return true }
-        guard let response else { return false }
-        return asked.contains(response)
+        guard event == .acknowledged else { return response == nil ? AcceptedResponse(text: nil, offered: false) : nil }
+        let offered = message.document["ack"]?.documentValue?["responses"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        guard offered.isEmpty else {
+            guard let response, offered.contains(response) else { return nil }
+            return AcceptedResponse(text: response, offered: true)
+        }
+        guard (response?.utf8.count ?? 0) <= maximumResponseBytes else { return nil }
+        return AcceptedResponse(text: response, offered: false)
     }
 
     /// An empty response is none.

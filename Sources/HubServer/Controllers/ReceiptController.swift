@@ -56,9 +56,9 @@ struct ReceiptController {
                 guard let text = value.stringValue else {
                     throw HubError.invalid(.invalidField, "receipt [\(index)]: \"response\" must be a string")
                 }
-                guard text.count <= ReceiptService.maximumResponseLength else {
+                guard text.utf8.count <= ReceiptService.maximumResponseBytes else {
                     throw HubError.invalid(.fieldTooLong, "receipt [\(index)]: \"response\" is longer than "
-                                           + "\(ReceiptService.maximumResponseLength) characters")
+                                           + "\(ReceiptService.maximumResponseBytes) bytes of UTF-8")
                 }
                 response = text
             }
@@ -90,6 +90,7 @@ struct ReceiptController {
             "acknowledged": count(.acknowledged),
             "responses": .document(BSONDocument(counts.responses.sorted { $0.key < $1.key }
                 .map { (key: $0.key, value: .int64($0.value)) })),
+            "free_text_responses": .int64(counts.freeText),
             "not_answered": .int64(report.notAnswered), "unreachable": .int64(report.unreachable),
             "platforms": .document(BSONDocument(report.platforms.sorted { $0.key.rawValue < $1.key.rawValue }.map {
                 (key: $0.key.rawValue, value: ["audience": .int64($0.value.audience), "received": .int64($0.value.received),

@@ -181,7 +181,7 @@ public final class MSIClient: Sendable {
     /// message offered answers (`"I'm safe"`, `"I need help"`: one of the sender's, as given) or any short text
     /// when it offered none. Call it from the button the app shows; the first acknowledgement of a message counts,
     /// later ones change nothing. Queued, then sent if the hub can be reached; offline, it waits for the next send.
-    /// - Throws: `.invalidArgument` for a response longer than 200 characters; `.database`. A failure to send
+    /// - Throws: `.invalidArgument` for a response longer than 200 bytes of UTF-8; `.database`. A failure to send
     ///   leaves the receipt queued; a response the message did not offer is refused by the hub and dropped.
     public func acknowledge(msiKey: String, response: String? = nil) async throws(MSIKitError) {
         try await receipts.enqueue(msiKey, .acknowledged, response: response.flatMap { $0.isEmpty ? nil : $0 })

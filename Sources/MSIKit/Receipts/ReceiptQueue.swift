@@ -12,11 +12,11 @@ struct ReceiptQueue: Sendable {
 
     /// The most receipts one request carries (the hub's limit).
     static let batchSize = 500
-    /// The longest response the hub takes, in characters.
-    static let maximumResponseLength = 200
+    /// The longest response the hub takes, in bytes of UTF-8.
+    static let maximumResponseBytes = 200
 
     /// Queues `event` of the message `msiKey`, stamped now; a receipt already queued for it is kept as it is.
-    /// - Throws: `.invalidArgument` for a response longer than 200 characters or with another event than
+    /// - Throws: `.invalidArgument` for a response longer than 200 bytes of UTF-8 or with another event than
     ///   `acknowledged`; `.database`.
     func enqueue(_ msiKey: String, _ event: ReceiptEvent, response: String? = nil) async throws(MSIKitError) {
         try await enqueue([msiKey], event, response: response)
@@ -30,8 +30,9 @@ struct ReceiptQueue: Sendable {
             guard event == .acknowledged else {
                 throw MSIKitError(.invalidArgument, "Only an acknowledgement carries a response.")
             }
-            guard response.count <= Self.maximumResponseLength else {
-                throw MSIKitError(.invalidArgument, "A response has at most \(Self.maximumResponseLength) characters.")
+            guard response.utf8.count <= Self.maximumResponseBytes else {
+                throw MSIKitError(.invalidArgument,
+                                  "A response has at most \(Self.maximumResponseBytes) bytes of UTF-8.")
             }
         }
         let at = Int64((clock().timeIntervalSince1970 * 1000).rounded())
