@@ -46,6 +46,85 @@ struct HealthAndOpenAPITests {
         #expect(routed.count >= 17)
     }
 
+    /// The document as Foundation reads it.
+    static func document() throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
+    }
+
+    @Test func everyOperationDocumentsTheErrorsItsInputCanCause() throws {
+        let paths = try #require(try Self.document()["paths"] as? [String: [String: Any]])
+        // Where a path names an id the hub parses, a malformed one is 400.
+        let ids = ["{msiKey}", "{deviceID}", "{webhookID}", "{channelID}", "{areaID}", "{subjectID}"]
+        // The routes that never read the database.
+        let withoutDatabase: Set = ["/healthz", "/openapi.json", "/metrics"]
+        var missing: [String] = []
+        for (path, item) in paths {
+            for (method, value) in item where !["head", "parameters"].contains(method) {
+                let operation = try #require(value as? [String: Any])
+                let documented = Set((operation["responses"] as? [String: Any] ?? [:]).keys)
+                var needed: Set<String> = []
+                // A JSON body: malformed (400), too large (413), not JSON (415), failing validation (422).
+                if operation["requestBody"] != nil { needed.formUnion(["400", "413", "415", "422"]) }
+                if !(operation["security"] as? [Any] ?? []).isEmpty { needed.insert("401") }
+                if ids.contains(where: path.contains) { needed.insert("400") }
+                if !withoutDatabase.contains(path) { needed.insert("503") }
+                for status in needed.subtracting(documented).sorted() { missing.append("\(method.uppercased()) \(path) \(status)") }
+            }
+        }
+        #expect(missing.isEmpty, "undocumented answers: \(missing.sorted())")
+    }
+
+    /// A schema of `components.schemas`, by name.
+    static func schema(_ name: String) throws -> [String: Any] {
+        let components = try #require(try document()["components"] as? [String: Any])
+        return try #require((components["schemas"] as? [String: Any])?[name] as? [String: Any])
+    }
+
+    @Test func postMessageAgreesWithItsSchemaAtAndBeyondEachLimit() async throws {
+        let input = try Self.schema("MessageInput")
+        let properties = try #require(input["properties"] as? [String: [String: Any]])
+        let required = try #require(input["required"] as? [String])
+        var limits: [String: Int] = [:]
+        for field in ["title", "desc", "message"] { limits[field] = try #require(properties[field]?["maxLength"] as? Int) }
+        let maxLength = limits
+        let ttl = try #require(properties["ttl"]?["maximum"] as? Int)
+        let distributions = try #require(properties["distribution"]?["enum"] as? [String])
+        let pattern = try #require(properties["topic_key"]?["pattern"] as? String)
+        let topic = "5a0b1c2d3e4f5a6b7c8d9e01-5a0b1c2d3e4f5a6b7c8d9e02-5a0b1c2d3e4f5a6b7c8d9e03"
+        #expect(topic.range(of: pattern, options: .regularExpression) != nil)
+        #expect(topic.uppercased().range(of: pattern, options: .regularExpression) == nil)
+        #expect(!distributions.contains("Urgent"))
+        // Field → JSON value (the test's texts need no escaping).
+        let valid = ["title": #""Closed""#, "desc": #""Closed today""#, "message": #""The library is closed.""#,
+                     "topic_key": "\"\(topic)\"", "distribution": #""Alert""#]
+        try await HubHarness.with(seed: { database in try await HubHarness.legacy(database) }) { hub in
+            func status(_ body: [String: String], _ changes: [String: String?] = [:]) async throws -> Int {
+                var body = body
+                for (key, value) in changes { body[key] = value }
+                let json = "{" + body.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }
+                    .joined(separator: ", ") + "}"
+                return try await hub.request(.post, "/message", as: .communicator, json: json).status.code
+            }
+            // Each required field missing is 422; each text at its maxLength is taken and one more is 422; the ttl
+            // likewise; a distribution outside the enum is 422; a topic key outside the pattern names no subject.
+            let absent: String? = nil
+            var cases: [(label: String, changes: [String: String?], expected: Int)] = [("valid", [:], 201)]
+            cases += required.map { ("without \($0)", [$0: absent], 422) }
+            for (field, maximum) in maxLength.sorted(by: { $0.key < $1.key }) {
+                cases.append(("\(field) of \(maximum)", [field: "\"" + String(repeating: "é", count: maximum) + "\""], 201))
+                cases.append(("\(field) of \(maximum + 1)",
+                              [field: "\"" + String(repeating: "é", count: maximum + 1) + "\""], 422))
+            }
+            cases += [("ttl \(ttl)", ["ttl": "\(ttl)"], 201), ("ttl \(ttl + 1)", ["ttl": "\(ttl + 1)"], 422),
+                      ("distribution Urgent", ["distribution": #""Urgent""#], 422),
+                      ("topic_key in capitals", ["topic_key": "\"\(topic.uppercased())\""], 404)]
+            for (label, changes, expected) in cases {
+                let answered = try await status(valid, changes)
+                #expect(answered == expected, "\(label)")
+            }
+        }
+    }
+
     @Test func theDocumentIsServed() async throws {
         try await HubHarness.with { hub in
             let response = try await hub.request(.get, "/openapi.json")
