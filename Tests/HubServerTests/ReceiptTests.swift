@@ -434,6 +434,8 @@ struct ReceiptTests {
                 #expect(body[path: "platforms.ios.audience"]?.int64Value == 1)
                 #expect(body[path: "platforms.ios.received"]?.int64Value == 1)
                 #expect(body["channel"] == nil)
+                // Persons beside devices: m1 answered on one of their two devices.
+                #expect(body["persons"] == ["audience": 3, "acknowledged": 1, "not_answered": 2])
                 let silent = body["not_answered_devices"]?.arrayValue?.compactMap(\.documentValue) ?? []
                 #expect(silent.map { $0["device"]?.stringValue ?? "" } == [m1b, m2, m3].map(\.id.hex).sorted())
                 #expect(Set(silent.map { $0["person"]?.stringValue ?? "" }) == ["m1", "m2", "m3"])

@@ -42,8 +42,8 @@ public struct ReceiptReport: Sendable {
     public var platforms: [Platform: PlatformReach]
     /// A topic message's channel and area.
     public var channel: Named?, area: Named?
-    /// A page of devices that have not acknowledged, in device order (for a message to persons and groups, devices
-    /// whose person acknowledged on another device are not among them).
+    /// A page of devices that have not acknowledged, in device order (each device for itself: `persons` says who
+    /// answered on any of their devices).
     public var silent: [Silent]
     /// For a message to persons and groups, acknowledged by a person on any of their devices: the persons it
     /// reached and those who acknowledged; nil for a topic message (acknowledged per device).
@@ -94,7 +94,7 @@ extension ReceiptService {
         let size = Self.readSize(limit: limit, audience: audience.devices, acknowledged: counts.byEvent[.acknowledged] ?? 0)
         switch audience.source {
         case .deliveries:
-            (report.silent, report.next) = try await silentDeliveries(of: message, audience: audience, size: size,
+            (report.silent, report.next) = try await silentDeliveries(of: message.id, audience: audience, size: size,
                                                                       after: cursor, limit: limit)
         case .subscriptions:
             (report.silent, report.next) = try await silentSubscribers(of: message, audience: audience, size: size,
@@ -164,10 +164,9 @@ extension ReceiptService {
 
     /// A page of the message's deliveries whose device has not acknowledged: read between the stored audience's
     /// marks, or (while it is not stored) a page after the cursor.
-    private func silentDeliveries(of stored: Message, audience: ReachAudience, size: Int, after cursor: ObjectID?,
+    private func silentDeliveries(of message: ObjectID, audience: ReachAudience, size: Int, after cursor: ObjectID?,
                                   limit: Int) async throws -> ([ReceiptReport.Silent], String?) {
-        let message = stored.id
-        return try await silentPage(limit: limit, cursor: cursor, size: size, read: { after, size in
+        try await silentPage(limit: limit, cursor: cursor, size: size, read: { after, size in
             let through = audience.mark(after: after, spans: size / ReachAudience.pageSpan)
             let rows = audience.marks.isEmpty
                 ? try await deliveries.page(of: message, after: after.map { Delivery.id(message: message, device: $0) },
@@ -176,14 +175,7 @@ extension ReceiptService {
             return (rows.map { ReceiptReport.Silent(device: $0.device, person: $0.person, platform: $0.platform) },
                     Self.next(after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
                               full: rows.count == size))
-        }, acknowledged: { rows in
-            let devices = try await receipts.acknowledged(message: message, devices: rows.map(\.device))
-            // A message to persons: a person who acknowledged on one device answered on all of them.
-            guard stored.recipients != nil else { return devices }
-            let persons = try await personAcknowledgements.acknowledged(
-                message: message, persons: rows.compactMap(\.person).filter { !$0.isEmpty })
-            return devices.union(rows.filter { $0.person.map(persons.contains) == true }.map(\.device))
-        })
+        }, acknowledged: { try await receipts.acknowledged(message: message, devices: $0.map(\.device)) })
     }
 
     /// A page of the devices that want the message's topic and have not acknowledged: read between the stored
