@@ -87,6 +87,7 @@ let package = Package(
             name: "HubServer",
             dependencies: [
                 "HubCore",
+                "Curl",
                 "DAO",
                 "HubTime",
                 "Mongo",
@@ -149,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "HubServerTests",
             dependencies: [
-                "HubServer", "HubCore", "DAO", "Mongo", "MongoTestSupport", "FakeFCM", "Relay", "FCM",
+                "HubServer", "HubCore", "DAO", "Mongo", "MongoTestSupport", "FakeFCM", "Relay", "FCM", "Curl",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -164,12 +165,24 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // FCM HTTP v1 transport: the libcurl client, service-account tokens, the message mapping, the FCM client.
+        // The HTTP client every outgoing call uses (FCM, webhooks, the person key loader): libcurl's easy and multi
+        // handles owned, HTTP/2 with prior knowledge behind a gate, the plain-http policy. Knows no FCM.
+        .target(
+            name: "Curl",
+            dependencies: [
+                "CCurl",
+                "HubTime",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // FCM HTTP v1: service-account tokens, the message mapping, the FCM client, over the Curl client.
         // Knows no database.
         .target(
             name: "FCM",
             dependencies: [
-                "CCurl",
+                "Curl",
                 "JSONText",
                 "HubTime",
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -186,6 +199,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
+                "Curl",
                 "FCM",
                 "DAO",
                 "Mongo",
@@ -223,7 +237,7 @@ let package = Package(
         .testTarget(
             name: "FCMTests",
             dependencies: [
-                "FCM", "FakeFCM",
+                "FCM", "Curl", "FakeFCM",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -231,6 +245,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "CurlTests", dependencies: ["Curl", "FakeFCM"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "FCM", "DAO", "Mongo", "HubTime", "MongoTestSupport"],
                     swiftSettings: swiftSettings),
         // The mobile app's library: local message store, cube, registration, listener, catch-up over the hub's HTTP

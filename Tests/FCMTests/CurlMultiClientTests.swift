@@ -2,6 +2,7 @@ import FakeFCM
 import Foundation
 import Testing
 
+@testable import Curl
 @testable import FCM
 
 @Suite("Multiplexing HTTP client on libcurl's multi interface, against the fake FCM")

@@ -1,3 +1,4 @@
+@testable import Curl
 import FakeFCM
 import FCM
 import Foundation

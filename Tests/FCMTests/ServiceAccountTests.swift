@@ -1,3 +1,4 @@
+@testable import Curl
 import _CryptoExtras
 import FakeFCM
 @testable import FCM

@@ -1,3 +1,4 @@
+import Curl
 import DAO
 import FakeFCM
 import FCM

@@ -1,3 +1,4 @@
+import Curl
 import Foundation
 
 /// FCM did not accept a request: its refusal, or why the request never got an answer.

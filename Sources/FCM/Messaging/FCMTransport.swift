@@ -1,3 +1,4 @@
+import Curl
 import Logging
 
 /// One authorised request to FCM: a bearer token from the service account, and on a 401 one token renewal and

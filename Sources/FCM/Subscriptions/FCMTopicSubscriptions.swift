@@ -1,3 +1,4 @@
+import Curl
 import Foundation
 import Logging
 

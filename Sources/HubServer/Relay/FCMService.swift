@@ -1,3 +1,4 @@
+import Curl
 import FCM
 import Logging
 import ServiceLifecycle

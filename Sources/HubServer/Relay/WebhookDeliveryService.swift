@@ -1,4 +1,4 @@
-import FCM
+import Curl
 import HubCore
 import Logging
 import Relay

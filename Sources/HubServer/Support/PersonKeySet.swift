@@ -1,4 +1,4 @@
-import FCM
+import Curl
 import HubCore
 
 /// Where the person assertions' JWKS is read from (`PERSON_ASSERTION_JWKS`): a file through HubCore's loader, an

@@ -1,4 +1,4 @@
-import FCM
+import Curl
 
 /// Decides, at each attempt, which address a webhook URL's delivery connects to: it resolves the host and applies
 /// the hub's rule against server-side request forgery (HubCore's `WebhookAddressPolicy`, handed in by the server).

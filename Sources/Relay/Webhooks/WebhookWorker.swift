@@ -1,5 +1,5 @@
+import Curl
 import DAO
-import FCM
 import Foundation
 import Logging
 import Mongo

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import FCM
+@testable import Curl
 
 @Suite("The gate that keeps h2c requests to the connections probes proved (libcurl before 8.0)")
 struct PriorKnowledgeGateTests {

@@ -1,5 +1,5 @@
 import FakeFCM
-@testable import FCM
+@testable import Curl
 import Foundation
 import Testing
 
