@@ -297,4 +297,21 @@ struct WebhookTests {
         #expect(!open.mayReach(try #require(ClientAddress("127.0.0.1")), scheme: "https"))
         #expect(throws: AddressRangeError.self) { try WebhookAddressPolicy(parsing: "10.0.0.1/8") }
     }
+
+    @Test func nat64And6to4AddressesAreRefusedUnlessAllowed() throws {
+        let closed = WebhookAddressPolicy()
+        // 127.0.0.1 and 10.0.0.1 behind a NAT64 gateway and as 6to4 addresses; a public one too: a gateway decides.
+        for text in ["64:ff9b::7f00:1", "64:ff9b::a00:1", "64:ff9b::5db8:d70e", "2002:7f00:1::1", "2002:5db8:d70e::1"] {
+            let address = try #require(ClientAddress(text))
+            #expect(!closed.mayReach(address, scheme: "https"), "\(text)")
+            #expect(throws: WebhookRefusal.self, "\(text)") { try closed.check("https://[\(text)]/hook") }
+        }
+        // Just outside both blocks.
+        #expect(closed.mayReach(try #require(ClientAddress("64:ff9b:0:0:1::1")), scheme: "https"))
+        #expect(closed.mayReach(try #require(ClientAddress("2003::1")), scheme: "https"))
+        let open = try WebhookAddressPolicy(parsing: "64:ff9b::/96, 2002:5db8:d70e::/48")
+        #expect(open.mayReach(try #require(ClientAddress("64:ff9b::a00:1")), scheme: "https"))
+        #expect(open.mayReach(try #require(ClientAddress("2002:5db8:d70e::1")), scheme: "https"))
+        #expect(!open.mayReach(try #require(ClientAddress("2002:7f00:1::1")), scheme: "https"))
+    }
 }

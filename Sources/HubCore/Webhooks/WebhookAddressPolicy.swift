@@ -6,8 +6,10 @@ import NIOPosix
 /// (the check that counts: a name may resolve elsewhere by then).
 ///
 /// Loopback, private (RFC 1918, `fc00::/7`), link-local (`169.254.0.0/16`, `fe80::/10`), unspecified, multicast,
-/// broadcast and "this network" addresses are refused unless `WEBHOOK_ALLOWED_NETWORKS` names them; plain `http://`
-/// only reaches allowed networks (anywhere else it would carry the signed events in clear text).
+/// broadcast and "this network" addresses are refused unless `WEBHOOK_ALLOWED_NETWORKS` names them, and so are the
+/// IPv6 addresses that stand for an IPv4 one (NAT64 `64:ff9b::/96`, 6to4 `2002::/16`): a gateway would carry them on
+/// to whatever IPv4 address they embed, a private one included; plain `http://` only reaches allowed networks
+/// (anywhere else it would carry the signed events in clear text).
 public struct WebhookAddressPolicy: Sendable {
     /// The blocks deliveries may reach although the rule refuses them (`WEBHOOK_ALLOWED_NETWORKS`).
     public let allowed: [AddressRange]
@@ -30,6 +32,7 @@ public struct WebhookAddressPolicy: Sendable {
     static let forbidden: [AddressRange] = [
         "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
         "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4", "::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8",
+        "64:ff9b::/96", "2002::/16",
     ].map { try! AddressRange(cidr: $0) }  // constants, checked by the tests
 
     /// Whether `address` is in a block `WEBHOOK_ALLOWED_NETWORKS` names.
