@@ -215,6 +215,29 @@ struct LoginPolicyTests {
         }
     }
 
+    @Test func ipv6FailuresCountPerSlash64AndTogetherPerSlash48WithAHigherLimit() async throws {
+        try await Self.with { (accounts, _, _) async throws in
+            // 5 per address (a /64), 20 per /48: four /64s of one /48 fail five times each (other usernames each
+            // time, so that no username's limit plays), each /64 throttled on its own; then the /48 is full, so a
+            // fifth /64 of it is refused before its first failure.
+            #expect(LoginLimits(perAddress: 5).perSite == 20)
+            for network in 1...4 {
+                for attempt in 0..<5 {
+                    #expect(try await Self.outcome(accounts, "name-\(network)-\(attempt)", "guess",
+                                                   from: "2001:db8:7:\(network)::1") == "invalidCredentials")
+                }
+                #expect(try await Self.outcome(accounts, "admin", "admin-password-1",
+                                               from: "2001:db8:7:\(network)::2") == "throttled")
+            }
+            #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "2001:db8:7:99::1") == "throttled")
+            // Another /48 is not counted with it; nor are IPv4 addresses with their neighbours.
+            #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "2001:db8:8:1::1") == "in")
+            for attempt in 0..<5 { _ = try await Self.outcome(accounts, "name-v4-\(attempt)", "guess", from: "198.51.100.20") }
+            #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "198.51.100.20") == "throttled")
+            #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "198.51.100.21") == "in")
+        }
+    }
+
     @Test func aSuccessClearsTheFailuresFromItsAddressAndUnlockClearsThemAll() async throws {
         try await Self.with { accounts, _, database in
             let failures = LoginFailureDAO(database: database)
@@ -222,7 +245,7 @@ struct LoginPolicyTests {
             #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "203.0.113.6") == "in")
             for _ in 1...3 { _ = try await Self.outcome(accounts, "admin", "guess", from: "198.51.100.4") }
             // The typos are forgotten; the stranger's failures still count at the stranger's address.
-            #expect(try await failures.counts(username: "admin", address: "203.0.113.6", windowMS: 60_000) == (3, 0))
+            #expect(try await failures.counts(username: "admin", address: "203.0.113.6", windowMS: 60_000) == (3, 0, 0))
             #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "198.51.100.4") == "throttled")
             // `msi-hub user unlock admin`
             try await accounts.unlock("admin")

@@ -21,6 +21,11 @@ import Testing
         #expect(try address("2001:db8:1:2::9").throttleKey == address("2001:db8:1:2:ffff::1").throttleKey)
         #expect(try address("2001:db8:1:3::9").throttleKey != address("2001:db8:1:2::9").throttleKey)
         #expect(try address("203.0.113.7").throttleKey == "203.0.113.7")
+        #expect(try address("2001:db8:1:2:aaaa::1").siteThrottleKey == "2001:db8:1::/48")
+        #expect(try address("2001:db8:1:ffff::1").siteThrottleKey == address("2001:db8:1:2::9").siteThrottleKey)
+        #expect(try address("2001:db8:2::1").siteThrottleKey != address("2001:db8:1::1").siteThrottleKey)
+        #expect(try address("203.0.113.7").siteThrottleKey == nil)
+        #expect(try address("::ffff:203.0.113.7").siteThrottleKey == nil)
     }
 
     @Test func cidrsParseAndContainTheirAddressesOnly() throws {

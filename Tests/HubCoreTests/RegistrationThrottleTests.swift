@@ -43,4 +43,35 @@ struct RegistrationThrottleTests {
             #expect(allowed == 30 || UnixTime.nowMilliseconds() / 60_000 != start, "\(allowed)")
         }
     }
+
+    @Test func anIPv6ClientCountsAgainstItsSlash64AndItsSlash48WithAHigherLimit() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let throttle = RegistrationThrottle(rates: RateWindowDAO(database: database))
+            func address(_ text: String) throws -> ClientAddress { try #require(ClientAddress(text)) }
+            let start = UnixTime.nowMilliseconds() / 60_000
+            // 2 a minute per /64, 8 per /48: five /64s of one /48 ask three times each.
+            var granted: [Int] = []
+            for network in 1...5 {
+                var count = 0
+                for host in 1...3 {
+                    if try await throttle.mayRegister(from: address("2001:db8:5:\(network)::\(host)"), perMinute: 2) {
+                        count += 1
+                    }
+                }
+                granted.append(count)
+            }
+            // Another /48, and IPv4 neighbours, count on their own.
+            let elsewhere = try await throttle.mayRegister(from: address("2001:db8:6:1::1"), perMinute: 2)
+            var ipv4 = 0
+            for host in 1...4 {
+                if try await throttle.mayRegister(from: address("198.51.100.\(host)"), perMinute: 2) { ipv4 += 1 }
+            }
+            guard UnixTime.nowMilliseconds() / 60_000 == start else { return }  // the minute turned: counts restarted
+            #expect(granted == [2, 2, 2, 2, 0])
+            #expect(elsewhere)
+            #expect(ipv4 == 4)
+            #expect(try await Self.counted("2001:db8:5::/48", in: database) >= 8)
+        }
+    }
 }

@@ -1,8 +1,8 @@
 import HubTime
 import Mongo
 
-/// Failed logins (portal form, HTTP Basic), one document each in `login_failures` with the username and the
-/// client's address key, kept in the database so that every replica counts the same failures; a TTL index
+/// Failed logins (portal form, HTTP Basic), one document each in `login_failures` with the username, the
+/// client's address key and, for IPv6, its /48's key (`site`), kept in the database so that every replica counts the same failures; a TTL index
 /// deletes them once they no longer count.
 public struct LoginFailureDAO: Sendable {
     let collection: MongoCollection
@@ -12,6 +12,7 @@ public struct LoginFailureDAO: Sendable {
     static let indexes = [
         IndexModel(keys: ["username": 1, "at": -1], name: "username.at"),
         IndexModel(keys: ["address": 1, "at": -1], name: "address.at"),
+        IndexModel(keys: ["site": 1, "at": -1], name: "site.at"),
         IndexModel(keys: ["at": 1], name: "at", expireAfterSeconds: 3600),
     ]
 
@@ -20,28 +21,36 @@ public struct LoginFailureDAO: Sendable {
         self.now = now
     }
 
-    /// How many failed logins `username` had, and how many came from `address` (any username), in the last
-    /// `windowMS`; both counts run at once.
+    /// How many failed logins `username` had, how many came from `address` and how many from `site` (any
+    /// username; 0 without a site), in the last `windowMS`; the counts run at once.
     /// - Throws: `DAOError`.
-    public func counts(username: String, address: String,
-                       windowMS: Int64) async throws -> (username: Int, address: Int) {
+    public func counts(username: String, address: String, site: String? = nil,
+                       windowMS: Int64) async throws -> (username: Int, address: Int, site: Int) {
         let since = BSONValue.datetime(now() - windowMS)
+        async let bySite = count(site: site, since: since)
         async let byUsername = mapErrors {
             try await collection.countDocuments(["username": .string(username), "at": ["$gt": since]])
         }
         async let byAddress = mapErrors {
             try await collection.countDocuments(["address": .string(address), "at": ["$gt": since]])
         }
-        return (Int(try await byUsername), Int(try await byAddress))
+        return (Int(try await byUsername), Int(try await byAddress), Int(try await bySite))
     }
 
-    /// Records a failed login of `username` from `address` now.
+    /// How many failures came from `site` since `since`; 0 without a site (IPv4), with no query.
+    private func count(site: String?, since: BSONValue) async throws -> Int64 {
+        guard let site else { return 0 }
+        return try await mapErrors { try await collection.countDocuments(["site": .string(site), "at": ["$gt": since]]) }
+    }
+
+    /// Records a failed login of `username` from `address` (in `site`, when given) now.
     /// - Throws: `DAOError`.
-    public func record(username: String, address: String) async throws {
-        let document: BSONDocument = [
+    public func record(username: String, address: String, site: String? = nil) async throws {
+        var document: BSONDocument = [
             "_id": .objectID(ObjectID()), "username": .string(username), "address": .string(address),
             "at": .datetime(now()),
         ]
+        if let site { document["site"] = .string(site) }
         _ = try await mapErrors { try await collection.insertOne(document) }
     }
 

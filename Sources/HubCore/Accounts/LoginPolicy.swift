@@ -28,6 +28,10 @@ public struct LoginLimits: Sendable {
         self.waitingChecks = waitingChecks
     }
 
+    /// Failed logins from one IPv6 /48 (any username, any of its addresses) within `window` after which it is
+    /// refused: `ClientAddress.siteLimitFactor` times `perAddress`.
+    public var perSite: Int { perAddress * ClientAddress.siteLimitFactor }
+
     /// `window` in whole milliseconds.
     var windowMS: Int64 { window.milliseconds }
 }
@@ -36,8 +40,8 @@ public struct LoginLimits: Sendable {
 /// counted per username and per client address in the database (every replica counts the same), checked before
 /// bcrypt runs, and the bcrypt work itself is bounded (`BcryptGate`).
 ///
-/// A login is refused without a password check when its address has `perAddress` failures in the window (any
-/// usernames), or when the username has `perUsername` failures and this address at least one: an address with no
+/// A login is refused without a password check when its address (an IPv6 one's /64) has `perAddress` failures in the
+/// window (any usernames), an IPv6 address's /48 has `perSite`, or when the username has `perUsername` failures and this address at least one: an address with no
 /// failures may always try, so guesses at `admin` from elsewhere never lock the real admin out.
 struct LoginPolicy: Sendable {
     let failures: LoginFailureDAO
@@ -55,20 +59,24 @@ struct LoginPolicy: Sendable {
         // No username or password is this long (64 characters, 72 bytes): refused without a query or a check.
         guard username.utf8.count <= 256, password.utf8.count <= 1_024 else { throw LoginRefusal.invalidCredentials }
         let key = address?.throttleKey ?? Self.localAddress
+        let site = address?.siteThrottleKey
         let windowMS = limits.windowMS
-        let counts = try await failures.counts(username: username, address: key, windowMS: windowMS)
-        if counts.address >= limits.perAddress || (counts.username >= limits.perUsername && counts.address > 0) {
+        let counts = try await failures.counts(username: username, address: key, site: site, windowMS: windowMS)
+        if counts.address >= limits.perAddress || counts.site >= limits.perSite
+            || (counts.username >= limits.perUsername && counts.address > 0) {
             // debugDescription quotes the name and escapes control characters: it cannot forge a log line.
             logger.notice("login throttled", metadata: [
                 "username": "\(username.debugDescription)", "address": "\(key)",
                 "failures_of_username": "\(counts.username)", "failures_from_address": "\(counts.address)",
+                "failures_from_site": "\(counts.site)",
             ])
-            let scope = counts.address >= limits.perAddress ? "from this address" : "for this username"
+            let scope = counts.address >= limits.perAddress ? "from this address"
+                : counts.site >= limits.perSite ? "from this network" : "for this username"
             throw LoginRefusal(.throttled, "too many failed logins \(scope); try again in a minute",
                                retryAfterSeconds: Int(max(1, windowMS / 1000)))
         }
         guard let identity = try await credentials.identity(username: username, password: password) else {
-            try await failures.record(username: username, address: key)
+            try await failures.record(username: username, address: key, site: site)
             throw LoginRefusal.invalidCredentials
         }
         // Only when this address failed lately: a successful Basic request costs no write.

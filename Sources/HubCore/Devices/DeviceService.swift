@@ -72,9 +72,9 @@ public struct DeviceService: Sendable {
 
     // MARK: Registration
 
-    /// Whether `address` may register another device now, `perMinute` a minute at most (a per-address throttle
-    /// shared by every replica).
-    public func mayRegister(from address: String, perMinute: Int) async throws -> Bool {
+    /// Whether a client at `address` may register another device now, `perMinute` a minute at most (a per-address
+    /// throttle shared by every replica; an IPv6 client's /48 also counts, with a higher limit).
+    public func mayRegister(from address: ClientAddress, perMinute: Int) async throws -> Bool {
         try await throttle.mayRegister(from: address, perMinute: perMinute)
     }
 

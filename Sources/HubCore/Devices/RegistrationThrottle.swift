@@ -32,7 +32,17 @@ final class RegistrationThrottle: Sendable {
     /// How many registrations one take from the shared counter asks for when the limit is `perMinute`.
     static func chunk(perMinute: Int) -> Int { max(1, min(16, perMinute / 60)) }
 
-    /// Whether `address` may register another device now, `perMinute` a minute at most, all replicas together.
+    /// Whether a client at `address` may register another device now: `perMinute` a minute at most from its
+    /// address (an IPv6 one's /64), and for IPv6 `ClientAddress.siteLimitFactor` times that from its /48, all replicas
+    /// together.
+    func mayRegister(from address: ClientAddress, perMinute: Int) async throws -> Bool {
+        guard try await mayRegister(from: address.throttleKey, perMinute: perMinute) else { return false }
+        guard let site = address.siteThrottleKey else { return true }
+        return try await mayRegister(from: site, perMinute: perMinute * ClientAddress.siteLimitFactor)
+    }
+
+    /// Whether the throttle key `address` may register another device now, `perMinute` a minute at most, all
+    /// replicas together.
     func mayRegister(from address: String, perMinute: Int) async throws -> Bool {
         let key = "register:\(address)"
         while true {

@@ -7,7 +7,8 @@ import Darwin
 #endif
 
 /// The IP address of whoever sent a request, as the throttles (logins, device registrations) count it: the
-/// TCP peer, or the client a trusted proxy names (`TrustedProxies`).
+/// TCP peer, or the client a trusted proxy names (`TrustedProxies`). An IPv4 address counts alone; an IPv6 one
+/// against its /64 (`throttleKey`) and its /48 (`siteThrottleKey`, with a higher limit).
 public struct ClientAddress: Sendable, Hashable, CustomStringConvertible {
     /// The address in network order: 4 bytes for IPv4, 16 for IPv6 (an IPv4-mapped IPv6 address is kept as IPv4,
     /// so a dual-stack listener's `::ffff:127.0.0.1` is `127.0.0.1`).
@@ -42,6 +43,19 @@ public struct ClientAddress: Sendable, Hashable, CustomStringConvertible {
         guard isIPv6 else { return description }
         return Self.format(Array(bytes[..<8]) + Array(repeating: 0, count: 8)) + "/64"
     }
+
+    /// The wider key an IPv6 client counts under as well: its /48 (`2001:db8:1::/48`), the prefix a site or a
+    /// subscriber is usually given whole, which holds 65,536 /64s: rotating through them buys no fresh budget either.
+    /// Its limit is `siteLimitFactor` times the per-address one (a site's several networks share it). Nil for IPv4,
+    /// which counts per address alone.
+    public var siteThrottleKey: String? {
+        guard isIPv6 else { return nil }
+        return Self.format(Array(bytes[..<6]) + Array(repeating: 0, count: 10)) + "/48"
+    }
+
+    /// How many times the per-address limit of a throttle (logins, device registrations) an IPv6 /48 may use, all
+    /// its addresses together.
+    public static let siteLimitFactor = 4
 
     /// The usual text form (`192.0.2.1`, `2001:db8::1`).
     public var description: String { Self.format(bytes) }

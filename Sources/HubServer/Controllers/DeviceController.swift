@@ -33,7 +33,7 @@ struct DeviceController {
         if let key = configuration.registrationKey, !Self.isAppKey(request.headers[.appKey], key) {
             throw HubError(.unauthorized, .unauthenticated, "registering a device needs the app's key in X-App-Key")
         }
-        if let address = context.clientAddress?.throttleKey, try await !services.devices.mayRegister(from: address, perMinute: configuration.registrationsPerMinute) {
+        if let address = context.clientAddress, try await !services.devices.mayRegister(from: address, perMinute: configuration.registrationsPerMinute) {
             throw HubError(.tooManyRequests, .tooManyRequests, "too many registrations from this address; try again in a minute",
                            headers: [.retryAfter: "60"])
         }
