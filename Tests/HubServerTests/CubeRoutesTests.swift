@@ -104,6 +104,46 @@ struct CubeRoutesTests {
             }
         }
     }
+
+    @Test func onlyAdminsSeeTheAccessListsAndEveryoneElseGetsThemEmptyInTheLegacyShape() async throws {
+        try await HubHarness.with { hub in
+            let channel = try await hub.request(.post, "/channel", as: .admin,
+                                                json: #"{"name": "Campus", "desc": "d", "access": ["ann", "bob"]}"#)
+            let channelID = try #require(try channel.json()["_id"]?.stringValue)
+            let area = try await hub.request(.post, "/area/\(channelID)", as: .admin,
+                                             json: #"{"name": "Sports", "desc": "d", "access": ["ann"]}"#)
+            let areaID = try #require(try area.json()["id"]?.stringValue)
+            let subject = try await hub.request(.post, "/subject/\(channelID)/\(areaID)", as: .admin, json: """
+                {"name": "Results", "desc": "d", "opt": {"level": "", "distribution": "Information"},
+                 "access": ["bulletin-bot"]}
+                """)
+            #expect(subject.status == .created)
+
+            // Admins: the lists as stored, in an answer no shared cache keeps for others.
+            for path in ["/channel", "/channel/\(channelID)"] {
+                let admin = try await hub.request(.get, path, as: .admin)
+                #expect(admin.status == .ok)
+                #expect(admin.text.contains(#""access":["ann","bob"]"#), "\(path)")
+                #expect(admin.text.contains(#""access":["bulletin-bot"]"#), "\(path)")
+                #expect(admin.headers[.cacheControl] == "private, no-cache", "\(path)")
+                // Anonymous callers (the prepared answer), communicators, portal users and devices: every list
+                // empty, every other byte as the admins' answer has it.
+                let expected = admin.text.replacingOccurrences(of: #""access":["ann","bob"]"#, with: #""access":[]"#)
+                    .replacingOccurrences(of: #""access":["ann"]"#, with: #""access":[]"#)
+                    .replacingOccurrences(of: #""access":["bulletin-bot"]"#, with: #""access":[]"#)
+                let callers: [HubHarness.Caller] = [.anonymous, .communicator, .basic("ann", HubHarness.annPassword),
+                                                    .token("msd_not-a-device-secret")]
+                for caller in callers {
+                    let answer = try await hub.request(.get, path, as: caller)
+                    #expect(answer.status == .ok, "\(path) \(caller)")
+                    #expect(answer.text == expected, "\(path) \(caller)")
+                    #expect(answer.headers[.cacheControl] == "public, no-cache", "\(path) \(caller)")
+                }
+                // The redacted answer has its own ETag: a conditional request does not cross between them.
+                #expect(try await hub.request(.get, path).headers[.eTag] != admin.headers[.eTag])
+            }
+        }
+    }
 }
 
 enum ObjectIDs {

@@ -9,6 +9,10 @@ public struct CubeSnapshot: Sendable {
     public let json: [UInt8]
     /// GET /channel/:id's body, per channel.
     public let channelJSON: [ObjectID: [UInt8]]
+    /// GET /channel's body for everyone but admins: `json` with every `access` list empty (`CubeVisibility`).
+    public let redactedJSON: [UInt8]
+    /// GET /channel/:id's body for everyone but admins, per channel.
+    public let redactedChannelJSON: [ObjectID: [UInt8]]
     /// The subject of each topic key.
     public let topics: [String: SubjectLocation]
     /// Every channel as a model, in the database's order (the portal's selects).
@@ -109,23 +113,29 @@ public final class CubeCache: Sendable {
         let json = writer.bytes(.array(documents.map(BSONValue.document)))
         let loads = (previous?.loads ?? 0) + 1
         if let previous, previous.json == json {
-            return CubeSnapshot(json: previous.json, channelJSON: previous.channelJSON, topics: previous.topics,
-                                channels: previous.channels, version: previous.version, loads: loads)
+            return CubeSnapshot(json: previous.json, channelJSON: previous.channelJSON,
+                                redactedJSON: previous.redactedJSON, redactedChannelJSON: previous.redactedChannelJSON,
+                                topics: previous.topics, channels: previous.channels, version: previous.version,
+                                loads: loads)
         }
-        var channelJSON: [ObjectID: [UInt8]] = [:]
+        let redacted = documents.map(CubeVisibility.redacted)
+        var channelJSON: [ObjectID: [UInt8]] = [:], redactedChannelJSON: [ObjectID: [UInt8]] = [:]
         var topics: [String: SubjectLocation] = [:]
         var models: [Channel] = []
-        for document in documents {
+        for (document, redactedDocument) in zip(documents, redacted) {
             guard let channel = Channel(document: document) else { continue }
             models.append(channel)
             channelJSON[channel.id] = writer.bytes(document)
+            redactedChannelJSON[channel.id] = writer.bytes(redactedDocument)
             for area in channel.areas {
                 for subject in area.subjects where topics[subject.topicKey] == nil {
                     topics[subject.topicKey] = SubjectLocation(channel: channel, area: area, subject: subject)
                 }
             }
         }
-        return CubeSnapshot(json: json, channelJSON: channelJSON, topics: topics, channels: models,
+        return CubeSnapshot(json: json, channelJSON: channelJSON,
+                            redactedJSON: writer.bytes(.array(redacted.map(BSONValue.document))),
+                            redactedChannelJSON: redactedChannelJSON, topics: topics, channels: models,
                             version: (previous?.version ?? 0) + 1, loads: loads)
     }
 }

@@ -37,26 +37,37 @@ struct CubeController {
 
     // MARK: Channels
 
-    /// GET /channel: every icube document as stored, as the legacy hub served it.
+    /// GET /channel: every icube document as stored, as the legacy hub served it; the `access` lists shown to
+    /// admins only (`CubeVisibility`), empty for everyone else.
     @Sendable func listChannels(request: Request, context: HubRequestContext) async throws -> Response {
-        try await answer(request) { $0.all } ?? JSONResponse.make(.array([]))
+        let showingAccess = CubeVisibility.showsAccessLists(to: context.identity)
+        return try await answer(request, showingAccess: showingAccess) { $0.all(showingAccess: showingAccess) }
+            ?? JSONResponse.make(.array([]))
     }
 
     /// GET /channel/:channelID: one channel, from memory; from the database when another replica added it a
     /// moment ago.
     @Sendable func getChannel(request: Request, context: HubRequestContext) async throws -> Response {
         let channelID = try context.parameters.objectID("channelID")
-        if let response = try await answer(request, { $0.channels[channelID] }) { return response }
-        return JSONResponse.make(.document(try await services.cube.channel(channelID).document))
+        let showingAccess = CubeVisibility.showsAccessLists(to: context.identity)
+        if let response = try await answer(request, showingAccess: showingAccess,
+                                           { $0.channel(channelID, showingAccess: showingAccess) }) {
+            return response
+        }
+        let document = try await services.cube.channel(channelID).document
+        return JSONResponse.make(.document(showingAccess ? document : CubeVisibility.redacted(document)))
     }
 
     /// The answer from the copy in memory, which never waits for the database once loaded: a copy the
-    /// database has not confirmed lately is served with its age in `Age` (whole seconds) while it reloads.
-    private func answer(_ request: Request, _ body: (CubeAnswers.Bodies) -> CachedBody?) async throws -> Response? {
+    /// database has not confirmed lately is served with its age in `Age` (whole seconds) while it reloads. An
+    /// answer showing the access lists is `private`: no shared cache keeps it for other callers.
+    private func answer(_ request: Request, showingAccess: Bool,
+                        _ body: (CubeAnswers.Bodies) -> CachedBody?) async throws -> Response? {
         let cache = services.cube.cache
         let snapshot = try await cache.snapshot()
         guard let bodies = answers.bodies(for: snapshot), let cached = body(bodies) else { return nil }
         var response = cached.response(to: request)
+        if showingAccess { response.headers[.cacheControl] = "private, no-cache" }
         if !cache.freshness.isCurrent, let age = cache.freshness.ageSeconds {
             response.headers[.age] = String(Int(age))
             staleAnswers.increment()

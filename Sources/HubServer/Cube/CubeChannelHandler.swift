@@ -20,7 +20,9 @@ import NIOHTTP1
 /// current (the router then loads it, or serves it with its age); a channel not in memory; a request that asks
 /// to close the connection (the application closes it); a connection whose peer is not reading; and
 /// any request that arrives while the application still owes an answer on this connection, so
-/// pipelined answers keep their order.
+/// pipelined answers keep their order; and any request with an `Authorization` header (an admin sees the access
+/// lists: the router authenticates the caller and picks the answer). What it answers is the cube as everyone but
+/// admins reads it (`CubeVisibility`: every `access` list empty), prepared like the admins' one.
 ///
 /// What the middleware gives every request it gives here too: `X-Request-ID`, the `Server` header,
 /// `X-Content-Type-Options: nosniff`, a debug log line with `request_id`, and the request counter and
@@ -96,13 +98,14 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func answer(_ request: HTTPRequestHead) -> PendingAnswer? {
         let isHead = request.method == .HEAD
         guard request.method == .GET || isHead, request.isKeepAlive,
+              !request.headers.contains(name: "Authorization"),
               let target = Self.target(request.uri),
               shared.cube.freshness.isCurrent, let snapshot = shared.cube.latest(),
               let bodies = shared.answers.bodies(for: snapshot) else { return nil }
         let cached: CachedBody?
         switch target {
-        case .all: cached = bodies.all
-        case .channel(let id): cached = bodies.channels[id]
+        case .all: cached = bodies.redactedAll
+        case .channel(let id): cached = bodies.redactedChannels[id]
         }
         guard let cached else { return nil }
         let answer = cached.answer(acceptEncoding: Self.field("Accept-Encoding", of: request.headers),
