@@ -41,9 +41,14 @@ public struct PersonAssertionSettings: Sendable {
 /// signature (HS256 with the secret, RS256/ES256 with the JWKS's keys), `iss`, `aud`, `exp` in the future and `iat`
 /// at most ten minutes old. Returns the person id it names and nothing else of it.
 ///
+/// Each key verifies one algorithm, fixed when the key is added and never taken from a token: the secret HS256; a
+/// JWKS key its `alg`, or without one RS256 for an RSA key and ES256 for an EC P-256 key (any other key without
+/// `alg` is left out). A token whose header names another `alg` than its key's is refused.
+///
 /// A JWKS is cached: loaded on first use, again when older than `refreshInterval`, and when an assertion names a
 /// `kid` it does not hold or its signature does not verify (at most every `unknownKeyInterval`, so bad assertions
-/// cannot make it fetch on every request).
+/// cannot make it fetch on every request). However many verifications want a load at once, one runs, and they all
+/// wait for it.
 public actor PersonAssertionVerifier {
     /// Loads a JWKS document (JSON text) from its source; the composition root gives the one for URLs.
     public typealias KeySetLoader = @Sendable (PersonAssertionSettings.KeySetSource) async throws -> String
@@ -64,8 +69,10 @@ public actor PersonAssertionVerifier {
     private let refreshInterval: Int64
     private let unknownKeyInterval: Int64
     /// The keys in use, and when the JWKS among them was loaded (Unix ms).
-    private var keys: JWTKeyCollection?
+    private var keys: KeyRing?
     private var loadedAt: Int64 = 0
+    /// The load under way, which every verification that wants one waits for instead of starting its own.
+    private var loading: Task<Void, Never>?
 
     /// - Parameters:
     ///   - loadKeySet: reads the JWKS; `fileLoader` reads files, and is enough where no URL is configured.
@@ -109,20 +116,24 @@ public actor PersonAssertionVerifier {
         guard (1...Self.maximumLength).contains(assertion.utf8.count) else {
             throw AssertionRefusal(.invalidAssertion, "the assertion must be a JWT of at most \(Self.maximumLength) bytes")
         }
-        let claims = try await verifiedClaims(assertion)
+        let header = try AssertionHeader(assertion)
+        let claims = try await verifiedClaims(assertion, header: header)
         return try check(claims)
     }
 
     /// The claims of `assertion` once its signature verifies, loading the JWKS again once for an unknown `kid`.
-    private func verifiedClaims(_ assertion: String) async throws -> PersonClaims {
-        var keys = try await currentKeys(forceRefresh: false)
+    private func verifiedClaims(_ assertion: String, header: AssertionHeader) async throws -> PersonClaims {
+        var keys = try await currentKeys()
+        // A kid the keys lack is most likely the provider's new key: load them again before trying the others.
+        if settings.keySet != nil, keys.lacks(header.kid), mayReload {
+            keys = try await reload()
+        }
         do {
-            return try await keys.verify(assertion, as: PersonClaims.self)
-        } catch let error as JWTError where Self.mayBeNewKey(error) && settings.keySet != nil
-                                             && now() - loadedAt >= unknownKeyInterval {
-            keys = try await currentKeys(forceRefresh: true)
+            return try await keys.verify(assertion, header: header)
+        } catch let error as JWTError where Self.mayBeNewKey(error) && settings.keySet != nil && mayReload {
+            keys = try await reload()
             do {
-                return try await keys.verify(assertion, as: PersonClaims.self)
+                return try await keys.verify(assertion, header: header)
             } catch {
                 throw Self.refusal(for: error)
             }
@@ -130,6 +141,9 @@ public actor PersonAssertionVerifier {
             throw Self.refusal(for: error)
         }
     }
+
+    /// Whether a failed verification may load the JWKS again now.
+    private var mayReload: Bool { now() - loadedAt >= unknownKeyInterval }
 
     /// Whether the provider may have a key the JWKS loaded lacks: jwt-kit verifies a token whose `kid` it does not
     /// hold with its default key, so a rotated key shows as a signature that does not verify.
@@ -174,34 +188,42 @@ public actor PersonAssertionVerifier {
         return person
     }
 
-    /// The keys to verify with: the secret and the JWKS, the JWKS loaded again when due. A JWKS that fails to load
-    /// keeps the previous keys, if any.
-    private func currentKeys(forceRefresh: Bool) async throws -> JWTKeyCollection {
+    /// The keys to verify with: the secret and the JWKS, the JWKS loaded again when due.
+    private func currentKeys() async throws -> KeyRing {
+        if let keys, settings.keySet == nil || now() - loadedAt < refreshInterval { return keys }
+        return try await reload()
+    }
+
+    /// The keys after a load: the one under way if there is one, else a new one. A JWKS that fails to load keeps the
+    /// previous keys, if any.
+    private func reload() async throws -> KeyRing {
+        if let loading {
+            await loading.value
+        } else {
+            let task = Task { await self.load() }
+            loading = task
+            await task.value
+        }
+        guard let keys else {
+            throw AssertionRefusal(.invalidAssertion, "the keys to verify assertions could not be loaded")
+        }
+        return keys
+    }
+
+    /// Loads the keys and stores them before the task ends, so that every caller waiting for it finds them.
+    private func load() async {
         let time = now()
-        if let keys, settings.keySet == nil || (!forceRefresh && time - loadedAt < refreshInterval) { return keys }
-        let collection = JWTKeyCollection()
-        // HS256 wants a key at least as long as its digest; jwt-kit stops the process on a shorter one, so such a
-        // secret (the configuration refuses it at start-up) verifies nothing here.
-        if let secret = settings.secret, secret.utf8.count >= 32 {
-            await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        do {
+            var jwks: String?
+            if let source = settings.keySet { jwks = try await loadKeySet(source) }
+            keys = try await KeyRing.make(secret: settings.secret, jwks: jwks, logger: logger)
+        } catch {
+            // The source's name may be a URL with a token in it: only that it failed is logged.
+            logger.warning("the person assertion keys (PERSON_ASSERTION_JWKS) could not be loaded",
+                           metadata: ["error": "\(type(of: error))"])
         }
-        if let source = settings.keySet {
-            do {
-                try await collection.add(jwksJSON: try await loadKeySet(source))
-            } catch {
-                // The source's name may be a URL with a token in it: only that it failed is logged.
-                logger.warning("the person assertion keys (PERSON_ASSERTION_JWKS) could not be loaded",
-                               metadata: ["error": "\(type(of: error))"])
-                if let keys {
-                    loadedAt = time
-                    return keys
-                }
-                throw AssertionRefusal(.invalidAssertion, "the keys to verify assertions could not be loaded")
-            }
-        }
-        keys = collection
         loadedAt = time
-        return collection
+        loading = nil
     }
 
     /// The refusal a failure of jwt-kit's verification becomes: the reason, never the token.
@@ -222,6 +244,107 @@ public actor PersonAssertionVerifier {
         default:
             return AssertionRefusal(.invalidAssertion, "the assertion does not verify")
         }
+    }
+}
+
+/// The keys in use: jwt-kit's collection, and the one algorithm each of its keys verifies, fixed when the key was
+/// added (jwt-kit would take a JWKS key's algorithm from the first token naming it when the key has no `alg`).
+struct KeyRing: Sendable {
+    let collection: JWTKeyCollection
+    /// The algorithm of each key, by kid.
+    let algorithms: [String: String]
+    /// The algorithm of the key jwt-kit verifies a token with when the token names no kid it holds: the first added.
+    let defaultAlgorithm: String?
+
+    /// The secret (HS256) and the JWKS's keys, each pinned to its algorithm (`pinnedAlgorithm`); a key that cannot be
+    /// pinned, or has no kid, is left out and logged (by kid only).
+    /// - Throws: when the JWKS is not one.
+    static func make(secret: String?, jwks: String?, logger: Logger) async throws -> KeyRing {
+        let collection = JWTKeyCollection()
+        var algorithms: [String: String] = [:]
+        var defaultAlgorithm: String?
+        // HS256 wants a key at least as long as its digest; jwt-kit stops the process on a shorter one, so such a
+        // secret (the configuration refuses it at start-up) verifies nothing here.
+        if let secret, secret.utf8.count >= 32 {
+            await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+            defaultAlgorithm = "HS256"
+        }
+        if let jwks {
+            for var key in try JSONDecoder().decode(JWKS.self, from: Data(jwks.utf8)).keys {
+                guard let kid = key.keyIdentifier?.string, let algorithm = pinnedAlgorithm(of: key) else {
+                    logger.warning("a person assertion key without a kid, or of a type and algorithm the hub does not verify, is left out",
+                                   metadata: ["kid": "\(key.keyIdentifier?.string ?? "none")"])
+                    continue
+                }
+                key.algorithm = algorithm
+                try await collection.add(jwk: key)
+                algorithms[kid] = algorithm.rawValue
+                if defaultAlgorithm == nil { defaultAlgorithm = algorithm.rawValue }
+            }
+        }
+        return KeyRing(collection: collection, algorithms: algorithms, defaultAlgorithm: defaultAlgorithm)
+    }
+
+    /// The one algorithm a JWKS key verifies: its `alg` when it names a signature algorithm of its key type (and,
+    /// for EC, its curve); without `alg`, RS256 for RSA and ES256 for EC P-256; nil for anything else.
+    static func pinnedAlgorithm(of key: JWK) -> JWK.Algorithm? {
+        switch key.keyType {
+        case .rsa:
+            guard let algorithm = key.algorithm else { return .rs256 }
+            return [.rs256, .rs384, .rs512, .ps256, .ps384, .ps512].contains(algorithm) ? algorithm : nil
+        case .ecdsa:
+            let byCurve: [(JWK.Curve, JWK.Algorithm)] = [(.ecdsa(.p256), .es256), (.ecdsa(.p384), .es384),
+                                                         (.ecdsa(.p521), .es512)]
+            guard let curve = key.curve, let expected = byCurve.first(where: { $0.0 == curve })?.1 else { return nil }
+            guard let algorithm = key.algorithm else { return expected == .es256 ? .es256 : nil }
+            return algorithm == expected ? algorithm : nil
+        case .octetKeyPair:
+            return key.algorithm == .eddsa ? .eddsa : nil
+        default:
+            return nil
+        }
+    }
+
+    /// Whether a token naming `kid` names a key this ring does not hold.
+    func lacks(_ kid: String?) -> Bool {
+        kid.map { algorithms[$0] == nil } ?? false
+    }
+
+    /// The claims of `assertion`, once its header's `alg` is its key's and its signature verifies.
+    /// - Throws: `AssertionRefusal` for another `alg`; `JWTError` from jwt-kit.
+    func verify(_ assertion: String, header: AssertionHeader) async throws -> PersonClaims {
+        guard let expected = header.kid.flatMap({ algorithms[$0] }) ?? defaultAlgorithm else {
+            throw JWTError.noKeyProvided
+        }
+        guard header.algorithm == expected else {
+            throw AssertionRefusal(.invalidAssertion, "the assertion's algorithm (alg) is not the one its key verifies")
+        }
+        return try await collection.verify(assertion, as: PersonClaims.self)
+    }
+}
+
+/// The header of an assertion, read before anything is verified: its `alg` and its `kid`.
+struct AssertionHeader: Sendable {
+    let algorithm: String
+    let kid: String?
+
+    /// - Throws: `AssertionRefusal.invalidAssertion` when the token is not three parts with a JSON header naming an
+    ///   `alg`.
+    init(_ token: String) throws {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Self.base64URLDecoded(parts[0]),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let algorithm = object["alg"] as? String else {
+            throw AssertionRefusal(.invalidAssertion, "the assertion is not a well-formed JWT")
+        }
+        self.algorithm = algorithm
+        self.kid = object["kid"] as? String
+    }
+
+    private static func base64URLDecoded(_ text: Substring) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+        return Data(base64Encoded: base64)
     }
 }
 
