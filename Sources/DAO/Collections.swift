@@ -61,6 +61,9 @@ public enum CollectionName {
     /// Settings an admin changes while the hub runs, shared by every replica: one document per setting
     /// (`SettingsDAO`; `_id: "approval"` holds the approval rules).
     public static let settings = "settings"
+    /// The person assertions that bound a device, by replay key (a hash, never the assertion), until they expire
+    /// (`UsedAssertionDAO`): each binds once, on every replica.
+    public static let usedAssertions = "used_assertions"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -114,6 +117,7 @@ public enum DatabaseIndexes {
                 .createIndexes(PersonAcknowledgementDAO.indexes)
             try await database.collection(CollectionName.webhookDeliveries).createIndexes(WebhookDeliveryDAO.indexes)
             try await database.collection(CollectionName.audit).createIndexes(AuditDAO.indexes)
+            try await database.collection(CollectionName.usedAssertions).createIndexes(UsedAssertionDAO.indexes)
         }
     }
 }

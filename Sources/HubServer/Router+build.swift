@@ -37,6 +37,7 @@ func buildRouter(services: HubServices, portal: PortalConfiguration, devices: De
     BroadcastController(services: services).addRoutes(to: router)
     AudienceController(services: services).addRoutes(to: senders)
     GroupController(services: services).addRoutes(to: admins)
+    PersonController(services: services).addRoutes(to: admins)
     WebhookController(services: services).addRoutes(to: admins)
     HealthController(services: services).addRoutes(to: router)
     MetricsController(services: services, token: metricsToken).addRoutes(to: router)

@@ -25,7 +25,7 @@ struct HTTPHygieneTests {
             let document = try #require(try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
             let paths = try #require(document["paths"] as? [String: [String: Any]])
             let values = ["{channelID}": Legacy.channelID.hex, "{msiKey}": msiKey, "{deviceID}": ObjectID().hex,
-                          "{groupID}": "no-such-group", "{webhookID}": ObjectID().hex]
+                          "{groupID}": "no-such-group", "{webhookID}": ObjectID().hex, "{personID}": "no-such-person"]
             var uris: [String] = []
             for (path, item) in paths where item["get"] != nil {
                 #expect(item["head"] != nil, "HEAD \(path) is not in openapi.json")

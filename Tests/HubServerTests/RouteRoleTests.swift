@@ -29,12 +29,13 @@ struct RouteRoleTests {
     }
 
     /// The API's routes that need a caller: every write but the device's own (which take the device's secret), the
-    /// audience of a topic, every group and webhook route, and the approval rules.
+    /// audience of a topic, every group, webhook and person route, and the approval rules.
     static func apiRoutesWithACaller() throws -> [Route] {
         try routes().filter { route in
             !route.path.hasPrefix("/portal") && !route.path.hasPrefix("/device")
                 && (route.method != .get || route.path == "/audience" || route.path.hasPrefix("/group")
-                    || route.path.hasPrefix("/webhook") || route.path.hasPrefix("/settings"))
+                    || route.path.hasPrefix("/webhook") || route.path.hasPrefix("/person")
+                    || route.path.hasPrefix("/settings"))
         }
     }
 
@@ -49,8 +50,8 @@ struct RouteRoleTests {
     @Test func everyAPIRouteOfAGroupAnswers401AnonymousAnd403ToAnotherRole() async throws {
         let routes = try Self.apiRoutesWithACaller()
         // Nine cube writes, sending, correcting, withdrawing, approving, rejecting, the audience, seven group routes,
-        // five webhook routes, the approval rules (read and change).
-        #expect(routes.count == 29, "\(routes)")
+        // five webhook routes, two person routes, the approval rules (read and change).
+        #expect(routes.count == 31, "\(routes)")
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let before = try await hub.cubeSnapshot()
             for route in routes {

@@ -30,6 +30,8 @@ public struct Device: Sendable, CustomStringConvertible {
     public var secretHash: String
     /// Unix ms.
     public var createdAt: Int64
+    /// When the device last registered again or changed (Unix ms; its creation when never).
+    public var updatedAt: Int64
     /// The person the device is bound to (an opaque id from the school's sign-in), if any.
     public var person: String?
     /// When passive and active messages wait for this device (`quiet_hours`), if it set quiet hours.
@@ -50,6 +52,7 @@ public struct Device: Sendable, CustomStringConvertible {
         self.state = State(rawValue: document.string("state")) ?? .active
         self.secretHash = document.string("secret_hash")
         self.createdAt = document["created_at"]?.int64Value ?? 0
+        self.updatedAt = document["updated_at"]?.int64Value ?? createdAt
         self.person = document["person"]?.stringValue
         if let quiet = document["quiet_hours"]?.documentValue,
            case .success(let hours) = QuietHours.parse(from: quiet.string("from"), to: quiet.string("to"),

@@ -9,7 +9,7 @@ public struct DeviceDAO: Sendable {
 
     /// One device per registration; unregistered devices by age, for their removal; active devices by platform,
     /// counted from the index alone (`countByPlatform`, for metrics and audiences), never by reading the devices;
-    /// a person's devices, for sends to persons and groups.
+    /// a person's devices, for sends to persons and groups and for an admin's list of them.
     static let indexes = [
         IndexModel(keys: ["registration": 1], name: "registration", unique: true),
         IndexModel(keys: ["state": 1, "unregistered_at": 1], name: "state.unregistered_at"),
@@ -132,12 +132,6 @@ public struct DeviceDAO: Sendable {
     /// - Throws: `DAOError` `.deviceNotFound`.
     public func bind(_ id: ObjectID, person: String) async throws -> Device {
         try await changed(id, ["$set": ["person": .string(person), "updated_at": .int64(now())]])
-    }
-
-    /// Unbinds a device from its person, if it had one (one atomic `$unset`).
-    /// - Throws: `DAOError` `.deviceNotFound`.
-    public func unbind(_ id: ObjectID) async throws -> Device {
-        try await changed(id, ["$unset": ["person": ""], "$set": ["updated_at": .int64(now())]])
     }
 
     /// The device after `update`.

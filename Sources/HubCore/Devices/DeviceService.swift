@@ -31,6 +31,8 @@ public struct DeviceService: Sendable {
     let now: UnixClock
     /// Verifies the assertions that bind a device to a person.
     let personAssertions: PersonAssertionVerifier
+    /// The assertions that bound a device, so that each binds once.
+    let usedAssertions: UsedAssertionDAO
     /// Where a device deleted by a user or token (not by itself) is recorded.
     let audit: AuditLog
     /// The devices that requests authenticate as, read together for the requests that arrive at once.
@@ -54,6 +56,7 @@ public struct DeviceService: Sendable {
         self.logger = logger
         self.now = now
         self.personAssertions = personAssertions
+        self.usedAssertions = UsedAssertionDAO(database: database)
         self.audit = AuditLog(database: database, logger: logger, now: now)
         self.authenticationReads = BatchingGate(maximumBatch: 256) { [devices] ids in
             let found = try await devices.devices(ids: ids)

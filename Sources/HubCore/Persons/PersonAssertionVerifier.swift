@@ -23,23 +23,40 @@ public struct PersonAssertionSettings: Sendable {
     public var audience: String
     /// The claim that names the person (`PERSON_ASSERTION_CLAIM`): `sub` unless set.
     public var claim: String
+    /// Whether an assertion must carry the `nonce` the hub gave the device binding with
+    /// (`PERSON_ASSERTION_NONCE=required`); off, a `nonce` claim is not looked at.
+    public var nonceRequired: Bool
 
     public init(secret: String? = nil, keySet: KeySetSource? = nil, issuer: String = "", audience: String = "",
-                claim: String = "sub") {
+                claim: String = "sub", nonceRequired: Bool = false) {
         self.secret = secret
         self.keySet = keySet
         self.issuer = issuer
         self.audience = audience
         self.claim = claim
+        self.nonceRequired = nonceRequired
     }
 
     /// Whether a device may be bound at all: a secret or a key set is given.
     public var isConfigured: Bool { secret != nil || keySet != nil }
 }
 
+/// A verified assertion, as far as the hub keeps anything of it.
+public struct VerifiedAssertion: Sendable {
+    /// The person it names.
+    public var person: String
+    /// What identifies this assertion among all others (a hash of its `jti`, or of its signed part when it has
+    /// none), remembered until `expiresAt` so that it binds once.
+    public var replayKey: String
+    /// Its `exp`, in Unix ms.
+    public var expiresAt: Int64
+    /// Its `nonce` claim, if any.
+    public var nonce: String?
+}
+
 /// The one place a person assertion (a JWT from the school's sign-in) is verified, with vapor/jwt-kit: its
 /// signature (HS256 with the secret, RS256/ES256 with the JWKS's keys), `iss`, `aud`, `exp` in the future and `iat`
-/// at most ten minutes old. Returns the person id it names and nothing else of it.
+/// at most ten minutes old. Returns the person id it names, and what makes it single-use, and nothing else of it.
 ///
 /// Each key verifies one algorithm, fixed when the key is added and never taken from a token: the secret HS256; a
 /// JWKS key its `alg`, or without one RS256 for an RSA key and ES256 for an EC P-256 key (any other key without
@@ -107,9 +124,18 @@ public actor PersonAssertionVerifier {
     /// Whether binding is configured (the device routes answer with a refusal otherwise).
     public nonisolated var isConfigured: Bool { settings.isConfigured }
 
+    /// Whether an assertion must carry the device's nonce (`PERSON_ASSERTION_NONCE=required`).
+    public nonisolated var nonceRequired: Bool { settings.nonceRequired }
+
     /// The person id `assertion` names, once it verifies.
     /// - Throws: `AssertionRefusal` (`.notConfigured`; `.invalidAssertion` with the reason, never the token).
     public func person(in assertion: String) async throws -> String {
+        try await verify(assertion).person
+    }
+
+    /// What the hub keeps of `assertion` once it verifies: the person, and what makes it single-use.
+    /// - Throws: `AssertionRefusal` (`.notConfigured`; `.invalidAssertion` with the reason, never the token).
+    public func verify(_ assertion: String) async throws -> VerifiedAssertion {
         guard settings.isConfigured else {
             throw AssertionRefusal(.notConfigured, "person binding is not configured")
         }
@@ -118,7 +144,11 @@ public actor PersonAssertionVerifier {
         }
         let header = try AssertionHeader(assertion)
         let claims = try await verifiedClaims(assertion, header: header)
-        return try check(claims)
+        let person = try check(claims)
+        // Not the signature: ECDSA lets anyone who holds a signature make another valid one of the same claims.
+        let replayKey = claims.strings["jti"].map { Secret.hash("jti:" + $0) } ?? Secret.hash("signed:" + header.signedPart)
+        return VerifiedAssertion(person: person, replayKey: replayKey, expiresAt: claims.expiresAt ?? now(),
+                                 nonce: claims.strings["nonce"])
     }
 
     /// The claims of `assertion` once its signature verifies, loading the JWKS again once for an unknown `kid`.
@@ -323,10 +353,12 @@ struct KeyRing: Sendable {
     }
 }
 
-/// The header of an assertion, read before anything is verified: its `alg` and its `kid`.
+/// The header of an assertion, read before anything is verified: its `alg`, its `kid`, and its signed part.
 struct AssertionHeader: Sendable {
     let algorithm: String
     let kid: String?
+    /// The header and claims as sent (`header.claims`): what the signature covers.
+    let signedPart: Substring
 
     /// - Throws: `AssertionRefusal.invalidAssertion` when the token is not three parts with a JSON header naming an
     ///   `alg`.
@@ -339,6 +371,7 @@ struct AssertionHeader: Sendable {
         }
         self.algorithm = algorithm
         self.kid = object["kid"] as? String
+        self.signedPart = token[parts[0].startIndex..<parts[1].endIndex]
     }
 
     private static func base64URLDecoded(_ text: Substring) -> Data? {

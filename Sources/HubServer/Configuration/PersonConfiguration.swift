@@ -1,7 +1,8 @@
 import HubCore
 
 /// How devices are bound to persons: how their assertions are verified (`PERSON_ASSERTION_SECRET`, `_JWKS`,
-/// `_ISSUER`, `_AUDIENCE`, `_CLAIM`). Neither a secret nor a JWKS: binding is refused.
+/// `_ISSUER`, `_AUDIENCE`, `_CLAIM`), and whether they must carry the device's nonce (`_NONCE`). Neither a secret nor
+/// a JWKS: binding is refused.
 public struct PersonConfiguration: Sendable {
     /// The verifier's settings.
     public var assertions: PersonAssertionSettings
@@ -13,7 +14,8 @@ public struct PersonConfiguration: Sendable {
     /// The person configuration the environment gives.
     /// - Throws: `ConfigurationError` naming a variable whose value cannot be used: a secret shorter than 32 bytes, a
     ///   secret or JWKS without an
-    ///   issuer and an audience, a JWKS that is neither a path nor an https URL, a claim name that is not one.
+    ///   issuer and an audience, a JWKS that is neither a path nor an https URL, a claim name that is not one, a
+    ///   nonce mode other than `off` and `required`.
     static func fromEnvironment(_ environment: [String: String]) throws -> PersonConfiguration {
         /// Unset and empty are the same: compose files pass every variable, empty when not given.
         func value(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }
@@ -54,6 +56,11 @@ public struct PersonConfiguration: Sendable {
                 throw ConfigurationError("PERSON_ASSERTION_CLAIM must be a claim name (up to 64 visible ASCII characters), such as sub or email")
             }
             settings.claim = claim
+        }
+        switch value(environment["PERSON_ASSERTION_NONCE"])?.lowercased() {
+        case nil, "off": settings.nonceRequired = false
+        case "required": settings.nonceRequired = true
+        default: throw ConfigurationError("PERSON_ASSERTION_NONCE must be off or required")
         }
         return PersonConfiguration(assertions: settings)
     }

@@ -22,6 +22,7 @@ struct DeviceController {
         router.get("/device/:deviceID/messages", use: messages)
         router.put("/device/:deviceID/person", use: bind)
         router.delete("/device/:deviceID/person", use: unbind)
+        router.post("/device/:deviceID/person/nonce", use: personNonce)
     }
 
     /// POST /device: `{"registration", "platform", "locale"?, "app_version"?}`, with `Authorization: Bearer msd_...`
@@ -134,7 +135,9 @@ struct DeviceController {
     }
 
     /// PUT /device/:deviceID/person: `{"assertion": "<JWT>"}` binds the device to the person a verified assertion
-    /// names → 200 with the device (`person` shown); 401 `invalid_assertion` with the reason, nothing changed.
+    /// names → 200 with the device (`person` shown); 401 `invalid_assertion` with the reason (a missing or wrong
+    /// `nonce` when `PERSON_ASSERTION_NONCE=required`), 401 `assertion_replayed` for one that bound a device already;
+    /// nothing changed.
     @Sendable func bind(request: Request, context: HubRequestContext) async throws -> Response {
         let device = try await device(context)
         var request = request
@@ -148,6 +151,13 @@ struct DeviceController {
     @Sendable func unbind(request: Request, context: HubRequestContext) async throws -> Response {
         try await services.devices.unbind(try await device(context))
         return Response(status: .noContent)
+    }
+
+    /// POST /device/:deviceID/person/nonce → 200 `{"nonce", "expires_at"}`: the nonce the device's next assertion
+    /// carries when `PERSON_ASSERTION_NONCE=required` (single use, 5 minutes; a new one replaces the last).
+    @Sendable func personNonce(request: Request, context: HubRequestContext) async throws -> Response {
+        let issued = try await services.devices.personNonce(for: try await device(context))
+        return JSONResponse.make(["nonce": .string(issued.nonce), "expires_at": .int64(issued.expiresAt)])
     }
 
     /// The device the path names, when the request carries its secret.

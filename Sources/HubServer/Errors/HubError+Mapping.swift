@@ -32,7 +32,7 @@ extension HubError {
             return HubError(error)
         case let error as AssertionRefusal:
             // Every refusal of an assertion, its absence of configuration too, is 401 with the reason.
-            return HubError(.unauthorized, .invalidAssertion, error.message)
+            return HubError(.unauthorized, error.code == .replayed ? .assertionReplayed : .invalidAssertion, error.message)
         case let error as GroupRefusal:
             return HubError(error)
         case let error as WebhookRefusal:

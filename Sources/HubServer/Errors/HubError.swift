@@ -25,6 +25,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case forcedSubscription = "forced_subscription"
             case idempotencyKeyReused = "idempotency_key_reused", writeOutcomeUnknown = "write_outcome_unknown"
             case invalidAssertion = "invalid_assertion"
+            case assertionReplayed = "assertion_replayed"
             case invalidRecipients = "invalid_recipients", recipientAccessDenied = "recipient_access_denied"
             case invalidData = "invalid_data", relayBehind = "relay_behind"
             case invalidUrgency = "invalid_urgency", invalidQuietHours = "invalid_quiet_hours"
@@ -114,6 +115,8 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let writeOutcomeUnknown = Code(.writeOutcomeUnknown)
         /// 401: a person assertion that does not verify, or person binding is not configured (the message says why).
         public static let invalidAssertion = Code(.invalidAssertion)
+        /// 401: a person assertion that verifies but has bound a device already: each binds once.
+        public static let assertionReplayed = Code(.assertionReplayed)
         /// 422: a message names both a topic and persons or groups, or `to` is malformed.
         public static let invalidRecipients = Code(.invalidRecipients)
         /// 403: the caller may not send to a person directly (no right `direct`) or to a group not open to them.

@@ -1,0 +1,31 @@
+import HubTime
+import Mongo
+
+/// The person assertions that have bound a device, in `used_assertions`, each remembered until it expires (a TTL
+/// index on `expire_at`), so that every replica refuses one presented again: the document's `_id` is the
+/// assertion's replay key (a hash of its `jti`, or of its signed part), never the assertion.
+public struct UsedAssertionDAO: Sendable {
+    let collection: MongoCollection
+
+    /// Expiry: MongoDB removes a document once its `expire_at` (a date) has passed.
+    static let indexes = [IndexModel(keys: ["expire_at": 1], name: "expire_at", expireAfterSeconds: 0)]
+
+    public init(database: MongoDatabase) {
+        self.collection = database.collection(CollectionName.usedAssertions)
+    }
+
+    /// Records that the assertion of `key` was used, until `expiresAt` (Unix ms): true the first time, false when it
+    /// was recorded already (a replay). One insert, the unique `_id` deciding between concurrent uses: never a
+    /// findAndModify, which SecantusDB answers by reading the whole collection.
+    /// - Throws: `DAOError`.
+    public func record(_ key: String, until expiresAt: Int64) async throws -> Bool {
+        do {
+            _ = try await mapErrors {
+                try await collection.insertOne(["_id": .string(key), "expire_at": .datetime(expiresAt)])
+            }
+            return true
+        } catch let error as DAOError where error.code == .duplicate {
+            return false
+        }
+    }
+}
