@@ -23,6 +23,9 @@ public struct MSIKitError: Error, Sendable, CustomStringConvertible {
         /// The hub refused a person assertion (401 `invalid_assertion`): it does not verify, or the hub binds no
         /// persons; the message gives the hub's reason.
         public static let invalidAssertion = hub(status: 401, code: "invalid_assertion")
+        /// The hub refused a person assertion that has bound a device already (401 `assertion_replayed`): each binds
+        /// once; ask the sign-in for a new one.
+        public static let assertionReplayed = hub(status: 401, code: "assertion_replayed")
         /// The hub knows no subject with this topic key (404 `topic_not_found`).
         public static let topicNotFound = hub(status: 404, code: "topic_not_found")
         /// The hub answered something this library cannot read (an unexpected status or body).

@@ -13,20 +13,20 @@ struct PersonBindingAgainstHubTests {
     static let secret = "e2e-person-secret-0123456789abcdef0123"
 
     /// The hub's person settings: HS256 with `secret`.
-    static func persons() -> PersonConfiguration {
+    static func persons(nonceRequired: Bool = false) -> PersonConfiguration {
         PersonConfiguration(assertions: PersonAssertionSettings(secret: secret, issuer: "https://sign-in.school.example",
-                                                                audience: "msi-app"))
+                                                                audience: "msi-app", nonceRequired: nonceRequired))
     }
 
     /// An HS256 assertion naming `person`, signed with `secret`.
-    static func assertion(_ person: String, secret: String = secret) async throws -> String {
+    static func assertion(_ person: String, secret: String = secret, nonce: String? = nil) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         let now = Date()
         return try await keys.sign(Claims(sub: SubjectClaim(value: person), iss: "https://sign-in.school.example",
                                           aud: AudienceClaim(value: ["msi-app"]),
                                           exp: ExpirationClaim(value: now.addingTimeInterval(300)),
-                                          iat: IssuedAtClaim(value: now)))
+                                          iat: IssuedAtClaim(value: now), nonce: nonce))
     }
 
     @Test func aPhoneBindsToItsPersonARefusalKeepsTheDeviceAndUnbindLogsOut() async throws {
@@ -34,8 +34,12 @@ struct PersonBindingAgainstHubTests {
             let phone = try SimulatedPhone(hub: hub.url, fake: hub.fake, token: "bind-1")
             try await phone.start()
             let state = try await phone.client.registrationState()
-            #expect(try await phone.client.bind(assertion: try await Self.assertion("student-7")) == "student-7")
+            let assertion = try await Self.assertion("student-7")
+            #expect(try await phone.client.bind(assertion: assertion) == "student-7")
             #expect(try await Self.storedPerson(in: hub) == "student-7")
+            // Each assertion binds once.
+            let replayed = await #expect(throws: MSIKitError.self) { try await phone.client.bind(assertion: assertion) }
+            #expect(replayed?.code == .assertionReplayed)
 
             let refused = await #expect(throws: MSIKitError.self) {
                 try await phone.client.bind(assertion: try await Self.assertion("intruder", secret: "not-the-school-secret-0123456789abcdef"))
@@ -47,6 +51,25 @@ struct PersonBindingAgainstHubTests {
 
             try await phone.client.unbind()
             #expect(try await Self.storedPerson(in: hub) == nil)
+        }
+    }
+
+    @Test func withNoncesRequiredAPhoneBindsWithItsNonceOnce() async throws {
+        try await LiveHub.with(persons: Self.persons(nonceRequired: true)) { hub in
+            let phone = try SimulatedPhone(hub: hub.url, fake: hub.fake, token: "bind-nonce-1")
+            try await phone.start()
+            let missing = await #expect(throws: MSIKitError.self) {
+                try await phone.client.bind(assertion: try await Self.assertion("student-8"))
+            }
+            #expect(missing?.code == .invalidAssertion)
+            let nonce = try await phone.client.bindingNonce()
+            #expect(nonce.expiresAt > Date().addingTimeInterval(240))
+            let assertion = try await Self.assertion("student-8", nonce: nonce.value)
+            #expect(try await phone.client.bind(assertion: assertion) == "student-8")
+            // Its nonce is used up: presented again, the nonce check refuses it before the replay check would.
+            let again = await #expect(throws: MSIKitError.self) { try await phone.client.bind(assertion: assertion) }
+            #expect(again?.code == .invalidAssertion)
+            #expect(try await Self.storedPerson(in: hub) == "student-8")
         }
     }
 
@@ -64,6 +87,7 @@ private struct Claims: JWTPayload {
     var aud: AudienceClaim
     var exp: ExpirationClaim
     var iat: IssuedAtClaim
+    var nonce: String?
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

@@ -226,10 +226,18 @@ public final class MSIClient: Sendable {
 
     /// Binds the device to the person a signed assertion from the school's sign-in names (an `id_token` or the
     /// school backend's JWT; sign-in is the app's); returns the person id the hub stored. Call it after each sign-in.
-    /// - Throws: `.invalidAssertion` (the message says why), `.notRegistered`, `.network`, the hub's other refusals.
+    /// - Throws: `.invalidAssertion` (the message says why), `.assertionReplayed` (it bound a device already: ask the
+    ///   sign-in for a new one), `.notRegistered`, `.network`, the hub's other refusals.
     @discardableResult
     public func bind(assertion: String) async throws(MSIKitError) -> String {
         try await registration.bind(assertion: assertion)
+    }
+
+    /// A nonce for the next `bind(assertion:)`, when the hub requires one (`PERSON_ASSERTION_NONCE=required`): the
+    /// assertion's `nonce` claim must be its `value`. Each nonce binds once; a new one replaces the last.
+    /// - Throws: `.notRegistered`, `.network`, the hub's refusals.
+    public func bindingNonce() async throws(MSIKitError) -> BindingNonce {
+        try await registration.bindingNonce()
     }
 
     /// Unbinds the device from its person (sign-out): it no longer receives that person's messages.

@@ -144,6 +144,20 @@ actor DeviceRegistration {
         return answer.person
     }
 
+    /// A nonce for the device's next assertion (`POST /device/:id/person/nonce`).
+    func bindingNonce() async throws(MSIKitError) -> BindingNonce {
+        struct Answer: Decodable, Sendable {
+            var nonce: String
+            var expiresAt: Int64
+            enum CodingKeys: String, CodingKey { case nonce, expiresAt = "expires_at" }
+        }
+        let hub = hub
+        let answer: Answer = try await authorized { (id, secret) throws(MSIKitError) in
+            try await hub.json("POST", ["device", id, "person", "nonce"], headers: HubConnection.bearer(secret))
+        }
+        return BindingNonce(value: answer.nonce, expiresAt: Date(timeIntervalSince1970: Double(answer.expiresAt) / 1000))
+    }
+
     /// Unbinds the device from its person (`DELETE /device/:id/person`).
     func unbind() async throws(MSIKitError) {
         let hub = hub
