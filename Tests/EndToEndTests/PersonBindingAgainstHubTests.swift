@@ -18,7 +18,8 @@ struct PersonBindingAgainstHubTests {
                                                                 audience: "msi-app", nonceRequired: nonceRequired))
     }
 
-    /// An HS256 assertion naming `person`, signed with `secret`.
+    /// An HS256 assertion naming `person`, signed with `secret`: a sign-in of its own (its `jti`), so that two
+    /// made in the same second are two assertions, as an identity provider's are.
     static func assertion(_ person: String, secret: String = secret, nonce: String? = nil) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
@@ -26,7 +27,8 @@ struct PersonBindingAgainstHubTests {
         return try await keys.sign(Claims(sub: SubjectClaim(value: person), iss: "https://sign-in.school.example",
                                           aud: AudienceClaim(value: ["msi-app"]),
                                           exp: ExpirationClaim(value: now.addingTimeInterval(300)),
-                                          iat: IssuedAtClaim(value: now), nonce: nonce))
+                                          iat: IssuedAtClaim(value: now), jti: IDClaim(value: UUID().uuidString),
+                                          nonce: nonce))
     }
 
     @Test func aPhoneBindsToItsPersonARefusalKeepsTheDeviceAndUnbindLogsOut() async throws {
@@ -87,6 +89,7 @@ private struct Claims: JWTPayload {
     var aud: AudienceClaim
     var exp: ExpirationClaim
     var iat: IssuedAtClaim
+    var jti: IDClaim
     var nonce: String?
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}
