@@ -6,7 +6,7 @@ import Mongo
 /// (`lease_owner`, `lease_until`), each round's counts (`ack.rounds`), and the end (`finished_at`).
 ///
 /// A claim reads the most overdue messages on the `ack.next_at` index (partial: only messages with an escalation to
-/// come are in it) and takes one by an atomic `findOneAndUpdate` on its `_id`; every later write names the lease, so a replica whose lease ran out records nothing more and the
+/// come are in it) and takes one by an atomic update on its `_id` and a read; every later write names the lease, so a replica whose lease ran out records nothing more and the
 /// message is due again for another, which resumes the round after its `ack.cursor`.
 public struct AcknowledgementDAO: Sendable {
     let messages: MongoCollection
@@ -74,11 +74,14 @@ public struct AcknowledgementDAO: Sendable {
         }
         var document: BSONDocument?
         for id in LeaseCandidates.free(candidates, leasePath: "ack.lease_until", now: time, limit: Self.claimCandidates) {
+            // One update naming its `_id`, then a read of it under the lease (never a `findAndModify`, whose cost on
+            // the embedded database grows with the archive).
             document = try await mapErrors {
-                try await messages.findOneAndUpdate(
+                let taken = try await messages.updateOne(
                     BSONDocument([(key: "_id", value: id)] + Self.claimable(time).elements),
-                    ["$set": ["ack.lease_owner": .string(lease), "ack.lease_until": .int64(time + leaseMS)]],
-                    options: FindOneAndUpdateOptions(returnNew: true))
+                    ["$set": ["ack.lease_owner": .string(lease), "ack.lease_until": .int64(time + leaseMS)]])
+                guard taken.matchedCount > 0 else { return nil }
+                return try await messages.findOne(["_id": id, "ack.lease_owner": .string(lease)])
             }
             if document != nil { break }
         }

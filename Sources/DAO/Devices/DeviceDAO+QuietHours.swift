@@ -2,9 +2,12 @@ import HubTime
 import Mongo
 
 extension DeviceDAO {
-    /// Sets a device's quiet hours and the topic of their window (nil: clears them), in one atomic update, and
-    /// returns the device as it was before and as it is now (the caller moves its quiet-window count and topic).
-    /// - Throws: `DAOError` `.deviceNotFound`.
+    /// Sets a device's quiet hours and the topic of their window (nil: clears them), and returns the device as it was
+    /// before and as it is now (the caller moves its quiet-window count and topic). A read by `_id`, then one update
+    /// by `_id` that lands only while the window's topic is still the one read (a change in between makes it read
+    /// again), so two changes at once each see the other's result: never a `findAndModify`, which the embedded
+    /// database answers by reading the whole collection.
+    /// - Throws: `DAOError` `.deviceNotFound`, `.unavailable` when other changes kept winning (try again).
     public func setQuietHours(_ id: ObjectID, _ quietHours: QuietHours?, topic: String?) async throws
         -> (before: Device, after: Device) {
         let time = now()
@@ -16,12 +19,17 @@ extension DeviceDAO {
         } else {
             update = ["$unset": ["quiet_hours": ""], "$set": ["updated_at": .int64(time)]]
         }
-        let document = try await mapErrors { 
-            try await collection.findOneAndUpdate(["_id": .objectID(id)], update,
-                                                  options: FindOneAndUpdateOptions(returnNew: false))
+        var read: Device?
+        for _ in 0..<5 {
+            let before = try await get(id)
+            let topic: BSONValue = before.quietTopic.map(BSONValue.string) ?? ["$exists": false]
+            let matched = try await mapErrors {
+                try await collection.updateOne(["_id": .objectID(id), "quiet_hours.topic": topic], update).matchedCount
+            }
+            if matched > 0 { read = before; break }
         }
-        guard let document, let before = Device(document: document) else {
-            throw DAOError(.deviceNotFound, "no device has the id \(id.hex)")
+        guard let before = read else {
+            throw DAOError(.unavailable, "the quiet hours of \(id.hex) changed while they were being set: try again")
         }
         var after = before
         after.quietHours = topic == nil ? nil : quietHours

@@ -62,8 +62,9 @@ public struct DeviceDAO: Sendable {
 
     /// Gives the device that has `registration` a new secret, a platform, locale and app version, and makes it
     /// active again, when `currentHash` is the hash of its current secret (one atomic update: the proof and the
-    /// change cannot be separated by another registration). Nil when no device has the registration with that
-    /// secret.
+    /// change cannot be separated by another registration), then reads it back by its registration (both on an
+    /// index: never a `findAndModify`, which the embedded database answers by reading the whole collection). Nil when
+    /// no device has the registration with that secret.
     /// - Throws: `DAOError`.
     public func renew(registration: String, provenBy currentHash: String, secretHash: String, platform: Platform,
                       locale: String?, appVersion: String?) async throws -> Device? {
@@ -74,12 +75,13 @@ public struct DeviceDAO: Sendable {
         if let locale { set["locale"] = .string(locale) }
         if let appVersion { set["app_version"] = .string(appVersion) }
         // An equality on the hash, not on the secret: timing reveals nothing of a secret whose hash it cannot steer.
-        let updated = try await mapErrors {
-            try await collection.findOneAndUpdate(["registration": .string(registration), "secret_hash": .string(currentHash)],
-                                                  ["$set": .document(set), "$unset": ["unregistered_at": ""]],
-                                                  options: FindOneAndUpdateOptions(returnNew: true))
-        }
-        return updated.flatMap(Device.init(document:))
+        return try await mapErrors { () async throws -> BSONDocument? in
+            let result = try await collection.updateOne(
+                ["registration": .string(registration), "secret_hash": .string(currentHash)],
+                ["$set": .document(set), "$unset": ["unregistered_at": ""]])
+            guard result.matchedCount > 0 else { return nil }
+            return try await collection.findOne(["registration": .string(registration)])
+        }.flatMap(Device.init(document:))
     }
 
     /// The device that has `registration` now (its id, platform and state; never the secret's hash), if any.
@@ -119,13 +121,7 @@ public struct DeviceDAO: Sendable {
         if let registration { set["registration"] = .string(registration); set["state"] = "active" }
         if let locale { set["locale"] = .string(locale) }
         if let appVersion { set["app_version"] = .string(appVersion) }
-        let document = try await mapErrors {
-            try await collection.findOneAndUpdate(["_id": .objectID(id)], ["$set": .document(set)])
-        }
-        guard let document, let device = Device(document: document) else {
-            throw DAOError(.deviceNotFound, "no device has the id \(id.hex)")
-        }
-        return device
+        return try await changed(id, ["$set": .document(set)])
     }
 
     /// Binds a device to `person`, replacing the person it had (one atomic `$set`).
@@ -134,13 +130,12 @@ public struct DeviceDAO: Sendable {
         try await changed(id, ["$set": ["person": .string(person), "updated_at": .int64(now())]])
     }
 
-    /// The device after `update`.
+    /// The device after `update`: one update by `_id`, then a read by `_id` (never a `findAndModify`, whose cost
+    /// on the embedded database grows with the collection).
     private func changed(_ id: ObjectID, _ update: BSONDocument) async throws -> Device {
-        let document = try await mapErrors { try await collection.findOneAndUpdate(["_id": .objectID(id)], update) }
-        guard let document, let device = Device(document: document) else {
-            throw DAOError(.deviceNotFound, "no device has the id \(id.hex)")
-        }
-        return device
+        let matched = try await mapErrors { try await collection.updateOne(["_id": .objectID(id)], update).matchedCount }
+        guard matched > 0 else { throw DAOError(.deviceNotFound, "no device has the id \(id.hex)") }
+        return try await get(id)
     }
 
     /// Removes a device.

@@ -129,12 +129,14 @@ public struct GroupDAO: Sendable {
             // Two adds of the same person at once: the other one inserted it.
         }
         let change: Int64 = added ? 1 : 0
-        let updated = try await mapErrors {
-            try await groups.findOneAndUpdate(["_id": .string(id)],
-                                              ["$inc": ["member_count": .int64(change)],
-                                               "$set": ["updated_at": .int64(now())]])
+        // One update by `_id`, then a read by `_id`: never a `findAndModify`, whose cost on the embedded database
+        // grows with the collection.
+        let matched = try await mapErrors {
+            try await groups.updateOne(["_id": .string(id)], ["$inc": ["member_count": .int64(change)],
+                                                              "$set": ["updated_at": .int64(now())]]).matchedCount
         }
-        return updated.flatMap(Group.init(document:)).map { ($0, added) }
+        guard matched > 0 else { return nil }
+        return try await group(id: id).map { ($0, added) }
     }
 
     /// Removes `person` from group `id`; returns whether they were a member.

@@ -15,12 +15,12 @@ public struct QuietWindowDAO: Sendable {
     /// - Throws: `DAOError`.
     public func add(_ quietHours: QuietHours, topic: String) async throws {
         _ = try await mapErrors {
-            try await collection.findOneAndUpdate(
+            try await collection.updateOne(
                 ["_id": .string(topic)],
                 ["$inc": ["devices": .int64(1)],
                  "$setOnInsert": ["from": .string(quietHours.fromText), "to": .string(quietHours.toText),
                                   "tz": .string(quietHours.timeZoneID)]],
-                options: FindOneAndUpdateOptions(upsert: true))
+                options: UpdateOptions(upsert: true))
         }
     }
 
