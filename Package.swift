@@ -50,6 +50,9 @@ let package = Package(
         .target(name: "JSONText", swiftSettings: swiftSettings),
         // Time in the units the hub stores: Unix milliseconds, Durations in whole milliseconds, the injected clock.
         .target(name: "HubTime", swiftSettings: swiftSettings),
+        // The vocabulary every layer shares and that depends on nothing: the locale-to-language rule and the names
+        // built on it (language topics, the default language).
+        .target(name: "HubModel", swiftSettings: swiftSettings),
         // The safe Swift layer over libmongoc: BSON, JSON, client pool, collections, errors.
         .target(
             name: "Mongo",
@@ -63,7 +66,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Channels, areas, subjects and messages on the nested icube documents.
-        .target(name: "DAO", dependencies: ["Mongo", "HubTime"], swiftSettings: swiftSettings),
+        .target(name: "DAO", dependencies: ["Mongo", "HubTime", "HubModel"], swiftSettings: swiftSettings),
         // Migration from the legacy Node hub: normalisation rules, copy, import, verification.
         .target(name: "Migration", dependencies: ["Mongo", "DAO", "HubTime"], swiftSettings: swiftSettings),
         // The services every entry point calls (cube, messages, accounts) and the in-memory copies that
@@ -183,6 +186,7 @@ let package = Package(
             name: "FCM",
             dependencies: [
                 "Curl",
+                "HubModel",
                 "JSONText",
                 "HubTime",
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -237,7 +241,7 @@ let package = Package(
         .testTarget(
             name: "FCMTests",
             dependencies: [
-                "FCM", "Curl", "FakeFCM",
+                "FCM", "Curl", "HubModel", "FakeFCM",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -252,7 +256,8 @@ let package = Package(
         // API. Depends on no other module of this package, and on nothing that does not build for iOS.
         .target(
             name: "MSIKit",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            // HubModel: the locale rule the hub subscribes and sends by (it depends on nothing, no server module).
+            dependencies: ["HubModel", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         // A simulated phone on MSIKit that takes its pushes from the fake FCM's inbox.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FCM
+import HubModel
 
 /// Issue 31: a message in several languages, posters, kinds, expiry and messages not shown.
 @Suite("FCM mapping of translations, posters and messages not shown")
@@ -161,6 +162,22 @@ struct TranslationMappingTests {
             #expect(try Self.data(other)["title"] == "Snow day" && Self.data(other)["lang"] == "en")
         }
         #expect(FCMMapping.primaryLanguage(of: "zh-Hant-TW") == "zh" && FCMMapping.primaryLanguage(of: "TA") == "ta")
+    }
+
+    @Test func aDeviceOfAPOSIXLocaleGetsTheLanguageItsLanguageTopicNames() throws {
+        var message = Translations.message(.alert, Translations.two)
+        message.topicKey = ""
+        // A device of locale "hi.UTF-8" is subscribed to lang-hi: its own sends are in Hindi too (they looked for a
+        // "hi.utf" translation and sent the main text).
+        for locale in ["hi.UTF-8", "hi_IN.UTF-8", "hi@latin", "HI"] {
+            let request = FCMMapping.deviceRequest(for: message, token: "t1", audience: .person, language: locale)
+            #expect(try Self.data(request)["lang"] == "hi", "\(locale)")
+            #expect(FCMMapping.primaryLanguage(of: locale) == LocaleLanguage.language(ofLocale: locale))
+        }
+        // What names no language is none: the main text.
+        for locale in ["und", "1a", "", "toolong-XX"] {
+            #expect(FCMMapping.primaryLanguage(of: locale) == nil, "\(locale)")
+        }
     }
 
     @Test func aHeldBackTopicSendIsTheDevicesLanguageRequestByToken() throws {

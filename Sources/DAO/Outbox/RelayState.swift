@@ -1,3 +1,4 @@
+import HubModel
 import Mongo
 
 /// Where a message stands in the relay to FCM (its `relay` sub-document, msi-hub's addition).
@@ -59,7 +60,7 @@ public struct RelayComponent: RawRepresentable, Sendable, Hashable, Comparable, 
     }
 
     /// What a language component's name starts with (the hub's language topics' prefix too).
-    public static let languagePrefix = "lang-"
+    public static let languagePrefix = LocaleLanguage.topicPrefix
 
     /// A correction's request to the phones that have the message (`correction-<n>`, the n-th correction).
     public static func correction(_ number: Int) -> RelayComponent {

@@ -1,3 +1,5 @@
+import HubModel
+
 /// One of the spec's "components": one FCM request of a message, named as the relay records it
 /// (`relay.components.<name>`; never a "." in a name).
 public struct FCMComponent: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
@@ -34,5 +36,5 @@ public struct FCMComponent: RawRepresentable, Sendable, Hashable, CustomStringCo
     public var description: String { rawValue }
 
     /// What a language component's name starts with, as the hub's language topics do (`lang-hi`).
-    public static let languagePrefix = "lang-"
+    public static let languagePrefix = LocaleLanguage.topicPrefix
 }

@@ -1,3 +1,4 @@
+import HubModel
 import JSONText
 
 /// The FCM mapping: the spec's components, in FCM HTTP v1 form. Pure: no clock, no I/O.
@@ -95,11 +96,10 @@ public enum FCMMapping {
         FCMComponent.languagePrefix + code
     }
 
-    /// The primary language subtag of a locale, lowercased ("hi-IN" and "hi_IN" give "hi"); nil for none.
+    /// The language of a device of `locale`, by the rule its language topic follows (`LocaleLanguage`: "hi-IN",
+    /// "hi_IN" and "hi.UTF-8" give "hi"); nil for none.
     public static func primaryLanguage(of locale: String?) -> String? {
-        guard let locale, let first = locale.split(whereSeparator: { $0 == "-" || $0 == "_" }).first,
-              !first.isEmpty else { return nil }
-        return first.lowercased()
+        LocaleLanguage.language(ofLocale: locale)
     }
 
     /// How a translated Alert spends a condition's five topics: the subject's, then the quiet exclusions (first
@@ -133,7 +133,7 @@ public enum FCMMapping {
     }
 
     /// The language a main text is named by in a translation's `translations` when the message names none.
-    static let unnamedLanguage = "en"
+    static let unnamedLanguage = LocaleLanguage.defaultLanguage
 
     /// The texts one request carries: in `language` (the message's main language when it is not a translation),
     /// with the message's other languages, in order, for the data's `translations`.

@@ -1,4 +1,5 @@
 import Foundation
+import HubModel
 
 /// A message's texts in one language: its title (a notification's title), its `desc` (a notification's body) and
 /// the text the app shows.
@@ -16,14 +17,12 @@ public struct MessageText: Sendable, Hashable, Codable {
 
     /// The language a message without `lang` is taken to be in when a translation replaces its texts (the hub's
     /// default language, as its FCM mapping names it).
-    static let unnamedLanguage = "en"
+    static let unnamedLanguage = LocaleLanguage.defaultLanguage
 
-    /// The primary language subtag of a locale, lowercased, as the hub matches phones ("hi-IN" → "hi",
-    /// "zh_Hant_TW" → "zh"); nil for nil or an empty locale.
+    /// The language of a locale as the hub matches phones (`LocaleLanguage`: "hi-IN" → "hi", "zh_Hant_TW" → "zh",
+    /// "hi.UTF-8" → "hi"); nil for a locale that names none.
     public static func language(of locale: String?) -> String? {
-        guard let locale, let first = locale.split(whereSeparator: { $0 == "-" || $0 == "_" }).first,
-              !first.isEmpty else { return nil }
-        return first.lowercased()
+        LocaleLanguage.language(ofLocale: locale)
     }
 
     /// The hub's `translations` ({"hi": {"title", "desc", "message"}}) as the push carries them: a JSON object
