@@ -74,6 +74,7 @@ let package = Package(
         .target(
             name: "HubCore",
             dependencies: [
+                "HubModel",
                 "DAO",
                 "HubTime",
                 "Mongo",
@@ -89,6 +90,7 @@ let package = Package(
         .target(
             name: "HubServer",
             dependencies: [
+                "HubModel",
                 "HubCore",
                 "Curl",
                 "DAO",
@@ -203,6 +205,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
+                "HubModel",
                 "Curl",
                 "FCM",
                 "DAO",
@@ -250,7 +253,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "FakeFCM"], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "FCM", "DAO", "Mongo", "HubTime", "MongoTestSupport"],
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "FCM", "HubModel", "DAO", "Mongo", "HubTime", "MongoTestSupport"],
                     swiftSettings: swiftSettings),
         // The mobile app's library: local message store, cube, registration, listener, catch-up over the hub's HTTP
         // API. Depends on no other module of this package, and on nothing that does not build for iOS.

@@ -1,4 +1,5 @@
 import Foundation
+import HubModel
 import Testing
 
 @testable import FCM

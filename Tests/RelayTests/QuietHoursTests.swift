@@ -1,6 +1,7 @@
 import DAO
 import FCM
 import Foundation
+import HubModel
 import HubTime
 import Relay
 import Testing

@@ -1,3 +1,4 @@
+import HubModel
 import Mongo
 
 /// A message as archived in `message`.

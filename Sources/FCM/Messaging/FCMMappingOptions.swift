@@ -1,3 +1,4 @@
+import HubModel
 /// The choices the mapping leaves to configuration.
 public struct FCMMappingOptions: Sendable, Hashable {
     /// FCM's strictest documented payload limit for topic messages.

@@ -1,3 +1,5 @@
+import HubModel
+
 /// A stored message as the relay sends it: the input of the FCM mapping.
 public struct RelayMessage: Sendable, Hashable {
     /// The spec's two kinds of message.
@@ -8,43 +10,8 @@ public struct RelayMessage: Sendable, Hashable {
         case information = "Information"
     }
 
-    /// How urgently a message must reach a person: APNs' interruption level and an Android channel
-    /// (`FCMMapping`), and whether a device's quiet hours hold it back. The hub's `urgency` values.
-    public enum Urgency: String, Sendable, Hashable, CaseIterable, Comparable {
-        /// Into the notification list silently, without lighting the screen.
-        case passive
-        /// An ordinary notification: the default.
-        case active
-        /// Breaks through Focus modes and quiet hours.
-        case timeSensitive = "time-sensitive"
-        /// Sounds even when the phone is muted (on iOS only with Apple's entitlement, `APNS_CRITICAL_ALERTS`).
-        case critical
-
-        /// A re-send's urgency: one level up, and at least `timeSensitive`.
-        public var escalated: Urgency {
-            switch self {
-            case .passive, .active: .timeSensitive
-            case .timeSensitive, .critical: .critical
-            }
-        }
-
-        /// Whether the phone should be woken at once: active and above (APNs priority 10, Android `HIGH`).
-        public var isImmediate: Bool { self != .passive }
-
-        /// Orders the levels from passive to critical.
-        public static func < (lhs: Urgency, rhs: Urgency) -> Bool {
-            lhs.rank < rhs.rank
-        }
-
-        private var rank: Int {
-            switch self {
-            case .passive: 0
-            case .active: 1
-            case .timeSensitive: 2
-            case .critical: 3
-            }
-        }
-    }
+    /// How urgently a message must reach a person (`HubModel.Urgency`, the one type every layer uses).
+    public typealias Urgency = HubModel.Urgency
 
     /// The message's id on phones, 24 hex digits (`msi_key`).
     public var msiKey: String

@@ -1,4 +1,5 @@
 import DAO
+import HubModel
 
 /// Which sends need a second person before they reach phones, the one rule POST /message and the portal's send form
 /// follow, and who may be that person.

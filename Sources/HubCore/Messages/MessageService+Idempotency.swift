@@ -1,5 +1,6 @@
 import Crypto
 import DAO
+import HubModel
 import Mongo
 
 extension MessageService {

@@ -1,4 +1,5 @@
 import DAO
+import HubModel
 
 /// The send rules of a submission's own fields, the one home of what every sender (POST /message, the portal's form)
 /// may put in a message: each field within its `MessageField.maxLength`, a topic key, and an Alert's `desc` (its

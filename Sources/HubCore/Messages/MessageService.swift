@@ -1,4 +1,5 @@
 import DAO
+import HubModel
 import HubTime
 import Mongo
 

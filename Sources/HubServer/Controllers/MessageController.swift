@@ -1,6 +1,7 @@
 import DAO
 import HTTPTypes
 import HubCore
+import HubModel
 import Hummingbird
 import Foundation
 import Mongo

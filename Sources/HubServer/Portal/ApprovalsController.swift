@@ -1,6 +1,7 @@
 import DAO
 import HubCore
 import HTTPTypes
+import HubModel
 import Hummingbird
 import Mongo
 

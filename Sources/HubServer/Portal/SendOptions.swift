@@ -1,6 +1,7 @@
 import DAO
 import Foundation
 import HubCore
+import HubModel
 import Mongo
 
 /// The send form's fields beyond the recipients and the texts: urgency, an acknowledgement asked, translations, a

@@ -1,6 +1,7 @@
 import DAO
 import Foundation
 import HubCore
+import HubModel
 import Hummingbird
 import Mongo
 

@@ -1,5 +1,6 @@
 import DAO
 import FCM
+import HubModel
 import HubTime
 import Mongo
 
@@ -155,9 +156,8 @@ struct FanOutResolver: Sendable {
     /// - Throws: `DAOError`.
     private func holdBack(_ deliveries: [Delivery], of message: Message, quietHours: [ObjectID: QuietHours])
         async throws -> [Delivery] {
-        guard let quiet, let urgency = RelayMessage.Urgency(rawValue: message.urgency.rawValue) else {
-            return deliveries
-        }
+        guard let quiet else { return deliveries }
+        let urgency = message.urgency
         let time = quiet.now()
         var held: [QuietDeferral] = []
         var deferred: [DeliveryOutcome] = []

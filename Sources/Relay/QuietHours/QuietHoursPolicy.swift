@@ -1,5 +1,6 @@
 import DAO
 import FCM
+import HubModel
 import HubTime
 
 /// When a message may reach a device with quiet hours, the one rule of the relay's sends (topic and per-device):

@@ -1,5 +1,6 @@
 import DAO
 import FCM
+import HubModel
 import HubTime
 import Logging
 import Mongo

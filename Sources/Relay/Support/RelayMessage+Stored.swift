@@ -1,5 +1,6 @@
 import DAO
 import FCM
+import HubModel
 import Mongo
 
 extension RelayMessage {
@@ -15,7 +16,7 @@ extension RelayMessage {
             msiKey: message.msiKey.hex, topicKey: message.topicKey, distribution: distribution, title: message.title,
             desc: message.desc, message: message.message, timestamp: message.timestamp,
             ttlSeconds: state?.ttlSeconds, expiresAt: state?.expiresAt, data: message.data,
-            urgency: RelayMessage.Urgency(rawValue: message.urgency.rawValue) ?? .active,
+            urgency: message.urgency,
             ackResponses: AckRequest(document: document["ack"]?.documentValue)?.responses,
             language: document["lang"]?.stringValue,
             translations: Self.translations(document["translations"]?.documentValue),
