@@ -362,6 +362,94 @@ struct FanOutTests {
         }
     }
 
+    // MARK: Withdrawn or corrected while it is being sent
+
+    /// A hub sending to `fake` at `rate` per-device sends a second, `inFlight` of one message at once.
+    static func pacedRelay(to fake: FakeFCM, rate: Int, inFlight: Int) throws -> RelayConfiguration {
+        var relay = try relay(to: fake)
+        relay.sendRate = rate
+        relay.fanOutInFlight = inFlight
+        return relay
+    }
+
+    /// The requests the fake took that carry `message` itself (neither a correction nor a withdrawal).
+    static func originals(_ fake: FakeFCM, _ message: Message) -> [FakeFCMRequest] {
+        fake.received.filter {
+            $0.data["msi_key"] == message.msiKey.hex && $0.data["correction"] == nil && $0.data["withdrawn"] == nil
+        }
+    }
+
+    /// The tokens of `requests`.
+    static func tokens(_ requests: [FakeFCMRequest]) -> [String] {
+        requests.compactMap { $0.message["token"] as? String }
+    }
+
+    @Test func aWithdrawalDuringAFanOutStopsItAndOnlyTheDevicesReachedGetTheWithdrawal() async throws {
+        try await FakeFCM.with { fake in
+            let inFlight = 10
+            try await HubHarness.with(seed: { _ = try await Self.seedGroup(300, in: $0) },
+                                      relay: try Self.pacedRelay(to: fake, rate: 100, inFlight: inFlight)) { hub in
+                let message = try await Self.store(to: Recipients(groups: ["all"]), distribution: .information,
+                                                   in: hub.database)
+                // About a second into the fan-out (100 sends a second).
+                try await eventually("the fan-out is under way", within: .seconds(30)) {
+                    Self.originals(fake, message).count >= 100
+                }
+                let answer = try await hub.request(.delete, "/message/\(message.msiKey.hex)?reason=False%20alarm",
+                                                   as: .admin)
+                let atAnswer = Self.originals(fake, message).count
+                #expect(answer.status == .ok, "\(answer.text)")
+                // Sent: the withdrawal went to every device reached.
+                try await Self.waitUntilSent(message, in: hub.database)
+                try await Task.sleep(for: .seconds(1))
+                let originals = Self.originals(fake, message)
+                #expect(originals.count <= atAnswer + inFlight,
+                        "\(atAnswer) sent when the DELETE answered, \(originals.count) in all")
+                #expect(originals.count < 300)
+                let withdrawals = fake.received.filter {
+                    $0.data["msi_key"] == message.msiKey.hex && $0.data["withdrawn"] == "1"
+                }
+                let reached = Self.tokens(originals)
+                #expect(Set(Self.tokens(withdrawals)) == Set(reached) && withdrawals.count == reached.count)
+                // None gets the original after its withdrawal.
+                let lastOriginal = try #require(originals.map(\.receivedAt).max())
+                #expect(withdrawals.allSatisfy { $0.receivedAt >= lastOriginal })
+                #expect(withdrawals.allSatisfy { $0.message["notification"] == nil })
+            }
+        }
+    }
+
+    @Test func aCorrectionDuringAFanOutIsTakenTheRestGetTheNewTextAndTheDevicesReachedTheCorrection() async throws {
+        try await FakeFCM.with { fake in
+            let inFlight = 10
+            try await HubHarness.with(seed: { _ = try await Self.seedGroup(300, in: $0) },
+                                      relay: try Self.pacedRelay(to: fake, rate: 100, inFlight: inFlight)) { hub in
+                let message = try await Self.store(to: Recipients(groups: ["all"]), in: hub.database)
+                try await eventually("the fan-out is under way", within: .seconds(30)) {
+                    Self.originals(fake, message).count >= 100
+                }
+                let answer = try await hub.request(.put, "/message/\(message.msiKey.hex)", as: .admin,
+                                                   json: #"{"title": "Chess club moved"}"#)
+                let atAnswer = Self.originals(fake, message).count
+                #expect(answer.status == .ok, "\(answer.text)")
+                try await Self.waitUntilSent(message, in: hub.database)
+                let originals = Self.originals(fake, message)
+                // Every device once: those before the correction with the old text, the others with the new.
+                #expect(originals.count == 300 && Set(Self.tokens(originals)).count == 300)
+                let old = originals.filter { $0.data["title"] == "Chess club" }
+                let new = originals.filter { $0.data["title"] == "Chess club moved" }
+                #expect(old.count + new.count == 300)
+                #expect(old.count <= atAnswer + inFlight, "\(atAnswer) sent when the PUT answered, \(old.count) old")
+                #expect(!new.isEmpty)
+                let corrections = fake.received.filter {
+                    $0.data["msi_key"] == message.msiKey.hex && $0.data["correction"] == "1"
+                }
+                #expect(Set(Self.tokens(corrections)) == Set(Self.tokens(old)) && corrections.count == old.count)
+                #expect(corrections.allSatisfy { $0.data["title"] == "Chess club moved" })
+            }
+        }
+    }
+
     // MARK: The report
 
     @Test func theDeliveriesRouteShowsCountsAndPagesToTheSenderAndAdminsOnly() async throws {

@@ -32,13 +32,10 @@ struct MessageCorrectionTests {
         try #require(try response.json()["msi_key"]?.stringValue, "\(response.text)")
     }
 
-    /// Corrects the message `key` with `body` as `caller` once the relay has sent it (409 while it is being sent).
+    /// Corrects the message `key` with `body` as `caller`: taken at any moment, even while the relay sends it.
     static func correct(_ hub: HubHarness, _ key: String, as caller: HubHarness.Caller, _ body: String) async throws {
-        try await eventually("the correction was taken") {
-            let answer = try await hub.request(.put, "/message/\(key)", as: caller, json: body)
-            #expect(answer.status == .ok || answer.errorCode == "conflict", "\(answer.text)")
-            return answer.status == .ok
-        }
+        let answer = try await hub.request(.put, "/message/\(key)", as: caller, json: body)
+        #expect(answer.status == .ok, "\(answer.text)")
     }
 
     @Test func aTopicCorrectionReplacesTheNotificationUnderTheSameTagAndOthersMayNotChangeIt() async throws {
@@ -187,13 +184,10 @@ struct MessageCorrectionTests {
                 #expect(try await keys(active, "broadcasts").contains(key))
                 #expect(try await keys(catchUp, "messages", as: .token(phone.secret)).contains(key))
 
-                // Taken once the relay has sent the banner (409 while it is being sent).
-                try await eventually("the withdrawal was taken") {
-                    let answer = try await hub.request(.delete, "/message/\(key)?reason=Sent%20by%20mistake",
-                                                       as: .communicator)
-                    #expect(answer.status == .ok || answer.errorCode == "conflict", "\(answer.text)")
-                    return answer.status == .ok
-                }
+                // Taken at any moment, even while the relay sends the banner.
+                let answer = try await hub.request(.delete, "/message/\(key)?reason=Sent%20by%20mistake",
+                                                   as: .communicator)
+                #expect(answer.status == .ok, "\(answer.text)")
                 try await eventually("the withdrawal reached FCM") {
                     Self.requests(fake, key).contains { $0.data["withdrawn"] == "1" }
                 }
@@ -243,6 +237,68 @@ struct MessageCorrectionTests {
                 #expect(try await hub.database.collection(CollectionName.message)
                     .findOne(["msi_key": .objectID(try #require(ObjectID(hex: key)))])?[path: "relay.state"]?.stringValue
                     == "withdrawn")
+            }
+        }
+    }
+
+    /// A translated Alert (three requests: Hindi, French, and the rest), whose components FCM answers slowly.
+    static let translatedAlert = RelayOutboxTests.alert("Closed", extra: #", "translations": {"hi": {"title": "बंद", "desc": "d-hi"}, "fr": {"title": "Fermé", "desc": "d-fr"}}"#)
+
+    /// The requests for `key` that carry the message itself (neither a correction nor a withdrawal).
+    static func originals(_ fake: FakeFCM, _ key: String) -> [FakeFCMRequest] {
+        requests(fake, key).filter { $0.data["correction"] == nil && $0.data["withdrawn"] == nil }
+    }
+
+    @Test func aTopicMessageCorrectedWhileItsComponentsAreSentSendsTheRestCorrectedAndCorrectsWhatWent() async throws {
+        try await FakeFCM.with { fake in
+            try await DeviceTests.with(fake) { hub in
+                fake.setResponseDelay(.milliseconds(700))
+                let key = try await hub.post(Self.translatedAlert).hex
+                try await eventually("the first component reached FCM") { !Self.requests(fake, key).isEmpty }
+                let answer = try await hub.request(.put, "/message/\(key)", as: .admin, json: #"{"title": "Closed today"}"#)
+                #expect(answer.status == .ok, "\(answer.text)")
+                try await eventually("the message is sent", within: .seconds(30)) {
+                    try await hub.relayState(ObjectID(hex: key)!) == "sent"
+                }
+                fake.setResponseDelay(nil)
+                let originals = Self.originals(fake, key)
+                // The main language's request went after the correction: the new title only.
+                let main = originals.filter { ["Closed", "Closed today"].contains($0.data["title"]) }
+                #expect(main.map { $0.data["title"] } == ["Closed today"], "\(originals.map(\.data))")
+                // What went before it is corrected under the same tag.
+                let corrections = Self.requests(fake, key).filter { $0.data["correction"] == "1" }
+                #expect(!corrections.isEmpty)
+                #expect(corrections.allSatisfy { Self.identity($0).tag == key })
+                #expect(originals.count == 3)
+            }
+        }
+    }
+
+    @Test func aTopicMessageWithdrawnWhileItsComponentsAreSentSendsNoMoreOfThemAndWithdrawsWhatWent() async throws {
+        try await FakeFCM.with { fake in
+            try await DeviceTests.with(fake) { hub in
+                fake.setResponseDelay(.milliseconds(700))
+                let key = try await hub.post(Self.translatedAlert).hex
+                try await eventually("the first component reached FCM") { !Self.requests(fake, key).isEmpty }
+                let answer = try await hub.request(.delete, "/message/\(key)", as: .admin)
+                let atAnswer = Self.originals(fake, key).count
+                #expect(answer.status == .ok, "\(answer.text)")
+                try await eventually("the withdrawal reached FCM", within: .seconds(30)) {
+                    Self.requests(fake, key).contains { $0.data["withdrawn"] == "1" }
+                }
+                try await eventually("the message is sent", within: .seconds(30)) {
+                    try await hub.relayState(ObjectID(hex: key)!) == "sent"
+                }
+                try await Task.sleep(for: .seconds(1))
+                // At most the component in flight went after the answer; none after the withdrawal.
+                let originals = Self.originals(fake, key)
+                #expect(originals.count <= atAnswer + 1 && originals.count < 3, "\(originals.map(\.data))")
+                let withdrawals = Self.requests(fake, key).filter { $0.data["withdrawn"] == "1" }
+                let lastOriginal = try #require(originals.map(\.receivedAt).max())
+                #expect(withdrawals.allSatisfy { $0.receivedAt >= lastOriginal })
+                let stored = try await hub.database.collection(CollectionName.message)
+                    .findOne(["msi_key": .objectID(try #require(ObjectID(hex: key)))])
+                #expect(stored?[path: "relay.components.lang-default.state"]?.stringValue == "skipped")
             }
         }
     }
