@@ -98,6 +98,46 @@ struct OutboxDAOTests {
         }
     }
 
+    @Test func aWithdrawalOfAClaimedMessageLeavesItsLeaseAndItsOutcomeThenLeavesItPendingForTheNotice() async throws {
+        try await TestDatabase.with { database in
+            let seeded = try await seed(database, count: 2)
+            let outbox = OutboxDAO(database: database)
+            let batch = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 2))
+            let edited = seeded[0], other = seeded[1]
+            let expected = try #require(RelayState(message: batch.messages.first { $0.id == edited.id }!.document))
+            // Withdrawn while the worker holds it: its relay and lease stay, its notice waits, `relay.edit` moves on.
+            let notice = RelayNotice(component: .withdrawal, dueAt: Self.now + 5, deadlineAt: Self.now + 3_600_000,
+                                     handover: .live)
+            #expect(try await MessageDAO(database: database).withdraw(
+                msiKey: edited.msiKey, expected: expected, at: Self.now + 5, by: "ann", reason: nil, cancel: false,
+                notice: notice))
+            var stored = try #require(try await outbox.message(edited.id))
+            var state = try #require(RelayState(message: stored.document))
+            #expect(state.status == .pending && state.lease?.owner == batch.lease && state.edit == 1)
+            #expect(state.unsent.contains(.withdrawal))
+            #expect(try await outbox.edits(of: [edited.id, other.id]) == [edited.id: 1])
+            // The worker, which read edit 0, sends both: the edited one stays pending, due at the write.
+            let written = try await outbox.record([
+                RelayOutcome(id: edited.id, status: .sent, edit: 0), RelayOutcome(id: other.id, status: .sent, edit: 0),
+            ], lease: batch.lease, now: Self.now + 10)
+            #expect(written == 2)
+            stored = try #require(try await outbox.message(edited.id))
+            state = try #require(RelayState(message: stored.document))
+            #expect(state.status == .pending && state.dueAt == Self.now + 10 && state.lease == nil)
+            let sentOther = try #require(try await outbox.message(other.id))
+            #expect(RelayState(message: sentOther.document)?.status == .sent)
+            // A worker that read the edit sends its notice and the rest skipped: sent.
+            let again = try #require(try await outbox.claim(owner: "w2", now: Self.now + 10, leaseMS: 60_000, limit: 2))
+            #expect(again.messages.map(\.id) == [edited.id])
+            _ = try await outbox.record([RelayOutcome(id: edited.id, status: .sent,
+                                                      components: [.notification: .skipped, .data: .skipped],
+                                                      edit: 1)], lease: again.lease, now: Self.now + 20)
+            stored = try #require(try await outbox.message(edited.id))
+            state = try #require(RelayState(message: stored.document))
+            #expect(state.status == .sent && state.isDone(.data) && state.components[.data]?.skipped == true)
+        }
+    }
+
     @Test func outcomesOfManyShapesShareStatementsYetEachMessageKeepsItsOwnValues() async throws {
         try await TestDatabase.with { database in
             _ = try await seed(database, count: 40)

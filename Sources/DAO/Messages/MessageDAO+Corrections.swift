@@ -19,32 +19,69 @@ public struct MessageTexts: Sendable, Equatable {
 }
 
 /// What the relay is to tell the phones that have a message already (a correction or its withdrawal): one more
-/// component of the message's relay, which any worker claims as it claims a message (the message is pending again).
+/// component of the message's relay, and `relay.edit` one up, so that a worker holding the message learns of it.
 public struct RelayNotice: Sendable {
+    /// How the notice reaches a worker, by where the message stands.
+    public enum Handover: Sendable {
+        /// The message is done with (sent, failed, imported, or a direct message its process sent): pending again,
+        /// due at `dueAt`, with no lease, for any worker to claim.
+        case again
+        /// A worker may be sending it, or it waits for a retry: its relay state and lease stay as they are (the
+        /// worker holding it reads `relay.edit` and sends the rest as the message now is); due at `dueAt` at the
+        /// latest.
+        case live
+        /// The process that stored it is sending it (`direct`, not yet passed by its progress): pending under a lease
+        /// of that process's name until `leaseUntil`, which that process takes over as it learns of the edit; if it
+        /// was done already, any worker claims it once the lease runs out.
+        case fromDirect(leaseUntil: Int64)
+    }
+
     /// The component (`RelayComponent.correction(_:)` or `.withdrawal`).
     public var component: RelayComponent
     /// When to send it, and when retries stop (Unix ms).
     public var dueAt: Int64, deadlineAt: Int64
     /// Components sent without a write (a direct message its process sent): recorded sent, so nothing is sent twice.
     public var markSent: [RelayComponent]
+    public var handover: Handover
 
-    public init(component: RelayComponent, dueAt: Int64, deadlineAt: Int64, markSent: [RelayComponent] = []) {
+    public init(component: RelayComponent, dueAt: Int64, deadlineAt: Int64, markSent: [RelayComponent] = [],
+                handover: Handover = .again) {
         (self.component, self.dueAt, self.deadlineAt, self.markSent) = (component, dueAt, deadlineAt, markSent)
+        self.handover = handover
     }
 
-    /// The fields a notice sets: the relay pending again, due at `dueAt`, its component pending, no lease.
+    /// Whether a worker may hold the message while the notice is stored.
+    public var isLive: Bool {
+        if case .again = handover { return false }
+        return true
+    }
+
+    /// The fields a notice sets: its component pending, and where the relay goes (`handover`).
     var set: [(key: String, value: BSONValue)] {
         var set: [(key: String, value: BSONValue)] = [
-            ("relay.state", "pending"), ("relay.due_at", .int64(dueAt)), ("relay.deadline_at", .int64(deadlineAt)),
             ("relay.components.\(component.rawValue)", ["state": "pending", "attempts": 0]),
+            ("relay.due_at", .int64(dueAt)),
         ]
+        switch handover {
+        case .again:
+            set += [("relay.state", "pending"), ("relay.deadline_at", .int64(deadlineAt))]
+        case .live:
+            break
+        case .fromDirect(let leaseUntil):
+            set += [("relay.state", "pending"), ("relay.lease_until", .int64(leaseUntil))]
+        }
         for sent in markSent { set.append(("relay.components.\(sent.rawValue).state", "sent")) }
         return set
     }
 
-    /// The lease and direct bookkeeping a notice ends (a direct message's owner and number).
-    static let unset: BSONDocument = ["relay.lease_owner": "", "relay.lease_until": "", "relay.seq": "",
-                                      "relay.last_error": ""]
+    /// The lease and direct bookkeeping a notice ends (a direct message's owner and number); none while a worker
+    /// may hold the message.
+    var unset: BSONDocument {
+        isLive ? [:] : ["relay.lease_owner": "", "relay.lease_until": "", "relay.seq": "", "relay.last_error": ""]
+    }
+
+    /// `relay.edit` one up: the workers holding the message compare it with what they read.
+    static let increment: BSONDocument = ["relay.edit": .int64(1)]
 }
 
 /// What a correction does to a message's approval (`ApprovalDAO`), in the update that stores it.
@@ -61,15 +98,16 @@ extension MessageDAO {
     public static let withdrawnRelayState = RelayStatus.withdrawn.rawValue
 
     /// The filter of the message `msiKey` as it was read: not withdrawn, its relay where `expected` found it
-    /// (state, attempts, and a direct message's number): a claim or an outcome in between makes it miss.
-    static func unchanged(_ msiKey: ObjectID, expected: RelayState?) -> BSONDocument {
+    /// (state, attempts, and a direct message's number): a claim or an outcome in between makes it miss. With
+    /// `claims`, a claim in between does not (a notice to whichever worker holds it): only an outcome does.
+    static func unchanged(_ msiKey: ObjectID, expected: RelayState?, claims: Bool = false) -> BSONDocument {
         var filter: BSONDocument = ["msi_key": .objectID(msiKey), "withdrawn": ["$exists": false]]
         guard let expected else {
             filter["relay"] = ["$exists": false]
             return filter
         }
         filter["relay.state"] = .string(expected.status.rawValue)
-        filter["relay.attempts"] = .int64(expected.attempts)
+        if !claims { filter["relay.attempts"] = .int64(expected.attempts) }
         if let direct = expected.direct { filter["relay.seq"] = .int64(direct.seq) }
         return filter
     }
@@ -83,7 +121,7 @@ extension MessageDAO {
     public func correct(msiKey: ObjectID, expected: RelayState?, corrections count: Int, at: Int64, by: String,
                         before: MessageTexts, after: MessageTexts, notice: RelayNotice?,
                         approval: CorrectionApprovalStep? = nil) async throws -> Bool {
-        var filter = Self.unchanged(msiKey, expected: expected)
+        var filter = Self.unchanged(msiKey, expected: expected, claims: notice?.isLive ?? false)
         filter["corrections.\(count)"] = ["$exists": false]
         var set: [(key: String, value: BSONValue)] = [
             ("title", .string(after.title)), ("desc", .string(after.desc)), ("message", .string(after.message)),
@@ -91,7 +129,7 @@ extension MessageDAO {
         if let translations = after.translations { set.append(("translations", .document(translations))) }
         var entry: BSONDocument = ["at": .int64(at), "by": .string(by), "before": .document(before.document),
                                    "after": .document(after.document)]
-        var unset: BSONDocument = notice == nil ? [:] : RelayNotice.unset
+        var unset: BSONDocument = notice?.unset ?? [:]
         switch approval {
         case .restart(let version, let requestedAt, let expiresAt)?:
             for element in ApprovalDAO.atVersion(version) { filter[element.key] = element.value }
@@ -106,7 +144,10 @@ extension MessageDAO {
             break
         }
         var update: BSONDocument = ["$push": ["corrections": .document(entry)]]
-        if let notice { set += notice.set }
+        if let notice {
+            set += notice.set
+            update["$inc"] = .document(RelayNotice.increment)
+        }
         if !unset.isEmpty { update["$unset"] = .document(unset) }
         update["$set"] = .document(BSONDocument(set))
         let result = try await mapErrors { try await collection.updateOne(filter, update) }
@@ -114,26 +155,28 @@ extension MessageDAO {
     }
 
     /// Marks the message `msiKey` withdrawn (`withdrawn: {at, by, reason}`) while it is as `expected` found it, in one
-    /// update: with `cancel`, a message not sent yet (its relay `withdrawnRelayState`, never claimed; the filter
-    /// requires it still awaiting approval or pending and due after `at`); with a `notice`, its relay tells the phones.
+    /// update: with `cancel`, a message not sent yet (its relay `withdrawnRelayState`; the filter requires it still
+    /// awaiting approval, or pending and never claimed); with a `notice`, its relay tells the phones that have it and
+    /// sends nothing more of it (a worker holding it stops: `RelayNotice.Handover`).
     /// False when the message was not as expected.
     /// - Throws: `DAOError`.
     public func withdraw(msiKey: ObjectID, expected: RelayState?, at: Int64, by: String, reason: String?,
                          cancel: Bool, notice: RelayNotice?) async throws -> Bool {
-        var filter = Self.unchanged(msiKey, expected: expected)
+        var filter = Self.unchanged(msiKey, expected: expected, claims: notice?.isLive ?? false)
         var withdrawn: BSONDocument = ["at": .int64(at), "by": .string(by)]
         if let reason { withdrawn["reason"] = .string(reason) }
         var set: [(key: String, value: BSONValue)] = [("withdrawn", .document(withdrawn))]
         // An escalation of its acknowledgement ends with it (no more re-sends).
         var update: BSONDocument = ["$unset": ["ack.next_at": ""]]
         if cancel {
-            if expected?.status == .pending { filter["relay.due_at"] = ["$gt": .int64(at)] }
+            // Never claimed (the filter's `relay.attempts`: 0): no claim takes it once it is withdrawn.
             set.append(("relay.state", .string(Self.withdrawnRelayState)))
         } else if let notice {
             set += notice.set
-            var unset = RelayNotice.unset
+            var unset = notice.unset
             unset["ack.next_at"] = ""
             update["$unset"] = .document(unset)
+            update["$inc"] = .document(RelayNotice.increment)
         }
         update["$set"] = .document(BSONDocument(set))
         let result = try await mapErrors { try await collection.updateOne(filter, update) }

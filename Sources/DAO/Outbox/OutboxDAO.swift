@@ -137,6 +137,32 @@ public struct OutboxDAO: Sendable {
         }
     }
 
+    /// The `relay.edit` of those of the messages `ids` that a correction or withdrawal changed while they were being
+    /// sent (`MessageDAO.correct`, `withdraw`): one query by `_id` per `idsPerCommand` messages, its cost that of
+    /// the messages named, never of the collection.
+    /// - Throws: `DAOError`.
+    public func edits(of ids: [ObjectID]) async throws -> [ObjectID: Int64] {
+        var edits: [ObjectID: Int64] = [:]
+        for chunk in IDChunks.of(ids) {
+            let documents = try await mapErrors {
+                try await collection.find(["_id": IDChunks.membership(chunk), "relay.edit": ["$exists": true]],
+                                          options: FindOptions(projection: ["_id": 1, "relay.edit": 1]))
+            }
+            for document in documents {
+                if let id = document["_id"]?.objectIDValue, let edit = document[path: "relay.edit"]?.int64Value {
+                    edits[id] = edit
+                }
+            }
+        }
+        return edits
+    }
+
+    /// The message `id` as stored now (a worker reads it again after an edit); nil when there is none.
+    /// - Throws: `DAOError`.
+    public func message(_ id: ObjectID) async throws -> Message? {
+        try await mapErrors { try await collection.findOne(["_id": .objectID(id)]) }.flatMap(Message.init(document:))
+    }
+
     private static func held(_ ids: ArraySlice<ObjectID>, leases: Set<String>) -> BSONDocument {
         let owner: BSONValue = leases.count == 1
             ? .string(leases.first!)

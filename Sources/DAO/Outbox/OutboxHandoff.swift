@@ -1,3 +1,4 @@
+import Mongo
 import Synchronization
 
 /// The hand-off, in memory, from the code that stores a message to this process's relay worker.
@@ -99,6 +100,22 @@ public final class OutboxHandoff: Sendable {
     public func notify() {
         state.withLock { $0.storedWithoutLease = true }
         signal.notify()
+    }
+
+    /// Tells this process's worker that the message `id` was corrected or withdrawn while it may be sending it, so
+    /// that it stops at once rather than at its next look at the database (which the workers of other replicas wait
+    /// for).
+    public func edited(_ id: ObjectID) {
+        let listener = editListener.withLock { $0 }
+        listener?(id)
+    }
+
+    /// Who `edited(_:)` tells: the worker's messages in hand.
+    private let editListener = Mutex<(@Sendable (ObjectID) -> Void)?>(nil)
+
+    /// Sets who `edited(_:)` tells.
+    package func onEdit(_ listener: @escaping @Sendable (ObjectID) -> Void) {
+        editListener.withLock { $0 = listener }
     }
 
     // MARK: The worker's side (the relay's, in this package)

@@ -8,7 +8,13 @@ public struct RelayOutcome: Sendable {
         case sent(name: String)
         /// FCM refused it; `permanent` when retrying cannot help (400, 403, 404).
         case failed(error: String, permanent: Bool)
+        /// Never to be sent (`RelayOutcome.skippedState`): the message was withdrawn before this component went, or
+        /// a notice found nobody the message had reached.
+        case skipped
     }
+
+    /// The state of a component never to be sent.
+    public static let skippedState = "skipped"
 
     /// The message's `_id`.
     public var id: ObjectID
@@ -20,9 +26,13 @@ public struct RelayOutcome: Sendable {
     public var components: [RelayComponent: ComponentResult]
     /// Why the message is not sent yet, or failed, for the operator.
     public var lastError: String?
+    /// The message's `relay.edit` as the attempt last read it: when a correction or withdrawal stored since moved it
+    /// on, the outcome leaves the message pending and due at once instead, for its notice (nil: not checked).
+    public var edit: Int64?
 
     public init(id: ObjectID, status: RelayStatus, retryAt: Int64? = nil,
-                components: [RelayComponent: ComponentResult] = [:], lastError: String? = nil) {
+                components: [RelayComponent: ComponentResult] = [:], lastError: String? = nil, edit: Int64? = nil) {
+        self.edit = edit
         self.id = id
         self.status = status
         self.retryAt = retryAt
@@ -42,6 +52,7 @@ public struct RelayOutcome: Sendable {
             update.merge(RelayUpdate(id: id, lease: lease, component: component, result: result, at: now))
         }
         update.endsLease = true
+        if let edit { update.edit = RelayUpdate.EditGuard(seen: edit, at: now) }
         return update
     }
 }
@@ -58,6 +69,14 @@ public struct RelayUpdate: Sendable {
     var increments: [(key: String, value: BSONValue)] = []
     /// Whether the write ends the lease (the message's outcome, not just a component's).
     public internal(set) var endsLease = false
+    /// An outcome that holds only while `relay.edit` is what the attempt read (`RelayOutcome.edit`).
+    var edit: EditGuard?
+
+    /// The `relay.edit` an outcome was decided on, and when it is written (Unix ms): where the stored count moved
+    /// on, the write leaves the message pending, due at `at`, so that a worker sends the notice the edit added.
+    struct EditGuard: Sendable, Equatable {
+        var seen: Int64, at: Int64
+    }
 
     init(id: ObjectID, lease: String) {
         self.id = id
@@ -75,6 +94,8 @@ public struct RelayUpdate: Sendable {
         case .failed(let error, let permanent):
             set += [("\(path).last_error", .string(error)), ("\(path).failed_at", .int64(at))]
             if permanent { set.append(("\(path).state", "failed")) }
+        case .skipped:
+            set.append(("\(path).state", .string(RelayOutcome.skippedState)))
         }
     }
 
@@ -102,6 +123,7 @@ public struct RelayUpdate: Sendable {
             }
         }
         endsLease = endsLease || later.endsLease
+        if let guarded = later.edit { edit = guarded }
     }
 
     /// What writes of the same shape share: the lease they are recorded under, the fields they set and
@@ -111,10 +133,12 @@ public struct RelayUpdate: Sendable {
         var set: [String]
         var increments: [String]
         var endsLease: Bool
+        var guarded: Bool
     }
 
     var shape: Shape {
-        Shape(lease: lease, set: set.map(\.key), increments: increments.map(\.key), endsLease: endsLease)
+        Shape(lease: lease, set: set.map(\.key), increments: increments.map(\.key), endsLease: endsLease,
+              guarded: edit != nil)
     }
 
     /// How many messages one statement names: an update pipeline picks each message's own values by `_id`, so a
@@ -153,6 +177,23 @@ public struct RelayUpdate: Sendable {
         var fields: [(key: String, value: BSONValue)] = []
         for (index, key) in shape.set.enumerated() {
             fields.append((key, value { $0.set[index].value }))
+        }
+        if shape.guarded {
+            // Edited since the attempt read it: pending, due now, whatever the attempt came to (`EditGuard`).
+            let unedited: BSONValue = ["$eq": .array([["$ifNull": .array(["$relay.edit", .int64(0)])],
+                                                      value { .int64($0.edit?.seen ?? 0) }])]
+            func guarded(_ kept: BSONValue, otherwise: BSONValue) -> BSONValue {
+                ["$switch": ["branches": [["case": unedited, "then": kept]], "default": otherwise]]
+            }
+            let now = value { .int64($0.edit?.at ?? 0) }
+            for index in fields.indices where fields[index].key == "relay.state" {
+                fields[index].value = guarded(fields[index].value, otherwise: ["$literal": "pending"])
+            }
+            if let index = fields.firstIndex(where: { $0.key == "relay.due_at" }) {
+                fields[index].value = guarded(fields[index].value, otherwise: now)
+            } else {
+                fields.append(("relay.due_at", guarded("$relay.due_at", otherwise: now)))
+            }
         }
         for (index, key) in shape.increments.enumerated() {
             fields.append((key, ["$add": .array([["$ifNull": .array([.string("$" + key), 0])], value { $0.increments[index].value }])]))

@@ -226,11 +226,19 @@ public struct RelayState: Sendable {
     public var components: [RelayComponent: ComponentState]
     /// The components in the order they are stored (the order the plan lists them in).
     public var order: [RelayComponent]
+    /// How many corrections and withdrawals were stored while the message was being sent (`relay.edit`): a worker
+    /// holding it compares this with what it read (`MessageDAO.correct`, `withdraw`).
+    public var edit: Int64
+    /// A direct message that an edit handed to the outbox while its process was sending it (`relay.seq` kept on a
+    /// pending message): claimed by another worker, its components went out whatever their records say.
+    public var handedOverByEdit: Bool
 
     /// One component's outcome.
     public struct ComponentState: Sendable, Equatable {
         public var sent: Bool
         public var failed: Bool
+        /// Never to be sent: the message was withdrawn before it went, or a notice found nobody it had reached.
+        public var skipped: Bool = false
         /// FCM's name for the sent message (`projects/.../messages/...`).
         public var name: String?
         public var attempts: Int64
@@ -261,11 +269,14 @@ public struct RelayState: Sendable {
             if components[component] == nil { order.append(component) }
             components[component] = ComponentState(
                 sent: state.string("state") == "sent", failed: state.string("state") == "failed",
+                skipped: state.string("state") == RelayOutcome.skippedState,
                 name: state["name"]?.stringValue, attempts: state["attempts"]?.int64Value ?? 0,
                 lastError: state["last_error"]?.stringValue)
         }
         self.components = components
         self.order = order
+        self.edit = relay["edit"]?.int64Value ?? 0
+        self.handedOverByEdit = status == .pending && relay["seq"] != nil
     }
 
     /// Whether the message still waits for its send time at `now` (Unix ms): its `send_at` is later; or, stored
@@ -283,7 +294,7 @@ public struct RelayState: Sendable {
 
     /// Whether FCM took `component` or refused it for good; false for one not on record (it is still to send).
     public func isDone(_ component: RelayComponent) -> Bool {
-        components[component].map { $0.sent || $0.failed } ?? false
+        components[component].map { $0.sent || $0.failed || $0.skipped } ?? false
     }
 
     /// The languages of a translated Alert that went (or were answered) in requests of their own, in order: their
