@@ -8,8 +8,9 @@ extension FanOutSender {
 
     /// Sends `notice` (a correction or withdrawal of `message`, mapped as `relayMessage`) to each device the message
     /// reached (its deliveries FCM took, or held back for quiet hours), one request each (the device's current
-    /// registration and language), one at a time. A notice is idempotent on the phone (the same texts again, or a
-    /// message removed twice), so a retry sends it to every device again rather than recording each one.
+    /// registration and language), up to `inFlight` at once as the fan-out sends (a false alarm withdrawn from
+    /// thousands of phones is withdrawn as fast as it went). A notice is idempotent on the phone (the same texts
+    /// again, or a message removed twice), so a retry sends it to every device again rather than recording each one.
     func sendNotice(_ notice: FCMNotice, component: FCMComponent, of message: Message,
                     as relayMessage: RelayMessage) async -> Result {
         var after: String?
@@ -26,17 +27,34 @@ extension FanOutSender {
             } catch {
                 return .retry(FCMError(code: .other, message: "reading the deliveries failed: \(error)", isRetryable: true))
             }
-            for device in devices.values.sorted(by: { $0.id < $1.id }) where device.state == .active {
-                if Task.isCancelled { return .stopped }
-                let request = FCMMapping.noticeRequest(notice, for: relayMessage, token: device.registration,
-                                                       component: component, options: mapping, language: device.locale)
-                switch await paced.send(request) {
-                case .cancelled: return .stopped
+            var stopped = false, paused: FCMError?
+            func note(_ outcome: PacedSends.Outcome) {
+                switch outcome {
+                case .cancelled: stopped = true
                 case .sent, .failed, .unregistered: sent += 1
                 case .retryLater(let error): retry = error
-                case .paused(let error): return .retry(error)
+                case .paused(let error): paused = error
                 }
             }
+            await withTaskGroup(of: PacedSends.Outcome.self) { group in
+                var running = 0
+                for device in devices.values.sorted(by: { $0.id < $1.id }) where device.state == .active {
+                    if Task.isCancelled || stopped || paused != nil { break }
+                    while running >= inFlight, let outcome = await group.next() {
+                        running -= 1
+                        note(outcome)
+                    }
+                    guard paused == nil, let ticket = await paced.admit() else { break }
+                    let request = FCMMapping.noticeRequest(notice, for: relayMessage, token: device.registration,
+                                                           component: component, options: mapping,
+                                                           language: device.locale)
+                    running += 1
+                    group.addTask { [paced] in await paced.send(request, with: ticket) }
+                }
+                while let outcome = await group.next() { note(outcome) }
+            }
+            if let paused { return .retry(paused) }
+            if stopped || Task.isCancelled { return .stopped }
             guard page.count == Self.noticePage, let last = page.last?.id else { break }
             after = last
         }

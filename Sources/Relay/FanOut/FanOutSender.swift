@@ -11,8 +11,10 @@ import Synchronization
 /// 503 or time-out pauses every send of the project, and the other replicas through `SharedPause`). Answers are
 /// recorded in bulk (`DeliveryRecorder`); `UNREGISTERED` marks the delivery and its device.
 ///
-/// It stops sending when the lease is in doubt, the task is cancelled, the ttl runs out or FCM asks to wait, lets
-/// the requests in flight finish and their answers be written, and says what the message comes to (`Result`).
+/// It stops sending when the lease is in doubt, the task is cancelled, the ttl runs out, FCM asks to wait or the
+/// message was corrected or withdrawn (`EditWatch`: no request is started after that is known, not even one whose
+/// permit was taken), lets the requests in flight finish and their answers be written, and says what the message
+/// comes to (`Result`).
 struct FanOutSender: Sendable {
     /// What one attempt at a message's fan-out came to, for `MessageSender` to record.
     enum Result: Sendable {
@@ -26,11 +28,13 @@ struct FanOutSender: Sendable {
         case lost
         /// The ttl ran out before every device was sent to.
         case expired
+        /// The message was corrected or withdrawn: the sender reads it again and goes on as it now is.
+        case edited
     }
 
     /// Why a fan-out stopped before its last delivery.
     private enum Stop: Sendable {
-        case cancelled, lease, expired
+        case cancelled, lease, expired, edited
         case wait(FCMError)
     }
 
@@ -75,8 +79,10 @@ struct FanOutSender: Sendable {
     /// The lease was lost while the message was being resolved.
     private struct LeaseLost: Error {}
 
-    /// Sends `message` (to `audience`, mapped as `relayMessage`) to its devices not yet answered.
-    func send(_ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage) async -> Result {
+    /// Sends `message` (to `audience`, mapped as `relayMessage`) to its devices not yet answered, until `watch` says
+    /// it was edited.
+    func send(_ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage,
+              watch: EditWatch? = nil) async -> Result {
         let id = message.id
         guard let lease = held.safeLease(of: id) else { return .lost }
         let progress = Progress()
@@ -107,6 +113,12 @@ struct FanOutSender: Sendable {
                 if Task.isCancelled { progress.stop(.cancelled); break }
                 if relayMessage.isExpired(at: now()) { progress.stop(.expired); break }
                 guard let ticket = await paced.admit() else { progress.stop(.cancelled); break }
+                // Asked again once the permit is in hand: the wait for it may have seen the edit.
+                if watch?.isChanged == true {
+                    paced.abandon(ticket)
+                    progress.stop(.edited)
+                    break
+                }
                 guard progress.stop == nil, held.safeLease(of: id) != nil else {
                     paced.abandon(ticket)
                     progress.stop(.lease)
@@ -131,6 +143,7 @@ struct FanOutSender: Sendable {
         case .cancelled: return .stopped
         case .lease: return .lost
         case .expired: return .expired
+        case .edited: return .edited
         case .wait(let error): return .retry(error)
         case nil: break
         }

@@ -21,9 +21,15 @@ final class HeldMessages: Sendable {
     private let direct = Mutex<[ObjectID: DirectRelay]>([:])
     private let metrics: RelayMetrics
     private let logger: Logger
+    private let outbox: OutboxDAO
+    private let now: UnixClock
+    /// What the senders know of the edits of the messages they are sending (`watchEdits`).
+    private let watches = Mutex<[ObjectID: EditWatch]>([:])
 
     init(outbox: OutboxDAO, handoff: OutboxHandoff, lease: Duration, metrics: RelayMetrics, logger: Logger,
          now: @escaping UnixClock) {
+        self.outbox = outbox
+        self.now = now
         self.lease = lease
         self.metrics = metrics
         self.logger = logger
@@ -99,6 +105,15 @@ final class HeldMessages: Sendable {
         leases.release(id)
     }
 
+    /// Holds the direct message `id` (numbered `relay`) under `lease` instead of its record: an edit handed it to the
+    /// outbox under a lease of the record's name while this worker was sending it (`RelayNotice.Handover`). Returns
+    /// the record's name, or nil when it was not held so.
+    func takeOver(_ id: ObjectID, from relay: DirectRelay, lease: RelayLease) -> String? {
+        guard direct.withLock({ $0.removeValue(forKey: id) }) == relay else { return nil }
+        leases.hold(id, lease)
+        return relay.owner
+    }
+
     /// Lets go of every direct message of the record `owner`, which another worker took over.
     func forget(directOf owner: String) {
         let ids = direct.withLock { direct -> [ObjectID] in
@@ -107,6 +122,46 @@ final class HeldMessages: Sendable {
             return ids
         }
         leases.release(ids)
+    }
+
+    // MARK: Edits
+
+    /// How often the messages being sent are checked for a correction or withdrawal stored by another process, and
+    /// how long a message is sent before its first check (most are sent within it, and cost no read).
+    static let editCheckInterval: Duration = .milliseconds(250)
+
+    /// Starts watching the message `id`, read at edit `seen` (`relay.edit`), while it is being sent.
+    func watch(_ id: ObjectID, seen: Int64) -> EditWatch {
+        let watch = EditWatch(seen: seen, since: now())
+        watches.withLock { $0[id] = watch }
+        return watch
+    }
+
+    /// Stops watching the message `id`.
+    func unwatch(_ id: ObjectID) {
+        _ = watches.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// A correction or withdrawal of the message `id` was stored by this process: its sender stops at once.
+    func edited(_ id: ObjectID) {
+        watches.withLock { $0[id] }?.changed()
+    }
+
+    /// Every `editCheckInterval`, reads in one query by `_id` the `relay.edit` of the messages being sent for longer
+    /// than that, and tells the senders of those edited since they read them. Returns when the task is cancelled.
+    func watchEdits() async {
+        let intervalMS = Self.editCheckInterval.milliseconds
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: Self.editCheckInterval) } catch { return }
+            let current = now()
+            let due = watches.withLock { $0.filter { $0.value.isDue(at: current, after: intervalMS) } }
+            guard !due.isEmpty else { continue }
+            do {
+                for (id, edit) in try await outbox.edits(of: Array(due.keys)) { due[id]?.note(edit) }
+            } catch {
+                logger.warning("reading the edits of the messages being sent failed", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     // MARK: Renewing
@@ -132,5 +187,49 @@ final class HeldMessages: Sendable {
                 logger.warning("renewing relay leases failed", metadata: ["error": "\(error)"])
             }
         }
+    }
+}
+
+/// What the sender of a message knows of its edits: the `relay.edit` it read, and whether a correction or withdrawal
+/// was stored since (told by this process, or found by `HeldMessages.watchEdits`).
+final class EditWatch: Sendable {
+    private struct State {
+        var seen: Int64
+        var changed = false
+    }
+
+    private let state: Mutex<State>
+    /// When the sender started (Unix ms).
+    private let since: Int64
+
+    init(seen: Int64, since: Int64) {
+        self.state = Mutex(State(seen: seen))
+        self.since = since
+    }
+
+    /// The `relay.edit` the sender read last.
+    var seen: Int64 { state.withLock { $0.seen } }
+
+    /// Whether an edit was stored since: the sender stops, reads the message again (`saw`) and goes on as it now is.
+    var isChanged: Bool { state.withLock { $0.changed } }
+
+    /// The sender read the message at edit `edit`.
+    func saw(_ edit: Int64) {
+        state.withLock { $0 = State(seen: edit) }
+    }
+
+    /// An edit was stored.
+    func changed() {
+        state.withLock { $0.changed = true }
+    }
+
+    /// The stored count is `edit`.
+    func note(_ edit: Int64) {
+        state.withLock { if edit > $0.seen { $0.changed = true } }
+    }
+
+    /// Whether the database is to be asked: sent for at least `afterMS` and not known to be edited.
+    func isDue(at now: Int64, after afterMS: Int64) -> Bool {
+        now - since >= afterMS && !isChanged
     }
 }

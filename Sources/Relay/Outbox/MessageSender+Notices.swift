@@ -3,20 +3,36 @@ import FCM
 import Mongo
 
 extension MessageSender {
+    /// What sending a message's notices came to.
+    enum NoticesResult {
+        /// Each was sent (or found nobody to tell) and recorded, or refused for good (`refused`, recorded failed):
+        /// the caller goes on with the message.
+        case sent(refused: FCMError?)
+        /// The message was edited again: the caller reads it again.
+        case edited
+        /// The attempt ended here (a retry, a stop, the lease lost): written as it should be.
+        case ended
+    }
+
     /// Sends the unsent `notices` of a held message (its corrections and withdrawal, `RelayComponent.isNotice`) in
-    /// order, each as one request to the message's topic, or device by device to those its fan-out reached; records
-    /// each component's answer, then the message sent (or failed, or pending for a retry). Nothing else of the message
-    /// is sent again, and no webhook event nor acknowledgement follows: the message itself went out before.
+    /// order, each as one request to the message's topic (when some of its components reached it: `reached`), or
+    /// device by device to those its fan-out reached; records each component's answer. No webhook event nor
+    /// acknowledgement follows a notice: the message itself went out before.
     func sendNotices(_ notices: [RelayComponent], of message: Message, as relayMessage: RelayMessage,
-                     state: RelayState, record: ((String) -> RelayUpdate) -> Void) async {
+                     state: RelayState, reached: Bool, watch: EditWatch,
+                     record: ((String) -> RelayUpdate) -> Void) async -> NoticesResult {
         let id = message.id
-        func finish(_ outcome: RelayOutcome) {
+        func finish(_ outcome: RelayOutcome) -> NoticesResult {
+            var outcome = outcome
+            outcome.edit = watch.seen
             metrics.finished(outcome.status)
             held.finishing(id)
             record { outcome.update(lease: $0, now: now()) }
+            return .ended
         }
-        var permanent: FCMError?
+        var refusal: FCMError?
         for component in notices {
+            if watch.isChanged { return .edited }
             let notice: FCMNotice = component == .withdrawal ? .withdrawal : .correction
             let fcmComponent = FCMComponent(rawValue: component.rawValue)
             if FanOutResolver.FanOutAudience(of: message) != nil {
@@ -28,11 +44,18 @@ extension MessageSender {
                     record { RelayUpdate(id: id, lease: $0, component: component, result: .sent(name: "deliveries"), at: now()) }
                 case .retry(let error):
                     return finish(retryOutcome(message, state: state, expiry: nil, error: error))
-                case .expired, .stopped:
-                    return record { .release(id: id, lease: $0) }
+                case .expired, .stopped, .edited:
+                    record { .release(id: id, lease: $0) }
+                    return .ended
                 case .lost:
-                    return held.release(id)
+                    held.release(id)
+                    return .ended
                 }
+                continue
+            }
+            guard reached else {
+                // None of its components went to the topic: there is nothing there to correct or withdraw.
+                record { RelayUpdate(id: id, lease: $0, component: component, result: .skipped, at: now()) }
                 continue
             }
             // A translated Alert's correction is one request per language it went in; a retry sends them all
@@ -51,19 +74,22 @@ extension MessageSender {
                 case .retry(let error):
                     return finish(retryOutcome(message, state: state, expiry: nil, error: error))
                 case .refused(let error):
-                    permanent = error
+                    // Recorded failed by `sendComponent`: the message is marked failed once the rest is done.
+                    refusal = error
                     refused = true
                     break requests
                 case .stopping:
-                    return record { .release(id: id, lease: $0) }
+                    record { .release(id: id, lease: $0) }
+                    return .ended
                 case .leaseLost:
-                    return held.release(id)
+                    held.release(id)
+                    return .ended
                 }
             }
             if !refused, let name = names.last {
                 record { RelayUpdate(id: id, lease: $0, component: component, result: .sent(name: name), at: now()) }
             }
         }
-        finish(RelayOutcome(id: id, status: permanent == nil ? .sent : .failed, lastError: permanent?.description))
+        return .sent(refused: refusal)
     }
 }

@@ -10,6 +10,8 @@ import Mongo
 struct MessageSender: Sendable {
     /// The transport: one request body at a time.
     let sender: any FCMSending
+    /// Where a message is read again after an edit.
+    let outbox: OutboxDAO
     let mapping: FCMMappingOptions
     /// Backoff for what FCM could not take yet, per message.
     let retry: RetryPolicy
@@ -40,12 +42,22 @@ struct MessageSender: Sendable {
 
     /// Sends a held message's unsent components in order, recording each result as FCM gives it, then where
     /// the message goes next.
+    ///
+    /// A correction or withdrawal stored meanwhile (`EditWatch`) stops it between two requests: what was sent is
+    /// written, the message read again, and the attempt goes on as it now is: first the notices to what the message
+    /// reached, then the rest of it (corrected), or nothing more of it once withdrawn (its components `skipped`). The
+    /// outcome holds only for the edit last read (`RelayOutcome.edit`), so a notice stored after that last look is
+    /// never left pending on a message marked sent.
     func send(_ message: Message) async {
         let id = message.id
         let stored = RelayState(message: message.document)
         // A direct message's writes wait for its outcome: when every component reached FCM, none is made.
         var direct = stored?.direct
         var withheld: RelayUpdate?
+        let watch = held.watch(id, seen: stored?.edit ?? 0)
+        defer { held.unwatch(id) }
+        // Withdrawn as the attempt last read it: no webhook event nor acknowledgement follows its outcome.
+        var withdrawn = message.document["withdrawn"] != nil
         func record(_ update: (String) -> RelayUpdate) {
             guard let lease = held.lease(of: id) else { return }
             let write = update(lease.owner)
@@ -57,11 +69,15 @@ struct MessageSender: Sendable {
             if withheld == nil { withheld = write } else { withheld?.merge(write) }
         }
         func finish(_ outcome: RelayOutcome) async {
+            var outcome = outcome
+            outcome.edit = watch.seen
             metrics.finished(outcome.status)
-            // Before the outcome is on record, as the event: a crash between the two fixes nothing twice.
-            if outcome.status == .sent { await acknowledgements?.fix(message) }
-            // Before the outcome is on record: a crash between the two sends the message again, and its event too.
-            await events?.finished(message, outcome: outcome)
+            if !withdrawn {
+                // Before the outcome is on record, as the event: a crash between the two fixes nothing twice.
+                if outcome.status == .sent { await acknowledgements?.fix(message) }
+                // Before the outcome is on record: a crash between the two sends the message again, and its event too.
+                await events?.finished(message, outcome: outcome)
+            }
             if let sent = direct, outcome.status == .sent, outcome.lastError == nil {
                 direct = nil
                 if let owner = held.release(id, direct: sent) { handoff.done([sent.seq], owner: owner) }
@@ -71,100 +87,204 @@ struct MessageSender: Sendable {
             held.finishing(id)
             record { outcome.update(lease: $0, now: now()) }
         }
-        guard let state = stored, let relayMessage = RelayMessage(stored: message, now: now()) else {
-            return await finish(RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
+        // This worker took a direct message of its own over from its record after an edit (`reread`).
+        var tookOver = false
+        /// Reads the message again after an edit, once what was sent is written: a direct message the edit handed to
+        /// the outbox is held under the lease it was given (its outcomes written from now on). Nil when the message
+        /// is no longer this worker's to send (it let go of it).
+        func reread() async -> Message? {
+            if let write = withheld {
+                withheld = nil
+                recorder.record(write)
+            }
+            await recorder.drain()
+            let fresh: Message?
+            do {
+                fresh = try await outbox.message(id)
+            } catch {
+                logger.warning("reading an edited message failed", metadata: ["error": "\(error)"])
+                fresh = nil
+            }
+            guard let fresh, let state = RelayState(message: fresh.document) else {
+                // Unknown: its lease runs out and a worker that can read it goes on.
+                if let sent = direct, let owner = held.release(id, direct: sent) {
+                    handoff.unsettled(DirectRelay(owner: owner, seq: sent.seq))
+                } else {
+                    held.release(id)
+                }
+                return nil
+            }
+            if let sent = direct, state.status != .direct {
+                guard let lease = state.lease, lease.owner == sent.owner,
+                      let owner = held.takeOver(id, from: sent, lease: lease) else {
+                    _ = held.release(id, direct: sent)  // another worker has it
+                    return nil
+                }
+                direct = nil
+                tookOver = true
+                handoff.done([sent.seq], owner: owner)
+                reporter.changed()
+            } else if direct == nil, state.lease?.owner != held.lease(of: id)?.owner {
+                held.release(id)  // another worker has it
+                return nil
+            }
+            watch.saw(state.edit)
+            return fresh
         }
-        // A correction or withdrawal of a message sent before: that alone goes out (`sendNotices`).
-        let notices = state.unsent.filter(\.isNotice)
-        if !notices.isEmpty {
-            return await sendNotices(notices, of: message, as: relayMessage, state: state, record: record)
-        }
-        if relayMessage.isExpired(at: now()) {
-            return await finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
-        }
-        if let audience = FanOutResolver.FanOutAudience(of: message) {
-            return await sendToDevices(message, audience: audience, as: relayMessage, state: state,
-                                       finish: finish, record: record)
-        }
-        let excluded = await quiet?.excludedTopics(relayMessage, stored: message) ?? []
-        // The languages an earlier attempt sent in requests of their own keep them: the main text's request of this
-        // attempt leaves their devices out, as the first one did or will.
-        let mapped = FCMMapping.requests(for: relayMessage, options: mapping, excluding: excluded,
-                                         sentSeparately: state.languagesSentSeparately).compactMap { request in
-            RelayComponent(rawValue: request.component.rawValue).map { (request, $0) }
-        }
-        // A component not on record is sent too: nothing the mapping makes is left out unnoticed.
-        let requests = mapped.filter { !state.isDone($0.1) }
-        // The languages of a translated Alert past this attempt's condition budget go with the main text: their
-        // components are recorded with its answer.
-        let separate = Set(mapped.map(\.1))
-        let withDefault = state.unsent.filter { $0.language != nil && !separate.contains($0) }
-        var retryable: FCMError?
-        var permanent: FCMError?
-        var answered = 0
-        components: for (request, component) in requests {
-            if Task.isCancelled { break }
-            switch await sendComponent(request, as: component, of: id, record: record) {
-            case .sent(let name):
+        var current = message
+        attempts: while true {
+            if watch.isChanged {
+                guard let fresh = await reread() else { return }
+                current = fresh
+            }
+            let message = current
+            guard let state = RelayState(message: message.document),
+                  let relayMessage = RelayMessage(stored: message, now: now()) else {
+                return await finish(RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
+            }
+            // What is done with already: on record, or settled here in this attempt (written behind).
+            var settled = Set(state.order.filter(state.isDone))
+            func settle(_ components: [RelayComponent], _ result: RelayOutcome.ComponentResult) {
+                guard !components.isEmpty else { return }
+                settled.formUnion(components)
                 record { lease in
-                    var update = RelayUpdate(id: id, lease: lease, component: component, result: .sent(name: name),
-                                             at: now())
-                    if component == .defaultLanguage {
-                        for language in withDefault {
-                            update.merge(RelayUpdate(id: id, lease: lease, component: language,
-                                                     result: .sent(name: name), at: now()))
-                        }
+                    var update = RelayUpdate(id: id, lease: lease, component: components[0], result: result, at: now())
+                    for component in components.dropFirst() {
+                        update.merge(RelayUpdate(id: id, lease: lease, component: component, result: result, at: now()))
                     }
                     return update
                 }
-            case .retry(let error):
-                // The rest waits for the retry, so the components keep their order.
-                retryable = error
-                break components
-            case .refused(let error):
-                permanent = error
-            case .stopping:
-                // Stopping while FCM asks to wait: hand the message back.
-                return record { .release(id: id, lease: $0) }
-            case .leaseLost:
-                if let direct, let owner = held.release(id, direct: direct) {
-                    // The record may hold on after all: the message goes back to the outbox.
-                    handoff.unsettled(DirectRelay(owner: owner, seq: direct.seq))
-                } else {
-                    held.release(id)  // another worker holds it, or will before FCM could answer
+            }
+            // A direct message an edit handed to the outbox, claimed here: its process sent it without a write.
+            var reached = state.order.contains { !$0.isNotice && state.components[$0]?.sent == true }
+            if state.handedOverByEdit && !tookOver {
+                settle(state.unsent.filter { !$0.isNotice }, .sent(name: "direct"))
+                reached = true
+            }
+            // Withdrawn: nothing more of it goes out.
+            withdrawn = message.document["withdrawn"] != nil
+            if withdrawn { settle(state.unsent.filter { !$0.isNotice && !settled.contains($0) }, .skipped) }
+            // Its corrections and withdrawal, to what the message reached (`sendNotices`).
+            let notices = state.unsent.filter(\.isNotice)
+            var refusal: FCMError?
+            if !notices.isEmpty {
+                switch await sendNotices(notices, of: message, as: relayMessage, state: state, reached: reached,
+                                         watch: watch, record: record) {
+                case .sent(let refused):
+                    settled.formUnion(notices)
+                    refusal = refused
+                case .edited:
+                    continue attempts
+                case .ended:
+                    return
+                }
+            }
+            let failedBefore = state.components.values.contains { $0.failed }
+            if state.order.allSatisfy(settled.contains) {
+                // Nothing of the message itself is left to send (a notice of a message sent, or one withdrawn).
+                if watch.isChanged { continue attempts }
+                return await finish(RelayOutcome(id: id, status: failedBefore || refusal != nil ? .failed : .sent,
+                                                 lastError: refusal?.description))
+            }
+            if relayMessage.isExpired(at: now()) {
+                return await finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
+            }
+            if let audience = FanOutResolver.FanOutAudience(of: message) {
+                if await sendToDevices(message, audience: audience, as: relayMessage, state: state, watch: watch,
+                                       finish: finish, record: record) {
+                    continue attempts
                 }
                 return
             }
-            answered += 1
+            let excluded = await quiet?.excludedTopics(relayMessage, stored: message) ?? []
+            // The languages an earlier attempt sent in requests of their own keep them: the main text's request of this
+            // attempt leaves their devices out, as the first one did or will.
+            let mapped = FCMMapping.requests(for: relayMessage, options: mapping, excluding: excluded,
+                                             sentSeparately: state.languagesSentSeparately).compactMap { request in
+                RelayComponent(rawValue: request.component.rawValue).map { (request, $0) }
+            }
+            // A component not on record is sent too: nothing the mapping makes is left out unnoticed.
+            let requests = mapped.filter { !settled.contains($0.1) }
+            // The languages of a translated Alert past this attempt's condition budget go with the main text: their
+            // components are recorded with its answer.
+            let separate = Set(mapped.map(\.1))
+            let withDefault = state.unsent.filter { $0.language != nil && !separate.contains($0) }
+            var retryable: FCMError?
+            var permanent = refusal
+            var answered = 0
+            components: for (request, component) in requests {
+                if Task.isCancelled { break }
+                // Edited: the rest goes as the message now is (or not at all).
+                if watch.isChanged { continue attempts }
+                switch await sendComponent(request, as: component, of: id, record: record) {
+                case .sent(let name):
+                    record { lease in
+                        var update = RelayUpdate(id: id, lease: lease, component: component, result: .sent(name: name),
+                                                 at: now())
+                        if component == .defaultLanguage {
+                            for language in withDefault {
+                                update.merge(RelayUpdate(id: id, lease: lease, component: language,
+                                                         result: .sent(name: name), at: now()))
+                            }
+                        }
+                        return update
+                    }
+                case .retry(let error):
+                    // The rest waits for the retry, so the components keep their order.
+                    retryable = error
+                    break components
+                case .refused(let error):
+                    permanent = error
+                case .stopping:
+                    // Stopping while FCM asks to wait: hand the message back.
+                    return record { .release(id: id, lease: $0) }
+                case .leaseLost:
+                    if let direct, let owner = held.release(id, direct: direct) {
+                        // The record may hold on after all: the message goes back to the outbox.
+                        handoff.unsettled(DirectRelay(owner: owner, seq: direct.seq))
+                    } else {
+                        held.release(id)  // another worker holds it, or will before FCM could answer
+                    }
+                    return
+                }
+                answered += 1
+            }
+            if let retryable {
+                return await finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: retryable))
+            }
+            if answered < requests.count {
+                // Stopped before the last component: what was sent is on record; the rest is for any worker.
+                return record { .release(id: id, lease: $0) }
+            }
+            // Edited while the last one went: its notice goes to it too.
+            if watch.isChanged { continue attempts }
+            if let permanent {
+                logger.warning("FCM refused a message", metadata: ["msi_key": "\(message.msiKey)", "error": "\(permanent)"])
+            }
+            let failed = permanent != nil || failedBefore
+            return await finish(RelayOutcome(id: id, status: failed ? .failed : .sent, lastError: permanent?.description))
         }
-        if let retryable {
-            return await finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: retryable))
-        }
-        if answered < requests.count {
-            // Stopped before the last component: what was sent is on record; the rest is for any worker.
-            return record { .release(id: id, lease: $0) }
-        }
-        let failedBefore = state.components.values.contains { $0.failed }
-        if let permanent {
-            logger.warning("FCM refused a message", metadata: ["msi_key": "\(message.msiKey)", "error": "\(permanent)"])
-        }
-        let failed = permanent != nil || failedBefore
-        await finish(RelayOutcome(id: id, status: failed ? .failed : .sent, lastError: permanent?.description))
     }
 
     /// Sends a message to persons and groups, or a topic's sample, through the fan-out, then records where it goes: sent once every
     /// device has an answer (the component names where they are: its deliveries), pending for a retry when FCM asked
-    /// to wait, expired, or handed back when the worker stops.
+    /// to wait, expired, or handed back when the worker stops. True when it stopped for an edit (`watch`): the
+    /// caller reads the message again and goes on.
     private func sendToDevices(_ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage,
-                               state: RelayState, finish: (RelayOutcome) async -> Void,
-                               record: ((String) -> RelayUpdate) -> Void) async {
+                               state: RelayState, watch: EditWatch, finish: (RelayOutcome) async -> Void,
+                               record: ((String) -> RelayUpdate) -> Void) async -> Bool {
         let id = message.id
         guard let fanOut else {
-            return await finish(RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
+            await finish(RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
+            return false
         }
-        switch await fanOut.send(message, audience: audience, as: relayMessage) {
+        switch await fanOut.send(message, audience: audience, as: relayMessage, watch: watch) {
         case .finished:
+            // Edited while the last requests went: their devices are told too.
+            if watch.isChanged { return true }
             await finish(RelayOutcome(id: id, status: .sent, components: [.devices: .sent(name: "deliveries")]))
+        case .edited:
+            return true
         case .retry(let error):
             await finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: error))
         case .expired:
@@ -174,6 +294,7 @@ struct MessageSender: Sendable {
         case .lost:
             held.release(id)  // another worker holds it, or will before FCM could answer
         }
+        return false
     }
 
     /// Where a message FCM could not take yet goes: pending until its next attempt, or failed or expired when

@@ -22,6 +22,10 @@ import Mongo
 /// but before it was written sends that component again, so at most the sends in flight and those of the last
 /// window are sent twice.
 ///
+/// A correction or withdrawal of a message being sent reaches its sender at once in this process
+/// (`OutboxHandoff.edited`), and from other processes through one read of the messages being sent every quarter of a
+/// second (`HeldMessages.watchEdits`): the sender stops and goes on as the message now is (`MessageSender`).
+///
 /// A message to persons and groups goes out device by device instead (`FanOutSender`, given `FanOutStores`): its
 /// deliveries resolved once and sent many at a time through the same gate, paced by `sendRate` for every replica,
 /// each answer written in bulk to `deliveries`.
@@ -113,6 +117,8 @@ public final class OutboxWorker: Sendable {
         let held = HeldMessages(outbox: outbox, handoff: handoff, lease: configuration.lease, metrics: metrics,
                                 logger: logger, now: now)
         self.held = held
+        // A correction or withdrawal stored by this process stops the sender of its message at once.
+        handoff.onEdit { held.edited($0) }
         // A message is let go once the write that ends its lease is done, not before: until then its lease is
         // renewed and no claim (of this worker or another) takes it again.
         let recorder = OutcomeRecorder(outbox: outbox, window: configuration.recordWindow, metrics: metrics,
@@ -167,7 +173,7 @@ public final class OutboxWorker: Sendable {
             }
         }
         self.sender = MessageSender(
-            sender: sender, mapping: mapping, retry: configuration.retry, gate: gate,
+            sender: sender, outbox: outbox, mapping: mapping, retry: configuration.retry, gate: gate,
             classifier: OutcomeClassifier(gate: gate), held: held, handoff: handoff, recorder: recorder,
             reporter: reporter, pauses: pauses, metrics: metrics, logger: logger, now: now, fanOut: fanOut,
             quiet: quietHours.map { QuietTopicHold(stores: $0, logger: logger, now: $0.now) },
@@ -190,6 +196,7 @@ public final class OutboxWorker: Sendable {
         handoff.open(owner: directOwner.current, limit: 16 * concurrency, margin: held.leaseMS / 2)
         // Not children of this task: they must outlive its cancellation until the sends have finished.
         let keeper = Task { await held.keepRenewed() }
+        let edits = Task { await held.watchEdits() }
         let reporting = Task { await reporter.run() }
         let watcher = Task { await pauses.watch() }
         var ready: [Message] = []
@@ -255,9 +262,11 @@ public final class OutboxWorker: Sendable {
         }
         await recorder.drain()
         keeper.cancel()
+        edits.cancel()
         watcher.cancel()
         reporting.cancel()
         await keeper.value
+        await edits.value
         await watcher.value
         await reporting.value
         // Not cancelled with this task: the last report must land.
