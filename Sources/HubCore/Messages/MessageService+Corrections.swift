@@ -9,7 +9,7 @@ public struct EditRefusal: Error, Sendable, CustomStringConvertible {
         case notYours
         /// The message is withdrawn: nothing more is done with it.
         case withdrawn
-        /// The relay is sending the message right now; try again in a moment.
+        /// Other edits of the message kept landing between this one's read and its write; try again.
         case sending
         /// The message awaits approval: only its author may correct it (and the approval starts again).
         case approvalPending
@@ -69,20 +69,24 @@ public struct CorrectionResult: Sendable {
 /// (`approveCorrection`), told to the phones as any correction.
 ///
 /// The phones that have a message are told through the message's own relay, as durable as the message was: a
-/// correction or withdrawal adds one component to its `relay` (`correction-<n>`, `withdrawal`) and makes the message
-/// pending again, due now, in the same update that stores the change. Any relay worker claims it as it claims any
-/// message (one lease, the same retries and deadline) and sends that component alone (`MessageSender`): to the topic,
-/// or to each device the fan-out reached. The texts of a message not yet sent are simply replaced (it goes out
-/// corrected); a message not yet sent (scheduled, or awaiting approval) that is withdrawn is never sent.
+/// correction or withdrawal adds one component to its `relay` (`correction-<n>`, `withdrawal`) in the same update
+/// that stores the change, and moves `relay.edit` one up. A message sent is made pending again, due now: any relay
+/// worker claims it as it claims any message (one lease, the same retries and deadline) and sends that component
+/// (`MessageSender`): to the topic, or to each device the fan-out reached. A message being sent is edited at any
+/// moment too, without taking it from the worker that holds it (`RelayNotice.Handover`): that worker learns of the
+/// edit at once in this process (`OutboxHandoff.edited`), within a quarter of a second on another replica, stops,
+/// and sends the rest as the message now is (corrected, or nothing more once withdrawn) and the notice to what it
+/// reached before. The texts of a message never claimed are simply replaced (it goes out corrected); a message not
+/// yet claimed (scheduled, due, or awaiting approval) that is withdrawn is never sent.
 extension MessageService {
     /// How many times one edit reads the message again when another write changed it in between.
     static let editAttempts = 5
 
     /// Corrects the message `msiKey` as `identity` asks, and relays the correction to the phones that have it; a
     /// correction of a message that needed approval waits for a second person instead (`awaitsApproval`).
-    /// - Throws: `DAOError.messageNotFound`; `EditRefusal` (`.notYours`, `.withdrawn`, `.sending`,
-    ///   `.approvalPending`); `SendRefusal` as POST /message for the texts (`.fieldTooLong`, `.alertNeedsDesc`,
-    ///   `.invalidTranslations`).
+    /// - Throws: `DAOError.messageNotFound`; `EditRefusal` (`.notYours`, `.withdrawn`, `.approvalPending`, and
+    ///   `.sending` when other edits kept landing first); `SendRefusal` as POST /message for the texts
+    ///   (`.fieldTooLong`, `.alertNeedsDesc`, `.invalidTranslations`).
     public func correct(msiKey: ObjectID, with correction: MessageCorrection,
                         as identity: Identity) async throws -> CorrectionResult {
         for _ in 0..<Self.editAttempts {
@@ -174,10 +178,6 @@ extension MessageService {
     /// the `approval` step it takes, tells the phones and records it; false when the message changed meanwhile.
     private func apply(_ correction: MessageCorrection, to stored: Message, state: RelayState?, sent: Bool,
                        by identity: Identity, approval: CorrectionApprovalStep? = nil) async throws -> Bool {
-        // Being sent: the phones it reached already would not be told; once it is sent they are.
-        if let state, !sent, state.status == .direct || state.status == .pending && state.attempts > 0 {
-            throw EditRefusal(.sending, "the message is being sent right now: try again in a moment")
-        }
         let (submission, broadcast) = try correctedTexts(of: stored, with: correction)
         let before = Self.texts(of: stored, translations: stored.document["translations"]?.documentValue)
         let after = MessageTexts(title: submission.title, desc: submission.desc, message: submission.message,
@@ -185,13 +185,11 @@ extension MessageService {
                                      : broadcast.document["translations"]?.documentValue ?? [:])
         let count = stored.document["corrections"]?.arrayValue?.count ?? 0
         let now = self.now()
-        let notice = sent ? RelayNotice(component: .correction(count + 1), dueAt: now,
-                                        deadlineAt: now + relayDeadline.milliseconds,
-                                        markSent: state?.direct == nil ? [] : state?.order ?? []) : nil
+        let notice = notice(.correction(count + 1), state: state, sent: sent, now: now)
         guard try await messages.correct(msiKey: stored.msiKey, expected: state, corrections: count, at: now,
                                          by: identity.name, before: before, after: after, notice: notice,
                                          approval: approval) else { return false }
-        if notice != nil { relay.notify() }
+        tellRelay(notice, of: stored)
         var recorded = after.document
         if case .approved(_, let approver)? = approval { recorded["approved_by"] = .string(approver) }
         await audit?.record(actor: AuditActor(identity), action: "message.correct",
@@ -200,26 +198,22 @@ extension MessageService {
         return true
     }
 
-    /// Withdraws the message `msiKey` as `identity` asks (`reason`, optional): a message not sent yet is cancelled
-    /// (never sent), one sent is withdrawn from the phones that have it; either way catch-up and the active banners
-    /// leave it out, and the history keeps a tombstone.
-    /// - Throws: `DAOError.messageNotFound`; `EditRefusal` (`.notYours`, `.withdrawn`, `.sending`).
+    /// Withdraws the message `msiKey` as `identity` asks (`reason`, optional): a message not claimed yet is
+    /// cancelled (never sent), one being sent stops (what was not sent yet never is), and the phones it reached are
+    /// told; either way catch-up and the active banners leave it out, and the history keeps a tombstone.
+    /// - Throws: `DAOError.messageNotFound`; `EditRefusal` (`.notYours`, `.withdrawn`, and `.sending` when other
+    ///   edits kept landing first).
     public func withdraw(msiKey: ObjectID, reason: String?, as identity: Identity) async throws -> Message {
         for _ in 0..<Self.editAttempts {
-            let (_, state, sent) = try await editable(msiKey, as: identity)
+            let (stored, state, sent) = try await editable(msiKey, as: identity)
             let now = self.now()
-            // Not sent yet: held for approval, or scheduled and never claimed.
-            let cancel = state.map { $0.status == .awaitingApproval || ($0.status == .pending && $0.attempts == 0
-                && $0.dueAt > now) } ?? false
-            if let state, !cancel, !sent, state.status == .pending || state.status == .direct {
-                throw EditRefusal(.sending, "the message is being sent right now: try again in a moment")
-            }
-            let notice = sent ? RelayNotice(component: .withdrawal, dueAt: now,
-                                            deadlineAt: now + relayDeadline.milliseconds,
-                                            markSent: state?.direct == nil ? [] : state?.order ?? []) : nil
+            // Not sent yet: held for approval, or pending and never claimed (scheduled, or due and not taken yet).
+            let cancel = state.map { $0.status == .awaitingApproval || ($0.status == .pending && $0.attempts == 0) }
+                ?? false
+            let notice = cancel ? nil : notice(.withdrawal, state: state, sent: sent, now: now)
             if try await messages.withdraw(msiKey: msiKey, expected: state, at: now, by: identity.name, reason: reason,
                                            cancel: cancel, notice: notice) {
-                if notice != nil { relay.notify() }
+                tellRelay(notice, of: stored)
                 var after: BSONDocument = ["withdrawn": true, "cancelled": .bool(cancel)]
                 if let reason { after["reason"] = .string(reason) }
                 await audit?.record(actor: AuditActor(identity), action: "message.withdraw",
@@ -230,6 +224,36 @@ extension MessageService {
             }
         }
         throw EditRefusal(.sending, "the message changed while it was being withdrawn: try again")
+    }
+
+    /// The notice that an edit (its `component`) of a message stores, by its relay `state` as read (`sent`: phones
+    /// may have it), or nil when none is needed: a message never claimed goes out as it now is, or never.
+    private func notice(_ component: RelayComponent, state: RelayState?, sent: Bool, now: Int64) -> RelayNotice? {
+        guard let state else { return nil }
+        let deadline = now + relayDeadline.milliseconds
+        if sent {
+            // Done with: any worker sends the notice (a direct message's components went without a write).
+            return RelayNotice(component: component, dueAt: now, deadlineAt: deadline,
+                               markSent: state.direct == nil ? [] : state.order)
+        }
+        switch state.status {
+        case .pending where state.attempts > 0:
+            // Claimed, or waiting for a retry: whoever holds it goes on with it as it now is.
+            return RelayNotice(component: component, dueAt: now, deadlineAt: deadline, handover: .live)
+        case .direct:
+            return RelayNotice(component: component, dueAt: now, deadlineAt: deadline,
+                               handover: .fromDirect(leaseUntil: now + relayLease.milliseconds))
+        default:
+            return nil
+        }
+    }
+
+    /// Tells this process's relay of a `notice` stored for `message`: the worker holding it stops at once, and one
+    /// done with it claims it soon.
+    private func tellRelay(_ notice: RelayNotice?, of message: Message) {
+        guard notice != nil else { return }
+        relay.edited(message.id)
+        relay.notify()
     }
 
     /// The message `msiKey` if `identity` may edit it, its relay state as stored, and whether phones may have it
@@ -253,7 +277,8 @@ extension MessageService {
         switch state?.status {
         case .sent?, .failed?, .imported?: sent = true
         case .direct?: sent = try await progress.resolved([stored])[0].document[path: "relay.state"]?.stringValue == "sent"
-        // Pending: not claimed yet (it goes out as corrected), or being sent or retried (the edit waits for it).
+        // Pending: not claimed yet (it goes out as corrected), or being sent or retried (its worker sends the rest as
+        // the message now is).
         default: sent = false
         }
         return (state, sent)

@@ -22,6 +22,10 @@ public struct MessageService: Sendable {
     let backlog: RelayBacklog
     /// How long the relay retries a message before marking it failed.
     let relayDeadline: Duration
+    /// The lease under which an edit hands a message its storing process is sending to the outbox
+    /// (`RelayNotice.Handover.fromDirect`): that process takes it over well within it, or, done already, leaves it
+    /// to any worker once it runs out. The relay's default lease.
+    var relayLease: Duration = .seconds(5)
     /// The clock (Unix ms) that dates a send and says which messages a reader may see yet.
     let now: UnixClock
     /// The language of a message's own texts when it has translations and names none (`DEFAULT_LANGUAGE`).
