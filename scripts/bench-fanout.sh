@@ -9,6 +9,8 @@
 #     RSS, how long until every outcome was recorded;
 #  4. the same fan-out by a hub with FCM_SEND_RATE=3000 (a second message): its rate and the most sends the fake
 #     accepted in any one second;
+#     then a third message at that rate, withdrawn (DELETE) a second into its fan-out: the sends the fake received
+#     after the DELETE answered, against what was in flight, and the withdrawals (one to each device reached);
 #  5. each device got exactly one request per message (distinct tokens at the fake);
 #  6. the same fake's ceiling with h2load at the connections and streams the hub's client uses (CurlMultiClient: 4
 #     connections of 100 streams).
@@ -114,6 +116,12 @@ port=$(free_port)
 start_hub "$port" FCM_SEND_RATE="$rate"
 "$python" "$helper" fanout-run "$results" "FCM_SEND_RATE=$rate" "$uri" "http://127.0.0.1:$port" "$admin" \
     "$fake_url" "$db_pid" "$hub_pid" "$fake_pid" "$group" "$devices" "$timeout" "$rate"
+"$python" "$helper" quiet "$db_pid"
+
+# 4b. A false alarm: the same paced fan-out withdrawn a second into it (BENCH_FANOUT_WITHDRAW_AFTER): the sends the
+# fake got after the DELETE answered (at most those in flight: the hub's 500 a message), and the withdrawals.
+"$python" "$helper" fanout-withdraw "$results" "FCM_SEND_RATE=$rate, withdrawn" "$uri" "http://127.0.0.1:$port" \
+    "$admin" "$fake_url" "$group" "$devices" "${BENCH_FANOUT_WITHDRAW_AFTER:-1}" "$timeout" 500
 stop_hub
 
 # 5. Each device once per message.

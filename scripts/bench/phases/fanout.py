@@ -8,6 +8,7 @@ import re
 import subprocess
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -137,6 +138,91 @@ def run(results, label, uri, hub, token, fake, db_pid, hub_pid, fake_pid, group,
     append(results, row)
     for line in run_lines(row):
         print(line, flush=True)
+
+
+def delete(hub, token, msi_key):
+    """DELETEs the message `msi_key` (a withdrawal); returns the status."""
+    request = urllib.request.Request(hub + "/message/" + msi_key + "?reason=False%20alarm", method="DELETE",
+                                     headers={"Authorization": "Bearer " + token})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def bodies(fake, msi_key):
+    """The bodies the fake accepted for `msi_key`: (originals, withdrawals), each a list of tokens."""
+    with urllib.request.urlopen(fake + "/_received", timeout=120) as response:
+        found = json.load(response)
+    originals, withdrawals = [], []
+    for body in found:
+        message = (body or {}).get("message", {})
+        data = message.get("data", {})
+        if data.get("msi_key") != msi_key or not message.get("token"):
+            continue
+        (withdrawals if data.get("withdrawn") == "1" else originals).append(message["token"])
+    return originals, withdrawals
+
+
+def withdraw(results, label, uri, hub, token, fake, group, count, after, timeout, in_flight):
+    """A false alarm withdrawn mid fan-out: POSTs an Alert to `group`, DELETEs it `after` seconds after the first
+    send reached the fake, and records how many sends of the message the fake had when the DELETE answered, how many
+    came after that (target: at most what was in flight, `in_flight` the hub's FANOUT in-flight bound), and the
+    withdrawals: one to each device reached, none to another, and how long after the answer the last one came."""
+    db, count, after, timeout = database(uri), int(count), float(after), float(timeout)
+    base = received(fake)
+    msi_key, message_id, created = post(hub, token, group, "Fan-out %s" % label)
+    deadline = created + timeout
+    first = None
+    while time.time() < deadline:
+        seen = received(fake) - base
+        if seen > 0 and first is None:
+            first = time.time()
+        if first is not None and time.time() - first >= after:
+            break
+        time.sleep(0.01)
+    asked = time.time()
+    status = delete(hub, token, msi_key)
+    answered = time.time()
+    at_answer = received(fake) - base
+    import bson
+    message = bson.ObjectId(message_id)
+    # Sent once the withdrawal went to every device reached.
+    while time.time() < deadline:
+        stored = db.message.find_one({"_id": message}, {"relay.state": 1}) or {}
+        if stored.get("relay", {}).get("state") == "sent":
+            break
+        time.sleep(0.25)
+    settled = time.time()
+    time.sleep(1.0)
+    originals, withdrawals = bodies(fake, msi_key)
+    times = sorted(arrival["at_ms"] / 1000.0 for arrival in arrivals(fake) if arrival["msi_key"] == msi_key)
+    row = {
+        "label": "fanout withdrawal", "run": label, "devices": count, "msi_key": msi_key, "status": status,
+        "withdrawn_after_s": asked - (first or asked), "delete_s": answered - asked, "at_answer": at_answer,
+        "originals": len(originals), "after_answer": len(originals) - at_answer, "in_flight": int(in_flight),
+        "withdrawals": len(withdrawals), "withdrawn_devices": len(set(withdrawals)),
+        "reached_devices": len(set(originals)), "same_devices": set(withdrawals) == set(originals),
+        "settled_s": settled - answered, "last_request_s": (times[-1] - answered) if times else None,
+        "load": load_average(),
+    }
+    append(results, row)
+    for line in withdrawal_lines(row):
+        print(line, flush=True)
+
+
+def withdrawal_lines(row):
+    """A withdrawal run's figures, as lines."""
+    return [
+        "withdrawn mid fan-out (%s), a group of %d; load average after: %s" % (row["run"], row["devices"], row["load"]),
+        "  DELETE %.2f s after the first send answered %d in %.3f s; the fake had %d sends of the message then"
+        % (row["withdrawn_after_s"], row["status"], row["delete_s"], row["at_answer"]),
+        "  sends after the answer: %d (in flight at most: %d); %d devices reached in all, %d never sent to"
+        % (row["after_answer"], row["in_flight"], row["reached_devices"], row["devices"] - row["reached_devices"]),
+        "  withdrawals: %d to %d devices, the same devices as reached: %s; message sent (withdrawal done) %.2f s "
+        "after the answer" % (row["withdrawals"], row["withdrawn_devices"], row["same_devices"], row["settled_s"]),
+    ]
 
 
 def stats(fake):
@@ -294,6 +380,10 @@ def section(results, add):
         if check:
             add("  each device one request: %d requests, %d distinct tokens, %d devices"
                 % (check["requests"], check["distinct"], check["devices"]))
+    withdrawals = [row for row in results.rows if row.get("label") == "fanout withdrawal"]
+    for row in withdrawals:
+        for line in withdrawal_lines(row):
+            add(line)
     for row in (row for row in results.rows if row.get("label") == "fanout h2load"):
         add("h2load against the same fake: %d connections x %d streams (%s), %d requests: %.0f req/s, %d answered 2xx"
             % (row["connections"], row["streams"], row["source"], row["requests"], row["rps"], row["status_2xx"]))
@@ -316,6 +406,12 @@ def section(results, add):
                % (capped["sends_per_s"], 100 * share), 0.9 <= share <= 1.0)
         target("FCM_SEND_RATE=%d: never more in any one second" % cap, "peak %d" % capped["peak_sliding"],
                capped["peak_sliding"] <= cap)
+    for row in withdrawals:
+        target("withdrawn mid fan-out: 200, sends after the answer <= in flight (%d)" % row["in_flight"],
+               "%d after" % row["after_answer"], row["status"] == 200 and row["after_answer"] <= row["in_flight"])
+        target("withdrawn mid fan-out: the withdrawal to each device reached, no other",
+               "%d/%d" % (row["withdrawn_devices"], row["reached_devices"]),
+               row["same_devices"] and row["withdrawals"] == row["reached_devices"])
     for row in runs:
         check = checks.get(row["run"])
         if check:
@@ -341,6 +437,8 @@ COMMANDS = [
             "put COUNT active devices bound to COUNT persons, and group GROUP of them, into the database"),
     Command("fanout-run", run, "RESULTS LABEL URI HUB TOKEN FAKE DB_PID HUB_PID FAKE_PID GROUP COUNT TIMEOUT RATE",
             "POST an Alert to GROUP, time its COUNT sends at the fake and its outcomes in the database"),
+    Command("fanout-withdraw", withdraw, "RESULTS LABEL URI HUB TOKEN FAKE GROUP COUNT AFTER TIMEOUT IN_FLIGHT",
+            "POST an Alert to GROUP, DELETE it AFTER seconds into its fan-out, count the sends after the answer"),
     Command("fanout-tokens", tokens, "RESULTS FAKE", "check each fan-out's device got exactly one request"),
     Command("fanout-h2load", h2load, "RESULTS FAKE CREDENTIALS REQUESTS CONNECTIONS STREAMS SOURCE",
             "the fake's messages:send ceiling with h2load"),
