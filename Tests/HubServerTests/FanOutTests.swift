@@ -419,6 +419,46 @@ struct FanOutTests {
         }
     }
 
+    @Test func aWithdrawalStoredByAnotherReplicaStopsTheFanOutWithinASecond() async throws {
+        try await FakeFCM.with { fake in
+            try await TestDatabase.with { database in
+                try await DatabaseIndexes.ensure(in: database)
+                _ = try await Self.seedGroup(300, in: database)
+                let message = try await Self.store(to: Recipients(groups: ["all"]), distribution: .information,
+                                                   in: database)
+                let inFlight = 10
+                try await Self.withClient(fake, inFlight: 2 * inFlight) { fcm in
+                    let worker = Self.worker(database, fcm, inFlight: inFlight, sendRate: 100)
+                    let running = Task { await worker.run() }
+                    try await eventually("the fan-out is under way", within: .seconds(30)) {
+                        Self.originals(fake, message).count >= 100
+                    }
+                    // Withdrawn by another process: this worker learns of it from the database alone.
+                    let stored = try #require(try await OutboxDAO(database: database).message(message.id))
+                    let state = try #require(RelayState(message: stored.document))
+                    let now = UnixTime.nowMilliseconds()
+                    let notice = RelayNotice(component: .withdrawal, dueAt: now, deadlineAt: now + 3_600_000,
+                                             handover: .live)
+                    #expect(try await MessageDAO(database: database).withdraw(
+                        msiKey: message.msiKey, expected: state, at: now, by: "admin-script", reason: nil,
+                        cancel: false, notice: notice))
+                    let atWrite = Self.originals(fake, message).count
+                    try await Self.waitUntilSent(message, in: database)
+                    running.cancel()
+                    await running.value
+                    let originals = Self.originals(fake, message)
+                    // At 100 sends a second: at most a second's sends and those in flight after the write.
+                    #expect(originals.count <= atWrite + 100 + inFlight, "\(atWrite) at the write, \(originals.count)")
+                    #expect(originals.count < 300)
+                    let withdrawals = fake.received.filter {
+                        $0.data["msi_key"] == message.msiKey.hex && $0.data["withdrawn"] == "1"
+                    }
+                    #expect(Set(Self.tokens(withdrawals)) == Set(Self.tokens(originals)))
+                }
+            }
+        }
+    }
+
     @Test func aCorrectionDuringAFanOutIsTakenTheRestGetTheNewTextAndTheDevicesReachedTheCorrection() async throws {
         try await FakeFCM.with { fake in
             let inFlight = 10
