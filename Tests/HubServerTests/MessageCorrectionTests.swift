@@ -241,7 +241,7 @@ struct MessageCorrectionTests {
         }
     }
 
-    /// A translated Alert (three requests: Hindi, French, and the rest), whose components FCM answers slowly.
+    /// A translated Alert (three requests: Hindi, French, and the rest), one after the other.
     static let translatedAlert = RelayOutboxTests.alert("Closed", extra: #", "translations": {"hi": {"title": "बंद", "desc": "d-hi"}, "fr": {"title": "Fermé", "desc": "d-fr"}}"#)
 
     /// The requests for `key` that carry the message itself (neither a correction nor a withdrawal).
@@ -252,19 +252,24 @@ struct MessageCorrectionTests {
     @Test func aTopicMessageCorrectedWhileItsComponentsAreSentSendsTheRestCorrectedAndCorrectsWhatWent() async throws {
         try await FakeFCM.with { fake in
             try await DeviceTests.with(fake) { hub in
-                fake.setResponseDelay(.milliseconds(700))
+                // FCM answers slowly: the correction lands while the other components are still to go.
+                fake.setResponseDelay(.milliseconds(1500))
                 let key = try await hub.post(Self.translatedAlert).hex
                 try await eventually("the first component reached FCM") { !Self.requests(fake, key).isEmpty }
                 let answer = try await hub.request(.put, "/message/\(key)", as: .admin, json: #"{"title": "Closed today"}"#)
+                let answeredAt = Date()
                 #expect(answer.status == .ok, "\(answer.text)")
                 try await eventually("the message is sent", within: .seconds(30)) {
                     try await hub.relayState(ObjectID(hex: key)!) == "sent"
                 }
                 fake.setResponseDelay(nil)
                 let originals = Self.originals(fake, key)
-                // The main language's request went after the correction: the new title only.
+                // The main language's request, once: corrected when it went after the PUT answered (as it does but
+                // on a machine that took more than a second to answer).
                 let main = originals.filter { ["Closed", "Closed today"].contains($0.data["title"]) }
-                #expect(main.map { $0.data["title"] } == ["Closed today"], "\(originals.map(\.data))")
+                #expect(main.count == 1, "\(originals.map(\.data))")
+                #expect(main.allSatisfy { $0.receivedAt < answeredAt || $0.data["title"] == "Closed today" })
+                #expect(originals.filter { $0.receivedAt > answeredAt }.allSatisfy { $0.data["title"] != "Closed" })
                 // What went before it is corrected under the same tag.
                 let corrections = Self.requests(fake, key).filter { $0.data["correction"] == "1" }
                 #expect(!corrections.isEmpty)
@@ -277,11 +282,11 @@ struct MessageCorrectionTests {
     @Test func aTopicMessageWithdrawnWhileItsComponentsAreSentSendsNoMoreOfThemAndWithdrawsWhatWent() async throws {
         try await FakeFCM.with { fake in
             try await DeviceTests.with(fake) { hub in
-                fake.setResponseDelay(.milliseconds(700))
+                fake.setResponseDelay(.milliseconds(1500))
                 let key = try await hub.post(Self.translatedAlert).hex
                 try await eventually("the first component reached FCM") { !Self.requests(fake, key).isEmpty }
                 let answer = try await hub.request(.delete, "/message/\(key)", as: .admin)
-                let atAnswer = Self.originals(fake, key).count
+                let answeredAt = Date()
                 #expect(answer.status == .ok, "\(answer.text)")
                 try await eventually("the withdrawal reached FCM", within: .seconds(30)) {
                     Self.requests(fake, key).contains { $0.data["withdrawn"] == "1" }
@@ -290,15 +295,18 @@ struct MessageCorrectionTests {
                     try await hub.relayState(ObjectID(hex: key)!) == "sent"
                 }
                 try await Task.sleep(for: .seconds(1))
-                // At most the component in flight went after the answer; none after the withdrawal.
+                // None went after the answer (the one in flight then had arrived), none after the withdrawal.
                 let originals = Self.originals(fake, key)
-                #expect(originals.count <= atAnswer + 1 && originals.count < 3, "\(originals.map(\.data))")
+                #expect(originals.filter { $0.receivedAt > answeredAt }.isEmpty, "\(originals.map(\.data))")
                 let withdrawals = Self.requests(fake, key).filter { $0.data["withdrawn"] == "1" }
                 let lastOriginal = try #require(originals.map(\.receivedAt).max())
                 #expect(withdrawals.allSatisfy { $0.receivedAt >= lastOriginal })
                 let stored = try await hub.database.collection(CollectionName.message)
                     .findOne(["msi_key": .objectID(try #require(ObjectID(hex: key)))])
-                #expect(stored?[path: "relay.components.lang-default.state"]?.stringValue == "skipped")
+                // The components not sent are recorded never to be (all but on a machine too slow to answer in time).
+                if originals.count < 3 {
+                    #expect(stored?[path: "relay.components.lang-default.state"]?.stringValue == "skipped")
+                }
             }
         }
     }
