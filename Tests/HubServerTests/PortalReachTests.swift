@@ -40,7 +40,9 @@ import Testing
             #expect(reach.headers[.contentType]?.hasPrefix("application/json") == true)
             let body = try reach.json()
             #expect(["audience", "received", "acknowledged", "not_answered"].map { body[$0]?.int64Value } == [2, 2, 1, 1])
-            #expect(body["responses"]?.documentValue?["Thanks"]?.int64Value == 1)
+            // The message offered no responses: its free text is counted apart, never a field of the counts.
+            #expect(body["responses"]?.documentValue?["Thanks"] == nil)
+            #expect(body["free_text_responses"]?.int64Value == 1)
             let silent = body["not_answered_devices"]?.arrayValue?.compactMap { $0.documentValue?["device"]?.stringValue }
             #expect(silent == [b.id.hex])
 
