@@ -15,20 +15,4 @@ extension DeliveryDAO {
         }
         return found
     }
-
-    /// Which of `devices` FCM took `message` for (their delivery `sent`): the devices that have it to be told about it.
-    /// Read by `_id`, `IDChunks.perCommand` a command.
-    /// - Throws: `DAOError`.
-    public func reached(_ message: ObjectID, devices: [ObjectID]) async throws -> Set<ObjectID> {
-        var found: Set<ObjectID> = []
-        for chunk in IDChunks.of(devices) {
-            let ids = chunk.map { BSONValue.string(Delivery.id(message: message, device: $0)) }
-            let documents = try await mapErrors {
-                try await deliveries.find(["_id": ["$in": .array(ids)], "state": .string(Delivery.State.sent.rawValue)],
-                                          options: FindOptions(projection: ["device": 1]))
-            }
-            for document in documents { if let device = document.objectID("device") { found.insert(device) } }
-        }
-        return found
-    }
 }

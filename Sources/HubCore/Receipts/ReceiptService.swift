@@ -8,6 +8,9 @@ import Mongo
 public struct ReceiptService: Sendable {
     /// The most entries one batch may hold.
     public static let maximumBatch = 500
+    /// How long after an acknowledgement the person's other devices are told (ms): their own send, made or in flight,
+    /// arrives first.
+    static let acknowledgedNoticeDelayMS: Int64 = 2_000
     /// The longest response, in bytes of UTF-8 (a character can be any number of bytes).
     public static let maximumResponseBytes = 200
 
@@ -194,21 +197,21 @@ public struct ReceiptService: Sendable {
     }
 
     /// A message to persons and groups is acknowledged by a person, on any of their devices: the first time, each
-    /// other device of theirs that has the message is told (a background notice, `acknowledged: "1"`, queued for the
+    /// other device of theirs is told (a background notice, `acknowledged: "1"`, queued for the
     /// relay's durable per-device sends), then the person is recorded as having answered (the escalation leaves all
     /// their devices alone, the report counts them). The notices first: a crash in between tells the devices again at
     /// the next acknowledgement, never leaves them untold.
     func recordPersonAcknowledgement(_ message: Message, by person: String, on receipt: Receipt) async throws {
         guard try await personAcknowledgements.acknowledged(message: message.id, persons: [person]).isEmpty else { return }
+        // Every other active device of the person: the message to them reached all of them (a device that does not
+        // have it takes the notice for nothing), and its own send may still be in flight or unrecorded.
         let others = try await devices.active(ofPersons: [person]).filter { $0.id != receipt.device }
-        if !others.isEmpty {
-            let reached = try await deliveries.reached(message.id, devices: others.map(\.id))
-            let time = now()
-            try await deferrals.schedule(others.filter { reached.contains($0.id) }.map { device in
-                QuietDeferral.notice(.acknowledged, message: message.id, msiKey: message.msiKey, device: device.id,
-                                     registration: device.registration, platform: device.platform, dueAt: time)
-            })
-        }
+        // A moment later than now: a send still in flight to the other device goes first.
+        let time = now() + Self.acknowledgedNoticeDelayMS
+        try await deferrals.schedule(others.map { device in
+            QuietDeferral.notice(.acknowledged, message: message.id, msiKey: message.msiKey, device: device.id,
+                                 registration: device.registration, platform: device.platform, dueAt: time)
+        })
         _ = try await personAcknowledgements.record(message: message.id, person: person, device: receipt.device,
                                                     at: receipt.at)
     }
