@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Mongo
 import MongoTestSupport
+import Testing
 
 /// The real `msi-hub` executable run as a separate process, as a second replica or a process to kill.
 final class HubProcess: @unchecked Sendable {
@@ -45,11 +46,13 @@ final class HubProcess: @unchecked Sendable {
         process.standardError = log
         exit = ProcessExit(of: process)
         try process.run()
-        for _ in 0..<300 {
+        // Up to 30 s: a cold start (indexes, the first admin, the copies) beside eighteen suites' hubs on two cores.
+        for _ in 0..<600 {
             if (try? await get("/healthz"))?.status == 200 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         stop()
+        Issue.record("msi-hub serve did not answer /healthz within 30 s; it printed:\n\(self.log.suffix(4_000))")
         throw CocoaError(.executableLoad)
     }
 

@@ -17,9 +17,10 @@ public struct ApprovalDAO: Sendable {
         self.messages = MessageDAO(database: database)
     }
 
-    /// The index of the corrections of approved messages that wait for a second person (only those are in it).
-    static let correctionIndex = IndexModel(keys: ["pending_correction.requested_at": 1],
-                                            name: "pending_correction.requested_at",
+    /// The index of the corrections of approved messages that wait for a second person (only those are in it), on
+    /// the expiry the list of those still waiting reads by: never a scan of the archive.
+    static let correctionIndex = IndexModel(keys: ["pending_correction.expires_at": 1],
+                                            name: "pending_correction.expires_at",
                                             partialFilter: ["pending_correction": ["$exists": true]])
 
     /// The filter part that holds `approval.version` at `version` (a request stored before versions is version 1).
@@ -139,8 +140,11 @@ public struct ApprovalDAO: Sendable {
         try await mapErrors {
             try await collection.find(
                 ["pending_correction": ["$exists": true], "pending_correction.expires_at": ["$gt": .int64(now)]],
-                options: FindOptions(sort: ["pending_correction.requested_at": 1], limit: Int64(limit)))
-        }.compactMap(Message.init(document:))
+                options: FindOptions(sort: ["pending_correction.expires_at": 1], limit: Int64(limit)))
+        }.compactMap(Message.init(document:)).sorted {
+            ($0.document[path: "pending_correction.requested_at"]?.int64Value ?? 0)
+                < ($1.document[path: "pending_correction.requested_at"]?.int64Value ?? 0)
+        }
     }
 
     /// Records that the held message `msiKey` expired unapproved (`approval.state` expired; it stays held, never
