@@ -134,7 +134,7 @@ let package = Package(
         .target(name: "MongoTestSupport", dependencies: ["Mongo"], path: "Tests/MongoTestSupport",
                 swiftSettings: swiftSettings),
         .testTarget(name: "MongoTests", dependencies: ["Mongo", "CMongo", "MongoTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "DAOTests", dependencies: ["DAO", "Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "DAOTests", dependencies: ["DAO", "HubTime", "Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MigrationTests",
             dependencies: [

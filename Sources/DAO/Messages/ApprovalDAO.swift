@@ -24,9 +24,10 @@ public struct ApprovalDAO: Sendable {
                                             partialFilter: ["pending_correction": ["$exists": true]])
 
     /// The filter part that holds `approval.version` at `version` (a request stored before versions is version 1).
+    /// Never a top-level `$or`: the embedded database serves no write whose filter has one from an index, and reads
+    /// the whole archive instead (`$in` with `null` also matches a missing field).
     static func atVersion(_ version: Int64) -> BSONDocument {
-        version == 1 ? ["$or": [["approval.version": 1], ["approval.version": ["$exists": false]]]]
-            : ["approval.version": .int64(version)]
+        version == 1 ? ["approval.version": ["$in": [1, .null]]] : ["approval.version": .int64(version)]
     }
 
     /// The version of the text awaiting approval in `message` (its `approval.version`, 1 when not stored).
