@@ -23,6 +23,9 @@ public struct HubServices: Sendable {
     public let deliveries: DeliveryReportService
     /// Webhooks for the school's gateways and their deliveries.
     public let webhooks: WebhookService
+    /// Who subscribes to which webhook event, as this hub last read it: the one memory its webhook routes, its event
+    /// emitters and its webhook worker share (a change made here is seen by this hub's next event at once).
+    public let webhookSubscribers: WebhookSubscribers
     /// Receipts from the app and the reach report of messages.
     public let receipts: ReceiptService
     /// The hash-chained audit log every service records its changes in.
@@ -74,8 +77,11 @@ public struct HubServices: Sendable {
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
         self.groups = GroupService(database: database, now: now)
         self.deliveries = DeliveryReportService(database: database)
-        self.webhooks = WebhookService(database: database, policy: webhookPolicy, now: now)
-        self.receipts = ReceiptService(database: database, cube: cache, logger: logger, now: now)
+        self.webhookSubscribers = WebhookSubscribers()
+        self.webhooks = WebhookService(database: database, subscribers: webhookSubscribers, policy: webhookPolicy,
+                                       now: now)
+        self.receipts = ReceiptService(database: database, cube: cache, webhookSubscribers: webhookSubscribers,
+                                       logger: logger, now: now)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
         let approvalRules = ApprovalRules(database: database, seed: approval)

@@ -164,6 +164,48 @@ struct AcknowledgementTests {
         }
     }
 
+    @Test func aSampleAskingForAcknowledgementIsCountedAndEscalatedWithinItsSampleOnly() async throws {
+        let phones = (0..<8).map { Handset("sample-ack-\($0)", person: "pupil-\($0)") }
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: { database in
+                try await HubHarness.legacy(database)
+                try await ReceiptTests.seed(phones, topics: [ReceiptTests.hoursTopic], in: database)
+            }, relay: try FanOutTests.relay(to: fake)) { hub in
+                let response = try await hub.request(.post, "/message", as: .communicator, json: #"""
+                    {"title": "Survey", "desc": "A few of you", "message": "Did the new timetable reach you?",
+                     "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert", "sample": 0.5,
+                     "cohort": "timetable", "ack": {"within_s": 2, "resend": 1}}
+                    """#)
+                #expect(response.status == .created, "\(response.text)")
+                let key = try #require(try response.json()["msi_key"]?.stringValue)
+                // The sample: the devices the first send reached (each by token, one request), once it is sent.
+                try await eventually("the message is sent and its audience fixed") {
+                    try await Self.stored(key, in: hub.database)[path: "ack.sent_at"] != nil
+                }
+                let picked = phones.filter { !Self.requests(to: $0.token, fake).isEmpty }
+                try #require(!picked.isEmpty && picked.count < phones.count, "the cohort picks some, not all")
+                try await eventually("the escalation is finished", within: .seconds(90)) {
+                    try await Self.stored(key, in: hub.database)[path: "ack.finished_at"] != nil
+                }
+                let message = try await Self.stored(key, in: hub.database)
+                #expect(message["audience_size"]?.int64Value == Int64(picked.count))
+                #expect(message[path: "ack.unacknowledged"]?.int64Value == Int64(picked.count))
+                // Nobody answered: each picked device got the message and one re-send as the fan-out sends it (one
+                // request, the sample's topic in its data); no device outside the sample got anything.
+                for phone in phones {
+                    let sent = Self.requests(to: phone.token, fake)
+                    if picked.contains(where: { $0.token == phone.token }) {
+                        #expect(sent.count == 2, "\(phone.token)")
+                        #expect(sent.allSatisfy { ($0["data"] as? [String: String])?["topic_key"] == ReceiptTests.hoursTopic })
+                        #expect(sent.last.map { Self.levels($0).android } == "HIGH", "\(phone.token)")
+                    } else {
+                        #expect(sent.isEmpty, "\(phone.token) is outside the sample")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func ackOutsideItsRulesIs422InvalidAckAndStoresNothing() async throws {
         let refused = [
             #""ack": 7"#,

@@ -116,7 +116,7 @@ struct ReceiptTests {
         try await HubHarness.with(seed: { database in
             try await HubHarness.legacy(database)
             try await Self.seed([phone], topics: [Self.hoursTopic], in: database)
-            try await WebhookDAO(database: database).insert(Webhook(
+            try await WebhookDAO(database: database, subscribers: WebhookSubscribers()).insert(Webhook(
                 id: ObjectID(), url: "https://gateway.school.invalid/hook", events: ["message.acknowledged"],
                 secret: "whsec_dGVzdC1zZWNyZXQtMDEyMzQ1Njc4OWFiY2RlZg==", createdAt: 0))
         }) { hub in

@@ -2,17 +2,18 @@ import Mongo
 
 /// The webhooks in `webhooks`: created, listed, read and deleted by admins; read by the worker that delivers.
 ///
-/// Every change tells this process's `WebhookSubscribers` at once, so that events emitted here afterwards reach the
+/// Every change tells the hub's `WebhookSubscribers` at once, so that events emitted here afterwards reach the
 /// new webhook (other replicas see it within `WebhookSubscribers.maximumAge`).
 public struct WebhookDAO: Sendable {
     let webhooks: MongoCollection
     let deliveries: MongoCollection
     let subscribers: WebhookSubscribers
 
-    public init(database: MongoDatabase) {
+    /// The webhooks of `database`; `subscribers`: the hub's memory of who subscribes to what, dropped at each change.
+    public init(database: MongoDatabase, subscribers: WebhookSubscribers) {
         self.webhooks = database.collection(CollectionName.webhooks)
         self.deliveries = database.collection(CollectionName.webhookDeliveries)
-        self.subscribers = WebhookSubscribers.shared(for: database)
+        self.subscribers = subscribers
     }
 
     /// Stores `webhook`.

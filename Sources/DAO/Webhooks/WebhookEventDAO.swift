@@ -1,4 +1,5 @@
 import Mongo
+import HubModel
 
 /// Emits webhook events: the one call every layer that reaches the database makes (the relay for `message.sent`
 /// and `message.failed`, receipts for `message.acknowledged`, escalation for `message.unacknowledged`).
@@ -8,36 +9,33 @@ import Mongo
 /// only its own deliveries, and each has its own `webhook-id`). The body is written once, here, so every attempt
 /// sends the same bytes. An event no webhook subscribes to writes nothing (`WebhookSubscribers` answers from memory).
 public struct WebhookEventDAO: Sendable {
-    /// The events a webhook may subscribe to.
-    public static let events: Set<String> = [
-        "message.sent", "message.failed", "message.acknowledged", "message.unacknowledged",
-    ]
-
     let deliveries: MongoCollection
     let webhooks: WebhookDAO
     let subscribers: WebhookSubscribers
     let now: UnixClock
 
-    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    /// Events of `database`, read against the hub's `subscribers`.
+    public init(database: MongoDatabase, subscribers: WebhookSubscribers,
+                now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.deliveries = database.collection(CollectionName.webhookDeliveries)
-        self.webhooks = WebhookDAO(database: database)
-        self.subscribers = WebhookSubscribers.shared(for: database)
+        self.webhooks = WebhookDAO(database: database, subscribers: subscribers)
+        self.subscribers = subscribers
         self.now = now
     }
 
     /// Appends event `name` with `payload` (snake_case fields, its `data`) to the outbox of every webhook subscribed to
     /// it, in one insert; nothing when none is.
     /// - Throws: `DAOError`; nothing is then stored for any webhook.
-    public func emit(_ name: String, payload: BSONDocument) async throws {
+    public func emit(_ event: WebhookEvent, payload: BSONDocument) async throws {
         let time = now()
-        let targets = try await subscribers.subscribed(to: name, now: time, webhooks: webhooks)
+        let targets = try await subscribers.subscribed(to: event, now: time, webhooks: webhooks)
         guard !targets.isEmpty else { return }
         // `timestamp` as a BSON date: the JSON writer gives it as RFC 3339 (`2026-03-01T08:00:00.000Z`).
         let body = LegacyJSONWriter().string([
-            "type": .string(name), "timestamp": .datetime(time), "data": .document(payload),
+            "type": .string(event.rawValue), "timestamp": .datetime(time), "data": .document(payload),
         ])
         let documents: [BSONDocument] = targets.map { webhook in
-            ["_id": .objectID(ObjectID()), "webhook": .objectID(webhook), "event": .string(name), "body": .string(body),
+            ["_id": .objectID(ObjectID()), "webhook": .objectID(webhook), "event": .string(event.rawValue), "body": .string(body),
              "state": .string(WebhookDelivery.State.pending.rawValue), "attempts": .int64(0),
              "created_at": .int64(time), "due_at": .int64(time)]
         }

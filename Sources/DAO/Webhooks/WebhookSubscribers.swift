@@ -1,13 +1,15 @@
 import Mongo
+import HubModel
 import Synchronization
 
 /// Which webhooks subscribe to which events, as this process last read them (at most `maximumAge` ago), so that an
 /// event nobody subscribes to costs no write: a topic message sent while no webhook exists pays one read every
 /// `maximumAge`, not one per message.
 ///
-/// One per database in a process (`shared(for:)`): the `WebhookDAO` that creates or deletes a webhook drops it at once,
-/// so this process's next event sees the change; other replicas see it within `maximumAge`. It also carries the wake
-/// signal of the process's webhook worker, told when an event is emitted.
+/// One per hub (`HubServices` makes it and hands it to every `WebhookDAO` and `WebhookEventDAO` it builds): the DAO that
+/// creates or deletes a webhook drops what was read at once, so this hub's next event sees the change; other replicas
+/// see it within `maximumAge`. It also carries the wake signal of the hub's webhook worker, told when an event is
+/// emitted.
 public final class WebhookSubscribers: Sendable {
     /// How long a read of the subscriptions serves.
     public static let maximumAge: Int64 = 2_000
@@ -23,22 +25,7 @@ public final class WebhookSubscribers: Sendable {
     /// Wakes this process's webhook worker when an event is emitted (only a hint: the worker also polls).
     public let wake = WakeSignal()
 
-    private init() {}
-
-    private static let registry = Mutex<[String: WebhookSubscribers]>([:])
-
-    /// The process's one instance for `database` (by name).
-    static func shared(for database: MongoDatabase) -> WebhookSubscribers {
-        registry.withLock { registry in
-            if let existing = registry[database.name] { return existing }
-            let made = WebhookSubscribers()
-            registry[database.name] = made
-            return made
-        }
-    }
-
-    /// The process's wake signal for the webhook worker of `database`.
-    public static func wake(for database: MongoDatabase) -> WakeSignal { shared(for: database).wake }
+    public init() {}
 
     /// Forgets what was read, so that the next question reads the database.
     func invalidate() {
@@ -48,7 +35,7 @@ public final class WebhookSubscribers: Sendable {
 
     /// The ids of the webhooks subscribed to `event` at `now`, read through `webhooks` when the last read is too old.
     /// - Throws: `DAOError`.
-    func subscribed(to event: String, now: Int64, webhooks: WebhookDAO) async throws -> [ObjectID] {
+    func subscribed(to event: WebhookEvent, now: Int64, webhooks: WebhookDAO) async throws -> [ObjectID] {
         let cached = loaded.withLock { loaded -> [(id: ObjectID, events: Set<String>)]? in
             guard let loaded, now - loaded.at < Self.maximumAge, now >= loaded.at else { return nil }
             return loaded.subscriptions
@@ -65,6 +52,6 @@ public final class WebhookSubscribers: Sendable {
                 }
             }
         }
-        return subscriptions.filter { $0.events.contains(event) }.map(\.id)
+        return subscriptions.filter { $0.events.contains(event.rawValue) }.map(\.id)
     }
 }

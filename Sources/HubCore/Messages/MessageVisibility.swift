@@ -49,7 +49,7 @@ public enum MessageVisibility {
         let approval = ApprovalState.of(message, now: now)
         if seesDetail(of: message, viewer) { return approval.map { withState(message, $0) } ?? message }
         if approval?.hidden == true { return nil }
-        if message.recipients != nil, viewer != .device { return nil }
+        if message.audience == .persons, viewer != .device { return nil }
         // A sample's devices got it by token; to anyone else it is as private as a message to persons.
         if message.broadcast.sample != nil { return nil }
         if message.document["withdrawn"] != nil { return Message(document: tombstone(message)) }

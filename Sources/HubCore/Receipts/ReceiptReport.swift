@@ -86,7 +86,7 @@ extension ReceiptService {
         let counts = try await receipts.counts(of: message.id)
         let limit = min(max(limit, 1), Self.maximumLimit)
         let audience = try await reachAudience(of: message, status: status)
-        var report = ReceiptReport(msiKey: msiKey, audienceKind: message.recipients == nil ? "topic" : "persons",
+        var report = ReceiptReport(msiKey: msiKey, audienceKind: message.audience == .persons ? "persons" : "topic",
                                    audience: audience.devices, relayState: relayState,
                                    fcmAccepted: audience.fcmAccepted, counts: counts, notAnswered: 0,
                                    unreachable: audience.unreachable, platforms: [:], silent: [], persons: nil,
@@ -100,13 +100,13 @@ extension ReceiptService {
             (report.silent, report.next) = try await silentSubscribers(of: message, audience: audience, size: size,
                                                                        after: cursor, limit: limit)
         }
-        if message.recipients == nil, let place = Self.place(of: message.topicKey) {
+        if message.audience != .persons, let place = Self.place(of: message.topicKey) {
             let location = try? await cube.location(topicKey: message.topicKey)
             report.channel = ReceiptReport.Named(id: place.channel, name: location?.channel.name)
             report.area = ReceiptReport.Named(id: place.area, name: location?.area.name)
         }
         report.notAnswered = max(0, report.audience - (counts.byEvent[.acknowledged] ?? 0))
-        if message.recipients != nil {
+        if message.audience == .persons {
             report.persons = ReceiptReport.PersonReach(
                 audience: try await deliveries.personCount(of: message.id),
                 acknowledged: try await personAcknowledgements.count(message: message.id))
@@ -134,7 +134,7 @@ extension ReceiptService {
         case .pending?, .direct?, .awaitingApproval?: settled = false
         default: settled = true
         }
-        if message.recipients != nil || message.document["audience_size"] != nil {
+        if message.audience == .persons || message.document["audience_size"] != nil {
             let delivered = try await deliveries.counts(of: message.id)
             var platforms: [Platform: Int64] = [:]
             for (platform, states) in delivered.byPlatform { platforms[platform] = states.values.reduce(0, +) }

@@ -1,4 +1,5 @@
 import DAO
+import HubModel
 import HubTime
 import Logging
 import Mongo
@@ -54,7 +55,8 @@ public struct ReceiptService: Sendable {
         var place: ReceiptDAO.Place?
     }
 
-    init(database: MongoDatabase, cube: CubeCache, logger: Logger, now: @escaping UnixClock) {
+    init(database: MongoDatabase, cube: CubeCache, webhookSubscribers: WebhookSubscribers, logger: Logger,
+         now: @escaping UnixClock) {
         self.receipts = ReceiptDAO(database: database, now: now)
         self.messages = MessageDAO(database: database, now: now)
         self.subscriptions = SubscriptionDAO(database: database, now: now)
@@ -63,7 +65,7 @@ public struct ReceiptService: Sendable {
         self.deliveries = DeliveryDAO(database: database, now: now)
         self.relayProgress = RelayProgressDAO(database: database)
         self.reachAudiences = ReachAudienceDAO(database: database)
-        self.events = WebhookEventDAO(database: database, now: now)
+        self.events = WebhookEventDAO(database: database, subscribers: webhookSubscribers, now: now)
         self.personAcknowledgements = PersonAcknowledgementDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
         self.deferrals = QuietDeferralDAO(database: database, now: now)
@@ -179,13 +181,13 @@ public struct ReceiptService: Sendable {
     func acknowledgedHook(_ acknowledged: [(message: Message, receipt: Receipt)]) async throws {
         for (message, receipt) in acknowledged {
             do {
-                try await events.emit("message.acknowledged", payload: Self.acknowledgedPayload(message, receipt))
+                try await events.emit(.messageAcknowledged, payload: Self.acknowledgedPayload(message, receipt))
             } catch {
                 logger.error("a message.acknowledged event could not be written to the webhook outbox",
                              metadata: ["msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
                                         "error": .string("\(error)")])
             }
-            guard message.recipients != nil, let person = receipt.person else { continue }
+            guard message.audience == .persons, let person = receipt.person else { continue }
             do {
                 try await recordPersonAcknowledgement(message, by: person, on: receipt)
             } catch {
@@ -233,8 +235,9 @@ public struct ReceiptService: Sendable {
         let sent = messages.filter { RelayState(message: $0.document)?.waitsForSendTime(at: time) != true }
         var proven: Set<ObjectID> = []
         // Topic messages: the topic wanted when the message was sent, or, with no wish for it, a rollout of it under
-        // way (the rollout reaches the device before it records its wish).
-        let topicMessages = sent.filter { $0.recipients == nil }
+        // way (the rollout reaches the device before it records its wish). A topic's sample reached only the devices
+        // picked: those its deliveries name (below).
+        let topicMessages = sent.filter { $0.audience == .topic }
         let topics = Array(Set(topicMessages.map(\.topicKey)))
         if !topics.isEmpty {
             let wishes = try await wishReads.submit(WishQuery(registration: device.registration, topics: topics))
@@ -247,7 +250,7 @@ public struct ReceiptService: Sendable {
         }
         // Messages to persons and groups: the device's person named, or a member of a group named.
         if let person = device.person {
-            let addressed = sent.filter { $0.recipients != nil }
+            let addressed = sent.filter { $0.audience == .persons }
             proven.formUnion(addressed.filter { $0.recipients?.persons.contains(person) == true }.map(\.id))
             let viaGroups = addressed.filter { !proven.contains($0.id) && !($0.recipients?.groups.isEmpty ?? true) }
             if !viaGroups.isEmpty {

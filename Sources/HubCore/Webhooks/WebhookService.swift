@@ -1,5 +1,6 @@
 import DAO
 import Foundation
+import HubModel
 import HubTime
 import Mongo
 
@@ -22,9 +23,9 @@ public struct WebhookService: Sendable {
     public static let maximumPage = 200
     public static let defaultPage = 50
 
-    public init(database: MongoDatabase, policy: WebhookAddressPolicy = WebhookAddressPolicy(),
-                now: @escaping UnixClock = UnixTime.nowMilliseconds) {
-        self.webhooks = WebhookDAO(database: database)
+    public init(database: MongoDatabase, subscribers: WebhookSubscribers,
+                policy: WebhookAddressPolicy = WebhookAddressPolicy(), now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+        self.webhooks = WebhookDAO(database: database, subscribers: subscribers)
         self.deliveries = WebhookDeliveryDAO(database: database)
         self.policy = policy
         self.now = now
@@ -40,8 +41,8 @@ public struct WebhookService: Sendable {
         guard events.count <= Self.maximumEvents else {
             throw WebhookRefusal(.invalidWebhook, "events names at most \(Self.maximumEvents) events")
         }
-        if let unknown = events.first(where: { !WebhookEventDAO.events.contains($0) }) {
-            let known = WebhookEventDAO.events.sorted().joined(separator: ", ")
+        if let unknown = events.first(where: { WebhookEvent(rawValue: $0) == nil }) {
+            let known = WebhookEvent.allCases.sorted().map(\.rawValue).joined(separator: ", ")
             throw WebhookRefusal(.invalidWebhook, "\"\(unknown.prefix(64))\" is not an event; the events are \(known)")
         }
         var unique: [String] = []

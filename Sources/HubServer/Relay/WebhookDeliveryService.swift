@@ -11,7 +11,8 @@ struct WebhookDeliveryService: Service {
 
     /// The worker `configuration` describes, over the services' database.
     init(configuration: WebhookConfiguration, services: HubServices, logger: Logger) {
-        self.worker = WebhookWorker(database: services.database, resolver: WebhookTargets(policy: configuration.policy),
+        self.worker = WebhookWorker(database: services.database, subscribers: services.webhookSubscribers,
+                                    resolver: WebhookTargets(policy: configuration.policy),
                                     configuration: configuration.worker, logger: logger, now: services.now)
     }
 

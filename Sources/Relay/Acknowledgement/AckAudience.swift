@@ -5,7 +5,7 @@ import Mongo
 
 /// Fixes the audience of a message that asked for an acknowledgement when the relay has sent it (`MessageSender`),
 /// so that "who has not answered" has a meaning: a message to persons and groups reaches its deliveries (written by
-/// the fan-out as FCM answered); a topic message reaches the devices that want its topic and that FCM still knows,
+/// the fan-out as FCM answered), and so does a topic's sample (only the devices picked); a topic message reaches the devices that want its topic and that FCM still knows,
 /// each given a delivery `via: "topic"` now. Then `audience_size` and the first check (`ack.next_at`, `within_s` on)
 /// are noted on the message (`AcknowledgementDAO.fix`), once.
 public struct AckAudience: Sendable {
@@ -49,7 +49,7 @@ public struct AckAudience: Sendable {
 
     /// The number of devices `message` reached; for a topic message, each one's delivery written first.
     private func audience(of message: Message) async throws -> Int64 {
-        guard message.recipients == nil else { return try await deliveries.counts(of: message.id).total }
+        guard message.audience == .topic else { return try await deliveries.counts(of: message.id).total }
         var after: ObjectID?
         var size: Int64 = 0
         while true {

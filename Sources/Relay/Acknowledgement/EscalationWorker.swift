@@ -57,15 +57,16 @@ public struct EscalationWorker: Sendable {
 
     /// The worker for `database`, sending through `relay`'s sender, gate and pacer; nil when that worker sends to no
     /// device (it was built without `FanOutStores`).
-    public init?(database: MongoDatabase, relay: OutboxWorker, configuration: Configuration = Configuration(),
-                 logger: Logger, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    public init?(database: MongoDatabase, relay: OutboxWorker, webhookSubscribers: WebhookSubscribers,
+                 configuration: Configuration = Configuration(), logger: Logger,
+                 now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         guard let sends = relay.pacedSends else { return nil }
         self.acknowledgements = AcknowledgementDAO(database: database, now: now)
         self.deliveries = DeliveryDAO(database: database, now: now)
         self.receipts = ReceiptDAO(database: database, now: now)
         self.personAcknowledgements = PersonAcknowledgementDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
-        self.events = WebhookEventDAO(database: database, now: now)
+        self.events = WebhookEventDAO(database: database, subscribers: webhookSubscribers, now: now)
         self.sends = sends
         self.mapping = relay.mapping
         self.configuration = configuration
@@ -165,12 +166,8 @@ public struct EscalationWorker: Sendable {
                 }
                 if Task.isCancelled { break }
                 // In the device's language when the message has it.
-                let requests = message.recipients == nil
-                    ? FCMMapping.requests(for: relayMessage, token: device.registration, options: mapping,
-                                          language: device.locale)
-                    : [FCMMapping.deviceRequest(for: relayMessage, token: device.registration,
-                                                audience: delivery.group.map(FCMAudience.group) ?? .person,
-                                                options: mapping, language: device.locale)]
+                let requests = DeviceRequests.requests(for: relayMessage, token: device.registration, delivery: delivery,
+                                                       options: mapping, language: device.locale)
                 running += 1
                 group.addTask { [sends] in
                     for request in requests {
@@ -196,7 +193,7 @@ public struct EscalationWorker: Sendable {
     private func unanswered(_ page: [Delivery], of message: Message) async throws -> [Delivery] {
         let answered = try await receipts.acknowledged(message: message.id, devices: page.map(\.device))
         let silent = page.filter { !answered.contains($0.device) }
-        guard message.recipients != nil, !silent.isEmpty else { return silent }
+        guard message.audience == .persons, !silent.isEmpty else { return silent }
         let persons = try await personAcknowledgements.acknowledged(
             message: message.id, persons: silent.map(\.person).filter { !$0.isEmpty })
         return silent.filter { !persons.contains($0.person) }
@@ -229,7 +226,7 @@ public struct EscalationWorker: Sendable {
                 if devicesOf[person] == nil { persons.append(person) }
                 devicesOf[person, default: []].append(.string(delivery.device.hex))
             }
-            try await events.emit("message.unacknowledged", payload: [
+            try await events.emit(.messageUnacknowledged, payload: [
                 "msi_key": .string(progress.message.msiKey.hex), "title": .string(progress.message.title),
                 "devices": .array(silent.map { .string($0.device.hex) }),
                 "persons": .array(persons.map(BSONValue.string)),

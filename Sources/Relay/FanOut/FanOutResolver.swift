@@ -21,12 +21,10 @@ struct FanOutResolver: Sendable {
 
         /// The audience of a message sent device by device; nil for a topic message sent to its topic.
         init?(of message: Message) {
-            if let recipients = message.recipients {
-                self = .recipients(recipients)
-            } else if message.broadcast.sample != nil {
-                self = .sample(topic: message.topicKey)
-            } else {
-                return nil
+            switch (message.audience, message.recipients) {
+            case (.persons, let recipients?): self = .recipients(recipients)
+            case (.sample, _): self = .sample(topic: message.topicKey)
+            default: return nil
             }
         }
     }

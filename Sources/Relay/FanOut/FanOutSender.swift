@@ -184,7 +184,7 @@ struct FanOutSender: Sendable {
     /// Sends one device its request and queues the answer's record.
     private func call(_ delivery: Delivery, ticket: RelayGate.Ticket, _ message: RelayMessage,
                       progress: Progress) async {
-        let request = FCMMapping.deviceRequest(for: message, token: delivery.registration, audience: Self.audience(of: delivery),
+        let request = FCMMapping.deviceRequest(for: message, token: delivery.registration, audience: DeviceRequests.audience(of: delivery),
                                                options: mapping, language: delivery.locale)
         switch await paced.send(request, with: ticket) {
         case .cancelled:
@@ -204,14 +204,6 @@ struct FanOutSender: Sendable {
             recorder.record(DeliveryOutcome(delivery, state: .failed, code: Self.code(of: error)))
         case .unregistered(let error):
             recorder.record(DeliveryOutcome(delivery, state: .unregistered, code: Self.code(of: error)))
-        }
-    }
-
-    /// How `delivery`'s device was reached, as its request's data says it.
-    static func audience(of delivery: Delivery) -> FCMAudience {
-        switch delivery.via {
-        case .cohort, .topic: .cohort
-        case .person, .group: delivery.group.map(FCMAudience.group) ?? .person
         }
     }
 

@@ -106,11 +106,8 @@ public struct QuietDeferralSender: Sendable {
                 [FCMMapping.noticeRequest(.acknowledged, for: relayMessage, token: deferral.registration,
                                           component: .device, options: mapping)]
             }
-        } ?? deferral.delivery.map {
-            [FCMMapping.deviceRequest(for: relayMessage, token: deferral.registration, audience: FanOutSender.audience(of: $0),
-                                      options: mapping, language: deferral.locale)]
-        } ?? FCMMapping.requests(for: relayMessage, token: deferral.registration, options: mapping,
-                                 language: deferral.locale)
+        } ?? DeviceRequests.requests(for: relayMessage, token: deferral.registration, delivery: deferral.delivery,
+                                     options: mapping, language: deferral.locale)
         for request in requests {
             switch await sends.send(request) {
             case .sent:

@@ -1,4 +1,5 @@
 import DAO
+import HubModel
 import Logging
 import Mongo
 
@@ -14,14 +15,14 @@ struct MessageEvents: Sendable {
     /// Emits the event of `outcome` for `message`, if it is final; a failed write is logged and retried twice (the
     /// message's outcome is recorded whatever becomes of its event).
     func finished(_ message: Message, outcome: RelayOutcome) async {
-        let name: String
+        let name: WebhookEvent
         var payload = Self.payload(message)
         switch outcome.status {
         case .sent:
-            name = "message.sent"
+            name = .messageSent
             payload["sent_at"] = .int64(now())
         case .failed, .expired:
-            name = "message.failed"
+            name = .messageFailed
             payload["failed_at"] = .int64(now())
             payload["reason"] = .string(outcome.status.rawValue)
         default:
@@ -32,7 +33,7 @@ struct MessageEvents: Sendable {
                 return try await events.emit(name, payload: payload)
             } catch {
                 logger.warning("a webhook event could not be stored", metadata: [
-                    "event": "\(name)", "msi_key": "\(message.msiKey.hex)", "error": "\(error)", "attempt": "\(attempt)"])
+                    "event": "\(name.rawValue)", "msi_key": "\(message.msiKey.hex)", "error": "\(error)", "attempt": "\(attempt)"])
                 try? await Task.sleep(for: .milliseconds(250 << attempt))
             }
         }

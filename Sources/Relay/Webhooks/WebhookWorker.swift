@@ -42,12 +42,12 @@ public struct WebhookWorker: Sendable {
     /// This process's name in the leases it takes.
     let owner: String
 
-    public init(database: MongoDatabase, resolver: any WebhookTargetResolving, configuration: Configuration,
-                logger: Logger, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    public init(database: MongoDatabase, subscribers: WebhookSubscribers, resolver: any WebhookTargetResolving,
+                configuration: Configuration, logger: Logger, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.deliveries = WebhookDeliveryDAO(database: database)
-        self.webhooks = WebhookDAO(database: database)
+        self.webhooks = WebhookDAO(database: database, subscribers: subscribers)
         self.resolver = resolver
-        self.wake = WebhookSubscribers.wake(for: database)
+        self.wake = subscribers.wake
         self.configuration = configuration
         self.logger = logger
         self.now = now
