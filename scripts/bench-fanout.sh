@@ -29,70 +29,28 @@ cd "$(dirname "$0")/.."
 devices=${BENCH_FANOUT_DEVICES:-20000}
 rate=${BENCH_FANOUT_RATE:-3000}
 timeout=${BENCH_FANOUT_TIMEOUT:-300}
-scratch=${SCRATCH_PATH:-.build}
-configuration=${BENCH_CONFIGURATION:-release}
 group=bench-fanout
 
 scripts/install-deps.sh nghttp2-client
-swift build -c "$configuration" --scratch-path "$scratch" --product msi-hub
-swift build -c "$configuration" --scratch-path "$scratch" --product fake-fcm
-bin_dir=$(swift build -c "$configuration" --scratch-path "$scratch" --show-bin-path)
-python=.venv/bin/python
-helper=scripts/bench/bench.py
-
-mkdir -p bench-results
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-results=${BENCH_RESULTS:-bench-results/fanout-$stamp.jsonl}
-table=bench-results/fanout-$stamp.txt
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/msi-bench-fanout.XXXXXX")
-db_pid="" fake_pid="" hub_pid=""
-cleanup() {
-    local status=$?
-    set +e
-    for pid in $hub_pid $fake_pid $db_pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
-    if [ "$status" -ne 0 ]; then
-        echo "make bench-fanout failed; the last lines of the logs:" >&2
-        for log in "$work"/hub.log "$work"/fcm.log "$work"/db.log; do
-            if [ -s "$log" ]; then echo "== $log" >&2; tail -n 20 "$log" >&2; fi
-        done
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
-
-echo "load average before the fan-out bench: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
-db_port=$(scripts/database.sh :memory: "$work/db.log")
-db_pid=$(cat "$work/db.log.pid")
-# retryWrites=false for every client of the bench (the hub and the helpers' pymongo): SecantusDB (0.7.0b3) keeps
-# the last 10,000 retryable-write records and, on every write, scans them and sorts them all once full, so with
-# retryable writes on, each write costs more the longer the bench has run, whoever makes it. MongoDB keeps them
-# per session. Deployments keep the default (retryable writes on).
-uri="mongodb://127.0.0.1:$db_port/msi_bench_fanout?retryWrites=false"
-
-"$bin_dir/fake-fcm" --port 0 --state-dir "$work/fcm" --latency 50ms >"$work/fcm.json" 2>"$work/fcm.log" &
-fake_pid=$!
-for _ in $(seq 1 100); do [ -s "$work/fcm.json" ] && break; sleep 0.1; done
-fake_url=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["base_url"])' "$work/fcm.json")
-credentials=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["credentials"])' "$work/fcm.json")
+source scripts/bench/processes.sh
+bench_begin fanout msi-hub fake-fcm
+start_database msi_bench_fanout
+start_fake --latency 50ms
 
 start_hub() {  # start_hub PORT ENV...: a hub speaking h2c to the fake, ready; sets hub_pid
     local port=$1; shift
     env GOOGLE_APPLICATION_CREDENTIALS="$credentials" FCM_ENDPOINT="$fake_url" FCM_HTTP2_PRIOR_KNOWLEDGE=true "$@" \
         "$bin_dir/msi-hub" serve --port "$port" --mongodb-uri "$uri" >>"$work/hub.log" 2>&1 &
     hub_pid=$!
-    for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.05; done
-    kill -0 "$hub_pid" 2>/dev/null || { echo "the hub did not start:" >&2; tail -n 20 "$work/hub.log" >&2; exit 1; }
+    wait_for_hub "$port"
 }
-stop_hub() { kill "$hub_pid" 2>/dev/null || true; wait "$hub_pid" 2>/dev/null || true; hub_pid=""; }
+stop_hub() { stop "$hub_pid"; hub_pid=""; }
 
 # The hub makes its indexes at start, before the devices and the group are written.
 port=$(free_port)
 start_hub "$port"
 "$python" "$helper" fanout-load "$uri" "$devices" "$group"
-admin=$("$bin_dir/msi-hub" token create --name bench-fanout-admin --role admin --mongodb-uri "$uri" | tail -n 1)
+admin=$(admin_token bench-fanout-admin)
 "$python" "$helper" quiet "$db_pid"
 
 # 3. The fan-out at the default rate (10,000/s); with BENCH_FANOUT_PROFILE=FILE, the database's Python stacks

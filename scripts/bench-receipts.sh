@@ -22,53 +22,20 @@ cd "$(dirname "$0")/.."
 devices=${BENCH_RECEIPTS_DEVICES:-20000}
 connections=${BENCH_RECEIPTS_CONNECTIONS:-32}
 reports=${BENCH_RECEIPTS_REPORTS:-100}
-scratch=${SCRATCH_PATH:-.build}
-configuration=${BENCH_CONFIGURATION:-release}
 
-swift build -c "$configuration" --scratch-path "$scratch" --product msi-hub
-bin_dir=$(swift build -c "$configuration" --scratch-path "$scratch" --show-bin-path)
-python=.venv/bin/python
-helper=scripts/bench/bench.py
-
-mkdir -p bench-results
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-results=${BENCH_RESULTS:-bench-results/receipts-$stamp.jsonl}
-table=bench-results/receipts-$stamp.txt
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/msi-bench-receipts.XXXXXX")
-db_pid="" hub_pid=""
-cleanup() {
-    local status=$?
-    set +e
-    for pid in $hub_pid $db_pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
-    if [ "$status" -ne 0 ]; then
-        echo "make bench-receipts failed; the last lines of the logs:" >&2
-        for log in "$work"/hub.log "$work"/db.log; do
-            if [ -s "$log" ]; then echo "== $log" >&2; tail -n 20 "$log" >&2; fi
-        done
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
-
-echo "load average before the receipts bench: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
-db_port=$(scripts/database.sh :memory: "$work/db.log")
-db_pid=$(cat "$work/db.log.pid")
-# retryWrites=false, as in bench-fanout.sh: SecantusDB's retryable-write records make every write dearer over a run.
-uri="mongodb://127.0.0.1:$db_port/msi_bench_receipts?retryWrites=false"
+source scripts/bench/processes.sh
+bench_begin receipts msi-hub
+start_database msi_bench_receipts
 "$python" "$helper" receipts-cube "$uri" fixtures/legacy-channel.json
 
 port=$(free_port)
 FCM_MODE=log "$bin_dir/msi-hub" serve --port "$port" --mongodb-uri "$uri" >>"$work/hub.log" 2>&1 &
 hub_pid=$!
-for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.05; done
-kill -0 "$hub_pid" 2>/dev/null || { echo "the hub did not start:" >&2; tail -n 20 "$work/hub.log" >&2; exit 1; }
+wait_for_hub "$port"
 hub="http://127.0.0.1:$port"
 
 "$python" "$helper" receipts-load "$uri" "$devices" "$work/secrets"
-admin=$("$bin_dir/msi-hub" token create --name bench-receipts-admin --role admin --mongodb-uri "$uri" | tail -n 1)
+admin=$(admin_token bench-receipts-admin)
 "$python" "$helper" receipts-send "$hub" "$admin" "$work/msi-key"
 # The sender opens the report once the message is sent: the audience is counted then, once, and stored.
 "$python" "$helper" receipts-report "$results" "$hub" "$admin" "$work/msi-key" 1 first
@@ -79,9 +46,6 @@ admin=$("$bin_dir/msi-hub" token create --name bench-receipts-admin --role admin
 "$python" "$helper" quiet "$db_pid"
 "$python" "$helper" receipts-report "$results" "$hub" "$admin" "$work/msi-key" "$reports" after
 
-if grep -qiE ' (warning|error) ' "$work/hub.log"; then
-    echo "the hub's warnings and errors (the first 10 of $(grep -ciE ' (warning|error) ' "$work/hub.log")):"
-    grep -iE ' (warning|error) ' "$work/hub.log" | head -n 10
-fi
+hub_warnings
 "$python" "$helper" receipts-table "$results" "$table"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); written to $table"

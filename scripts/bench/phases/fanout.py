@@ -16,7 +16,7 @@ from support.cli import Command
 from support.database import database
 from support.fake import arrivals, received
 from support.proc import cpu_ms, cpu_ticks, load_average, status_kb
-from support.results import Results, append, verdict
+from support.results import Results, append, section_table, verdict
 
 TARGET_RATE = 5000  # sends/s (issue 29)
 
@@ -424,12 +424,7 @@ def section(results, add):
 
 def table(results_path, out_path):
     """Prints the fan-out's section of the results file and appends it to `out_path`."""
-    lines = []
-    section(Results(results_path), lines.append)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    with open(out_path, "a") as out:
-        out.write(text)
+    section_table(section, results_path, out_path)
 
 
 COMMANDS = [

@@ -13,7 +13,7 @@ import urllib.parse
 from support.cli import Command
 from support.database import database
 from support.proc import cpu_ms, cpu_ticks, load_average, settle
-from support.results import Results, append, percentile, verdict
+from support.results import append, percentile, section_table, verdict
 
 TARGET_REPORT_MS = 100  # p99 of the reach report (issue 30)
 TOPIC = "5a0b1c2d3e4f5a6b7c8d9e01-5a0b1c2d3e4f5a6b7c8d9e02-5a0b1c2d3e4f5a6b7c8d9e03"  # the legacy fixture's hours
@@ -282,12 +282,7 @@ def section(results, add):
 
 def table(results_path, out_path):
     """Prints the receipts' section of the results file and appends it to `out_path`."""
-    lines = []
-    section(Results(results_path), lines.append)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    with open(out_path, "a") as out:
-        out.write(text)
+    section_table(section, results_path, out_path)
 
 
 COMMANDS = [

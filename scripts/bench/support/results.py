@@ -44,3 +44,14 @@ def ratio(a, b):
 def verdict(ok):
     """A target's verdict."""
     return "PASS" if ok else "MISS"
+
+
+def section_table(section, results_path, out_path):
+    """Prints one phase's `section(results, add)` of the results file and appends it to `out_path`: a phase's table
+    when its script runs alone."""
+    lines = []
+    section(Results(results_path), lines.append)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(out_path, "a") as out:
+        out.write(text)
