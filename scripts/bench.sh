@@ -10,8 +10,8 @@
 # the relay off and times their relay by a fresh hub. The sustained phase POSTs for a minute at 16 and at 64
 # connections while the hub relays (the oldest unsent age every second, the drain after the load). Prints a table with each figure's ratio to
 # nginx's and issue 8's targets, and writes it to bench-results/. Every process it starts is stopped
-# on exit. Then scripts/bench-devices.sh, scripts/bench-fanout.sh and scripts/bench-receipts.sh run, with processes
-# of their own.
+# on exit. Then scripts/bench-devices.sh, scripts/bench-fanout.sh, scripts/bench-enrolment.sh and
+# scripts/bench-receipts.sh run, with processes of their own.
 #
 # Environment: BENCH_DURATION (seconds per GET/POST run, default 15), BENCH_SHORT_DURATION (conditional
 # and gzip runs, default 10), BENCH_RELAY_MESSAGES (default 2000), BENCH_RELAY_TIMEOUT (seconds the relay
@@ -236,6 +236,9 @@ SCRATCH_PATH="$scratch" scripts/bench-devices.sh
 # The fan-out of a message to a group, device by device over HTTP/2 (its own processes; its rows join this run's
 # results, and the table is written again with its section).
 SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-fanout.sh
+# 20,000 devices registered and bound through the API, then the same fan-out on the database they leave (its own
+# processes; its rows join this run's results).
+SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-enrolment.sh
 # Receipts from 20,000 devices and the reach report's latency (its own processes; its rows join this run's results).
 SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-receipts.sh
 "$python" "$helper" table "$results" "bench-results/bench-$stamp.txt" >/dev/null

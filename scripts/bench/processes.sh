@@ -1,4 +1,4 @@
-# What scripts/bench-fanout.sh and bench-receipts.sh share, sourced after `cd` to the checkout:
+# What scripts/bench-fanout.sh, bench-enrolment.sh and bench-receipts.sh share, sourced after `cd` to the checkout:
 # the builds, the results' names, a work directory, and the throw-away database, fake FCM and hubs they start, all
 # stopped on exit (the last lines of their logs shown when the bench failed).
 #

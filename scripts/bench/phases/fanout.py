@@ -70,8 +70,16 @@ def post(hub, token, group, title):
 
 
 def run(results, label, uri, hub, token, fake, db_pid, hub_pid, fake_pid, group, count, timeout, rate):
+    """One fan-out (`measure`), recorded in `results` and printed."""
+    row = measure(label, uri, hub, token, fake, db_pid, hub_pid, fake_pid, group, count, timeout, rate)
+    append(results, row)
+    for line in run_lines(row):
+        print(line, flush=True)
+
+
+def measure(label, uri, hub, token, fake, db_pid, hub_pid, fake_pid, group, count, timeout, rate):
     """One fan-out: POSTs an Alert to `group`, waits until the fake has accepted `count` sends more and the hub has
-    recorded every delivery's outcome (or `timeout` seconds), and records the rate from the 201 to the last send
+    recorded every delivery's outcome (or `timeout` seconds); returns its row: the rate from the 201 to the last send
     accepted, the most sends accepted in any one second, the CPU each process spent, the hub's peak RSS and how long
     the outcomes took to be recorded. `rate` is the hub's FCM_SEND_RATE ("-": the default)."""
     db, count, timeout = database(uri), int(count), float(timeout)
@@ -135,9 +143,7 @@ def run(results, label, uri, hub, token, fake, db_pid, hub_pid, fake_pid, group,
         "fake_most_sends_in_flight": stats_after.get("most_sends_in_flight"),
         "fake_sends_over_http2": stats_after.get("sends_over_http2", 0) - stats_before.get("sends_over_http2", 0),
     }
-    append(results, row)
-    for line in run_lines(row):
-        print(line, flush=True)
+    return row
 
 
 def delete(hub, token, msi_key):
