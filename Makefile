@@ -14,9 +14,10 @@ build: deps
 run: deps
 	@scripts/run.sh
 
-## Runs every test against a fresh test database (started and stopped here), checks docker-compose.yml,
-## then runs the portal's browser tests.
+## Checks the sources' format (swift-format, .swift-format), runs every test against a fresh test database (started
+## and stopped here), checks docker-compose.yml, then runs the portal's browser tests.
 test: deps
+	scripts/check-format.sh
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/with-test-database.sh scripts/swift-tests.sh
 	.venv/bin/python scripts/check-compose.py

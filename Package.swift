@@ -131,10 +131,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the test targets: the per-test database, `eventually`, the `.faults` tag.
-        .target(name: "MongoTestSupport", dependencies: ["Mongo"], path: "Tests/MongoTestSupport",
-                swiftSettings: swiftSettings),
-        .testTarget(name: "MongoTests", dependencies: ["Mongo", "CMongo", "MongoTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "DAOTests", dependencies: ["DAO", "HubTime", "Mongo", "MongoTestSupport"], swiftSettings: swiftSettings),
+        .target(
+            name: "MongoTestSupport", dependencies: ["Mongo"], path: "Tests/MongoTestSupport",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MongoTests", dependencies: ["Mongo", "CMongo", "MongoTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "DAOTests", dependencies: ["DAO", "HubTime", "Mongo", "MongoTestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "MigrationTests",
             dependencies: [
@@ -253,8 +257,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "FakeFCM"], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "FCM", "HubModel", "DAO", "Mongo", "HubTime", "MongoTestSupport"],
-                    swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RelayTests",
+            dependencies: ["Relay", "FCM", "HubModel", "DAO", "Mongo", "HubTime", "MongoTestSupport"],
+            swiftSettings: swiftSettings),
         // The mobile app's library: local message store, cube, registration, listener, catch-up over the hub's HTTP
         // API. Depends on no other module of this package, and on nothing that does not build for iOS.
         .target(
@@ -281,9 +287,11 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "MSIKit", "HubServer", "HubCore", "DAO", "Mongo", "FakeFCM", "MongoTestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: swiftSettings

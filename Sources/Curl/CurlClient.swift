@@ -62,26 +62,30 @@ public final class CurlClient: CurlHTTPClient {
     public func send(_ method: CurlMethod, url: String, headers: [HTTPHeader], body: [UInt8]) async throws
         -> CurlResponse
     {
-        try await perform(CurlRequest(
-            method: method,
-            url: url,
-            headers: headers,
-            body: body,
-            connectTimeout: configuration.connectTimeout,
-            timeout: configuration.requestTimeout,
-            maxResponseBytes: configuration.maxResponseBytes
-        ))
+        try await perform(
+            CurlRequest(
+                method: method,
+                url: url,
+                headers: headers,
+                body: body,
+                connectTimeout: configuration.connectTimeout,
+                timeout: configuration.requestTimeout,
+                maxResponseBytes: configuration.maxResponseBytes
+            ))
     }
 
     /// Sends `method url` to `pinned`'s address, whatever the URL's host resolves to now, over a connection of its
     /// own and with no proxy: the caller checked that address (a webhook's SSRF guard). TLS still verifies the
     /// certificate against the URL's host.
     /// - Throws: `CurlError`, as `send(_:url:headers:body:)`.
-    public func send(_ method: CurlMethod, url: String, headers: [HTTPHeader], body: [UInt8],
-                     pinned: CurlPinnedAddress) async throws -> CurlResponse {
-        var request = CurlRequest(method: method, url: url, headers: headers, body: body,
-                                  connectTimeout: configuration.connectTimeout, timeout: configuration.requestTimeout,
-                                  maxResponseBytes: configuration.maxResponseBytes)
+    public func send(
+        _ method: CurlMethod, url: String, headers: [HTTPHeader], body: [UInt8],
+        pinned: CurlPinnedAddress
+    ) async throws -> CurlResponse {
+        var request = CurlRequest(
+            method: method, url: url, headers: headers, body: body,
+            connectTimeout: configuration.connectTimeout, timeout: configuration.requestTimeout,
+            maxResponseBytes: configuration.maxResponseBytes)
         request.pinned = pinned
         return try await perform(request)
     }

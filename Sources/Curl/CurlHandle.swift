@@ -205,10 +205,11 @@ final class CurlHandle {
     private func configure(_ request: CurlRequest, storage: RequestStorage) -> CURLcode {
         let headerList = storage.headerList
         let userdata = Unmanaged.passUnretained(storage.collector).toOpaque()
-        let version: Int = switch request.version {
-        case .http2OverTLS: CURL_HTTP_VERSION_2TLS
-        case .http2PriorKnowledge: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
-        }
+        let version: Int =
+            switch request.version {
+            case .http2OverTLS: CURL_HTTP_VERSION_2TLS
+            case .http2PriorKnowledge: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+            }
         var steps: [() -> CURLcode] = [
             { ccurl_setopt_pointer(self.handle, CURLOPT_ERRORBUFFER, self.errorBuffer) },
             { ccurl_setopt_string(self.handle, CURLOPT_URL, request.url) },
@@ -221,7 +222,10 @@ final class CurlHandle {
             // TLS verification is always on, whatever libcurl's build defaults are.
             { ccurl_setopt_long(self.handle, CURLOPT_SSL_VERIFYPEER, 1) },
             { ccurl_setopt_long(self.handle, CURLOPT_SSL_VERIFYHOST, 2) },
-            { ccurl_setopt_long(self.handle, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, request.connectTimeout.milliseconds))) },
+            {
+                ccurl_setopt_long(
+                    self.handle, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, request.connectTimeout.milliseconds)))
+            },
             { ccurl_setopt_long(self.handle, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout.milliseconds))) },
             { ccurl_setopt_long(self.handle, CURLOPT_TCP_KEEPALIVE, 1) },
             { ccurl_setopt_long(self.handle, CURLOPT_FOLLOWLOCATION, 0) },
@@ -277,7 +281,6 @@ final class CurlHandle {
         if !detailed.isEmpty { return detailed }
         return curl_easy_strerror(code).map { String(cString: $0) } ?? "curl error \(code.rawValue)"
     }
-
 
     private static func versionName(_ version: Int) -> String {
         switch version {
@@ -337,7 +340,7 @@ extension String {
         let scalars = unicodeScalars
         let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
         guard let first = scalars.firstIndex(where: { !isSpace($0) }),
-              let last = scalars.lastIndex(where: { !isSpace($0) })
+            let last = scalars.lastIndex(where: { !isSpace($0) })
         else { return "" }
         return String(scalars[first...last])
     }

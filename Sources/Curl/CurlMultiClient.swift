@@ -65,9 +65,10 @@ public final class CurlMultiClient: CurlHTTPClient {
     public func send(_ method: CurlMethod, url: String, headers: [HTTPHeader], body: [UInt8]) async throws
         -> CurlResponse
     {
-        var request = CurlRequest(method: method, url: url, headers: headers, body: body,
-                                  connectTimeout: configuration.connectTimeout, timeout: configuration.requestTimeout,
-                                  maxResponseBytes: configuration.maxResponseBytes)
+        var request = CurlRequest(
+            method: method, url: url, headers: headers, body: body,
+            connectTimeout: configuration.connectTimeout, timeout: configuration.requestTimeout,
+            maxResponseBytes: configuration.maxResponseBytes)
         if configuration.http2PriorKnowledge, url.lowercased().hasPrefix("http://") {
             request.version = .http2PriorKnowledge
         }
@@ -193,7 +194,8 @@ public final class CurlMultiClient: CurlHTTPClient {
             try multi.set(CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.maxStreamsPerConnection)
             shared.multi = multi
             let loop = MultiLoop(
-                multi: multi, shared: self.shared, gate: PriorKnowledgeGate(
+                multi: multi, shared: self.shared,
+                gate: PriorKnowledgeGate(
                     streams: configuration.maxStreamsPerConnection, connections: configuration.maxConnectionsPerHost))
             let thread = Thread { loop.run() }
             thread.name = "curl-multi"
@@ -359,17 +361,19 @@ private final class MultiLoop: @unchecked Sendable {
     /// last reference goes when this returns, before the caller is resumed); with its response when libcurl
     /// ended it with `result`, `.cancelled` when abandoned (nil).
     private func take(_ easy: UnsafeMutableRawPointer, result: CURLcode?) -> (
-        id: UInt64, continuation: CheckedContinuation<CurlResponse, any Error>, response: Result<CurlResponse, any Error>,
+        id: UInt64, continuation: CheckedContinuation<CurlResponse, any Error>,
+        response: Result<CurlResponse, any Error>,
         ticket: GateTicket?
     )? {
         guard let transfer = transfers.removeValue(forKey: easy) else { return nil }
         handles[transfer.id] = nil
         multi.remove(transfer.handle)
-        let response: Result<CurlResponse, any Error> = if let result {
-            Result { try transfer.handle.finish(result) }
-        } else {
-            .failure(CurlError.cancelledRequest)
-        }
+        let response: Result<CurlResponse, any Error> =
+            if let result {
+                Result { try transfer.handle.finish(result) }
+            } else {
+                .failure(CurlError.cancelledRequest)
+            }
         return (transfer.id, transfer.continuation, response, transfer.ticket)
     }
 

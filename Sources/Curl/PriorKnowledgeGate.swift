@@ -41,7 +41,8 @@ struct PriorKnowledgeGate {
         /// `submission` adjusted to start now (riding a live connection, or probing a new one), or nil when there is
         /// no room for it.
         mutating func start(_ submission: Submission, origin key: String, streams: Int, connections: Int)
-            -> Submission? {
+            -> Submission?
+        {
             if riding < live * streams {
                 riding += 1
                 var rider = submission
@@ -62,7 +63,8 @@ struct PriorKnowledgeGate {
         /// Notes that a transfer this origin let through ended (a `probe`, or one riding a live connection); the
         /// waiting requests that may start now.
         mutating func finished(probe: Bool, _ outcome: Outcome, origin key: String, streams: Int, connections: Int)
-            -> [Submission] {
+            -> [Submission]
+        {
             if probe {
                 probing -= 1
                 if outcome == .http2 { live += 1 }
@@ -108,8 +110,10 @@ struct PriorKnowledgeGate {
         else { return submission }
         // In place in the dictionary: a copy of the origin would copy its waiting requests at each append.
         if !origins[key, default: Origin()].isHolding,
-           let started = origins[key, default: Origin()].start(submission, origin: key, streams: streams,
-                                                                connections: connections) {
+            let started = origins[key, default: Origin()].start(
+                submission, origin: key, streams: streams,
+                connections: connections)
+        {
             return started
         }
         origins[key, default: Origin()].held.append(submission)
@@ -119,16 +123,19 @@ struct PriorKnowledgeGate {
     /// Notes that the transfer holding `ticket` ended; the waiting submissions that may start now, adjusted.
     mutating func finished(_ ticket: GateTicket, _ outcome: Outcome) -> [Submission] {
         guard origins[ticket.origin] != nil else { return [] }
-        return origins[ticket.origin, default: Origin()].finished(probe: ticket.probe, outcome, origin: ticket.origin,
-                                                                  streams: streams, connections: connections)
+        return origins[ticket.origin, default: Origin()].finished(
+            probe: ticket.probe, outcome, origin: ticket.origin,
+            streams: streams, connections: connections)
     }
 
     /// Takes the waiting submission `id` out, for its cancellation.
     mutating func withdraw(_ id: UInt64) -> Submission? {
         for key in origins.keys {
-            guard let index = origins[key].flatMap({ origin in
-                origin.held[origin.head...].firstIndex { $0.id == id }
-            }) else { continue }
+            guard
+                let index = origins[key].flatMap({ origin in
+                    origin.held[origin.head...].firstIndex { $0.id == id }
+                })
+            else { continue }
             return origins[key, default: Origin()].held.remove(at: index)
         }
         return nil

@@ -73,7 +73,7 @@ public enum DatabaseIndexes {
     public static func ensure(in database: MongoDatabase) async throws {
         try await mapErrors {
             try await database.collection(CollectionName.icube).createIndexes([
-                IndexModel(keys: ["areas.subjects.topic_key": 1], name: "areas.subjects.topic_key"),
+                IndexModel(keys: ["areas.subjects.topic_key": 1], name: "areas.subjects.topic_key")
             ])
             let messages = database.collection(CollectionName.message)
             for name in AcknowledgementDAO.retiredIndexes { try await messages.dropIndex(named: name) }
@@ -92,7 +92,7 @@ public enum DatabaseIndexes {
                 ApprovalDAO.index, ApprovalDAO.overrideIndex, ApprovalDAO.correctionIndex,
             ])
             try await database.collection(CollectionName.users).createIndexes([
-                IndexModel(keys: ["username": 1], name: "username", unique: true),
+                IndexModel(keys: ["username": 1], name: "username", unique: true)
             ])
             try await TokenDAO.backfillLiveNames(in: database)
             try await database.collection(CollectionName.tokens).createIndexes([

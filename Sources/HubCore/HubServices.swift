@@ -56,57 +56,71 @@ public struct HubServices: Sendable {
     ///   - webhookPolicy: where webhook deliveries may go (`WEBHOOK_ALLOWED_NETWORKS`).
     ///   - defaultLanguage: the language of a translated message's own texts when it names none (`DEFAULT_LANGUAGE`).
     ///   - approval: which sends wait for a second person (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`).
-    public init(pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
-                relayMaxBacklog: Duration? = .seconds(30),
-                writeDeadline: Duration = .seconds(5), bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
-                now: @escaping UnixClock = UnixTime.nowMilliseconds,
-                cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in },
-                personAssertions: PersonAssertionVerifier = PersonAssertionVerifier(settings: PersonAssertionSettings()),
-                webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(), defaultLanguage: String = "en",
-                approval: ApprovalPolicy = ApprovalPolicy()) {
+    public init(
+        pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
+        relayMaxBacklog: Duration? = .seconds(30),
+        writeDeadline: Duration = .seconds(5), bcryptCost: UInt8 = 11, logger: Logger = Logger(label: "msi-hub"),
+        now: @escaping UnixClock = UnixTime.nowMilliseconds,
+        cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in },
+        personAssertions: PersonAssertionVerifier = PersonAssertionVerifier(settings: PersonAssertionSettings()),
+        webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(), defaultLanguage: String = "en",
+        approval: ApprovalPolicy = ApprovalPolicy()
+    ) {
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database
         self.now = now
         self.audit = AuditLog(database: database, logger: logger, now: now)
-        let cache = CubeCache(channels: ChannelDAO(database: database), subjects: SubjectDAO(database: database),
-                              didLoad: cubeDidLoad)
-        self.devices = DeviceService(database: database, cube: cache, logger: logger, now: now,
-                                     personAssertions: personAssertions)
+        let cache = CubeCache(
+            channels: ChannelDAO(database: database), subjects: SubjectDAO(database: database),
+            didLoad: cubeDidLoad)
+        self.devices = DeviceService(
+            database: database, cube: cache, logger: logger, now: now,
+            personAssertions: personAssertions)
         self.cube = CubeService(database: database, cache: cache, devices: devices, logger: logger)
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
         self.groups = GroupService(database: database, now: now)
         self.deliveries = DeliveryReportService(database: database)
         self.webhookSubscribers = WebhookSubscribers()
-        self.webhooks = WebhookService(database: database, subscribers: webhookSubscribers, policy: webhookPolicy,
-                                       now: now)
-        self.receipts = ReceiptService(database: database, cube: cache, webhookSubscribers: webhookSubscribers,
-                                       logger: logger, now: now)
+        self.webhooks = WebhookService(
+            database: database, subscribers: webhookSubscribers, policy: webhookPolicy,
+            now: now)
+        self.receipts = ReceiptService(
+            database: database, cube: cache, webhookSubscribers: webhookSubscribers,
+            logger: logger, now: now)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
         let approvalRules = ApprovalRules(database: database, seed: approval)
         self.relayProgress = RelayProgressDAO(database: database)
         self.relayBacklog = RelayBacklog(outbox: outbox, progress: relayProgress, maximum: relayMaxBacklog, now: now)
-        self.messages = MessageService(messages: MessageDAO(database: database, writeDeadline: writeDeadline, now: now),
-                                       idempotencyKeys: IdempotencyKeyDAO(database: database), cube: cube.cache,
-                                       groups: GroupDAO(database: database, now: now),
-                                       relay: outboxHandoff, progress: relayProgress, backlog: relayBacklog,
-                                       relayDeadline: relayDeadline,
-                                       now: now, defaultLanguage: defaultLanguage, approvalRules: approvalRules, approvals: ApprovalDAO(database: database),
-                                       audit: audit)
-        self.approvals = ApprovalService(database: database, messages: messages, cube: cube.cache, relay: outboxHandoff, rules: approvalRules,
-                                         relayDeadline: relayDeadline, audit: audit, logger: logger, now: now)
+        self.messages = MessageService(
+            messages: MessageDAO(database: database, writeDeadline: writeDeadline, now: now),
+            idempotencyKeys: IdempotencyKeyDAO(database: database), cube: cube.cache,
+            groups: GroupDAO(database: database, now: now),
+            relay: outboxHandoff, progress: relayProgress, backlog: relayBacklog,
+            relayDeadline: relayDeadline,
+            now: now, defaultLanguage: defaultLanguage, approvalRules: approvalRules,
+            approvals: ApprovalDAO(database: database),
+            audit: audit)
+        self.approvals = ApprovalService(
+            database: database, messages: messages, cube: cube.cache, relay: outboxHandoff, rules: approvalRules,
+            relayDeadline: relayDeadline, audit: audit, logger: logger, now: now)
     }
 
     /// The follower that keeps the in-memory copies (cube, tokens) current with the database.
     public func follower(logger: Logger) -> DatabaseFollower {
-        DatabaseFollower(database: database, copies: [
-            FollowedCopy(collection: CollectionName.icube, reload: cube.cache.refresh, freshness: cube.cache.freshness),
-            FollowedCopy(collection: CollectionName.tokens, reload: accounts.tokenDirectory.refresh,
-                         freshness: accounts.tokenDirectory.freshness),
-            FollowedCopy(collection: CollectionName.settings, reload: approvals.rules.refresh,
-                         freshness: approvals.rules.freshness),
-        ], logger: logger)
+        DatabaseFollower(
+            database: database,
+            copies: [
+                FollowedCopy(
+                    collection: CollectionName.icube, reload: cube.cache.refresh, freshness: cube.cache.freshness),
+                FollowedCopy(
+                    collection: CollectionName.tokens, reload: accounts.tokenDirectory.refresh,
+                    freshness: accounts.tokenDirectory.freshness),
+                FollowedCopy(
+                    collection: CollectionName.settings, reload: approvals.rules.refresh,
+                    freshness: approvals.rules.freshness),
+            ], logger: logger)
     }
 
     /// Loads the in-memory copies before the first request.

@@ -17,8 +17,10 @@ public enum LocaleLanguage {
     /// letters, "und").
     public static func language(ofLocale locale: String?) -> String? {
         guard let locale else { return nil }
-        let primary = locale.utf8.prefix { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: "_") && $0 != UInt8(ascii: ".")
-            && $0 != UInt8(ascii: "@") }
+        let primary = locale.utf8.prefix {
+            $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: "_") && $0 != UInt8(ascii: ".")
+                && $0 != UInt8(ascii: "@")
+        }
         guard let code = String(primary)?.lowercased(), isLanguage(code) else { return nil }
         return code
     }
@@ -30,7 +32,8 @@ public enum LocaleLanguage {
 
     /// Whether `code` is a lowercase language code, `^[a-z]{2,3}$`, that names a language.
     public static func isLanguage(_ code: String) -> Bool {
-        (2...3).contains(code.utf8.count) && code.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }
+        (2...3).contains(code.utf8.count)
+            && code.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }
             && !notLanguages.contains(code)
     }
 }

@@ -21,25 +21,30 @@ public func buildApplication(
     HubMetrics.bootstrap()
     let pool = try MongoClientPool(configuration: configuration.mongoConfiguration)
     let answers = CubeAnswers()
-    let services = HubServices(pool: pool, database: databaseName.map { pool.database($0) },
-                               relayDeadline: configuration.relay.deadline,
-                               relayMaxBacklog: configuration.relay.maxBacklog,
-                               writeDeadline: configuration.writeDeadline,
-                               logger: logger, cubeDidLoad: answers.prepare,
-                               personAssertions: PersonAssertionVerifier(settings: configuration.persons.assertions,
-                                                                         loadKeySet: PersonKeySet.loader, logger: logger),
-                               webhookPolicy: configuration.webhooks.policy,
-                               defaultLanguage: configuration.defaultLanguage, approval: configuration.approval)
+    let services = HubServices(
+        pool: pool, database: databaseName.map { pool.database($0) },
+        relayDeadline: configuration.relay.deadline,
+        relayMaxBacklog: configuration.relay.maxBacklog,
+        writeDeadline: configuration.writeDeadline,
+        logger: logger, cubeDidLoad: answers.prepare,
+        personAssertions: PersonAssertionVerifier(
+            settings: configuration.persons.assertions,
+            loadKeySet: PersonKeySet.loader, logger: logger),
+        webhookPolicy: configuration.webhooks.policy,
+        defaultLanguage: configuration.defaultLanguage, approval: configuration.approval)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()
-    let router = buildRouter(services: services, portal: configuration.portal, devices: configuration.devices,
-                             answers: answers, metricsToken: configuration.metricsToken,
-                             trustedProxies: configuration.trustedProxies)
+    let router = buildRouter(
+        services: services, portal: configuration.portal, devices: configuration.devices,
+        answers: answers, metricsToken: configuration.metricsToken,
+        trustedProxies: configuration.trustedProxies)
     // The in-memory copies follow the database, so other replicas' writes reach them within a second.
     let follower = services.follower(logger: logger)
     // Services stop in reverse order: the relay finishes its batches before the pool closes.
-    var background: [any Service] = [PoolService(pool: pool), TaskService(name: "database-follower") { await follower.run() }]
+    var background: [any Service] = [
+        PoolService(pool: pool), TaskService(name: "database-follower") { await follower.run() },
+    ]
     // Receipts whose counting a dying process interrupted are counted at start and every minute after.
     background.append(TaskService(name: "receipt-recount") { await services.receipts.recountInterruptedLoop() })
     // Approval requests that expired are recorded as such (and in the audit log) every minute.
@@ -48,7 +53,8 @@ public func buildApplication(
     background.append(TaskService(name: "audit-head") { await services.audit.logHeadLoop() })
     // One FCM client for the relay and the reconciler, its threads stopped after both.
     if let fcm = try FCMService(configuration: configuration.relay, logger: logger) {
-        let relay = RelayService(configuration: configuration.relay, fcm: fcm.client, services: services, logger: logger)
+        let relay = RelayService(
+            configuration: configuration.relay, fcm: fcm.client, services: services, logger: logger)
         background += [
             fcm,
             relay,
@@ -61,14 +67,17 @@ public func buildApplication(
         }
     }
     let serverName = "msi-hub"
-    let cubeHandler = CubeChannelHandler.Shared(cube: services.cube.cache, answers: answers, serverName: serverName,
-                                                logger: logger)
+    let cubeHandler = CubeChannelHandler.Shared(
+        cube: services.cube.cache, answers: answers, serverName: serverName,
+        logger: logger)
     return Application(
         router: router,
-        server: .hubHTTP1(cube: cubeHandler,
-                          limit: ConnectionLimitHandler.Shared(maximum: configuration.connections.maxConnections,
-                                                               logger: logger),
-                          deadlines: RequestDeadlineHandler.Shared(configuration.connections, logger: logger)),
+        server: .hubHTTP1(
+            cube: cubeHandler,
+            limit: ConnectionLimitHandler.Shared(
+                maximum: configuration.connections.maxConnections,
+                logger: logger),
+            deadlines: RequestDeadlineHandler.Shared(configuration.connections, logger: logger)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         services: background,
         logger: logger

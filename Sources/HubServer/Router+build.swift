@@ -4,15 +4,20 @@ import Hummingbird
 import Logging
 
 /// The routes and middleware of the hub over `services`, the web portal's included.
-public func buildRouter(services: HubServices, portal: PortalConfiguration = PortalConfiguration(),
-                        trustedProxies: TrustedProxies = TrustedProxies()) -> Router<HubRequestContext> {
-    buildRouter(services: services, portal: portal, devices: DeviceConfiguration(), answers: CubeAnswers(),
-                trustedProxies: trustedProxies)
+public func buildRouter(
+    services: HubServices, portal: PortalConfiguration = PortalConfiguration(),
+    trustedProxies: TrustedProxies = TrustedProxies()
+) -> Router<HubRequestContext> {
+    buildRouter(
+        services: services, portal: portal, devices: DeviceConfiguration(), answers: CubeAnswers(),
+        trustedProxies: trustedProxies)
 }
 
-func buildRouter(services: HubServices, portal: PortalConfiguration, devices: DeviceConfiguration,
-                 answers: CubeAnswers, metricsToken: String? = nil,
-                 trustedProxies: TrustedProxies = TrustedProxies()) -> Router<HubRequestContext> {
+func buildRouter(
+    services: HubServices, portal: PortalConfiguration, devices: DeviceConfiguration,
+    answers: CubeAnswers, metricsToken: String? = nil,
+    trustedProxies: TrustedProxies = TrustedProxies()
+) -> Router<HubRequestContext> {
     // Every GET route answers HEAD too (RFC 9110 §9.3.2): GET's status and headers, no body.
     let router = Router(context: HubRequestContext.self, options: .autoGenerateHeadEndpoints)
     let allowed = AllowedMethods()

@@ -88,7 +88,8 @@ public struct QuietHours: Sendable, Hashable, CustomStringConvertible {
     private static func minutes(_ text: String) -> Int? {
         let bytes = Array(text.utf8)
         guard bytes.count == 5, bytes[2] == UInt8(ascii: ":"),
-              [0, 1, 3, 4].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[$0]) }) else { return nil }
+            [0, 1, 3, 4].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[$0]) })
+        else { return nil }
         let digit = { (index: Int) in Int(bytes[index] - UInt8(ascii: "0")) }
         let hour = digit(0) * 10 + digit(1), minute = digit(3) * 10 + digit(4)
         guard hour < 24, minute < 60 else { return nil }

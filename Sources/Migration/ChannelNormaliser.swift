@@ -50,8 +50,10 @@ struct ChannelNormaliser: Sendable {
         return BSONDocument(output)
     }
 
-    private func normaliseArea(_ area: BSONDocument, channelID: BSONValue?, place channelPlace: String,
-                               tally: inout RuleTally) -> BSONDocument {
+    private func normaliseArea(
+        _ area: BSONDocument, channelID: BSONValue?, place channelPlace: String,
+        tally: inout RuleTally
+    ) -> BSONDocument {
         let areaID = normaliseID(area["id"], place: "\(channelPlace) area", tally: &tally)
         let place = "\(channelPlace)/\(areaID?.legacyJSON ?? "(no id)")"
         var output: [(key: String, value: BSONValue)] = []
@@ -66,8 +68,10 @@ struct ChannelNormaliser: Sendable {
                 }
                 let normalised = subjects.map { subject -> BSONValue in
                     guard case .document(let subject) = subject else { return subject }
-                    return .document(normaliseSubject(subject, channelID: channelID, areaID: areaID, place: place,
-                                                      tally: &tally))
+                    return .document(
+                        normaliseSubject(
+                            subject, channelID: channelID, areaID: areaID, place: place,
+                            tally: &tally))
                 }
                 output.append((key, .array(normalised)))
             default:
@@ -88,16 +92,20 @@ struct ChannelNormaliser: Sendable {
         return BSONDocument(output)
     }
 
-    private func normaliseSubject(_ subject: BSONDocument, channelID: BSONValue?, areaID: BSONValue?,
-                                  place areaPlace: String, tally: inout RuleTally) -> BSONDocument {
+    private func normaliseSubject(
+        _ subject: BSONDocument, channelID: BSONValue?, areaID: BSONValue?,
+        place areaPlace: String, tally: inout RuleTally
+    ) -> BSONDocument {
         let subjectID = normaliseID(subject["id"], place: "\(areaPlace) subject", tally: &tally)
         let place = "\(areaPlace)/\(subjectID?.legacyJSON ?? "(no id)")"
-        let computedKey: String? = if let channel = channelID?.objectIDValue, let area = areaID?.objectIDValue,
-                                      let subjectID = subjectID?.objectIDValue {
-            Subject.topicKey(channelID: channel, areaID: area, subjectID: subjectID)
-        } else {
-            nil
-        }
+        let computedKey: String? =
+            if let channel = channelID?.objectIDValue, let area = areaID?.objectIDValue,
+                let subjectID = subjectID?.objectIDValue
+            {
+                Subject.topicKey(channelID: channel, areaID: area, subjectID: subjectID)
+            } else {
+                nil
+            }
         var output: [(key: String, value: BSONValue)] = []
         for (key, value) in subject {
             switch key {
@@ -112,8 +120,9 @@ struct ChannelNormaliser: Sendable {
                 output.append((key, value))
             default:
                 if !Self.subjectFields.contains(key) {
-                    tally.recordUnknownField("areas.subjects.\(key)", rule: .cubeUnknownFieldsKept,
-                                             at: "\(place) \(key)")
+                    tally.recordUnknownField(
+                        "areas.subjects.\(key)", rule: .cubeUnknownFieldsKept,
+                        at: "\(place) \(key)")
                 }
                 output.append((key, value))
             }
@@ -148,8 +157,9 @@ struct ChannelNormaliser: Sendable {
             return value
         }
         for key in options.keys where !Self.optionFields.contains(key) {
-            tally.recordUnknownField("areas.subjects.opt.\(key)", rule: .cubeUnknownFieldsKept,
-                                     at: "\(place) opt.\(key)")
+            tally.recordUnknownField(
+                "areas.subjects.opt.\(key)", rule: .cubeUnknownFieldsKept,
+                at: "\(place) opt.\(key)")
         }
         switch options["distribution"] {
         case nil:

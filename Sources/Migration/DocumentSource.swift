@@ -61,8 +61,9 @@ struct CollectionSource: DocumentSource {
             case .objectIDs(let after):
                 var range: BSONDocument = ["$type": 7]
                 if let after { range["$gt"] = .objectID(after) }
-                let page = try await collection.find(["_id": .document(range)],
-                                                     options: FindOptions(sort: ["_id": 1], limit: Int64(count)))
+                let page = try await collection.find(
+                    ["_id": .document(range)],
+                    options: FindOptions(sort: ["_id": 1], limit: Int64(count)))
                 guard let last = page.last?["_id"]?.objectIDValue else {
                     phase = .others(skip: 0)
                     continue

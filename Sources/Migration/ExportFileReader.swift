@@ -46,8 +46,10 @@ struct ExportFileReader {
             do {
                 documents.append(try BSONDocument(extendedJSON: text.json))
             } catch {
-                throw MigrationError(.invalidDocument, "\(url.lastPathComponent) line \(text.line): not a document "
-                                     + "in Extended JSON (\((error as? MongoError)?.code.description ?? "error"))")
+                throw MigrationError(
+                    .invalidDocument,
+                    "\(url.lastPathComponent) line \(text.line): not a document "
+                        + "in Extended JSON (\((error as? MongoError)?.code.description ?? "error"))")
             }
         }
         return documents
@@ -60,7 +62,7 @@ struct ExportFileReader {
             guard let byte = try peek() else { return nil }
             switch byte {
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: ","),
-                 UInt8(ascii: "["), UInt8(ascii: "]"), 0xEF, 0xBB, 0xBF:  // and a UTF-8 byte order mark
+                UInt8(ascii: "["), UInt8(ascii: "]"), 0xEF, 0xBB, 0xBF:  // and a UTF-8 byte order mark
                 position += 1
             case UInt8(ascii: "\n"):
                 position += 1
@@ -103,8 +105,9 @@ struct ExportFileReader {
             default: break
             }
         }
-        throw MigrationError(.invalidDocument,
-                             "\(url.lastPathComponent) line \(startLine): the document is cut short")
+        throw MigrationError(
+            .invalidDocument,
+            "\(url.lastPathComponent) line \(startLine): the document is cut short")
     }
 
     /// The byte at `position`, reading the next chunk of the file when the buffer is used up.

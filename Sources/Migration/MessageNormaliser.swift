@@ -23,8 +23,9 @@ struct MessageNormaliser: Sendable {
 
     /// The normalised message; `tally` counts every rule that applied.
     func normalise(_ message: BSONDocument, tally: inout RuleTally) -> BSONDocument {
-        let id = normaliseID(message["_id"], hexRule: .messageIDFromHexString, keptRule: .messageIDNotObjectIDKept,
-                             place: "_id", tally: &tally)
+        let id = normaliseID(
+            message["_id"], hexRule: .messageIDFromHexString, keptRule: .messageIDNotObjectIDKept,
+            place: "_id", tally: &tally)
         let place = id?.legacyJSON ?? "(no _id)"
         var output: [(key: String, value: BSONValue)] = []
         for (key, value) in message {
@@ -32,8 +33,9 @@ struct MessageNormaliser: Sendable {
             case "_id":
                 output.append((key, id ?? value))
             case "msi_key":
-                let key = normaliseID(value, hexRule: .msiKeyFromHexString, keptRule: .msiKeyNotObjectIDKept,
-                                      place: "\(place) msi_key", tally: &tally)
+                let key = normaliseID(
+                    value, hexRule: .msiKeyFromHexString, keptRule: .msiKeyNotObjectIDKept,
+                    place: "\(place) msi_key", tally: &tally)
                 output.append(("msi_key", key ?? value))
             case "timestamp":
                 output.append((key, normaliseTimestamp(value, id: id, place: place, tally: &tally)))
@@ -80,8 +82,10 @@ struct MessageNormaliser: Sendable {
     }
 
     /// The timestamp in Unix milliseconds as an int64; a value that is no time at all is kept.
-    private func normaliseTimestamp(_ value: BSONValue, id: BSONValue?, place: String,
-                                    tally: inout RuleTally) -> BSONValue {
+    private func normaliseTimestamp(
+        _ value: BSONValue, id: BSONValue?, place: String,
+        tally: inout RuleTally
+    ) -> BSONValue {
         var milliseconds: Int64
         switch value {
         case .int64(let int):
@@ -94,8 +98,10 @@ struct MessageNormaliser: Sendable {
             tally.record(.timestampToInt64, at: "\(place) date")
         case .double(let double) where double.isFinite && abs(double) < 9e18:
             // A fraction means seconds with sub-second precision (Date.now() / 1000).
-            milliseconds = double < Double(Self.millisecondsThreshold) ? Int64((double * 1000).rounded())
-                                                                       : Int64(double.rounded())
+            milliseconds =
+                double < Double(Self.millisecondsThreshold)
+                ? Int64((double * 1000).rounded())
+                : Int64(double.rounded())
             if double < Double(Self.millisecondsThreshold), double > 0 {
                 tally.record(.timestampSecondsToMilliseconds, at: "\(place) \(value.legacyJSON)")
             }
@@ -117,8 +123,10 @@ struct MessageNormaliser: Sendable {
     }
 
     /// An id as it should be stored: an ObjectId for 24 hex digits, anything else kept and counted.
-    private func normaliseID(_ value: BSONValue?, hexRule: NormalisationRule, keptRule: NormalisationRule,
-                             place: String, tally: inout RuleTally) -> BSONValue? {
+    private func normaliseID(
+        _ value: BSONValue?, hexRule: NormalisationRule, keptRule: NormalisationRule,
+        place: String, tally: inout RuleTally
+    ) -> BSONValue? {
         switch value {
         case .objectID?:
             return value

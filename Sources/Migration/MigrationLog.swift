@@ -40,10 +40,14 @@ struct MigrationLog: Sendable {
             "unchanged": .int64(Int64(counts.unchanged)), "conflicts": .int64(Int64(counts.conflicts)),
         ]
         try await mapDatabaseErrors("cannot record the run in \(Self.collectionName)") {
-            try await collection.updateOne(["_id": .objectID(runID)], [
-                "$set": ["progress.\(collectionName)": .document(progress),
-                         "updated_at": .int64(UnixTime.nowMilliseconds())],
-            ])
+            try await collection.updateOne(
+                ["_id": .objectID(runID)],
+                [
+                    "$set": [
+                        "progress.\(collectionName)": .document(progress),
+                        "updated_at": .int64(UnixTime.nowMilliseconds()),
+                    ]
+                ])
         }
     }
 
@@ -51,11 +55,15 @@ struct MigrationLog: Sendable {
     /// - Throws: `MigrationError.database`.
     func finish(_ report: MigrationReport) async throws {
         try await mapDatabaseErrors("cannot record the run in \(Self.collectionName)") {
-            try await collection.updateOne(["_id": .objectID(runID)], [
-                "$set": ["state": .string(report.completed ? "completed" : "interrupted"),
-                         "finished_at": .int64(UnixTime.nowMilliseconds()),
-                         "report": .document(report.document)],
-            ])
+            try await collection.updateOne(
+                ["_id": .objectID(runID)],
+                [
+                    "$set": [
+                        "state": .string(report.completed ? "completed" : "interrupted"),
+                        "finished_at": .int64(UnixTime.nowMilliseconds()),
+                        "report": .document(report.document),
+                    ]
+                ])
         }
     }
 }

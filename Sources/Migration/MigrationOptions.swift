@@ -16,9 +16,11 @@ public struct MigrationOptions: Sendable {
     public var progressOutput: (@Sendable (String) -> Void)?
 
     /// Options for a real run in batches of 500 with progress on standard output.
-    public init(dryRun: Bool = false, batchSize: Int = 500, writesInFlight: Int = 2, maxBatches: Int? = nil,
-                progress: ProgressStyle = .automatic, progressInterval: Duration = .seconds(2),
-                progressOutput: (@Sendable (String) -> Void)? = nil) {
+    public init(
+        dryRun: Bool = false, batchSize: Int = 500, writesInFlight: Int = 2, maxBatches: Int? = nil,
+        progress: ProgressStyle = .automatic, progressInterval: Duration = .seconds(2),
+        progressOutput: (@Sendable (String) -> Void)? = nil
+    ) {
         self.dryRun = dryRun
         self.batchSize = max(1, batchSize)
         self.writesInFlight = max(1, writesInFlight)

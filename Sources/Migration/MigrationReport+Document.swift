@@ -6,10 +6,14 @@ extension MigrationReport {
         var collections: [(key: String, value: BSONValue)] = []
         for collection in counts.keys.sorted() {
             let counts = self.counts(collection)
-            collections.append((collection, [
-                "read": .int64(Int64(counts.read)), "inserted": .int64(Int64(counts.inserted)),
-                "unchanged": .int64(Int64(counts.unchanged)), "conflicts": .int64(Int64(counts.conflicts)),
-            ]))
+            collections.append(
+                (
+                    collection,
+                    [
+                        "read": .int64(Int64(counts.read)), "inserted": .int64(Int64(counts.inserted)),
+                        "unchanged": .int64(Int64(counts.unchanged)), "conflicts": .int64(Int64(counts.conflicts)),
+                    ]
+                ))
         }
         let ruleCounts = NormalisationRule.allCases.map {
             (key: $0.key, value: BSONValue.int64(Int64(rules.count($0))))
@@ -27,19 +31,30 @@ extension MigrationReport {
             ("rules", .document(BSONDocument(ruleCounts))),
             ("unknown_fields", .document(BSONDocument(unknown))),
             ("conflict_count", .int64(Int64(conflictCount))),
-            ("conflicts", .array(conflicts.map {
-                ["collection": .string($0.collection), "_id": .string($0.id), "reason": .string($0.reason.rawValue)]
-            })),
+            (
+                "conflicts",
+                .array(
+                    conflicts.map {
+                        [
+                            "collection": .string($0.collection), "_id": .string($0.id),
+                            "reason": .string($0.reason.rawValue),
+                        ]
+                    })
+            ),
         ]
         if let verification {
-            elements.append(("verification", [
-                "passed": .bool(verification.passed),
-                "checked": .int64(Int64(verification.checked)),
-                "matching": .int64(Int64(verification.matching)),
-                "extra": .int64(Int64(verification.extra)),
-                "mismatches": .array(verification.mismatches.map(BSONValue.string)),
-                "missing": .array(verification.missing.map(BSONValue.string)),
-            ]))
+            elements.append(
+                (
+                    "verification",
+                    [
+                        "passed": .bool(verification.passed),
+                        "checked": .int64(Int64(verification.checked)),
+                        "matching": .int64(Int64(verification.matching)),
+                        "extra": .int64(Int64(verification.extra)),
+                        "mismatches": .array(verification.mismatches.map(BSONValue.string)),
+                        "missing": .array(verification.missing.map(BSONValue.string)),
+                    ]
+                ))
         }
         return BSONDocument(elements)
     }

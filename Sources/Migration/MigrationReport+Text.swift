@@ -13,8 +13,9 @@ extension MigrationReport {
         lines.append("Collections (read, inserted, unchanged, conflicts):")
         for collection in counts.keys.sorted() {
             let counts = self.counts(collection)
-            lines.append("  \(collection): \(counts.read) read, \(counts.inserted) inserted, "
-                         + "\(counts.unchanged) unchanged, \(counts.conflicts) conflicts")
+            lines.append(
+                "  \(collection): \(counts.read) read, \(counts.inserted) inserted, "
+                    + "\(counts.unchanged) unchanged, \(counts.conflicts) conflicts")
         }
         lines.append("Rules:")
         for rule in NormalisationRule.allCases {
@@ -32,9 +33,10 @@ extension MigrationReport {
         if conflicts.count > 20 { lines.append("  ... and \(conflictCount - 20) more") }
         if let verification {
             let outcome = verification.passed ? "passed" : "FAILED"
-            lines.append("Verification of GET /channel: \(outcome): \(verification.matching) of "
-                         + "\(verification.checked) channels match the legacy output, "
-                         + "\(verification.extra) channels only on the target")
+            lines.append(
+                "Verification of GET /channel: \(outcome): \(verification.matching) of "
+                    + "\(verification.checked) channels match the legacy output, "
+                    + "\(verification.extra) channels only on the target")
             for mismatch in verification.mismatches { lines.append("  differs: \(mismatch)") }
             for missing in verification.missing { lines.append("  missing: \(missing)") }
         } else {

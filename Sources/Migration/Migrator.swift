@@ -46,8 +46,10 @@ public struct Migrator: Sendable {
         return try await run(source: "files: \(label)", icube: icubeReader, messages: messageReader)
     }
 
-    private func run(source label: String, icube: (some DocumentSource)?,
-                     messages: (some DocumentSource)?) async throws -> MigrationReport {
+    private func run(
+        source label: String, icube: (some DocumentSource)?,
+        messages: (some DocumentSource)?
+    ) async throws -> MigrationReport {
         let clock = ContinuousClock()
         let started = clock.now
         var report = MigrationReport(source: label, dryRun: options.dryRun)
@@ -75,9 +77,12 @@ public struct Migrator: Sendable {
         }
         report.completed = !run.stopped
         if report.completed, icube != nil {
-            let stored = options.dryRun ? plannedChannels : try await mapDatabaseErrors("cannot read the target") {
-                try await target.collection(CollectionName.icube).find()
-            }
+            let stored =
+                options.dryRun
+                ? plannedChannels
+                : try await mapDatabaseErrors("cannot read the target") {
+                    try await target.collection(CollectionName.icube).find()
+                }
             report.verification = ChannelVerifier().verify(sources: legacyChannels, targets: stored)
         }
         let elapsed = (clock.now - started).components
@@ -93,16 +98,19 @@ public struct Migrator: Sendable {
         var stopped = false
 
         init(options: MigrationOptions) {
-            progress = ProgressDisplay(style: options.progress, interval: options.progressInterval,
-                                       output: options.progressOutput)
+            progress = ProgressDisplay(
+                style: options.progress, interval: options.progressInterval,
+                output: options.progressOutput)
             batchesLeft = options.maxBatches
         }
     }
 
     /// Reads, normalises and writes one collection in batches, a few writes in flight at once.
-    private func copy(_ collection: String, from source: inout some DocumentSource, report: inout MigrationReport,
-                      run: inout RunState, log: MigrationLog?,
-                      normalise: (BSONDocument, inout RuleTally) -> BSONDocument) async throws {
+    private func copy(
+        _ collection: String, from source: inout some DocumentSource, report: inout MigrationReport,
+        run: inout RunState, log: MigrationLog?,
+        normalise: (BSONDocument, inout RuleTally) -> BSONDocument
+    ) async throws {
         defer { source.close() }
         let writer = TargetWriter(collection: target.collection(collection), dryRun: options.dryRun)
         var duplicates = DuplicateFilter(uniqueField: collection == CollectionName.message ? "msi_key" : nil)
@@ -125,8 +133,9 @@ public struct Migrator: Sendable {
             report.rules.merge(tally)
             read += documents.count
             let (admitted, conflicts) = duplicates.admit(normalised, collection: collection)
-            report.add(CollectionCounts(read: documents.count, conflicts: conflicts.count), conflicts: conflicts,
-                       to: collection)
+            report.add(
+                CollectionCounts(read: documents.count, conflicts: conflicts.count), conflicts: conflicts,
+                to: collection)
             if inFlight.count >= options.writesInFlight {
                 let (counts, conflicts) = try await inFlight.removeFirst().value
                 report.add(counts, conflicts: conflicts, to: collection)
@@ -145,8 +154,10 @@ public struct Migrator: Sendable {
     /// The topic keys of the cube being migrated and of the target's (to report messages to unknown topics).
     private func topicKeys(planned: [BSONDocument]) async throws -> Set<String> {
         let stored = try await mapDatabaseErrors("cannot read the target's icube") {
-            try await target.collection(CollectionName.icube).find([:], options: FindOptions(
-                projection: ["areas.subjects.topic_key": 1]))
+            try await target.collection(CollectionName.icube).find(
+                [:],
+                options: FindOptions(
+                    projection: ["areas.subjects.topic_key": 1]))
         }
         var keys = Set<String>()
         for channel in planned + stored {

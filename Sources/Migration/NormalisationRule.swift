@@ -70,8 +70,8 @@ public enum NormalisationRule: String, CaseIterable, Sendable {
     public var changesDocuments: Bool {
         switch self {
         case .cubeIDNotObjectIDKept, .distributionMissing, .distributionUnknown, .topicKeyMismatchKept,
-             .topicKeyNotComputable, .cubeUnknownFieldsKept, .messageIDNotObjectIDKept, .msiKeyNotObjectIDKept,
-             .legacySenderKept, .messageDistributionUnknown, .messageTopicKeyUnknown, .messageUnknownFieldsKept:
+            .topicKeyNotComputable, .cubeUnknownFieldsKept, .messageIDNotObjectIDKept, .msiKeyNotObjectIDKept,
+            .legacySenderKept, .messageDistributionUnknown, .messageTopicKeyUnknown, .messageUnknownFieldsKept:
             false
         default:
             true

@@ -48,8 +48,10 @@ struct ProgressDisplay {
         let now = clock.now
         if !final, let lastDrawn, now - lastDrawn < interval { return }
         lastDrawn = now
-        let seconds = max(0.001, Double((now - started).components.attoseconds) / 1e18
-                                 + Double((now - started).components.seconds))
+        let seconds = max(
+            0.001,
+            Double((now - started).components.attoseconds) / 1e18
+                + Double((now - started).components.seconds))
         let rate = Int((Double(documents) / seconds).rounded())
         let percent = fraction.map { " \(Int(($0 * 100).rounded(.down)))%" } ?? ""
         switch style {

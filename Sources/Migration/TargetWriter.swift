@@ -19,15 +19,18 @@ struct TargetWriter: Sendable {
         var conflicts: [MigrationConflict] = []
         func conflict(_ document: BSONDocument, _ reason: MigrationConflict.Reason) {
             counts.conflicts += 1
-            conflicts.append(MigrationConflict(collection: collection.name,
-                                               id: (document["_id"] ?? .null).legacyJSON, reason: reason))
+            conflicts.append(
+                MigrationConflict(
+                    collection: collection.name,
+                    id: (document["_id"] ?? .null).legacyJSON, reason: reason))
         }
         let ids = candidates.map { $0["_id"] ?? .null }
         let existing = try await mapDatabaseErrors("cannot read the target's \(collection.name)") {
             try await collection.find(["_id": ["$in": .array(ids)]])
         }
-        let stored = Dictionary(existing.map { (DocumentKey($0["_id"] ?? .null), $0) },
-                                uniquingKeysWith: { first, _ in first })
+        let stored = Dictionary(
+            existing.map { (DocumentKey($0["_id"] ?? .null), $0) },
+            uniquingKeysWith: { first, _ in first })
         var missing: [BSONDocument] = []
         for document in candidates {
             if let current = stored[DocumentKey(document["_id"] ?? .null)] {

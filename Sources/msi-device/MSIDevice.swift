@@ -6,7 +6,9 @@ struct MSIDevice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "msi-device",
         abstract: "A simulated phone on MSIKit that receives its pushes from the fake FCM.",
-        subcommands: [Register.self, Subscriptions.self, Subscribe.self, Unsubscribe.self, Bind.self, Unbind.self,
-                      Messages.self, Run.self, Ack.self, Flags.self, Banners.self]
+        subcommands: [
+            Register.self, Subscriptions.self, Subscribe.self, Unsubscribe.self, Bind.self, Unbind.self,
+            Messages.self, Run.self, Ack.self, Flags.self, Banners.self,
+        ]
     )
 }

@@ -6,8 +6,10 @@ struct HubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "msi-hub",
         abstract: "The Mobile Student Intranet hub: the information cube, the message archive and the FCM relay.",
-        subcommands: [ServeCommand.self, UserCommand.self, TokenCommand.self, MigrateCommand.self, ImportCommand.self,
-                      AuditCommand.self],
+        subcommands: [
+            ServeCommand.self, UserCommand.self, TokenCommand.self, MigrateCommand.self, ImportCommand.self,
+            AuditCommand.self,
+        ],
         defaultSubcommand: ServeCommand.self
     )
 }

@@ -10,8 +10,9 @@ struct MigrationRunOptions: ParsableArguments {
     var dryRun = false
     @Option(name: .customLong("batch-size"), help: "Documents per batch (one insertMany each).")
     var batchSize = 500
-    @Option(name: .customLong("max-batches"),
-            help: ArgumentHelp("Stop after this many batches, as an interruption would.", visibility: .hidden))
+    @Option(
+        name: .customLong("max-batches"),
+        help: ArgumentHelp("Stop after this many batches, as an interruption would.", visibility: .hidden))
     var maxBatches: Int?
     @Option(help: "Progress: auto (a bar on a terminal, lines otherwise), bar, lines or none.")
     var progress = "auto"
@@ -27,12 +28,13 @@ struct MigrationRunOptions: ParsableArguments {
 
     /// The library's options for these flags.
     var options: MigrationOptions {
-        let style: ProgressStyle = switch progress {
-        case "bar": .bar
-        case "lines": .lines
-        case "none": .none
-        default: .automatic
-        }
+        let style: ProgressStyle =
+            switch progress {
+            case "bar": .bar
+            case "lines": .lines
+            case "none": .none
+            default: .automatic
+            }
         return MigrationOptions(dryRun: dryRun, batchSize: batchSize, maxBatches: maxBatches, progress: style)
     }
 

@@ -36,7 +36,9 @@ struct TokenCommand: AsyncParsableCommand {
             let tokens = try await database.withServices { try await $0.accounts.tokens() }
             for token in tokens {
                 let state = token.revokedAt == nil ? "live" : "revoked"
-                let used = token.lastUsedAt.map { "last used \(Date(timeIntervalSince1970: Double($0) / 1000))" } ?? "never used"
+                let used =
+                    token.lastUsedAt.map { "last used \(Date(timeIntervalSince1970: Double($0) / 1000))" }
+                    ?? "never used"
                 let rights = token.direct ? "\tdirect" : ""
                 print("\(token.id.hex)\t\(token.name)\t\(token.role.rawValue)\t\(state)\t\(used)\(rights)")
             }
@@ -44,7 +46,8 @@ struct TokenCommand: AsyncParsableCommand {
     }
 
     struct Revoke: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a token by name or id; it stops working at once.")
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a token by name or id; it stops working at once.")
         @OptionGroup var database: DatabaseOptions
         @Argument var nameOrID: String
 

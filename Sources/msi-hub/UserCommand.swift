@@ -11,7 +11,8 @@ struct UserCommand: AsyncParsableCommand {
         subcommands: [Add.self, List.self, Disable.self, Enable.self, Passwd.self, SetRole.self, Unlock.self])
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")
+        static let configuration = CommandConfiguration(
+            abstract: "Add a user; the password is read from standard input.")
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "The username.") var username: String
         @Option(help: "admin or communicator.") var role: Role = .communicator
@@ -41,7 +42,8 @@ struct UserCommand: AsyncParsableCommand {
     }
 
     struct Disable: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Disable a user: they can no longer log in, and are logged out.")
+        static let configuration = CommandConfiguration(
+            abstract: "Disable a user: they can no longer log in, and are logged out.")
         @OptionGroup var database: DatabaseOptions
         @Argument var username: String
 
@@ -78,8 +80,9 @@ struct UserCommand: AsyncParsableCommand {
     struct SetRole: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "role",
-        abstract: "Change a user's role (admin or communicator); their portal sessions end. --direct or --no-direct "
-            + "also gives or takes the right to send to persons directly.")
+            abstract:
+                "Change a user's role (admin or communicator); their portal sessions end. --direct or --no-direct "
+                + "also gives or takes the right to send to persons directly.")
         @OptionGroup var database: DatabaseOptions
         @Argument var username: String
         @Argument(help: "admin or communicator.") var role: Role
@@ -91,7 +94,9 @@ struct UserCommand: AsyncParsableCommand {
                 try await services.accounts.setRole(of: username, to: role)
                 if let direct { try await services.accounts.setDirect(of: username, to: direct) }
             }
-            let rights = direct.map { $0 ? " and may send to persons directly" : " and may not send to persons directly" }
+            let rights = direct.map {
+                $0 ? " and may send to persons directly" : " and may not send to persons directly"
+            }
             print("\(username) is now \(role.rawValue)\(rights ?? "")")
         }
     }

@@ -122,9 +122,10 @@ struct HTTPClientTests {
             for (index, count) in [6, 1, 0].enumerated() {
                 let headers = (0..<count).map { HTTPHeader("X-Relay-Test-\($0)", String(repeating: "v", count: 64)) }
                 let body = Array("request \(index)".utf8)
-                let response = try #require(handle).perform(CurlRequest(
-                    method: .post, url: fake.baseURL + "/echo", headers: headers, body: body,
-                    connectTimeout: .seconds(5), timeout: .seconds(30), maxResponseBytes: 1 << 20))
+                let response = try #require(handle).perform(
+                    CurlRequest(
+                        method: .post, url: fake.baseURL + "/echo", headers: headers, body: body,
+                        connectTimeout: .seconds(5), timeout: .seconds(30), maxResponseBytes: 1 << 20))
                 #expect(response.status == 200 && response.body == body)
                 #expect(response.reusedConnection == (index > 0))
                 #expect((0..<6).filter { response.header("X-Relay-Test-\($0)") != nil } == Array(0..<count))

@@ -7,9 +7,10 @@ struct PriorKnowledgeGateTests {
     /// Requests 0..<count to one origin asking for prior knowledge, sharing `continuation` (the gate never resumes).
     static func submissions(_ count: Int, continuation: CheckedContinuation<CurlResponse, any Error>) -> [Submission] {
         (0..<count).map { id in
-            var request = CurlRequest(method: .post, url: "http://127.0.0.1:9/v1/projects/p/messages:send", headers: [],
-                                      body: [], connectTimeout: .seconds(1), timeout: .seconds(1),
-                                      maxResponseBytes: 1_024)
+            var request = CurlRequest(
+                method: .post, url: "http://127.0.0.1:9/v1/projects/p/messages:send", headers: [],
+                body: [], connectTimeout: .seconds(1), timeout: .seconds(1),
+                maxResponseBytes: 1_024)
             request.version = .http2PriorKnowledge
             return Submission(id: UInt64(id), request: request, continuation: continuation)
         }

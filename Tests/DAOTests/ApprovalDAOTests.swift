@@ -8,7 +8,8 @@ struct ApprovalDAOTests {
     /// A message held for approval as a hub stored it before texts had versions: no `approval.version`.
     static func heldWithoutVersion(in database: MongoDatabase, now: Int64) async throws -> ObjectID {
         let key = ObjectID()
-        var approval = ApprovalDAO.request(by: "ann", author: "ann", at: now, expiresAt: now + 60_000, reasons: ["forced"])
+        var approval = ApprovalDAO.request(
+            by: "ann", author: "ann", at: now, expiresAt: now + 60_000, reasons: ["forced"])
         approval["version"] = nil
         try await database.collection(CollectionName.message).insertOne([
             "_id": .objectID(ObjectID()), "msi_key": .objectID(key), "title": "Held", "desc": "", "message": "",
@@ -24,8 +25,10 @@ struct ApprovalDAOTests {
             let approvals = ApprovalDAO(database: database)
             let now = UnixTime.nowMilliseconds()
             let key = try await Self.heldWithoutVersion(in: database, now: now)
-            #expect(try await approvals.approve(key, version: 2, by: "bob", now: now, dueAt: now, deadlineAt: now) == nil)
-            let approved = try await approvals.approve(key, version: 1, by: "bob", now: now, dueAt: now, deadlineAt: now)
+            #expect(
+                try await approvals.approve(key, version: 2, by: "bob", now: now, dueAt: now, deadlineAt: now) == nil)
+            let approved = try await approvals.approve(
+                key, version: 1, by: "bob", now: now, dueAt: now, deadlineAt: now)
             #expect(approved?.msiKey == key)
             let stored = try await database.collection(CollectionName.message).findOne(["msi_key": .objectID(key)])
             #expect(stored?[path: "approval.state"]?.stringValue == "approved")

@@ -22,15 +22,17 @@ struct BackoffTests {
 
     @Test func theWaitDoublesUpToTheCapAndStartsOverAfterASuccess() {
         var backoff = Backoff(first: .milliseconds(200), cap: .seconds(1), jitter: 0.5, random: Self.drawing([0]))
-        #expect((0..<5).map { _ in backoff.next() }
-            == [.milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
+        #expect(
+            (0..<5).map { _ in backoff.next() }
+                == [.milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
         backoff.reset()
         #expect(backoff.next() == .milliseconds(200))
         #expect(backoff.next() == .milliseconds(400))
     }
 
     @Test func jitterCutsAWaitByAtMostItsShareOfTheStep() {
-        var backoff = Backoff(first: .seconds(1), cap: .seconds(8), jitter: 0.25, random: Self.drawing([1, 0.5, 0, 2, -1]))
+        var backoff = Backoff(
+            first: .seconds(1), cap: .seconds(8), jitter: 0.25, random: Self.drawing([1, 0.5, 0, 2, -1]))
         // 1 s cut by a quarter; 2 s by an eighth; 4 s not at all; draws outside 0...1 count as their bound.
         #expect(backoff.next() == .milliseconds(750))
         #expect(backoff.next() == .milliseconds(1_750))

@@ -52,7 +52,10 @@ struct BatchingGateTests {
         // One batch for the first caller, then whole submissions of the forty waiting items, at most 16 a batch.
         #expect(batches.count == 4)
         #expect(batches.dropFirst().map(\.count) == [16, 16, 8])
-        #expect(batches.dropFirst().allSatisfy { batch in stride(from: 0, to: batch.count, by: 2).allSatisfy { batch[$0] + 1 == batch[$0 + 1] } })
+        #expect(
+            batches.dropFirst().allSatisfy { batch in
+                stride(from: 0, to: batch.count, by: 2).allSatisfy { batch[$0] + 1 == batch[$0 + 1] }
+            })
     }
 
     @Test func aFailingBatchFailsItsCallersAndTheNextBatchIsTriedAfresh() async throws {

@@ -10,8 +10,10 @@ struct CatchUpQueryTests {
 
     /// A stored message on `topic` at `timestamp`, with a `relay` sub-document when `relay` is given.
     @discardableResult
-    static func insert(_ database: MongoDatabase, _ title: String, topic: String, at timestamp: Int64,
-                       id: ObjectID = ObjectID(), relay: BSONDocument? = ["state": "sent"]) async throws -> ObjectID {
+    static func insert(
+        _ database: MongoDatabase, _ title: String, topic: String, at timestamp: Int64,
+        id: ObjectID = ObjectID(), relay: BSONDocument? = ["state": "sent"]
+    ) async throws -> ObjectID {
         var document: BSONDocument = [
             "_id": .objectID(id), "msi_key": .objectID(ObjectID()), "title": .string(title), "desc": "", "message": "m",
             "topic_key": .string(topic), "distribution": "Information", "sender": "ann", "timestamp": .int64(timestamp),
@@ -26,7 +28,8 @@ struct CatchUpQueryTests {
         var pages: [[String]] = []
         var after: MessageCursor?
         repeat {
-            let page = try await dao.catchUp(CatchUpQuery(topicKeys: topics, since: since, limit: limit, after: after, now: now))
+            let page = try await dao.catchUp(
+                CatchUpQuery(topicKeys: topics, since: since, limit: limit, after: after, now: now))
             pages.append(page.messages.map(\.title))
             after = page.next
         } while after != nil
@@ -40,19 +43,26 @@ struct CatchUpQueryTests {
             try await Self.insert(database, "before", topic: "a", at: t - 1)
             try await Self.insert(database, "at-since", topic: "a", at: t)
             try await Self.insert(database, "legacy", topic: "b", at: t + 1, relay: nil)
-            try await Self.insert(database, "expired", topic: "a", at: t + 2, relay: ["state": "sent", "expires_at": .int64(Self.now)])
-            try await Self.insert(database, "ttl-left", topic: "b", at: t + 3,
-                                  relay: ["state": "sent", "expires_at": .int64(Self.now + 1), "ttl": 60])
-            try await Self.insert(database, "scheduled", topic: "a", at: t + 4,
-                                  relay: ["state": "pending", "due_at": .int64(Self.now + 1), "send_at": .int64(Self.now + 1)])
-            try await Self.insert(database, "due", topic: "a", at: t + 5,
-                                  relay: ["state": "pending", "due_at": .int64(Self.now), "send_at": .int64(Self.now)])
+            try await Self.insert(
+                database, "expired", topic: "a", at: t + 2, relay: ["state": "sent", "expires_at": .int64(Self.now)])
+            try await Self.insert(
+                database, "ttl-left", topic: "b", at: t + 3,
+                relay: ["state": "sent", "expires_at": .int64(Self.now + 1), "ttl": 60])
+            try await Self.insert(
+                database, "scheduled", topic: "a", at: t + 4,
+                relay: ["state": "pending", "due_at": .int64(Self.now + 1), "send_at": .int64(Self.now + 1)])
+            try await Self.insert(
+                database, "due", topic: "a", at: t + 5,
+                relay: ["state": "pending", "due_at": .int64(Self.now), "send_at": .int64(Self.now)])
             try await Self.insert(database, "other-topic", topic: "c", at: t + 6)
             // FCM asked to wait: its retry is later, but the phone that catches up gets it now.
-            try await Self.insert(database, "retried", topic: "a", at: t + 7, relay: ["state": "pending", "due_at": .int64(Self.now + 60_000)])
+            try await Self.insert(
+                database, "retried", topic: "a", at: t + 7,
+                relay: ["state": "pending", "due_at": .int64(Self.now + 60_000)])
             let dao = MessageDAO(database: database)
-            #expect(try await Self.all(dao, topics: ["a", "b"], since: t, limit: 200)
-                == [["at-since", "legacy", "ttl-left", "due", "retried"]])
+            #expect(
+                try await Self.all(dao, topics: ["a", "b"], since: t, limit: 200)
+                    == [["at-since", "legacy", "ttl-left", "due", "retried"]])
             #expect(try await Self.all(dao, topics: [], since: 0, limit: 200) == [[]])
         }
     }
@@ -63,12 +73,16 @@ struct CatchUpQueryTests {
             // Seven messages in one millisecond, inserted out of `_id` order, and two later ones.
             let ids = (0..<7).map { _ in ObjectID() }
             for index in [3, 0, 6, 1, 5, 2, 4] {
-                try await Self.insert(database, "same-\(index)", topic: index % 2 == 0 ? "a" : "b", at: Self.now - 10, id: ids[index])
+                try await Self.insert(
+                    database, "same-\(index)", topic: index % 2 == 0 ? "a" : "b", at: Self.now - 10, id: ids[index])
             }
             try await Self.insert(database, "later-0", topic: "b", at: Self.now - 5)
             try await Self.insert(database, "later-1", topic: "a", at: Self.now - 1)
             let pages = try await Self.all(MessageDAO(database: database), topics: ["a", "b"], since: 0, limit: 3)
-            #expect(pages == [["same-0", "same-1", "same-2"], ["same-3", "same-4", "same-5"], ["same-6", "later-0", "later-1"]])
+            #expect(
+                pages == [
+                    ["same-0", "same-1", "same-2"], ["same-3", "same-4", "same-5"], ["same-6", "later-0", "later-1"],
+                ])
         }
     }
 

@@ -9,10 +9,14 @@ import Testing
 @Suite("Claim queries")
 struct ClaimQueryTests {
     /// How many documents the server examines to answer `filter` sorted by `sort` on `collection`.
-    static func examined(_ filter: BSONDocument, sort: BSONDocument, on collection: String,
-                         in database: MongoDatabase) async throws -> Int64 {
+    static func examined(
+        _ filter: BSONDocument, sort: BSONDocument, on collection: String,
+        in database: MongoDatabase
+    ) async throws -> Int64 {
         let plan = try await database.runCommand([
-            "explain": ["find": .string(collection), "filter": .document(filter), "sort": .document(sort), "limit": 64],
+            "explain": [
+                "find": .string(collection), "filter": .document(filter), "sort": .document(sort), "limit": 64,
+            ],
             "verbosity": "executionStats",
         ])
         return try #require(plan[path: "executionStats.totalDocsExamined"]?.int64Value)
@@ -23,24 +27,38 @@ struct ClaimQueryTests {
             try await DatabaseIndexes.ensure(in: database)
             let now: Int64 = 1_800_000_000_000
             let messages = database.collection(CollectionName.message)
-            _ = try await messages.insertMany((0..<300).map { index in
-                ["_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()), "timestamp": .int64(now - Int64(index)),
-                 "relay": ["state": "sent", "due_at": .int64(now - Int64(index))]]
-            } + [["_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()), "timestamp": .int64(now),
-                  "relay": ["state": "pending", "due_at": .int64(now - 5), "lease_until": .int64(now + 1_000)]]])
-            #expect(try await Self.examined(OutboxDAO.due(now: now), sort: ["relay.due_at": 1],
-                                            on: CollectionName.message, in: database) <= 1)
+            _ = try await messages.insertMany(
+                (0..<300).map { index in
+                    [
+                        "_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()),
+                        "timestamp": .int64(now - Int64(index)),
+                        "relay": ["state": "sent", "due_at": .int64(now - Int64(index))],
+                    ]
+                } + [
+                    [
+                        "_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()), "timestamp": .int64(now),
+                        "relay": ["state": "pending", "due_at": .int64(now - 5), "lease_until": .int64(now + 1_000)],
+                    ]
+                ])
+            #expect(
+                try await Self.examined(
+                    OutboxDAO.due(now: now), sort: ["relay.due_at": 1],
+                    on: CollectionName.message, in: database) <= 1)
             // The one pending message is leased: nothing to claim, and nothing waits for a worker.
-            #expect(try await OutboxDAO(database: database).claim(owner: "test", now: now, leaseMS: 1_000, limit: 8) == nil)
+            #expect(
+                try await OutboxDAO(database: database).claim(owner: "test", now: now, leaseMS: 1_000, limit: 8) == nil)
             #expect(try await OutboxDAO(database: database).oldestWaitingDueAt(now: now) == nil)
             #expect(try await OutboxDAO(database: database).oldestWaitingDueAt(now: now + 2_000) == now - 5)
 
             let deliveries = database.collection(CollectionName.webhookDeliveries)
-            _ = try await deliveries.insertMany((0..<300).map { index in
-                ["_id": .objectID(ObjectID()), "state": "delivered", "due_at": .int64(now - Int64(index))]
-            } + [["_id": .objectID(ObjectID()), "state": "pending", "due_at": .int64(now - 5)]])
-            #expect(try await Self.examined(WebhookDeliveryDAO.due(now: now), sort: ["due_at": 1],
-                                            on: CollectionName.webhookDeliveries, in: database) <= 1)
+            _ = try await deliveries.insertMany(
+                (0..<300).map { index in
+                    ["_id": .objectID(ObjectID()), "state": "delivered", "due_at": .int64(now - Int64(index))]
+                } + [["_id": .objectID(ObjectID()), "state": "pending", "due_at": .int64(now - 5)]])
+            #expect(
+                try await Self.examined(
+                    WebhookDeliveryDAO.due(now: now), sort: ["due_at": 1],
+                    on: CollectionName.webhookDeliveries, in: database) <= 1)
         }
     }
 
@@ -48,26 +66,44 @@ struct ClaimQueryTests {
         try await TestDatabase.with { database in
             let messages = database.collection(CollectionName.message)
             // A hub that ran the first version: its index is dropped at start.
-            try await messages.createIndexes([IndexModel(keys: ["ack.next_at": 1], name: "ack.next_at",
-                                                         partialFilter: ["ack.next_at": ["$exists": true]])])
+            try await messages.createIndexes([
+                IndexModel(
+                    keys: ["ack.next_at": 1], name: "ack.next_at",
+                    partialFilter: ["ack.next_at": ["$exists": true]])
+            ])
             try await DatabaseIndexes.ensure(in: database)
             let listed = try await database.runCommand(["listIndexes": .string(CollectionName.message)])
-            let names = (listed[path: "cursor.firstBatch"]?.arrayValue ?? []).compactMap { $0.documentValue?["name"]?.stringValue }
+            let names = (listed[path: "cursor.firstBatch"]?.arrayValue ?? []).compactMap {
+                $0.documentValue?["name"]?.stringValue
+            }
             #expect(names.contains(AcknowledgementDAO.index.name) && !names.contains("ack.next_at"))
 
             let now: Int64 = 1_800_000_000_000
-            _ = try await messages.insertMany((0..<300).map { index in
-                ["_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()), "timestamp": .int64(now - Int64(index))]
-            })
-            let due: BSONDocument = ["_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()),
-                                     "ack": ["next_at": .int64(now - 10)]]
-            _ = try await messages.insertMany([due, ["_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()),
-                                                     "ack": ["next_at": .int64(now + 60_000)]]])
-            let examined = try await Self.examined(["ack.next_at": AcknowledgementDAO.due(now)], sort: ["ack.next_at": 1],
-                                                   on: CollectionName.message, in: database)
+            _ = try await messages.insertMany(
+                (0..<300).map { index in
+                    [
+                        "_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()),
+                        "timestamp": .int64(now - Int64(index)),
+                    ]
+                })
+            let due: BSONDocument = [
+                "_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()),
+                "ack": ["next_at": .int64(now - 10)],
+            ]
+            _ = try await messages.insertMany([
+                due,
+                [
+                    "_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()),
+                    "ack": ["next_at": .int64(now + 60_000)],
+                ],
+            ])
+            let examined = try await Self.examined(
+                ["ack.next_at": AcknowledgementDAO.due(now)], sort: ["ack.next_at": 1],
+                on: CollectionName.message, in: database)
             #expect(examined <= 2, "the claim examined \(examined) documents")
 
-            let claimed = try await AcknowledgementDAO(database: database, now: { now }).claim(owner: "test", leaseMS: 1_000)
+            let claimed = try await AcknowledgementDAO(database: database, now: { now }).claim(
+                owner: "test", leaseMS: 1_000)
             #expect(claimed == nil)  // not an escalation this hub can read: taken off the index
             #expect(try await messages.findOne(["_id": due["_id"]!])?[path: "ack.next_at"] == nil)
         }

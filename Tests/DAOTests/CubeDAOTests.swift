@@ -47,7 +47,8 @@ struct ChannelDAOTests {
             #expect(try await cube.channels.get(added.id).name == "Faculty")
             #expect(try await cube.channels.getAll().count == 2)
 
-            let updated = try await cube.channels.update(added.id, ChannelDraft(name: "Staff", desc: "d", access: ["ann"]))
+            let updated = try await cube.channels.update(
+                added.id, ChannelDraft(name: "Staff", desc: "d", access: ["ann"]))
             #expect(updated.name == "Staff" && updated.access == ["ann"])
             let kept = try await cube.channels.update(added.id, ChannelDraft(name: "Staff 2", desc: "d"))
             #expect(kept.access == ["ann"])
@@ -90,10 +91,14 @@ struct AreaDAOTests {
     @Test func addAppendsAnAreaWithIdAccessAndSubjects() async throws {
         try await Cube.withLegacy { cube in
             let before = try await cube.raw()
-            let area = try await cube.areas.add(channelID: Legacy.channelID, AreaDraft(name: "Exams", desc: "Exam news"))
+            let area = try await cube.areas.add(
+                channelID: Legacy.channelID, AreaDraft(name: "Exams", desc: "Exam news"))
             let after = try await cube.raw()
             let stored = try #require(element(after, area: 2))
-            #expect(stored == ["id": .objectID(area.id), "name": "Exams", "desc": "Exam news", "access": [], "subjects": []])
+            #expect(
+                stored == [
+                    "id": .objectID(area.id), "name": "Exams", "desc": "Exam news", "access": [], "subjects": [],
+                ])
             #expect(element(after, area: 0) == element(before, area: 0))
             #expect(element(after, area: 1) == element(before, area: 1))
         }
@@ -102,8 +107,9 @@ struct AreaDAOTests {
     @Test func updateChangesOnlyNameAndDescOfTheAddressedArea() async throws {
         try await Cube.withLegacy { cube in
             let before = try await cube.raw()
-            let area = try await cube.areas.update(channelID: Legacy.channelID, areaID: Legacy.libraryID,
-                                                   AreaDraft(name: "Libraries", desc: "All libraries"))
+            let area = try await cube.areas.update(
+                channelID: Legacy.channelID, areaID: Legacy.libraryID,
+                AreaDraft(name: "Libraries", desc: "All libraries"))
             #expect(area.name == "Libraries" && area.subjects.count == 2)
             let after = try await cube.raw()
             var library = try #require(element(after, area: 0))
@@ -129,7 +135,9 @@ struct AreaDAOTests {
     @Test func missingChannelOrAreaIsNamed() async throws {
         try await Cube.withLegacy { cube in
             let draft = AreaDraft(name: "a", desc: "b")
-            let noChannel = await #expect(throws: DAOError.self) { try await cube.areas.add(channelID: ObjectID(), draft) }
+            let noChannel = await #expect(throws: DAOError.self) {
+                try await cube.areas.add(channelID: ObjectID(), draft)
+            }
             #expect(noChannel?.code == .channelNotFound)
             let noChannel2 = await #expect(throws: DAOError.self) {
                 try await cube.areas.update(channelID: ObjectID(), areaID: Legacy.libraryID, draft)
@@ -151,7 +159,9 @@ struct AreaDAOTests {
             let channel = try await cube.channels.add(ChannelDraft(name: "Busy", desc: ""))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<20 {
-                    group.addTask { _ = try await cube.areas.add(channelID: channel.id, AreaDraft(name: "A\(index)", desc: "")) }
+                    group.addTask {
+                        _ = try await cube.areas.add(channelID: channel.id, AreaDraft(name: "A\(index)", desc: ""))
+                    }
                 }
                 try await group.waitForAll()
             }
@@ -173,10 +183,11 @@ struct SubjectDAOTests {
             #expect(subject.topicKey == "\(Legacy.channelID.hex)-\(Legacy.sportsID.hex)-\(subject.id.hex)")
             let after = try await cube.raw()
             let stored = try #require(element(after, area: 1, subject: 1))
-            #expect(stored == [
-                "id": .objectID(subject.id), "name": "Closures", "desc": "Closed rooms", "access": [], "tags": [],
-                "opt": ["level": "Recommended", "distribution": "Alert"], "topic_key": .string(subject.topicKey),
-            ])
+            #expect(
+                stored == [
+                    "id": .objectID(subject.id), "name": "Closures", "desc": "Closed rooms", "access": [], "tags": [],
+                    "opt": ["level": "Recommended", "distribution": "Alert"], "topic_key": .string(subject.topicKey),
+                ])
             #expect(element(after, area: 1, subject: 0) == element(before, area: 1, subject: 0))
             #expect(element(after, area: 0) == element(before, area: 0))
         }
@@ -207,7 +218,8 @@ struct SubjectDAOTests {
     @Test func deleteRemovesOnlyTheAddressedSubject() async throws {
         try await Cube.withLegacy { cube in
             let before = try await cube.raw()
-            try await cube.subjects.delete(channelID: Legacy.channelID, areaID: Legacy.libraryID, subjectID: Legacy.hoursID)
+            try await cube.subjects.delete(
+                channelID: Legacy.channelID, areaID: Legacy.libraryID, subjectID: Legacy.hoursID)
             let after = try await cube.raw()
             #expect(element(after, area: 0)?["subjects"]?.arrayValue?.count == 1)
             #expect(element(after, area: 0, subject: 0) == element(before, area: 0, subject: 1))
@@ -252,7 +264,10 @@ struct SubjectDAOTests {
             let error = await #expect(throws: DAOError.self) { try await cube.subjects.find(topicKey: "nope") }
             #expect(error?.code == .topicNotFound)
             let plan = try await cube.database.runCommand([
-                "explain": ["find": .string(CollectionName.icube), "filter": ["areas.subjects.topic_key": .string(Legacy.hoursTopic)]],
+                "explain": [
+                    "find": .string(CollectionName.icube),
+                    "filter": ["areas.subjects.topic_key": .string(Legacy.hoursTopic)],
+                ]
             ])
             #expect(LegacyJSONWriter().string(plan).contains("areas.subjects.topic_key"))
         }
@@ -263,7 +278,8 @@ struct SubjectDAOTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<50 {
                     group.addTask {
-                        _ = try await cube.subjects.add(channelID: Legacy.channelID, areaID: Legacy.sportsID,
+                        _ = try await cube.subjects.add(
+                            channelID: Legacy.channelID, areaID: Legacy.sportsID,
                             SubjectDraft(name: "S\(index)", desc: "", level: .optional, distribution: .information))
                     }
                 }
@@ -279,14 +295,19 @@ struct SubjectDAOTests {
         try await Cube.withLegacy { cube in
             var ids: [ObjectID] = []
             for index in 0..<12 {
-                ids.append(try await cube.subjects.add(channelID: Legacy.channelID, areaID: Legacy.sportsID,
-                    SubjectDraft(name: "S\(index)", desc: "", level: .optional, distribution: .information)).id)
+                ids.append(
+                    try await cube.subjects.add(
+                        channelID: Legacy.channelID, areaID: Legacy.sportsID,
+                        SubjectDraft(name: "S\(index)", desc: "", level: .optional, distribution: .information)
+                    ).id)
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, id) in ids.enumerated() {
                     group.addTask {
-                        _ = try await cube.subjects.update(channelID: Legacy.channelID, areaID: Legacy.sportsID, subjectID: id,
-                            SubjectDraft(name: "renamed \(index)", desc: "d\(index)", level: .forced, distribution: .alert))
+                        _ = try await cube.subjects.update(
+                            channelID: Legacy.channelID, areaID: Legacy.sportsID, subjectID: id,
+                            SubjectDraft(
+                                name: "renamed \(index)", desc: "d\(index)", level: .forced, distribution: .alert))
                     }
                 }
                 try await group.waitForAll()

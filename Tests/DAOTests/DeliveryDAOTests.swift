@@ -5,10 +5,13 @@ import Testing
 
 @Suite("Per-device deliveries in the database")
 struct DeliveryDAOTests {
-    static func delivery(_ message: ObjectID, _ device: ObjectID = ObjectID(), person: String = "p1",
-                         group: String? = nil, platform: Platform = .android) -> Delivery {
-        Delivery(message: message, device: device, person: person, group: group, platform: platform,
-                 registration: "token-\(device.hex)")
+    static func delivery(
+        _ message: ObjectID, _ device: ObjectID = ObjectID(), person: String = "p1",
+        group: String? = nil, platform: Platform = .android
+    ) -> Delivery {
+        Delivery(
+            message: message, device: device, person: person, group: group, platform: platform,
+            registration: "token-\(device.hex)")
     }
 
     @Test func anAnswerIsStoredOnceWithoutTheTokenAndAPendingOneGivesWayToTheNextAttemptsAnswer() async throws {
@@ -24,8 +27,11 @@ struct DeliveryDAOTests {
             outcomes.append(DeliveryOutcome(list[200], state: .sent))
             #expect(try await dao.record(outcomes) == 191)
             // A late answer for one answered for good changes nothing; a pending one takes the next attempt's answer.
-            #expect(try await dao.record([DeliveryOutcome(list[0], state: .failed, code: "INTERNAL"),
-                                          DeliveryOutcome(list[180], state: .sent)]) == 1)
+            #expect(
+                try await dao.record([
+                    DeliveryOutcome(list[0], state: .failed, code: "INTERNAL"),
+                    DeliveryOutcome(list[180], state: .sent),
+                ]) == 1)
             let counts = try await dao.counts(of: message)
             #expect(counts.byState == [.sent: 152, .failed: 20, .unregistered: 10, .pending: 9, .deferred: 0])
             let collection = database.collection(CollectionName.deliveries)
@@ -37,8 +43,10 @@ struct DeliveryDAOTests {
             let grouped = try #require(try await collection.findOne(["_id": .string(list[200].id)]))
             #expect(grouped["via"] == "group" && grouped["group"] == "chess")
             // What a later attempt leaves out: the answers for good, not the pending ones nor devices never answered.
-            let answered = try await dao.answered([list[0].id, list[160].id, list[185].id, list[180].id,
-                                                   Self.delivery(message).id])
+            let answered = try await dao.answered([
+                list[0].id, list[160].id, list[185].id, list[180].id,
+                Self.delivery(message).id,
+            ])
             #expect(answered == [list[0].id, list[160].id, list[180].id])
         }
     }
@@ -49,8 +57,9 @@ struct DeliveryDAOTests {
             let dao = DeliveryDAO(database: database)
             let message = ObjectID(), other = ObjectID()
             let devices = (0..<5).map { _ in ObjectID() }
-            try await dao.record((devices.map { Self.delivery(message, $0) } + [Self.delivery(other)])
-                .map { DeliveryOutcome($0, state: .sent) })
+            try await dao.record(
+                (devices.map { Self.delivery(message, $0) } + [Self.delivery(other)])
+                    .map { DeliveryOutcome($0, state: .sent) })
             let first = try await dao.page(of: message, after: nil, limit: 3)
             #expect(first.map(\.device) == Array(devices.prefix(3)))
             #expect(first.allSatisfy { $0.registration.isEmpty })
@@ -79,13 +88,16 @@ struct DeliveryDAOTests {
             let devices = DeviceDAO(database: database)
             var ids: [String: ObjectID] = [:]
             for (token, person) in [("t1", "ann"), ("t2", "ann"), ("t3", "bob"), ("t4", "cid")] {
-                let device = try await devices.register(registration: token, platform: .android, locale: nil,
-                                                        appVersion: nil, secretHash: "-").device
+                let device = try await devices.register(
+                    registration: token, platform: .android, locale: nil,
+                    appVersion: nil, secretHash: "-"
+                ).device
                 _ = try await devices.bind(device.id, person: person)
                 ids[token] = device.id
             }
-            _ = try await devices.register(registration: "unbound", platform: .ios, locale: nil, appVersion: nil,
-                                           secretHash: "-")
+            _ = try await devices.register(
+                registration: "unbound", platform: .ios, locale: nil, appVersion: nil,
+                secretHash: "-")
             try await devices.markUnregistered(registrations: ["t2"])
             let found = try await devices.active(ofPersons: ["ann", "bob", "nobody"])
             #expect(Set(found.map(\.registration)) == ["t1", "t3"])

@@ -10,8 +10,9 @@ struct FenceDAOTests {
             try await DatabaseIndexes.ensure(in: database)
             let mine = FenceDAO(database: database)
             let theirs = FenceDAO(database: database)
-            let stream = try await database.watch(pipeline: [mine.changeFilter(collections: [CollectionName.icube])],
-                                                  maxAwaitTimeMS: 200)
+            let stream = try await database.watch(
+                pipeline: [mine.changeFilter(collections: [CollectionName.icube])],
+                maxAwaitTimeMS: 200)
             try await theirs.write(1)
             try await mine.write(1)  // an insert (upsert) ...
             try await database.collection(CollectionName.icube).insertOne(["name": "after the fence"])

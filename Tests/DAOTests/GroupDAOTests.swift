@@ -16,9 +16,11 @@ struct GroupDAOTests {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
             let groups = GroupDAO(database: database)
-            let first = try await groups.replace(id: "class-7b", name: "7B", access: ["ann"], persons: ["p1", "p2", "p3"])
+            let first = try await groups.replace(
+                id: "class-7b", name: "7B", access: ["ann"], persons: ["p1", "p2", "p3"])
             #expect(first.created && first.group.memberCount == 3)
-            let second = try await groups.replace(id: "class-7b", name: "Class 7B", access: [], persons: ["p2", "p3", "p4"])
+            let second = try await groups.replace(
+                id: "class-7b", name: "Class 7B", access: [], persons: ["p2", "p3", "p4"])
             #expect(!second.created)
             #expect(second.group.memberCount == 3 && second.group.name == "Class 7B" && second.group.access.isEmpty)
             #expect(try await Self.stored("class-7b", in: database) == ["p2", "p3", "p4"])

@@ -21,15 +21,20 @@ struct MessageDAOTests {
         try await TestDatabase.with { database in
             let clock = ManualClock()
             let dao = MessageDAO(database: database, now: clock.now)
-            let added = try await dao.add(MessageDraft(title: "Closed", desc: "Library closed", message: "All day",
-                                                       topicKey: "a-b-c", distribution: .alert, sender: "ann",
-                                                       extra: ["relay": ["state": "pending"]]))
+            let added = try await dao.add(
+                MessageDraft(
+                    title: "Closed", desc: "Library closed", message: "All day",
+                    topicKey: "a-b-c", distribution: .alert, sender: "ann",
+                    extra: ["relay": ["state": "pending"]]))
             let raw = try #require(try await database.collection(CollectionName.message).findOne([:]))
-            #expect(raw == [
-                "_id": .objectID(added.id), "msi_key": .objectID(added.msiKey), "title": "Closed", "desc": "Library closed",
-                "message": "All day", "topic_key": "a-b-c", "distribution": "Alert", "urgency": "active", "sender": "ann",
-                "timestamp": .int64(1_700_000_000_000), "relay": ["state": "pending"],
-            ])
+            #expect(
+                raw == [
+                    "_id": .objectID(added.id), "msi_key": .objectID(added.msiKey), "title": "Closed",
+                    "desc": "Library closed",
+                    "message": "All day", "topic_key": "a-b-c", "distribution": "Alert", "urgency": "active",
+                    "sender": "ann",
+                    "timestamp": .int64(1_700_000_000_000), "relay": ["state": "pending"],
+                ])
             let fetched = try await dao.get(msiKey: added.msiKey)
             #expect(fetched.title == "Closed" && fetched.timestamp == 1_700_000_000_000)
             let error = await #expect(throws: DAOError.self) { try await dao.get(msiKey: ObjectID()) }
@@ -98,7 +103,9 @@ struct MessageDAOTests {
             let messages = database.collection(CollectionName.message)
             let key = ObjectID()
             try await messages.insertOne(["msi_key": .objectID(key)])
-            let error = await #expect(throws: MongoError.self) { try await messages.insertOne(["msi_key": .objectID(key)]) }
+            let error = await #expect(throws: MongoError.self) {
+                try await messages.insertOne(["msi_key": .objectID(key)])
+            }
             #expect(error?.code == .duplicateKey)
         }
     }

@@ -8,14 +8,19 @@ struct OutboxDAOTests {
     static let now: Int64 = 1_800_000_000_000
 
     /// Stores `count` pending messages due at `now` (or later ones when `dueIn` is given).
-    func seed(_ database: MongoDatabase, count: Int, distribution: Distribution = .alert, dueIn: Int64 = 0) async throws -> [Message] {
+    func seed(_ database: MongoDatabase, count: Int, distribution: Distribution = .alert, dueIn: Int64 = 0) async throws
+        -> [Message]
+    {
         let messages = MessageDAO(database: database, now: { Self.now })
         var added: [Message] = []
         for index in 0..<count {
             let plan = RelayPlan(dueAt: Self.now + dueIn, deadlineAt: Self.now + 3_600_000)
-            added.append(try await messages.add(MessageDraft(
-                title: "t\(index)", desc: "d", message: "m", topicKey: "a-b-c", distribution: distribution, sender: "ann",
-                extra: ["relay": .document(plan.document(for: distribution))])))
+            added.append(
+                try await messages.add(
+                    MessageDraft(
+                        title: "t\(index)", desc: "d", message: "m", topicKey: "a-b-c", distribution: distribution,
+                        sender: "ann",
+                        extra: ["relay": .document(plan.document(for: distribution))])))
         }
         return added
     }
@@ -39,7 +44,9 @@ struct OutboxDAOTests {
                 for worker in 0..<6 {
                     group.addTask {
                         var claimed: [ObjectID] = []
-                        while let batch = try await outbox.claim(owner: "w\(worker)", now: Self.now, leaseMS: 60_000, limit: 4) {
+                        while let batch = try await outbox.claim(
+                            owner: "w\(worker)", now: Self.now, leaseMS: 60_000, limit: 4)
+                        {
                             claimed += batch.messages.map(\.id)
                         }
                         return claimed
@@ -62,18 +69,26 @@ struct OutboxDAOTests {
             _ = try await seed(database, count: 2, dueIn: 60_000)
             let outbox = OutboxDAO(database: database)
             // Another worker holds one of the middle ones.
-            let other = try #require(try await outbox.claim(owner: "other", now: Self.now, leaseMS: 60_000, limit: 1,
-                                                            due: (Self.now - 6_000)...(Self.now - 4_000)))
+            let other = try #require(
+                try await outbox.claim(
+                    owner: "other", now: Self.now, leaseMS: 60_000, limit: 1,
+                    due: (Self.now - 6_000)...(Self.now - 4_000)))
             #expect(other.messages.map(\.id) == [middle[0].id])
-            let slice = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 64,
-                                                            due: (Self.now - 6_000)...(Self.now - 4_000)))
+            let slice = try #require(
+                try await outbox.claim(
+                    owner: "w", now: Self.now, leaseMS: 60_000, limit: 64,
+                    due: (Self.now - 6_000)...(Self.now - 4_000)))
             #expect(Set(slice.messages.map(\.id)) == Set(middle.dropFirst().map(\.id)))
             #expect(slice.messages.allSatisfy { $0.dueAt == Self.now - 5_000 })
             // The slice is spent; one past `now` finds nothing not yet due.
-            #expect(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 64,
-                                           due: (Self.now - 6_000)...(Self.now - 4_000)) == nil)
-            #expect(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 64,
-                                           due: (Self.now + 1)...(Self.now + 120_000)) == nil)
+            #expect(
+                try await outbox.claim(
+                    owner: "w", now: Self.now, leaseMS: 60_000, limit: 64,
+                    due: (Self.now - 6_000)...(Self.now - 4_000)) == nil)
+            #expect(
+                try await outbox.claim(
+                    owner: "w", now: Self.now, leaseMS: 60_000, limit: 64,
+                    due: (Self.now + 1)...(Self.now + 120_000)) == nil)
             // The whole outbox still gives the oldest first.
             let rest = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 3))
             #expect(Set(rest.messages.map(\.id)) == Set(old.map(\.id)))
@@ -106,20 +121,24 @@ struct OutboxDAOTests {
             let edited = seeded[0], other = seeded[1]
             let expected = try #require(RelayState(message: batch.messages.first { $0.id == edited.id }!.document))
             // Withdrawn while the worker holds it: its relay and lease stay, its notice waits, `relay.edit` moves on.
-            let notice = RelayNotice(component: .withdrawal, dueAt: Self.now + 5, deadlineAt: Self.now + 3_600_000,
-                                     handover: .live)
-            #expect(try await MessageDAO(database: database).withdraw(
-                msiKey: edited.msiKey, expected: expected, at: Self.now + 5, by: "ann", reason: nil, cancel: false,
-                notice: notice))
+            let notice = RelayNotice(
+                component: .withdrawal, dueAt: Self.now + 5, deadlineAt: Self.now + 3_600_000,
+                handover: .live)
+            #expect(
+                try await MessageDAO(database: database).withdraw(
+                    msiKey: edited.msiKey, expected: expected, at: Self.now + 5, by: "ann", reason: nil, cancel: false,
+                    notice: notice))
             var stored = try #require(try await outbox.message(edited.id))
             var state = try #require(RelayState(message: stored.document))
             #expect(state.status == .pending && state.lease?.owner == batch.lease && state.edit == 1)
             #expect(state.unsent.contains(.withdrawal))
             #expect(try await outbox.edits(of: [edited.id, other.id]) == [edited.id: 1])
             // The worker, which read edit 0, sends both: the edited one stays pending, due at the write.
-            let written = try await outbox.record([
-                RelayOutcome(id: edited.id, status: .sent, edit: 0), RelayOutcome(id: other.id, status: .sent, edit: 0),
-            ], lease: batch.lease, now: Self.now + 10)
+            let written = try await outbox.record(
+                [
+                    RelayOutcome(id: edited.id, status: .sent, edit: 0),
+                    RelayOutcome(id: other.id, status: .sent, edit: 0),
+                ], lease: batch.lease, now: Self.now + 10)
             #expect(written == 2)
             stored = try #require(try await outbox.message(edited.id))
             state = try #require(RelayState(message: stored.document))
@@ -129,9 +148,13 @@ struct OutboxDAOTests {
             // A worker that read the edit sends its notice and the rest skipped: sent.
             let again = try #require(try await outbox.claim(owner: "w2", now: Self.now + 10, leaseMS: 60_000, limit: 2))
             #expect(again.messages.map(\.id) == [edited.id])
-            _ = try await outbox.record([RelayOutcome(id: edited.id, status: .sent,
-                                                      components: [.notification: .skipped, .data: .skipped],
-                                                      edit: 1)], lease: again.lease, now: Self.now + 20)
+            _ = try await outbox.record(
+                [
+                    RelayOutcome(
+                        id: edited.id, status: .sent,
+                        components: [.notification: .skipped, .data: .skipped],
+                        edit: 1)
+                ], lease: again.lease, now: Self.now + 20)
             stored = try #require(try await outbox.message(edited.id))
             state = try #require(RelayState(message: stored.document))
             #expect(state.status == .sent && state.isDone(.data) && state.components[.data]?.skipped == true)
@@ -148,25 +171,36 @@ struct OutboxDAOTests {
             let outcomes = batch.messages.enumerated().map { index, message -> RelayOutcome in
                 switch index % 3 {
                 case 0:
-                    return RelayOutcome(id: message.id, status: .sent, components: [
-                        .notification: .sent(name: "projects/p/messages/n\(message.id)"),
-                        .data: .sent(name: "projects/p/messages/d\(message.id)")])
+                    return RelayOutcome(
+                        id: message.id, status: .sent,
+                        components: [
+                            .notification: .sent(name: "projects/p/messages/n\(message.id)"),
+                            .data: .sent(name: "projects/p/messages/d\(message.id)"),
+                        ])
                 case 1:
-                    return RelayOutcome(id: message.id, status: .sent, components: [
-                        .notification: .failed(error: "INVALID_ARGUMENT", permanent: true),
-                        .data: .sent(name: "projects/p/messages/d\(message.id)")])
+                    return RelayOutcome(
+                        id: message.id, status: .sent,
+                        components: [
+                            .notification: .failed(error: "INVALID_ARGUMENT", permanent: true),
+                            .data: .sent(name: "projects/p/messages/d\(message.id)"),
+                        ])
                 default:
-                    return RelayOutcome(id: message.id, status: .pending, retryAt: Self.now + Int64(index),
-                                        components: [.data: .failed(error: "$unavailable \(index)", permanent: false)],
-                                        lastError: "$unavailable \(index)")
+                    return RelayOutcome(
+                        id: message.id, status: .pending, retryAt: Self.now + Int64(index),
+                        components: [.data: .failed(error: "$unavailable \(index)", permanent: false)],
+                        lastError: "$unavailable \(index)")
                 }
             }
-            #expect(RelayUpdate.statements(outcomes.map { $0.update(lease: batch.lease, now: Self.now) }).count == 3,
-                    "40 messages of 3 shapes (14, 13 and 13): one statement each")
+            #expect(
+                RelayUpdate.statements(outcomes.map { $0.update(lease: batch.lease, now: Self.now) }).count == 3,
+                "40 messages of 3 shapes (14, 13 and 13): one statement each")
             #expect(try await outbox.record(outcomes, lease: batch.lease, now: Self.now) == 40)
 
             let stored = try await database.collection(CollectionName.message).find([:])
-            let byID = Dictionary(uniqueKeysWithValues: stored.compactMap { document in document["_id"]?.objectIDValue.map { ($0, document) } })
+            let byID = Dictionary(
+                uniqueKeysWithValues: stored.compactMap { document in
+                    document["_id"]?.objectIDValue.map { ($0, document) }
+                })
             for (index, message) in batch.messages.enumerated() {
                 let document = try #require(byID[message.id])
                 let state = try #require(RelayState(message: document))
@@ -192,17 +226,22 @@ struct OutboxDAOTests {
         try await TestDatabase.with { database in
             let message = try #require(try await seed(database, count: 1).first)
             let outbox = OutboxDAO(database: database)
-            let crashed = try #require(try await outbox.claim(owner: "crashed", now: Self.now, leaseMS: 1_000, limit: 8))
+            let crashed = try #require(
+                try await outbox.claim(owner: "crashed", now: Self.now, leaseMS: 1_000, limit: 8))
             #expect(crashed.messages.map(\.id) == [message.id])
             #expect(try await outbox.claim(owner: "other", now: Self.now + 500, leaseMS: 1_000, limit: 8) == nil)
-            let again = try #require(try await outbox.claim(owner: "other", now: Self.now + 1_001, leaseMS: 1_000, limit: 8))
+            let again = try #require(
+                try await outbox.claim(owner: "other", now: Self.now + 1_001, leaseMS: 1_000, limit: 8))
             #expect(again.messages.map(\.id) == [message.id])
-            let sentData = RelayOutcome(id: message.id, status: .pending, retryAt: Self.now + 2_000,
-                                        components: [.data: .sent(name: "x")])
+            let sentData = RelayOutcome(
+                id: message.id, status: .pending, retryAt: Self.now + 2_000,
+                components: [.data: .sent(name: "x")])
             #expect(try await outbox.record([sentData], lease: crashed.lease, now: Self.now) == 0)
-            let done = RelayOutcome(id: message.id, status: .sent, components: [.data: .sent(name: "projects/p/messages/1")])
+            let done = RelayOutcome(
+                id: message.id, status: .sent, components: [.data: .sent(name: "projects/p/messages/1")])
             #expect(try await outbox.record([done], lease: again.lease, now: Self.now) == 1)
-            let stored = try #require(try await database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)]))
+            let stored = try #require(
+                try await database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)]))
             let state = try #require(RelayState(message: stored))
             #expect(state.status == .sent && state.attempts == 2)
             #expect(state.components[.data]?.name == "projects/p/messages/1")
@@ -218,7 +257,9 @@ struct OutboxDAOTests {
             let batch = try #require(try await outbox.claim(owner: "slow", now: Self.now, leaseMS: 1_000, limit: 8))
             #expect(try await outbox.extend(batch, until: Self.now + 5_000))
             #expect(try await outbox.claim(owner: "other", now: Self.now + 2_000, leaseMS: 1_000, limit: 8) == nil)
-            #expect(try await outbox.claim(owner: "other", now: Self.now + 5_001, leaseMS: 1_000, limit: 8)?.messages.count == 2)
+            #expect(
+                try await outbox.claim(owner: "other", now: Self.now + 5_001, leaseMS: 1_000, limit: 8)?.messages.count
+                    == 2)
             #expect(try await !outbox.extend(batch, until: Self.now + 9_000))
         }
     }
@@ -228,18 +269,23 @@ struct OutboxDAOTests {
             let message = try #require(try await seed(database, count: 1).first)
             let outbox = OutboxDAO(database: database)
             let first = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 8))
-            let retry = RelayOutcome(id: message.id, status: .pending, retryAt: Self.now + 5_000,
-                                     components: [.notification: .failed(error: "UNAVAILABLE", permanent: false)],
-                                     lastError: "UNAVAILABLE")
+            let retry = RelayOutcome(
+                id: message.id, status: .pending, retryAt: Self.now + 5_000,
+                components: [.notification: .failed(error: "UNAVAILABLE", permanent: false)],
+                lastError: "UNAVAILABLE")
             #expect(try await outbox.record([retry], lease: first.lease, now: Self.now) == 1)
             #expect(try await outbox.claim(owner: "w", now: Self.now + 4_999, leaseMS: 60_000, limit: 8) == nil)
             #expect(try await outbox.backlog(now: Self.now + 5_000).count == 1)
-            let second = try #require(try await outbox.claim(owner: "w", now: Self.now + 5_000, leaseMS: 60_000, limit: 8))
+            let second = try #require(
+                try await outbox.claim(owner: "w", now: Self.now + 5_000, leaseMS: 60_000, limit: 8))
             #expect(second.messages.map(\.id) == [message.id])
-            let refused = RelayOutcome(id: message.id, status: .failed,
-                                       components: [.notification: .failed(error: "INVALID_ARGUMENT", permanent: true),
-                                                    .data: .sent(name: "projects/p/messages/2")],
-                                       lastError: "INVALID_ARGUMENT")
+            let refused = RelayOutcome(
+                id: message.id, status: .failed,
+                components: [
+                    .notification: .failed(error: "INVALID_ARGUMENT", permanent: true),
+                    .data: .sent(name: "projects/p/messages/2"),
+                ],
+                lastError: "INVALID_ARGUMENT")
             #expect(try await outbox.record([refused], lease: second.lease, now: Self.now + 5_000) == 1)
             let stored = try #require(try await database.collection(CollectionName.message).findOne([:]))
             let state = try #require(RelayState(message: stored))
@@ -258,7 +304,9 @@ struct OutboxDAOTests {
             let outbox = OutboxDAO(database: database)
             #expect(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 1_000, limit: 8) == nil)
             #expect(try await outbox.backlog(now: Self.now).count == 0)
-            #expect(try await outbox.claim(owner: "w", now: Self.now + 60_000, leaseMS: 1_000, limit: 8)?.messages.count == 2)
+            #expect(
+                try await outbox.claim(owner: "w", now: Self.now + 60_000, leaseMS: 1_000, limit: 8)?.messages.count
+                    == 2)
         }
     }
 
@@ -267,9 +315,11 @@ struct OutboxDAOTests {
             let messages = MessageDAO(database: database, now: { Self.now })
             func store(_ direct: DirectRelay) async throws -> Message {
                 let plan = RelayPlan(dueAt: Self.now, deadlineAt: Self.now + 3_600_000, direct: direct)
-                return try await messages.add(MessageDraft(
-                    title: "t", desc: "d", message: "m", topicKey: "a-b-c", distribution: .information, sender: "ann",
-                    extra: ["relay": .document(plan.document(for: .information))]))
+                return try await messages.add(
+                    MessageDraft(
+                        title: "t", desc: "d", message: "m", topicKey: "a-b-c", distribution: .information,
+                        sender: "ann",
+                        extra: ["relay": .document(plan.document(for: .information))]))
             }
             var stored: [Message] = []
             for seq in 1...3 { stored.append(try await store(DirectRelay(owner: "w/1", seq: Int64(seq)))) }
@@ -281,8 +331,10 @@ struct OutboxDAOTests {
             #expect(try await outbox.claim(owner: "other", now: Self.now + 60_000, leaseMS: 1_000, limit: 8) == nil)
 
             // The record says the first is done with: it shows as sent, the others as pending.
-            #expect(try await progress.report(owner: "w/1", through: 1, since: Self.now, until: Self.now + 1_000,
-                                              now: Self.now))
+            #expect(
+                try await progress.report(
+                    owner: "w/1", through: 1, since: Self.now, until: Self.now + 1_000,
+                    now: Self.now))
             let shown = try await progress.resolved(stored).map { RelayState(message: $0.document)?.status }
             #expect(shown == [.sent, .pending, .pending])
             #expect(try await outbox.count(.sent, progress: progress) == 1)
@@ -293,8 +345,10 @@ struct OutboxDAOTests {
             let taken = try await progress.takeOverExpired(now: Self.now + 1_001)
             #expect(taken.map(\.owner) == ["w/1"] && taken.first?.through == 1)
             #expect(taken.first?.takenAt == Self.now + 1_001)
-            #expect(try await !progress.report(owner: "w/1", through: 3, since: Self.now, until: Self.now + 9_000,
-                                               now: Self.now))
+            #expect(
+                try await !progress.report(
+                    owner: "w/1", through: 3, since: Self.now, until: Self.now + 9_000,
+                    now: Self.now))
             #expect(try await progress.takeOverExpired(now: Self.now + 2_000).first?.takenAt == Self.now + 1_001)
 
             // Only the messages past `through` go back to the outbox, once.
@@ -320,10 +374,13 @@ struct OutboxDAOTests {
             let message = try #require(try await seed(database, count: 1).first)
             let outbox = OutboxDAO(database: database)
             let batch = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 60_000, limit: 8))
-            var update = RelayUpdate(id: message.id, lease: batch.lease, component: .notification,
-                                     result: .sent(name: "projects/p/messages/1"), at: Self.now)
-            update.merge(RelayUpdate(id: message.id, lease: batch.lease, component: .data,
-                                     result: .sent(name: "projects/p/messages/2"), at: Self.now + 5))
+            var update = RelayUpdate(
+                id: message.id, lease: batch.lease, component: .notification,
+                result: .sent(name: "projects/p/messages/1"), at: Self.now)
+            update.merge(
+                RelayUpdate(
+                    id: message.id, lease: batch.lease, component: .data,
+                    result: .sent(name: "projects/p/messages/2"), at: Self.now + 5))
             update.merge(RelayOutcome(id: message.id, status: .sent).update(lease: batch.lease, now: Self.now + 6))
             #expect(update.endsLease)
             #expect(try await outbox.record([update]) == 1)
@@ -353,7 +410,8 @@ struct OutboxDAOTests {
             #expect(try await outbox.stillHeld(ids, leases: leases) == Set(ids))
             try await outbox.release(ids, leases: leases)
             #expect(try await outbox.stillHeld(ids, leases: leases).isEmpty)
-            let again = try #require(try await outbox.claim(owner: "other", now: Self.now + 1, leaseMS: 1_000, limit: 200))
+            let again = try #require(
+                try await outbox.claim(owner: "other", now: Self.now + 1, leaseMS: 1_000, limit: 200))
             #expect(again.messages.count == 150)
         }
     }
@@ -362,9 +420,11 @@ struct OutboxDAOTests {
         try await TestDatabase.with { database in
             let message = try #require(try await seed(database, count: 1).first)
             let outbox = OutboxDAO(database: database)
-            let batch = try #require(try await outbox.claim(owner: "stopping", now: Self.now, leaseMS: 60_000, limit: 8))
+            let batch = try #require(
+                try await outbox.claim(owner: "stopping", now: Self.now, leaseMS: 60_000, limit: 8))
             #expect(try await outbox.record([.release(id: message.id, lease: batch.lease)]) == 1)
-            let again = try #require(try await outbox.claim(owner: "other", now: Self.now + 1, leaseMS: 60_000, limit: 8))
+            let again = try #require(
+                try await outbox.claim(owner: "other", now: Self.now + 1, leaseMS: 60_000, limit: 8))
             #expect(again.messages.map(\.id) == [message.id])
             #expect(RelayState(message: again.messages[0].document)?.status == .pending)
         }
@@ -387,8 +447,10 @@ struct OutboxDAOTests {
         try await TestDatabase.with { database in
             let seeded = try await seed(database, count: 2)
             let outbox = OutboxDAO(database: database)
-            let batch = try #require(try await outbox.claim(owner: "w", now: Self.now, leaseMS: 8, limit: 8,
-                                                            excluding: [seeded[0].id]))
+            let batch = try #require(
+                try await outbox.claim(
+                    owner: "w", now: Self.now, leaseMS: 8, limit: 8,
+                    excluding: [seeded[0].id]))
             #expect(batch.messages.map(\.id) == [seeded[1].id])
         }
     }

@@ -8,7 +8,8 @@ struct OutboxHandoffTests {
     static func message(storedWith ticket: DirectRelay) throws -> Message {
         let plan = RelayPlan(dueAt: 1_000, deadlineAt: 9_000, direct: ticket)
         let document: BSONDocument = [
-            "_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()), "title": "Closed", "desc": "", "message": "",
+            "_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()), "title": "Closed", "desc": "",
+            "message": "",
             "topic_key": "a-b-c", "distribution": "Information", "sender": "ann", "timestamp": .int64(1_000),
             "relay": .document(plan.document(for: .information)),
         ]

@@ -6,8 +6,9 @@ import Testing
 @Suite("Receipts in the database")
 struct ReceiptDAOTests {
     static func receipt(_ message: ObjectID, _ device: ObjectID, _ event: Receipt.Event) -> Receipt {
-        Receipt(message: message, device: device, person: nil, event: event, response: nil, at: 1_760_000_000_000,
-                platform: .android)
+        Receipt(
+            message: message, device: device, person: nil, event: event, response: nil, at: 1_760_000_000_000,
+            platform: .android)
     }
 
     /// Who reported an event, for a few devices and for a page of an audience (read 64 a command): exactly the

@@ -9,13 +9,16 @@ import Testing
 @Suite("Subscription batches and the reconciler's lease")
 struct SubscriptionDAOTests {
     /// Registers `count` devices, each wanting `topics`; returns them and the DAO.
-    func seed(_ database: MongoDatabase, devices count: Int, topics: [String]) async throws -> ([Device], SubscriptionDAO) {
+    func seed(_ database: MongoDatabase, devices count: Int, topics: [String]) async throws -> (
+        [Device], SubscriptionDAO
+    ) {
         try await DatabaseIndexes.ensure(in: database)
         let devices = DeviceDAO(database: database), subscriptions = SubscriptionDAO(database: database)
         var registered: [Device] = []
         for index in 0..<count {
-            let (device, _) = try await devices.register(registration: "reg-\(index)", platform: .ios, locale: nil,
-                                                         appVersion: nil, secretHash: "h")
+            let (device, _) = try await devices.register(
+                registration: "reg-\(index)", platform: .ios, locale: nil,
+                appVersion: nil, secretHash: "h")
             try await subscriptions.wantNew(topics, for: device)
             registered.append(device)
         }
@@ -35,7 +38,8 @@ struct SubscriptionDAOTests {
             #expect(try await leases.hold("job", owner: "a", leaseMS: 1_000) == clock + 1_000, "a renews its own")
             clock += 1_001
             time.withLock { $0 = clock }
-            #expect(try await leases.hold("job", owner: "b", leaseMS: 1_000) == clock + 1_000, "a's ran out: b takes it")
+            #expect(
+                try await leases.hold("job", owner: "b", leaseMS: 1_000) == clock + 1_000, "a's ran out: b takes it")
             #expect(try await leases.hold("job", owner: "a", leaseMS: 1_000) == nil)
             try await leases.release("job", owner: "a")  // not a's any more: changes nothing
             #expect(try await leases.hold("job", owner: "a", leaseMS: 1_000) == nil)
@@ -74,8 +78,9 @@ struct SubscriptionDAOTests {
             try await subscriptions.applied(batch)
 
             let asleep = try await subscriptions.all(of: devices[0])
-            #expect(asleep.count == 2 && asleep.allSatisfy { !$0.applied },
-                    "FCM has nothing for a registration it called gone")
+            #expect(
+                asleep.count == 2 && asleep.allSatisfy { !$0.applied },
+                "FCM has nothing for a registration it called gone")
             #expect(try await subscriptions.all(of: devices[1]).allSatisfy(\.applied))
             #expect(try await subscriptions.backlog().count == 0)
             // Registered again: both are applied again.
@@ -90,8 +95,9 @@ struct SubscriptionDAOTests {
             let collection = database.collection(CollectionName.subscriptions)
             try await collection.createIndexes([IndexModel(keys: ["topic": 1, "want": 1], name: "topic.want")])
             let (devices, subscriptions) = try await seed(database, devices: 12, topics: [])
-            let names = try await database.runCommand(["listIndexes": .string(CollectionName.subscriptions)])[
-                path: "cursor.firstBatch"]?.arrayValue?.compactMap { $0.documentValue?["name"]?.stringValue } ?? []
+            let names =
+                try await database.runCommand(["listIndexes": .string(CollectionName.subscriptions)])[
+                    path: "cursor.firstBatch"]?.arrayValue?.compactMap { $0.documentValue?["name"]?.stringValue } ?? []
             #expect(names.contains("topic.device") && !names.contains("topic.want"))
 
             // Every other device has a wish for t1 (an opt-out among them); one has only t2.
@@ -100,10 +106,12 @@ struct SubscriptionDAOTests {
             }
             try await subscriptions.wantNew(["t2"], for: devices[5])
             let page = devices[3...8]
-            let wishing = try await subscriptions.registrations(wishing: "t1", devices: page.first!.id,
-                                                                through: page.last!.id)
-            #expect(wishing == Set([4, 6, 8].map { devices[$0].registration }),
-                    "the page's wishes either way, none of another page's or another topic's")
+            let wishing = try await subscriptions.registrations(
+                wishing: "t1", devices: page.first!.id,
+                through: page.last!.id)
+            #expect(
+                wishing == Set([4, 6, 8].map { devices[$0].registration }),
+                "the page's wishes either way, none of another page's or another topic's")
         }
     }
 }

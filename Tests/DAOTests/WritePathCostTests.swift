@@ -40,12 +40,15 @@ struct WritePathCostTests {
             var lines: [String] = []
             for path in paths.all {
                 let (before, after) = (small[path.name]!, large[path.name]!)
-                lines.append(String(format: "%-34@ %6.2f ms at 1,000  %6.2f ms at 20,000  (%.2fx)  %@",
-                                    path.name as NSString, before.quickest, after.quickest, after.quickest / before.quickest,
-                                    after.commands.joined(separator: ", ") as NSString))
+                lines.append(
+                    String(
+                        format: "%-34@ %6.2f ms at 1,000  %6.2f ms at 20,000  (%.2fx)  %@",
+                        path.name as NSString, before.quickest, after.quickest, after.quickest / before.quickest,
+                        after.commands.joined(separator: ", ") as NSString))
                 #expect(after.findAndModify.isEmpty, "\(path.name): findAndModify on \(after.findAndModify)")
-                #expect(after.quickest <= before.quickest * 1.5 + 2,
-                        "\(path.name): \(after.quickest) ms at 20,000 against \(before.quickest) ms at 1,000")
+                #expect(
+                    after.quickest <= before.quickest * 1.5 + 2,
+                    "\(path.name): \(after.quickest) ms at 20,000 against \(before.quickest) ms at 1,000")
             }
             print("write paths at 1,000 and 20,000 documents a collection:\n" + lines.joined(separator: "\n"))
             // A collection at a time: the database's drop of all of them at once outlasts a socket's time-out.
@@ -64,7 +67,8 @@ struct WritePathCostTests {
 
     /// Runs every path `runs` times (the first under the profiler) and returns each one's cost by name.
     static func measure(_ paths: WritePaths, in database: MongoDatabase, round: String) async throws
-        -> [String: PathCost] {
+        -> [String: PathCost]
+    {
         var costs: [String: PathCost] = [:]
         for path in paths.all {
             var times: [Double] = []
@@ -83,8 +87,10 @@ struct WritePathCostTests {
             costs[path.name] = PathCost(
                 quickest: times.min() ?? 0,
                 commands: profiled.map { "\($0.name) \($0.collection)" },
-                findAndModify: profiled.filter { $0.name.lowercased() == "findandmodify" && growing.contains($0.collection) }
-                    .map(\.collection))
+                findAndModify: profiled.filter {
+                    $0.name.lowercased() == "findandmodify" && growing.contains($0.collection)
+                }
+                .map(\.collection))
         }
         return costs
     }
@@ -109,7 +115,8 @@ struct ProfiledCommand: Sendable {
         _ = try await database.runCommand(["profile": 0])
         return try await profile.find().dropFirst(Int(before)).compactMap { entry in
             guard let command = entry["command"]?.documentValue, let name = command.keys.first,
-                  let collection = command[name]?.stringValue, name != "profile" else { return nil }
+                let collection = command[name]?.stringValue, name != "profile"
+            else { return nil }
             return ProfiledCommand(name: name, collection: collection)
         }
     }
@@ -131,38 +138,77 @@ struct Filler {
         guard size > start else { return }
         let now = UnixTime.nowMilliseconds()
         let makers: [(String, (Int) -> BSONDocument)] = [
-            (CollectionName.devices, { index in
-                ["registration": .string("filler-registration-\(index)"), "platform": "android", "state": "active",
-                 "secret_hash": .string(String(repeating: "0", count: 64)), "person": .string("filler-person-\(index)"),
-                 "created_at": .int64(now), "updated_at": .int64(now)]
-            }),
-            (CollectionName.message, { index in
-                ["msi_key": .objectID(ObjectID()), "topic_key": "filler-channel-area-subject",
-                 "title": .string("Filler \(index)"), "desc": "Kept for history", "message": "", "distribution": "Alert",
-                 "timestamp": .int64(now - Int64(index) * 60_000),
-                 "relay": ["state": "sent", "attempts": 1, "sent_at": .int64(now)]]
-            }),
-            (CollectionName.groupMembers, { index in ["group": "filler-group", "person": .string("filler-person-\(index)")] }),
-            (CollectionName.webhookDeliveries, { index in
-                ["webhook": .objectID(ObjectID()), "event": "message.sent", "body": "{}", "state": "delivered",
-                 "attempts": 1, "created_at": .int64(now), "delivered_at": .int64(now), "last_status": 200,
-                 "expire_at": .datetime(now + 86_400_000)]
-            }),
-            (CollectionName.quietDeferrals, { index in
-                ["_id": .string("filler-deferral-\(index)"), "message": .objectID(ObjectID()), "state": "sent",
-                 "due_at": .int64(now - 60_000), "device": .objectID(ObjectID())]
-            }),
-            (CollectionName.personAcknowledgements, { index in
-                ["_id": .string("filler/\(index)"), "message": .objectID(ObjectID()),
-                 "person": .string("filler-person-\(index)"), "device": .objectID(ObjectID()), "at": .int64(now)]
-            }),
-            (CollectionName.receipts, { _ in
-                Receipt(message: ObjectID(), device: ObjectID(), person: nil, event: .received, response: nil,
-                        at: now, platform: .android).document(storedAt: now, batch: "filler")
-            }),
-            (CollectionName.usedAssertions, { index in
-                ["_id": .string("filler-assertion-\(index)"), "expire_at": .datetime(now + 86_400_000)]
-            }),
+            (
+                CollectionName.devices,
+                { index in
+                    [
+                        "registration": .string("filler-registration-\(index)"), "platform": "android",
+                        "state": "active",
+                        "secret_hash": .string(String(repeating: "0", count: 64)),
+                        "person": .string("filler-person-\(index)"),
+                        "created_at": .int64(now), "updated_at": .int64(now),
+                    ]
+                }
+            ),
+            (
+                CollectionName.message,
+                { index in
+                    [
+                        "msi_key": .objectID(ObjectID()), "topic_key": "filler-channel-area-subject",
+                        "title": .string("Filler \(index)"), "desc": "Kept for history", "message": "",
+                        "distribution": "Alert",
+                        "timestamp": .int64(now - Int64(index) * 60_000),
+                        "relay": ["state": "sent", "attempts": 1, "sent_at": .int64(now)],
+                    ]
+                }
+            ),
+            (
+                CollectionName.groupMembers,
+                { index in ["group": "filler-group", "person": .string("filler-person-\(index)")] }
+            ),
+            (
+                CollectionName.webhookDeliveries,
+                { index in
+                    [
+                        "webhook": .objectID(ObjectID()), "event": "message.sent", "body": "{}", "state": "delivered",
+                        "attempts": 1, "created_at": .int64(now), "delivered_at": .int64(now), "last_status": 200,
+                        "expire_at": .datetime(now + 86_400_000),
+                    ]
+                }
+            ),
+            (
+                CollectionName.quietDeferrals,
+                { index in
+                    [
+                        "_id": .string("filler-deferral-\(index)"), "message": .objectID(ObjectID()), "state": "sent",
+                        "due_at": .int64(now - 60_000), "device": .objectID(ObjectID()),
+                    ]
+                }
+            ),
+            (
+                CollectionName.personAcknowledgements,
+                { index in
+                    [
+                        "_id": .string("filler/\(index)"), "message": .objectID(ObjectID()),
+                        "person": .string("filler-person-\(index)"), "device": .objectID(ObjectID()), "at": .int64(now),
+                    ]
+                }
+            ),
+            (
+                CollectionName.receipts,
+                { _ in
+                    Receipt(
+                        message: ObjectID(), device: ObjectID(), person: nil, event: .received, response: nil,
+                        at: now, platform: .android
+                    ).document(storedAt: now, batch: "filler")
+                }
+            ),
+            (
+                CollectionName.usedAssertions,
+                { index in
+                    ["_id": .string("filler-assertion-\(index)"), "expire_at": .datetime(now + 86_400_000)]
+                }
+            ),
         ]
         for (name, make) in makers {
             let collection = database.collection(name)
@@ -203,24 +249,32 @@ struct WritePaths: Sendable {
         let quiet = try QuietHours.parse(from: "22:00", to: "07:00", tz: "Europe/Berlin").get()
 
         @Sendable func register(_ tag: String, secret: String = "secret-hash") async throws -> Device {
-            try await devices.register(registration: "cost-\(tag)-\(ObjectID().hex)", platform: .android, locale: "en",
-                                       appVersion: nil, secretHash: secret).device
+            try await devices.register(
+                registration: "cost-\(tag)-\(ObjectID().hex)", platform: .android, locale: "en",
+                appVersion: nil, secretHash: secret
+            ).device
         }
         /// A message as the hub stores one, with `extra` fields; returns its msi_key.
         @Sendable func message(_ extra: BSONDocument = [:]) async throws -> (id: ObjectID, key: ObjectID) {
             let (id, key) = (ObjectID(), ObjectID())
-            var document: BSONDocument = ["_id": .objectID(id), "msi_key": .objectID(key),
-                                          "topic_key": "cost-channel-area-subject", "title": "Cost", "desc": "A message",
-                                          "message": "", "distribution": "Alert", "timestamp": .int64(now())]
+            var document: BSONDocument = [
+                "_id": .objectID(id), "msi_key": .objectID(key),
+                "topic_key": "cost-channel-area-subject", "title": "Cost", "desc": "A message",
+                "message": "", "distribution": "Alert", "timestamp": .int64(now()),
+            ]
             for element in extra { document[element.key] = element.value }
             try await messages.insertOne(document)
             return (id, key)
         }
         @Sendable func held() async throws -> ObjectID {
-            try await message(["relay": ["state": .string(RelayStatus.awaitingApproval.rawValue), "attempts": 0],
-                               "approval": .document(ApprovalDAO.request(by: "ann", author: "ann", at: now(),
-                                                                         expiresAt: now() + 3_600_000,
-                                                                         reasons: ["forced"]))]).key
+            try await message([
+                "relay": ["state": .string(RelayStatus.awaitingApproval.rawValue), "attempts": 0],
+                "approval": .document(
+                    ApprovalDAO.request(
+                        by: "ann", author: "ann", at: now(),
+                        expiresAt: now() + 3_600_000,
+                        reasons: ["forced"])),
+            ]).key
         }
         let texts = MessageTexts(title: "Cost", desc: "A message", message: "")
 
@@ -229,23 +283,27 @@ struct WritePaths: Sendable {
             Path(name: "re-register with the secret") { tag in
                 let device = try await register(tag, secret: "first-hash")
                 return { () async throws in
-                    let renewed = try await devices.renew(registration: device.registration, provenBy: "first-hash",
-                                                          secretHash: "second-hash", platform: .ios, locale: nil,
-                                                          appVersion: nil)
+                    let renewed = try await devices.renew(
+                        registration: device.registration, provenBy: "first-hash",
+                        secretHash: "second-hash", platform: .ios, locale: nil,
+                        appVersion: nil)
                     #expect(renewed != nil)
                 }
             },
             Path(name: "bind (and its assertion's use)") { tag in
                 let device = try await register(tag)
                 return { () async throws in
-                    #expect(try await assertions.record("cost-assertion-\(tag)-\(device.id.hex)", until: now() + 60_000))
+                    #expect(
+                        try await assertions.record("cost-assertion-\(tag)-\(device.id.hex)", until: now() + 60_000))
                     _ = try await devices.bind(device.id, person: "cost-person-\(tag)")
                 }
             },
             Path(name: "unbind") { tag in
                 let device = try await register(tag)
                 _ = try await devices.bind(device.id, person: "cost-person-\(tag)")
-                return { () async throws in #expect(try await devices.unbind(device.id, fromPerson: "cost-person-\(tag)")) }
+                return { () async throws in
+                    #expect(try await devices.unbind(device.id, fromPerson: "cost-person-\(tag)"))
+                }
             },
             Path(name: "quiet hours") { tag in
                 let device = try await register(tag)
@@ -253,59 +311,75 @@ struct WritePaths: Sendable {
             },
             Path(name: "settings") { _ in
                 { () async throws in
-                    try await settings.setApproval(StoredApprovalSettings(defaults: true, groupSize: 100,
-                                                                          timeoutSeconds: 3_600), by: "admin", now: now())
+                    try await settings.setApproval(
+                        StoredApprovalSettings(
+                            defaults: true, groupSize: 100,
+                            timeoutSeconds: 3_600), by: "admin", now: now())
                 }
             },
             Path(name: "approve") { _ in
                 let key = try await held()
                 return { () async throws in
-                    let approved = try await approvals.approve(key, version: 1, by: "bob", now: now(), dueAt: now(),
-                                                               deadlineAt: now() + 60_000)
+                    let approved = try await approvals.approve(
+                        key, version: 1, by: "bob", now: now(), dueAt: now(),
+                        deadlineAt: now() + 60_000)
                     #expect(approved != nil)
                 }
             },
             Path(name: "reject") { _ in
                 let key = try await held()
-                return { () async throws in #expect(try await approvals.reject(key, by: "bob", reason: "No", now: now()) != nil) }
+                return { () async throws in
+                    #expect(try await approvals.reject(key, by: "bob", reason: "No", now: now()) != nil)
+                }
             },
             Path(name: "correct") { _ in
                 let key = try await message().key
                 return { () async throws in
                     let after = MessageTexts(title: "Corrected", desc: "A message", message: "")
-                    #expect(try await messageDAO.correct(msiKey: key, expected: nil, corrections: 0, at: now(),
-                                                         by: "ann", before: texts, after: after, notice: nil))
+                    #expect(
+                        try await messageDAO.correct(
+                            msiKey: key, expected: nil, corrections: 0, at: now(),
+                            by: "ann", before: texts, after: after, notice: nil))
                 }
             },
             Path(name: "correct an approved message") { _ in
                 let key = try await message(["approval": ["state": "approved", "by": "bob", "version": 1]])
                     .key
                 return { () async throws in
-                    #expect(try await approvals.requestCorrection(key, expectedVersion: 1, correction: ["title": "New"],
-                                                                  by: "ann", author: "ann", now: now(),
-                                                                  expiresAt: now() + 3_600_000))
+                    #expect(
+                        try await approvals.requestCorrection(
+                            key, expectedVersion: 1, correction: ["title": "New"],
+                            by: "ann", author: "ann", now: now(),
+                            expiresAt: now() + 3_600_000))
                 }
             },
             Path(name: "withdraw") { _ in
                 let key = try await message().key
                 return { () async throws in
-                    #expect(try await messageDAO.withdraw(msiKey: key, expected: nil, at: now(), by: "ann",
-                                                          reason: "Sent in error", cancel: false, notice: nil))
+                    #expect(
+                        try await messageDAO.withdraw(
+                            msiKey: key, expected: nil, at: now(), by: "ann",
+                            reason: "Sent in error", cancel: false, notice: nil))
                 }
             },
             Path(name: "acknowledge") { tag in
                 let id = try await message(["ack": .document(AckRequest(withinSeconds: 600, resend: 1).document)]).id
                 let device = ObjectID()
                 return { () async throws in
-                    let receipt = Receipt(message: id, device: device, person: "cost-person-\(tag)", event: .acknowledged,
-                                          response: nil, at: now(), platform: .android)
+                    let receipt = Receipt(
+                        message: id, device: device, person: "cost-person-\(tag)", event: .acknowledged,
+                        response: nil, at: now(), platform: .android)
                     #expect(try await receipts.store([receipt]) == [true])
-                    #expect(try await acknowledgements.record(message: id, person: "cost-person-\(tag)", device: device,
-                                                              at: now()))
+                    #expect(
+                        try await acknowledgements.record(
+                            message: id, person: "cost-person-\(tag)", device: device,
+                            at: now()))
                 }
             },
             Path(name: "group member add") { tag in
-                { () async throws in #expect(try await groups.add("cost-member-\(tag)", to: "cost-group")?.added == true) }
+                { () async throws in
+                    #expect(try await groups.add("cost-member-\(tag)", to: "cost-group")?.added == true)
+                }
             },
             Path(name: "group member remove") { tag in
                 _ = try await groups.add("cost-leaver-\(tag)", to: "cost-group")
@@ -323,11 +397,14 @@ struct WritePaths: Sendable {
                 }
             },
             Path(name: "quiet-deferral claim") { _ in
-                let deferral = QuietDeferral(message: ObjectID(), msiKey: ObjectID(), device: ObjectID(),
-                                             registration: "cost-registration", platform: .android,
-                                             quietTopic: "cost-channel-area-subject", dueAt: now() - 1_000)
+                let deferral = QuietDeferral(
+                    message: ObjectID(), msiKey: ObjectID(), device: ObjectID(),
+                    registration: "cost-registration", platform: .android,
+                    quietTopic: "cost-channel-area-subject", dueAt: now() - 1_000)
                 try await deferrals.schedule([deferral])
-                return { () async throws in #expect(try await deferrals.claim(owner: "cost", leaseMS: 60_000, limit: 16).count == 1) }
+                return { () async throws in
+                    #expect(try await deferrals.claim(owner: "cost", leaseMS: 60_000, limit: 16).count == 1)
+                }
             },
             Path(name: "escalation claim") { _ in
                 let id = try await message(["ack": .document(AckRequest(withinSeconds: 1, resend: 1).document)]).id
@@ -335,7 +412,9 @@ struct WritePaths: Sendable {
                 return { () async throws in
                     let claim = try await escalations.claim(owner: "cost", leaseMS: 60_000)
                     #expect(claim != nil)
-                    if let claim { try await escalations.release(message: claim.progress.message.id, lease: claim.lease) }
+                    if let claim {
+                        try await escalations.release(message: claim.progress.message.id, lease: claim.lease)
+                    }
                 }
             },
         ]

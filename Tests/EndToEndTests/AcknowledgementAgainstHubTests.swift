@@ -1,7 +1,7 @@
 import FakeFCM
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import MSIKit
 import MongoTestSupport
@@ -13,11 +13,13 @@ import Testing
 struct AcknowledgementAgainstHubTests {
     /// POST /message of an Alert to Closures that asks for an acknowledgement with `responses`, at `urgency`.
     static func ask(_ hub: LiveHub, title: String, urgency: String, responses: [String]) async throws -> String {
-        let (status, data) = try await hub.request("POST", "message", [
-            "title": title, "desc": "Answer now", "message": "Tell us you are safe.",
-            "topic_key": SchoolCube.closures.topicKey, "distribution": "Alert", "urgency": urgency,
-            "ack": ["responses": responses, "within_s": 3_600, "resend": 1],
-        ])
+        let (status, data) = try await hub.request(
+            "POST", "message",
+            [
+                "title": title, "desc": "Answer now", "message": "Tell us you are safe.",
+                "topic_key": SchoolCube.closures.topicKey, "distribution": "Alert", "urgency": urgency,
+                "ack": ["responses": responses, "within_s": 3_600, "resend": 1],
+            ])
         try #require(status == 201, "POST /message answered \(status): \(String(decoding: data, as: UTF8.self))")
         return try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["msi_key"] as? String)
     }
@@ -26,8 +28,9 @@ struct AcknowledgementAgainstHubTests {
         try await LiveHub.with { hub in
             let phone = try await hub.listeningPhone("ack-push-1")
             defer { phone.stop() }
-            let key = try await Self.ask(hub, title: "Lockdown", urgency: "critical",
-                                         responses: ["I'm safe", "I need help"])
+            let key = try await Self.ask(
+                hub, title: "Lockdown", urgency: "critical",
+                responses: ["I'm safe", "I need help"])
             try await eventually("the request is shown") { phone.shownKeys == [key] }
             let shown = try #require(phone.shownMessages.first)
             #expect(shown.urgency == .critical && shown.acknowledgementRequested)
@@ -75,16 +78,21 @@ struct AcknowledgementAgainstHubTests {
             let registered = try await MSIDeviceCommandTests.run(
                 ["register", "--hub", hub.url.absoluteString, "--fake-fcm", hub.fake.baseURL] + stateOption)
             #expect(registered.status == 0, "\(registered.output)")
-            let key = try await Self.ask(hub, title: "Lockdown", urgency: "critical",
-                                         responses: ["I'm safe", "I need help"])
+            let key = try await Self.ask(
+                hub, title: "Lockdown", urgency: "critical",
+                responses: ["I'm safe", "I need help"])
             try await hub.waitUntilRelayed()
             // `run` catches up first and prints what it brought.
             let ran = try await MSIDeviceCommandTests.run(["run", "--for", "1"] + stateOption)
-            #expect(ran.output.contains("ALERT Lockdown: Answer now urgency=critical ack: I'm safe | I need help"),
-                    "\(ran.output)")
+            #expect(
+                ran.output.contains("ALERT Lockdown: Answer now urgency=critical ack: I'm safe | I need help"),
+                "\(ran.output)")
             let messages = try await MSIDeviceCommandTests.run(["messages"] + stateOption)
-            #expect(messages.output.split(separator: "\n").contains { $0.hasSuffix(
-                "\(key) ALERT Lockdown: Answer now urgency=critical ack: I'm safe | I need help") }, "\(messages.output)")
+            #expect(
+                messages.output.split(separator: "\n").contains {
+                    $0.hasSuffix(
+                        "\(key) ALERT Lockdown: Answer now urgency=critical ack: I'm safe | I need help")
+                }, "\(messages.output)")
         }
     }
 }

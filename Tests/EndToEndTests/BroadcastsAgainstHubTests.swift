@@ -23,7 +23,8 @@ struct BroadcastsAgainstHubTests {
     /// A message not shown on Events (Recommended: every phone has it) setting `data`.
     static func flags(_ data: [String: String]) -> [String: Any] {
         [
-            "title": "", "desc": "", "message": "", "distribution": "Information", "topic_key": SchoolCube.events.topicKey,
+            "title": "", "desc": "", "message": "", "distribution": "Information",
+            "topic_key": SchoolCube.events.topicKey,
             "display": false, "data": data,
         ]
     }
@@ -42,14 +43,18 @@ struct BroadcastsAgainstHubTests {
             _ = try await hub.send(SchoolCube.events, title: "Fair")
 
             let push = InboxPush(fake: hub.fake, token: "banner-1")
-            let client = try MSIClient(configuration: .init(hub: hub.url, directory: nil, platform: .android,
-                                                            locale: "hi-IN"), push: push)
+            let client = try MSIClient(
+                configuration: .init(
+                    hub: hub.url, directory: nil, platform: .android,
+                    locale: "hi-IN"), push: push)
             // Before it registers: the cube's Forced and Recommended subjects, no credentials.
             let anonymous = try await client.activeBroadcasts()
             #expect(anonymous.map(\.msiKey) == [banner])
             let shown = try #require(anonymous.first)
             #expect(shown.title == "पोर्टल बंद" && shown.desc == "शाम 6 बजे तक" && shown.language == "hi")
-            #expect(shown.kind == "downtime" && !shown.dismissible && shown.image?.absoluteString == "https://school.example/down.png")
+            #expect(
+                shown.kind == "downtime" && !shown.dismissible
+                    && shown.image?.absoluteString == "https://school.example/down.png")
             #expect(shown.expiresAt == Date(timeIntervalSince1970: Double(expiry) / 1000))
             #expect(shown.message.translations["en"]?.title == "Portal down")
 
@@ -84,9 +89,10 @@ struct BroadcastsAgainstHubTests {
             let state = FileManager.default.temporaryDirectory.appendingPathComponent("msi-device-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: state) }
             let stateOption = ["--state", state.path]
-            let registered = try await MSIDeviceCommandTests.run([
-                "register", "--hub", hub.url.absoluteString, "--fake-fcm", hub.fake.baseURL, "--locale", "hi-IN",
-            ] + stateOption)
+            let registered = try await MSIDeviceCommandTests.run(
+                [
+                    "register", "--hub", hub.url.absoluteString, "--fake-fcm", hub.fake.baseURL, "--locale", "hi-IN",
+                ] + stateOption)
             #expect(registered.status == 0 && registered.output.contains("registered "), "\(registered.output)")
 
             let flags = try await MSIDeviceCommandTests.run(["flags"] + stateOption)
@@ -96,8 +102,10 @@ struct BroadcastsAgainstHubTests {
             let banners = try await MSIDeviceCommandTests.run(["banners"] + stateOption)
             #expect(banners.status == 0, "\(banners.output)")
             let line = try #require(banners.output.split(separator: "\n").first.map(String.init))
-            #expect(line.hasPrefix("\(banner) DOWNTIME [hi] पोर्टल बंद: शाम 6 बजे तक image=https://school.example/down.png fixed until="),
-                    "\(banners.output)")
+            #expect(
+                line.hasPrefix(
+                    "\(banner) DOWNTIME [hi] पोर्टल बंद: शाम 6 बजे तक image=https://school.example/down.png fixed until="),
+                "\(banners.output)")
 
             let messages = try await MSIDeviceCommandTests.run(["messages"] + stateOption)
             #expect(messages.output.contains(banner) && !messages.output.contains(hidden), "\(messages.output)")

@@ -2,7 +2,7 @@ import DAO
 import FakeFCM
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import MSIKit
 import Mongo
@@ -20,22 +20,28 @@ struct ConnectionCutTests {
             try await LiveHub.with(fake: fake, through: cutter) { hub in
                 // Everything works, and every kind of connection is open: pooled commands and the follower's stream.
                 let first = try await hub.send(SchoolCube.closures, title: "Before the cut")
-                try await eventually("the first message at FCM") { fake.received.contains { $0.data["msi_key"] == first } }
+                try await eventually("the first message at FCM") {
+                    fake.received.contains { $0.data["msi_key"] == first }
+                }
 
                 try await cutter.cut()
                 let clock = ContinuousClock()
                 let cutAt = clock.now
 
                 // The next POST: stored at once (a write on a dead connection is retried on a new one), and relayed.
-                let (status, body) = try await hub.request("POST", "message", [
-                    "title": "After the cut", "desc": "Stored", "message": "On a new connection.",
-                    "topic_key": SchoolCube.closures.topicKey, "distribution": SchoolCube.closures.distribution,
-                ])
+                let (status, body) = try await hub.request(
+                    "POST", "message",
+                    [
+                        "title": "After the cut", "desc": "Stored", "message": "On a new connection.",
+                        "topic_key": SchoolCube.closures.topicKey, "distribution": SchoolCube.closures.distribution,
+                    ])
                 let posted = clock.now - cutAt
-                #expect(status == 201, "POST /message after the cut: \(status) \(String(decoding: body, as: UTF8.self))")
+                #expect(
+                    status == 201, "POST /message after the cut: \(status) \(String(decoding: body, as: UTF8.self))")
                 // Not by waiting out the write deadline (5 s) on the dead connection.
                 #expect(posted < .seconds(5), "POST /message after the cut took \(posted)")
-                let key = try #require((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["msi_key"] as? String)
+                let key = try #require(
+                    (try JSONSerialization.jsonObject(with: body) as? [String: Any])?["msi_key"] as? String)
                 try await eventually("the message after the cut at FCM", within: .seconds(10)) {
                     fake.received.contains { $0.data["msi_key"] == key }
                 }
@@ -43,16 +49,20 @@ struct ConnectionCutTests {
 
                 // The outbox worker: a message due in a second is claimed and sent.
                 let dueAt = Int64(Date().timeIntervalSince1970 * 1000) + 1_000
-                let (scheduledStatus, scheduledBody) = try await hub.request("POST", "message", [
-                    "title": "Scheduled after the cut", "desc": "Later", "message": "Due in a second.",
-                    "topic_key": SchoolCube.exams.topicKey, "distribution": SchoolCube.exams.distribution,
-                    "send_at": dueAt,
-                ])
+                let (scheduledStatus, scheduledBody) = try await hub.request(
+                    "POST", "message",
+                    [
+                        "title": "Scheduled after the cut", "desc": "Later", "message": "Due in a second.",
+                        "topic_key": SchoolCube.exams.topicKey, "distribution": SchoolCube.exams.distribution,
+                        "send_at": dueAt,
+                    ])
                 #expect(scheduledStatus == 201)
-                let scheduled = try #require((try JSONSerialization.jsonObject(with: scheduledBody) as? [String: Any])?["msi_key"] as? String)
+                let scheduled = try #require(
+                    (try JSONSerialization.jsonObject(with: scheduledBody) as? [String: Any])?["msi_key"] as? String)
 
                 // The follower: a channel added by another process is served.
-                _ = try await ChannelDAO(database: hub.database).add(ChannelDraft(name: "Added after the cut", desc: ""))
+                _ = try await ChannelDAO(database: hub.database).add(
+                    ChannelDraft(name: "Added after the cut", desc: ""))
                 try await eventually("the new channel served", within: .seconds(10)) {
                     let (data, _) = try await URLSession.shared.data(from: hub.url.appendingPathComponent("channel"))
                     return String(decoding: data, as: UTF8.self).contains("Added after the cut")
@@ -68,8 +78,9 @@ struct ConnectionCutTests {
                 try await eventually("the scheduled message at FCM", within: .seconds(10)) {
                     fake.received.contains { $0.data["msi_key"] == scheduled }
                 }
-                print("connections cut: the next POST answered in \(posted), at FCM \(relayed) after the cut; a new "
-                      + "channel served \(followed) after it; the outbox and the reconciler worked again")
+                print(
+                    "connections cut: the next POST answered in \(posted), at FCM \(relayed) after the cut; a new "
+                        + "channel served \(followed) after it; the outbox and the reconciler worked again")
             }
         }
     }

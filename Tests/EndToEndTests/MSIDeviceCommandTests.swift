@@ -15,8 +15,11 @@ struct MSIDeviceCommandTests {
             let state = FileManager.default.temporaryDirectory.appendingPathComponent("msi-device-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: state) }
             let stateOption = ["--state", state.path]
-            let registered = try await Self.run(["register", "--hub", hub.url.absoluteString, "--fake-fcm",
-                                                 hub.fake.baseURL] + stateOption)
+            let registered = try await Self.run(
+                [
+                    "register", "--hub", hub.url.absoluteString, "--fake-fcm",
+                    hub.fake.baseURL,
+                ] + stateOption)
             #expect(registered.status == 0 && registered.output.contains("registered "), "\(registered.output)")
 
             let assertion = try await PersonBindingAgainstHubTests.assertion("student-7")
@@ -31,18 +34,23 @@ struct MSIDeviceCommandTests {
 
             // A group message as the listener stores it, and a subject's message: `messages` tells them apart.
             let store = try MessageStore(path: state.appendingPathComponent("msikit/msikit.sqlite").path)
-            try await store.add(Message(
-                msiKey: "65f0c0ffee0000000000e001", topicKey: "", distribution: .alert, title: "Chess club",
-                desc: "See you at 4", text: "See you at 4 in room 12", timestamp: 1_773_151_200_000,
-                data: ["room": "r-17", "link": "school://rooms/r-17"], audience: .group, groupID: "chess-club"))
-            try await store.add(Message(
-                msiKey: "65f0c0ffee0000000000e002", topicKey: "a-b-c", distribution: .information, title: "Menu",
-                desc: "", text: "Soup", timestamp: 1_773_151_100_000))
+            try await store.add(
+                Message(
+                    msiKey: "65f0c0ffee0000000000e001", topicKey: "", distribution: .alert, title: "Chess club",
+                    desc: "See you at 4", text: "See you at 4 in room 12", timestamp: 1_773_151_200_000,
+                    data: ["room": "r-17", "link": "school://rooms/r-17"], audience: .group, groupID: "chess-club"))
+            try await store.add(
+                Message(
+                    msiKey: "65f0c0ffee0000000000e002", topicKey: "a-b-c", distribution: .information, title: "Menu",
+                    desc: "", text: "Soup", timestamp: 1_773_151_100_000))
             let messages = try await Self.run(["messages"] + stateOption)
             let lines = messages.output.split(separator: "\n").map(String.init)
-            #expect(lines.contains { $0.hasSuffix(
-                "65f0c0ffee0000000000e001 ALERT Chess club: See you at 4 to=group:chess-club "
-                    + "data: link=school://rooms/r-17 room=r-17") }, "\(messages.output)")
+            #expect(
+                lines.contains {
+                    $0.hasSuffix(
+                        "65f0c0ffee0000000000e001 ALERT Chess club: See you at 4 to=group:chess-club "
+                            + "data: link=school://rooms/r-17 room=r-17")
+                }, "\(messages.output)")
             #expect(lines.contains { $0.hasSuffix("65f0c0ffee0000000000e002 INFO Menu") }, "\(messages.output)")
 
             let unbound = try await Self.run(["unbind"] + stateOption)
@@ -54,8 +62,10 @@ struct MSIDeviceCommandTests {
     /// The `msi-device` executable `swift build` made beside the test bundle.
     static var executable: URL {
         let bundle = Bundle.main.bundleURL
-        let candidates = [bundle.deletingLastPathComponent().appendingPathComponent("msi-device"),
-                          bundle.appendingPathComponent("msi-device")]
+        let candidates = [
+            bundle.deletingLastPathComponent().appendingPathComponent("msi-device"),
+            bundle.appendingPathComponent("msi-device"),
+        ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 
@@ -64,7 +74,8 @@ struct MSIDeviceCommandTests {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("msi-device-\(UUID().uuidString).log")
+        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "msi-device-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: outputURL) }
         let output = try FileHandle(forWritingTo: outputURL)

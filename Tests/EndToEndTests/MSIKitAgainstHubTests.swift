@@ -2,7 +2,7 @@ import DAO
 import FakeFCM
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import HTTPTypes
 import MSIKit
@@ -94,9 +94,14 @@ struct MSIKitAgainstHubTests {
             #expect(phone.shownKeys.sorted() == [alert, information].sorted())
             let shownAlert = try #require(phone.shownMessages.first { $0.message.msiKey == alert })
             #expect(shownAlert == .alert(title: "Snow day", body: "Snow day (summary)", message: shownAlert.message))
-            #expect(phone.shownMessages.contains(.information(try #require(phone.shownMessages.first {
-                $0.message.msiKey == information
-            }).message)))
+            #expect(
+                phone.shownMessages.contains(
+                    .information(
+                        try #require(
+                            phone.shownMessages.first {
+                                $0.message.msiKey == information
+                            }
+                        ).message)))
             #expect(try await phone.storedKeys() == [alert, information])
             // A catch-up brings both again from the hub; neither is stored or shown twice.
             try await phone.catchUp()
@@ -121,7 +126,8 @@ struct MSIKitAgainstHubTests {
     }
 
     @Test func aPhoneThatWasOffCatchesUpOnItsNextStartWithoutExpiredMessages() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("msikit-offline-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "msikit-offline-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try await LiveHub.with { hub in
             let before = try SimulatedPhone(hub: hub.url, fake: hub.fake, token: "off-1", directory: directory)
@@ -152,7 +158,8 @@ struct MSIKitAgainstHubTests {
     }
 
     @Test func aFirstStartWithoutTheHubResumesWhenTheHubIsBack() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("msikit-resume-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "msikit-resume-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let port = try LoopbackPort.free()
         try await FakeFCM.with { fake in
@@ -243,7 +250,9 @@ extension MSIKitAgainstHubTests {
                 gateway.fail(with: .unauthorized, body: #"{"error": {"code": "unauthenticated", "message": "no"}}"#) {
                     method, path in
                     method == .get && path.hasSuffix("/subscriptions")
-                        && refusals.withLock { left in defer { left -= 1 }; return left > 0 }
+                        && refusals.withLock { left in
+                            defer { left -= 1 }; return left > 0
+                        }
                 }
                 #expect(Set(try await phone.client.subscriptions().map(\.topicKey)) == SchoolCube.automatic)
                 #expect(try await phone.client.registrationState() == .initialised(deviceID: deviceID))
@@ -254,15 +263,19 @@ extension MSIKitAgainstHubTests {
     }
 
     /// `POST /device` for `token` without any secret, as someone other than the phone would.
-    static func registerDevice(_ token: String, at hub: URL) async throws -> (status: Int, deviceID: String, secret: String) {
+    static func registerDevice(_ token: String, at hub: URL) async throws -> (
+        status: Int, deviceID: String, secret: String
+    ) {
         var request = URLRequest(url: hub.appendingPathComponent("device"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(#"{"registration": "\#(token)", "platform": "ios"}"#.utf8)
         let (data, response) = try await URLSession.shared.data(for: request)
         let answer = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, answer["device_id"] as? String ?? "",
-                answer["device_secret"] as? String ?? "")
+        return (
+            (response as? HTTPURLResponse)?.statusCode ?? 0, answer["device_id"] as? String ?? "",
+            answer["device_secret"] as? String ?? ""
+        )
     }
 
     /// The status of `GET /device/:id` with `secret`.

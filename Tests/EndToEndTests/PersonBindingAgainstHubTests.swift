@@ -14,8 +14,10 @@ struct PersonBindingAgainstHubTests {
 
     /// The hub's person settings: HS256 with `secret`.
     static func persons(nonceRequired: Bool = false) -> PersonConfiguration {
-        PersonConfiguration(assertions: PersonAssertionSettings(secret: secret, issuer: "https://sign-in.school.example",
-                                                                audience: "msi-app", nonceRequired: nonceRequired))
+        PersonConfiguration(
+            assertions: PersonAssertionSettings(
+                secret: secret, issuer: "https://sign-in.school.example",
+                audience: "msi-app", nonceRequired: nonceRequired))
     }
 
     /// An HS256 assertion naming `person`, signed with `secret`: a sign-in of its own (its `jti`), so that two
@@ -24,11 +26,13 @@ struct PersonBindingAgainstHubTests {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         let now = Date()
-        return try await keys.sign(Claims(sub: SubjectClaim(value: person), iss: "https://sign-in.school.example",
-                                          aud: AudienceClaim(value: ["msi-app"]),
-                                          exp: ExpirationClaim(value: now.addingTimeInterval(300)),
-                                          iat: IssuedAtClaim(value: now), jti: IDClaim(value: UUID().uuidString),
-                                          nonce: nonce))
+        return try await keys.sign(
+            Claims(
+                sub: SubjectClaim(value: person), iss: "https://sign-in.school.example",
+                aud: AudienceClaim(value: ["msi-app"]),
+                exp: ExpirationClaim(value: now.addingTimeInterval(300)),
+                iat: IssuedAtClaim(value: now), jti: IDClaim(value: UUID().uuidString),
+                nonce: nonce))
     }
 
     @Test func aPhoneBindsToItsPersonARefusalKeepsTheDeviceAndUnbindLogsOut() async throws {
@@ -44,7 +48,8 @@ struct PersonBindingAgainstHubTests {
             #expect(replayed?.code == .assertionReplayed)
 
             let refused = await #expect(throws: MSIKitError.self) {
-                try await phone.client.bind(assertion: try await Self.assertion("intruder", secret: "not-the-school-secret-0123456789abcdef"))
+                try await phone.client.bind(
+                    assertion: try await Self.assertion("intruder", secret: "not-the-school-secret-0123456789abcdef"))
             }
             #expect(refused?.code == .invalidAssertion)
             // A refused assertion is not a refused device: the same device, still bound to its person.

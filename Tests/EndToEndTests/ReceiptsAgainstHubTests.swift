@@ -1,7 +1,7 @@
 import FakeFCM
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import MSIKit
 import MongoTestSupport
@@ -46,13 +46,15 @@ struct ReceiptsAgainstHubTests {
     }
 
     @Test func receiptsMadeOfflineWaitInTheFileAndGoWhenTheHubIsBack() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("msikit-receipts-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "msikit-receipts-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try await LiveHub.with { hub in
             try await FlakyGateway.with(to: hub.url) { gateway in
                 // Registered (and so subscribed to the Forced subject) before the message is sent: its audience.
-                let phone = try SimulatedPhone(hub: gateway.url, fake: hub.fake, token: "offline-receipts",
-                                               directory: directory)
+                let phone = try SimulatedPhone(
+                    hub: gateway.url, fake: hub.fake, token: "offline-receipts",
+                    directory: directory)
                 try await phone.start()
                 try await hub.waitUntilApplied("offline-receipts", SchoolCube.automatic)
                 phone.listen()
@@ -67,8 +69,9 @@ struct ReceiptsAgainstHubTests {
                 gateway.fail { _, path in path.hasSuffix("/receipts") }
                 try await phone.client.acknowledge(msiKey: key, response: "Seen")
                 #expect(try await phone.client.pendingReceipts() == 1)
-                let restarted = try SimulatedPhone(hub: gateway.url, fake: hub.fake, token: "offline-receipts",
-                                                   directory: directory)
+                let restarted = try SimulatedPhone(
+                    hub: gateway.url, fake: hub.fake, token: "offline-receipts",
+                    directory: directory)
                 #expect(try await restarted.client.pendingReceipts() == 1)
                 #expect(try await Self.report(key, on: hub)["acknowledged"] as? Int == 0)
 

@@ -30,7 +30,9 @@ struct TwoHundredPhonesTests {
     static let boundPhones = 100
     static func person(of index: Int) -> String? { index < boundPhones ? "person-\(index / 2)" : nil }
     /// Two groups that overlap: persons 0 to 24, and 20 to 49.
-    static let groups = ["class-a": Set((0..<25).map { "person-\($0)" }), "class-b": Set((20..<50).map { "person-\($0)" })]
+    static let groups = [
+        "class-a": Set((0..<25).map { "person-\($0)" }), "class-b": Set((20..<50).map { "person-\($0)" }),
+    ]
 
     @Test func everyPhoneEndsWithExactlyTheMessagesOfItsSubscriptionsOnce() async throws {
         try await LiveHub.with(persons: PersonBindingAgainstHubTests.persons()) { hub in
@@ -53,7 +55,9 @@ struct TwoHundredPhonesTests {
                 #expect(Set(try await phone.client.subscriptions().map(\.topicKey)) == Self.topics(of: index))
             }
             try await eventually("FCM has every phone's subscriptions", within: .seconds(60)) {
-                phones.enumerated().allSatisfy { hub.fake.subscriptions(of: $1.push.registration) == Self.topics(of: $0) }
+                phones.enumerated().allSatisfy {
+                    hub.fake.subscriptions(of: $1.push.registration) == Self.topics(of: $0)
+                }
             }
             let applied = clock.now - registerStart
             for (index, phone) in phones.enumerated() where !offline.contains(index) { phone.listen() }
@@ -81,7 +85,8 @@ struct TwoHundredPhonesTests {
             try await hub.waitUntilRelayed()
             for index in offline { _ = phones[index].push.loseQueuedPushes() }
             let catchUpStart = clock.now
-            try await Self.forEach(offline.map { (index: $0, phone: phones[$0]) }) { _, phone in try await phone.start() }
+            try await Self.forEach(offline.map { (index: $0, phone: phones[$0]) }) { _, phone in try await phone.start()
+            }
             let caughtUp = clock.now - catchUpStart
             let delivered = clock.now - sendStart
 
@@ -97,7 +102,8 @@ struct TwoHundredPhonesTests {
             // Phone 0 leaves Events: nothing more from it reaches phone 0, while phone 2 still gets it.
             let leaver = phones[0], stayer = phones[2]
             try await leaver.client.unsubscribe(SchoolCube.events.topicKey)
-            try await hub.waitUntilApplied(leaver.push.registration, Self.topics(of: 0).subtracting([SchoolCube.events.topicKey]))
+            try await hub.waitUntilApplied(
+                leaver.push.registration, Self.topics(of: 0).subtracting([SchoolCube.events.topicKey]))
             let after = try await hub.send(SchoolCube.events, title: "After leaving")
             let control = try await hub.send(SchoolCube.closures, title: "Control")
             try await eventually("the later messages arrive", within: .seconds(30)) {
@@ -112,18 +118,24 @@ struct TwoHundredPhonesTests {
             let bindStart = clock.now
             try await Self.forEach(Array(phones.enumerated().prefix(Self.boundPhones))) { index, phone in
                 let person = try #require(Self.person(of: index))
-                #expect(try await phone.client.bind(assertion: try await PersonBindingAgainstHubTests.assertion(person)) == person)
+                #expect(
+                    try await phone.client.bind(assertion: try await PersonBindingAgainstHubTests.assertion(person))
+                        == person)
             }
             let bound = clock.now - bindStart
             for (id, members) in Self.groups { try await hub.putGroup(id, members: members.sorted()) }
             let personalStart = clock.now
             var addressed: [(key: String, persons: Set<String>)] = []
             for person in ["person-0", "person-7", "person-13", "person-49"] {
-                addressed.append((try await hub.send(toPersons: [person], title: "For \(person)", data: ["room": person]), [person]))
+                addressed.append(
+                    (try await hub.send(toPersons: [person], title: "For \(person)", data: ["room": person]), [person]))
             }
             addressed.append((try await hub.send(groups: ["class-a"], title: "Class A"), Self.groups["class-a"]!))
-            addressed.append((try await hub.send(toPersons: ["person-3"], groups: ["class-b"], title: "Class B and person 3"),
-                              Self.groups["class-b"]!.union(["person-3"])))
+            addressed.append(
+                (
+                    try await hub.send(toPersons: ["person-3"], groups: ["class-b"], title: "Class B and person 3"),
+                    Self.groups["class-b"]!.union(["person-3"])
+                ))
             let addressedKeys = Set(addressed.map(\.key))
             func expectedAddressed(_ index: Int) -> Set<String> {
                 guard let person = Self.person(of: index) else { return [] }
@@ -131,7 +143,8 @@ struct TwoHundredPhonesTests {
             }
             try await eventually("every bound phone has its persons' messages", within: .seconds(60)) {
                 phones.enumerated().allSatisfy { index, phone in
-                    offline.contains(index) || Set(phone.shownKeys).intersection(addressedKeys) == expectedAddressed(index)
+                    offline.contains(index)
+                        || Set(phone.shownKeys).intersection(addressedKeys) == expectedAddressed(index)
                 }
             }
             let personal = clock.now - personalStart
@@ -140,11 +153,14 @@ struct TwoHundredPhonesTests {
             for (index, phone) in phones.enumerated() {
                 let shown = phone.shownKeys.filter(addressedKeys.contains)
                 #expect(shown.count == Set(shown).count, "phone \(index) was shown a personal message twice")
-                #expect(Set(shown) == expectedAddressed(index), "phone \(index) (\(Self.person(of: index) ?? "nobody"))")
+                #expect(
+                    Set(shown) == expectedAddressed(index), "phone \(index) (\(Self.person(of: index) ?? "nobody"))")
             }
             // One FCM request per device: each message's sends name exactly its persons' phones' tokens.
             for message in addressed {
-                let tokens = hub.fake.received.filter { $0.data["msi_key"] == message.key }.compactMap { $0.message["token"] as? String }
+                let tokens = hub.fake.received.filter { $0.data["msi_key"] == message.key }.compactMap {
+                    $0.message["token"] as? String
+                }
                 let phonesOfPersons = phones.enumerated().filter { index, _ in
                     Self.person(of: index).map(message.persons.contains) ?? false
                 }.map { $1.push.registration }
@@ -155,7 +171,9 @@ struct TwoHundredPhonesTests {
             #expect(personZero?.message.data["room"] == "person-0")
 
             func seconds(_ duration: Duration) -> String {
-                String(format: "%.1f s", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+                String(
+                    format: "%.1f s",
+                    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
             }
             let figures = """
                 end-to-end: \(Self.phoneCount) phones registered and chose their subjects in \(seconds(registered)) \

@@ -28,8 +28,9 @@ struct AccessTokenTests {
 
         let signature = try #require(base64URL(parts[2]))
         let digest = SHA256.hash(data: Array("\(parts[0]).\(parts[1])".utf8))
-        #expect(generated.publicKey.isValidSignature(
-            .init(rawRepresentation: signature), for: digest, padding: .insecurePKCS1v1_5))
+        #expect(
+            generated.publicKey.isValidSignature(
+                .init(rawRepresentation: signature), for: digest, padding: .insecurePKCS1v1_5))
     }
 
     @Test func aHundredSendsCostOneTokenExchange() async throws {

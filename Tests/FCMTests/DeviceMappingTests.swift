@@ -10,9 +10,12 @@ struct DeviceMappingTests {
     static let token = "device-registration-token-1"
 
     /// The sample message addressed to persons (no topic), with the sender's data.
-    static func addressed(_ distribution: RelayMessage.Distribution, message text: String = "All schools are closed.",
-                          data: [String: String] = ["room": "chess-club", "link": "msi://rooms/chess-club"])
-        -> RelayMessage {
+    static func addressed(
+        _ distribution: RelayMessage.Distribution, message text: String = "All schools are closed.",
+        data: [String: String] = ["room": "chess-club", "link": "msi://rooms/chess-club"]
+    )
+        -> RelayMessage
+    {
         var message = RelayMessage.sample(distribution, message: text)
         message.topicKey = ""
         message.data = data
@@ -20,8 +23,9 @@ struct DeviceMappingTests {
     }
 
     @Test func anAlertIsOneTokenRequestWithTheNotificationAndEveryDataKey() throws {
-        let request = FCMMapping.deviceRequest(for: Self.addressed(.alert), token: Self.token,
-                                               audience: .group("class-7b"))
+        let request = FCMMapping.deviceRequest(
+            for: Self.addressed(.alert), token: Self.token,
+            audience: .group("class-7b"))
         #expect(request.component == .device && !request.isTruncated)
         let expected: [String: Any] = [
             "message": [
@@ -34,28 +38,39 @@ struct DeviceMappingTests {
                     "room": "chess-club", "link": "msi://rooms/chess-club", "urgency": "active",
                 ],
                 // The message's key identifies the pop-up on both platforms: a correction replaces it.
-                "android": ["priority": "HIGH", "notification": ["sound": "default", "channel_id": "msi_active",
-                                                                 "tag": "65f1c0ffee00000000000001"]],
-                "apns": ["headers": ["apns-priority": "10", "apns-collapse-id": "65f1c0ffee00000000000001"],
-                         "payload": ["aps": [
-                    "sound": "default", "interruption-level": "active", "relevance-score": 0.5,
-                ] as [String: Any]]],
-            ] as [String: Any],
+                "android": [
+                    "priority": "HIGH",
+                    "notification": [
+                        "sound": "default", "channel_id": "msi_active",
+                        "tag": "65f1c0ffee00000000000001",
+                    ],
+                ],
+                "apns": [
+                    "headers": ["apns-priority": "10", "apns-collapse-id": "65f1c0ffee00000000000001"],
+                    "payload": [
+                        "aps": [
+                            "sound": "default", "interruption-level": "active", "relevance-score": 0.5,
+                        ] as [String: Any]
+                    ],
+                ],
+            ] as [String: Any]
         ]
         #expect(JSON.canonical(request.body) == JSON.canonical(expected))
     }
 
     @Test func anInformationIsDataAloneAsABackgroundPushToAPerson() throws {
-        let request = FCMMapping.deviceRequest(for: Self.addressed(.information, data: [:]), token: Self.token,
-                                               audience: .person)
+        let request = FCMMapping.deviceRequest(
+            for: Self.addressed(.information, data: [:]), token: Self.token,
+            audience: .person)
         let message = try #require(JSON.object(request.body)["message"] as? [String: Any])
         #expect(message["token"] as? String == Self.token && message["topic"] == nil)
         #expect(message["notification"] == nil)
-        #expect(message["data"] as? [String: String] == [
-            "msi_key": "65f1c0ffee00000000000001", "dist": "Information", "title": "Snow day",
-            "desc": "School is closed today", "message": "All schools are closed.", "timestamp": "1700000000123",
-            "audience": "person", "urgency": "active",
-        ])
+        #expect(
+            message["data"] as? [String: String] == [
+                "msi_key": "65f1c0ffee00000000000001", "dist": "Information", "title": "Snow day",
+                "desc": "School is closed today", "message": "All schools are closed.", "timestamp": "1700000000123",
+                "audience": "person", "urgency": "active",
+            ])
         let apns = try #require(message["apns"] as? [String: Any])
         #expect(apns["headers"] as? [String: String] == ["apns-push-type": "background", "apns-priority": "5"])
         let aps = (apns["payload"] as? [String: Any])?["aps"] as? [String: Any]
@@ -74,8 +89,9 @@ struct DeviceMappingTests {
         let long = String(repeating: "é", count: 3_000)
         let options = FCMMappingOptions(payloadLimit: 1_024)
         for distribution in RelayMessage.Distribution.allCases {
-            let request = FCMMapping.deviceRequest(for: Self.addressed(distribution, message: long), token: Self.token,
-                                                   audience: .group("g"), options: options)
+            let request = FCMMapping.deviceRequest(
+                for: Self.addressed(distribution, message: long), token: Self.token,
+                audience: .group("g"), options: options)
             #expect(request.isTruncated && request.payloadSize <= 1_024)
             let message = try #require(JSON.object(request.body)["message"] as? [String: Any])
             let data = try #require(message["data"] as? [String: String])
@@ -110,12 +126,15 @@ extension DeviceMappingTests {
         let data = try MappingTests.data(request)
         #expect(data["ack"] == "1" && data["room"] == "chess-club" && data["audience"] == "person")
         #expect(try MappingTests.responses(data) == ["I'm safe", "I need help"])
-        #expect(request.payloadSize == FCMMapping.payloadSize(
-            data: data, notification: Wire.Notification(title: "Snow day", body: "School is closed today")))
+        #expect(
+            request.payloadSize
+                == FCMMapping.payloadSize(
+                    data: data, notification: Wire.Notification(title: "Snow day", body: "School is closed today")))
 
         for distribution in RelayMessage.Distribution.allCases {
-            let plain = FCMMapping.deviceRequest(for: Self.addressed(distribution), token: Self.token,
-                                                 audience: .group("g"))
+            let plain = FCMMapping.deviceRequest(
+                for: Self.addressed(distribution), token: Self.token,
+                audience: .group("g"))
             let plainData = try MappingTests.data(plain)
             #expect(plainData["ack"] == nil && plainData["ack_responses"] == nil)
         }

@@ -224,7 +224,8 @@ struct FCMClientTests {
     @Test func logModeNeverLogsADevicesRegistrationToken() async throws {
         let recorder = LogRecorder()
         let client = FCMClient.logOnly(logger: recorder.logger())
-        let request = FCMMapping.deviceRequest(for: .sample(.alert), token: "secret-registration-token", audience: .person)
+        let request = FCMMapping.deviceRequest(
+            for: .sample(.alert), token: "secret-registration-token", audience: .person)
         #expect(try await client.send(request).hasPrefix("projects/log/messages/log-"))
         let logged = try #require(recorder.records.first { $0.metadata["component"] == "device" })
         #expect(logged.metadata["body"] == nil)

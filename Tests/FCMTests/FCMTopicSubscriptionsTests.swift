@@ -179,8 +179,9 @@ struct FCMTopicSubscriptionsTests {
             #expect(harness.fake.subscriptionCallCount == 0)
             #expect(harness.fake.tokenExchanges == 0)
             #expect(recorder.records.compactMap { $0.metadata["call"] } == ["subscribe", "unsubscribe", "list"])
-            #expect(try await FCMClient.logOnly().topicSubscriptions.subscribe(registration: "r", topic: "t")
-                == .applied)
+            #expect(
+                try await FCMClient.logOnly().topicSubscriptions.subscribe(registration: "r", topic: "t")
+                    == .applied)
         }
     }
 

@@ -8,8 +8,10 @@ import Testing
 struct FakeFCMConditionTests {
     /// Subscribes phone-1 to a, phone-2 to a and b, phone-3 to b and c, phone-4 to c (no call: the fake's state).
     private func subscribePhones(_ fake: FakeFCM) {
-        for (phone, topics) in [("phone-1", ["a"]), ("phone-2", ["a", "b"]), ("phone-3", ["b", "c"]),
-                                ("phone-4", ["c"])] {
+        for (phone, topics) in [
+            ("phone-1", ["a"]), ("phone-2", ["a", "b"]), ("phone-3", ["b", "c"]),
+            ("phone-4", ["c"]),
+        ] {
             for topic in topics { fake.forceSubscribe(phone, to: topic) }
         }
     }
@@ -17,8 +19,12 @@ struct FakeFCMConditionTests {
     /// The phones (of phone-1...4) whose inbox got the condition send, after draining every inbox.
     private func reached(_ condition: String, _ harness: FCMHarness) async throws -> [String] {
         let token = try await harness.tokenProvider().accessToken()
-        let body = try JSONSerialization.data(withJSONObject: ["message": ["condition": condition,
-                                                                           "data": ["k": "v"]]])
+        let body = try JSONSerialization.data(withJSONObject: [
+            "message": [
+                "condition": condition,
+                "data": ["k": "v"],
+            ]
+        ])
         let response = try await post(String(decoding: body, as: UTF8.self), token: token, harness)
         #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
         return (1...4).map { "phone-\($0)" }.filter { !harness.fake.drainInbox($0).isEmpty }

@@ -12,8 +12,10 @@ struct FakeFCMTests {
         (#"{"message": {"topic": "/topics/news"}}"#, "Invalid topic name"),
         (#"{"message": {"topic": "\#(String(repeating: "t", count: 901))"}}"#, "Invalid topic name"),
         (#"{"message": {"topic": "news", "data": {"count": 1}}}"#, "TYPE_STRING"),
-        (#"{"message": {"topic": "news", "data": {"a": "b"}, "apns": {"headers": {"apns-priority": "10"}}}}"#,
-         "must be 5"),
+        (
+            #"{"message": {"topic": "news", "data": {"a": "b"}, "apns": {"headers": {"apns-priority": "10"}}}}"#,
+            "must be 5"
+        ),
         (#"{"message": {"topic": "news", "data": {"a": "\#(String(repeating: "x", count: 4096))"}}}"#, "too big"),
         (#"{"message": {"topic": "news"}, "to": "/topics/news"}"#, "Unknown name"),
         (#"{"message": {"topic": "news", "android": {"ttl": "10"}}}"#, "android.ttl"),

@@ -15,10 +15,12 @@ struct FakeFCMTopicTests {
             let created = try await create("news", token: token, harness)
             #expect(created.status == 200)
             let subscription = JSON.object(created.body)
-            #expect(subscription["name"] as? String == "projects/msi-test/registrations/phone-1/topicSubscriptions/news")
+            #expect(
+                subscription["name"] as? String == "projects/msi-test/registrations/phone-1/topicSubscriptions/news")
             #expect(subscription["topic_name"] as? String == "news")
             let createTime = try Date(
-                subscription["create_time"] as? String ?? "", strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+                subscription["create_time"] as? String ?? "",
+                strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
             #expect(abs(createTime.timeIntervalSince(before)) < 5)
 
             let again = try await create("news", token: token, harness)
@@ -59,11 +61,13 @@ struct FakeFCMTopicTests {
         try await FCMHarness.with { harness in
             let headers = [HTTPHeader("Authorization", "Bearer not-a-token")]
             let url = harness.fake.baseURL + Self.collection
-            let response = switch method {
-            case "POST": try await harness.http.post(url: url + "?topic_name=news", headers: headers, body: Array("{}".utf8))
-            case "DELETE": try await harness.http.delete(url: url + "/news", headers: headers)
-            default: try await harness.http.get(url: url, headers: headers)
-            }
+            let response =
+                switch method {
+                case "POST":
+                    try await harness.http.post(url: url + "?topic_name=news", headers: headers, body: Array("{}".utf8))
+                case "DELETE": try await harness.http.delete(url: url + "/news", headers: headers)
+                default: try await harness.http.get(url: url, headers: headers)
+                }
             #expect(response.status == 401)
             #expect((JSON.object(response.body)["error"] as? [String: Any])?["status"] as? String == "UNAUTHENTICATED")
             #expect(harness.fake.subscriptionCallCount == 1)
@@ -113,15 +117,19 @@ struct FakeFCMTopicTests {
             let client = harness.fcmClient()
             try await client.topicSubscriptions.subscribe(registration: "phone:1", topic: "news")
             try await client.topicSubscriptions.subscribe(registration: "phone:1", topic: "alerts")
-            let body = #"{"message": {"topic": "news", "notification": {"title": "T", "body": "B"}, "data": {"k": "v"}}}"#
-            _ = try await client.send(FCMRequest(component: .notification, body: Array(body.utf8), payloadSize: 4,
-                                                 isTruncated: false))
+            let body =
+                #"{"message": {"topic": "news", "notification": {"title": "T", "body": "B"}, "data": {"k": "v"}}}"#
+            _ = try await client.send(
+                FCMRequest(
+                    component: .notification, body: Array(body.utf8), payloadSize: 4,
+                    isTruncated: false))
 
             let topics = try await harness.http.get(url: harness.fake.baseURL + "/_subscriptions/phone%3A1")
             #expect(JSON.canonical(topics.body) == #"{"topics":["alerts","news"]}"#)
             let inbox = try await harness.http.get(url: harness.fake.baseURL + "/_inbox/phone%3A1")
-            #expect(JSON.canonical(inbox.body)
-                == #"{"messages":[{"data":{"k":"v"},"notification":{"body":"B","title":"T"},"topic":"news"}]}"#)
+            #expect(
+                JSON.canonical(inbox.body)
+                    == #"{"messages":[{"data":{"k":"v"},"notification":{"body":"B","title":"T"},"topic":"news"}]}"#)
             let drained = try await harness.http.get(url: harness.fake.baseURL + "/_inbox/phone%3A1")
             #expect(JSON.canonical(drained.body) == #"{"messages":[]}"#)
         }

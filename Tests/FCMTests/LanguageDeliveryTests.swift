@@ -31,15 +31,18 @@ struct LanguageDeliveryTests {
 
     @Test func hindiAndTamilReachEveryPhoneOnceInThreeRequests() async throws {
         try await FCMHarness.with { harness in
-            let requests = FCMMapping.requests(for: Translations.message(.alert, Translations.two),
-                                               excluding: ["quiet-1"])
+            let requests = FCMMapping.requests(
+                for: Translations.message(.alert, Translations.two),
+                excluding: ["quiet-1"])
             #expect(requests.count == 3)
             let inboxes = try await Self.deliver(requests, harness)
             let titles = inboxes.mapValues { $0.map { $0.notification?.title ?? "-" } }
-            #expect(titles == [
-                "phone-hi": ["हिम दिवस"], "phone-ta": ["பனி நாள்"], "phone-fr": ["Snow day"],
-                "phone-self": ["Snow day"], "phone-en": ["Snow day"], "phone-mr": ["Snow day"], "phone-other-subject": [], "phone-quiet": [],
-            ])
+            #expect(
+                titles == [
+                    "phone-hi": ["हिम दिवस"], "phone-ta": ["பனி நாள்"], "phone-fr": ["Snow day"],
+                    "phone-self": ["Snow day"], "phone-en": ["Snow day"], "phone-mr": ["Snow day"],
+                    "phone-other-subject": [], "phone-quiet": [],
+                ])
             #expect(inboxes["phone-hi"]?.first?.data["lang"] == "hi")
             #expect(inboxes["phone-fr"]?.first?.data["lang"] == "en")
         }
@@ -52,11 +55,12 @@ struct LanguageDeliveryTests {
             let inboxes = try await Self.deliver(requests, harness)
             let titles = inboxes.mapValues { $0.map { $0.notification?.title ?? "-" } }
             // Without quiet exclusions the quiet phone is sent to too, in Hindi; Marathi is past the budget.
-            #expect(titles == [
-                "phone-hi": ["हिम दिवस"], "phone-ta": ["பனி நாள்"], "phone-fr": ["Jour de neige"],
-                "phone-self": ["Snow day"], "phone-en": ["Snow day"], "phone-mr": ["Snow day"],
-                "phone-other-subject": [], "phone-quiet": ["हिम दिवस"],
-            ])
+            #expect(
+                titles == [
+                    "phone-hi": ["हिम दिवस"], "phone-ta": ["பனி நாள்"], "phone-fr": ["Jour de neige"],
+                    "phone-self": ["Snow day"], "phone-en": ["Snow day"], "phone-mr": ["Snow day"],
+                    "phone-other-subject": [], "phone-quiet": ["हिम दिवस"],
+                ])
             // The Marathi phone has its text in the data, to show in the app.
             let marathi = try #require(inboxes["phone-mr"]?.first?.data["translations"])
             #expect(marathi.contains(#""mr":{"title":"बर्फाचा दिवस""#))
@@ -65,16 +69,18 @@ struct LanguageDeliveryTests {
 
     @Test func sixTranslationsWithTwoQuietWindowsReachEveryPhoneOnceOrHoldItBack() async throws {
         try await FCMHarness.with { harness in
-            let requests = FCMMapping.requests(for: Translations.message(.alert, Translations.six),
-                                               excluding: ["quiet-1", "quiet-2"])
+            let requests = FCMMapping.requests(
+                for: Translations.message(.alert, Translations.six),
+                excluding: ["quiet-1", "quiet-2"])
             #expect(requests.map(\.component.rawValue) == ["lang-hi", "lang-ta", "lang-default"])
             let inboxes = try await Self.deliver(requests, harness)
             let titles = inboxes.mapValues { $0.map { $0.notification?.title ?? "-" } }
-            #expect(titles == [
-                "phone-hi": ["हिम दिवस"], "phone-ta": ["பனி நாள்"], "phone-fr": ["Snow day"],
-                "phone-self": ["Snow day"], "phone-en": ["Snow day"], "phone-mr": ["Snow day"],
-                "phone-other-subject": [], "phone-quiet": [],
-            ])
+            #expect(
+                titles == [
+                    "phone-hi": ["हिम दिवस"], "phone-ta": ["பனி நாள்"], "phone-fr": ["Snow day"],
+                    "phone-self": ["Snow day"], "phone-en": ["Snow day"], "phone-mr": ["Snow day"],
+                    "phone-other-subject": [], "phone-quiet": [],
+                ])
         }
     }
 }

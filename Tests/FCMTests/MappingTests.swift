@@ -19,13 +19,22 @@ struct MappingTests {
                 "notification": ["title": "Snow day", "body": "School is closed today"],
                 "data": ["msi_key": "65f1c0ffee00000000000001", "urgency": "active"],
                 // The message's key identifies the pop-up on both platforms: a correction replaces it.
-                "android": ["priority": "HIGH", "notification": ["sound": "default", "channel_id": "msi_active",
-                                                                 "tag": "65f1c0ffee00000000000001"]],
-                "apns": ["headers": ["apns-priority": "10", "apns-collapse-id": "65f1c0ffee00000000000001"],
-                         "payload": ["aps": [
-                    "sound": "default", "interruption-level": "active", "relevance-score": 0.5,
-                ] as [String: Any]]],
-            ] as [String: Any],
+                "android": [
+                    "priority": "HIGH",
+                    "notification": [
+                        "sound": "default", "channel_id": "msi_active",
+                        "tag": "65f1c0ffee00000000000001",
+                    ],
+                ],
+                "apns": [
+                    "headers": ["apns-priority": "10", "apns-collapse-id": "65f1c0ffee00000000000001"],
+                    "payload": [
+                        "aps": [
+                            "sound": "default", "interruption-level": "active", "relevance-score": 0.5,
+                        ] as [String: Any]
+                    ],
+                ],
+            ] as [String: Any]
         ]
         #expect(JSON.canonical(requests[0].body) == JSON.canonical(notification))
         #expect(JSON.canonical(requests[1].body) == JSON.canonical(expectedDataComponent(dist: "Alert")))
@@ -154,8 +163,9 @@ struct MappingTests {
         let data = try #require(dataMessage?["data"] as? [String: String])
         #expect(data["message"] == "")
         #expect(data["msi_key"] == "65f1c0ffee00000000000001" && data["truncated"] == "true")
-        let notification = try #require((JSON.object(requests[0].body)["message"] as? [String: Any])?["notification"]
-            as? [String: String])
+        let notification = try #require(
+            (JSON.object(requests[0].body)["message"] as? [String: Any])?["notification"]
+                as? [String: String])
         #expect(huge.hasPrefix(notification["title"] ?? "x") && huge.hasPrefix(notification["body"] ?? "x"))
     }
 
@@ -183,7 +193,7 @@ struct MappingTests {
                     "headers": ["apns-push-type": "background", "apns-priority": "5"],
                     "payload": ["aps": ["content-available": 1]],
                 ] as [String: Any],
-            ] as [String: Any],
+            ] as [String: Any]
         ]
     }
 }
@@ -192,7 +202,8 @@ struct MappingTests {
 struct FCMJSONTests {
     /// Text with every character class the writer treats apart: controls, quotes, backslash, slash, DEL,
     /// accents, emoji, line and paragraph separators, a byte-order mark.
-    static let awkward = (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }.joined()
+    static let awkward =
+        (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }.joined()
         + "\"quoted\" back\\slash a/b \u{7F} café 📚 \u{2028}\u{2029}\u{FEFF} end"
 
     @Test(arguments: [false, true])
@@ -201,26 +212,34 @@ struct FCMJSONTests {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         for distribution in [RelayMessage.Distribution.alert, .information] {
             for ttl in [nil, 0, 3600] as [Int64?] {
-                let message = RelayMessage.sample(distribution, title: Self.awkward, desc: Self.awkward,
-                                                  message: Self.awkward, ttlSeconds: ttl)
+                let message = RelayMessage.sample(
+                    distribution, title: Self.awkward, desc: Self.awkward,
+                    message: Self.awkward, ttlSeconds: ttl)
                 let options = FCMMappingOptions(validateOnly: validateOnly)
                 for request in FCMMapping.requests(for: message, options: options) {
                     let decoded = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
                     #expect(decoded?["message"] != nil)
                 }
-                let wire = Wire.SendRequest(message: Wire.Message(
-                    topic: Self.awkward, notification: Wire.Notification(title: Self.awkward, body: "b"),
-                    data: ["msi_key": Self.awkward, "z": "", "a": "/"],
-                    android: Wire.Android(priority: "HIGH", ttl: ttl.map { "\($0)s" },
-                                          notification: .init(sound: "default")),
-                    apns: Wire.APNS(headers: ["apns-priority": "5", "apns-expiration": "0"], payload: .init(
-                        aps: .init(sound: ttl == nil ? nil : "default", contentAvailable: 1)))),
+                let wire = Wire.SendRequest(
+                    message: Wire.Message(
+                        topic: Self.awkward, notification: Wire.Notification(title: Self.awkward, body: "b"),
+                        data: ["msi_key": Self.awkward, "z": "", "a": "/"],
+                        android: Wire.Android(
+                            priority: "HIGH", ttl: ttl.map { "\($0)s" },
+                            notification: .init(sound: "default")),
+                        apns: Wire.APNS(
+                            headers: ["apns-priority": "5", "apns-expiration": "0"],
+                            payload: .init(
+                                aps: .init(sound: ttl == nil ? nil : "default", contentAvailable: 1)))),
                     validateOnly: validateOnly ? true : nil)
                 #expect(FCMJSON.bytes(wire.json) == Array(try encoder.encode(wire)))
-                let bare = Wire.Message(topic: "t", notification: nil, data: [:],
-                                        android: Wire.Android(priority: "HIGH", ttl: nil, notification: nil),
-                                        apns: Wire.APNS(headers: [:], payload: .init(
-                                            aps: .init(sound: nil, contentAvailable: nil))))
+                let bare = Wire.Message(
+                    topic: "t", notification: nil, data: [:],
+                    android: Wire.Android(priority: "HIGH", ttl: nil, notification: nil),
+                    apns: Wire.APNS(
+                        headers: [:],
+                        payload: .init(
+                            aps: .init(sound: nil, contentAvailable: nil))))
                 #expect(FCMJSON.bytes(bare.json) == Array(try encoder.encode(bare)))
             }
         }
@@ -231,16 +250,20 @@ struct FCMJSONTests {
 struct UrgencyMappingTests {
     /// What each urgency gives an Alert's pop-up: APNs priority, interruption level and relevance, Android priority
     /// and channel (without the critical-alert entitlement: critical goes to APNs as time-sensitive).
-    static let table: [(RelayMessage.Urgency, apnsPriority: String, level: String, score: Double, android: String,
-                        channel: String)] = [
-        (.passive, "5", "passive", 0.2, "NORMAL", "msi_passive"),
-        (.active, "10", "active", 0.5, "HIGH", "msi_active"),
-        (.timeSensitive, "10", "time-sensitive", 0.8, "HIGH", "msi_time_sensitive"),
-        (.critical, "10", "time-sensitive", 1.0, "HIGH", "msi_critical"),
-    ]
+    static let table:
+        [(
+            RelayMessage.Urgency, apnsPriority: String, level: String, score: Double, android: String,
+            channel: String
+        )] = [
+            (.passive, "5", "passive", 0.2, "NORMAL", "msi_passive"),
+            (.active, "10", "active", 0.5, "HIGH", "msi_active"),
+            (.timeSensitive, "10", "time-sensitive", 0.8, "HIGH", "msi_time_sensitive"),
+            (.critical, "10", "time-sensitive", 1.0, "HIGH", "msi_critical"),
+        ]
 
     static func message(_ urgency: RelayMessage.Urgency, _ distribution: RelayMessage.Distribution = .alert)
-        -> RelayMessage {
+        -> RelayMessage
+    {
         var message = RelayMessage.sample(distribution)
         message.urgency = urgency
         return message
@@ -307,7 +330,8 @@ struct UrgencyMappingTests {
         let topic = try Parts(try #require(FCMMapping.requests(for: Self.message(.critical), options: entitled).first))
         var addressed = DeviceMappingTests.addressed(.alert)
         addressed.urgency = .critical
-        let device = try Parts(FCMMapping.deviceRequest(for: addressed, token: "t", audience: .person, options: entitled))
+        let device = try Parts(
+            FCMMapping.deviceRequest(for: addressed, token: "t", audience: .person, options: entitled))
         for parts in [topic, device] {
             #expect(parts.aps["interruption-level"] as? String == "critical")
             let sound = try #require(parts.aps["sound"] as? [String: Any])
@@ -316,13 +340,16 @@ struct UrgencyMappingTests {
             #expect(parts.headers["apns-priority"] == "10" && parts.channel == "msi_critical")
         }
         let plain = try Parts(try #require(FCMMapping.requests(for: Self.message(.critical)).first))
-        #expect(plain.aps["interruption-level"] as? String == "time-sensitive" && plain.aps["sound"] as? String == "default")
+        #expect(
+            plain.aps["interruption-level"] as? String == "time-sensitive" && plain.aps["sound"] as? String == "default"
+        )
         #expect(plain.data["urgency"] == "critical")
     }
 
     @Test func theChannelsAreConfigurable() throws {
-        let channels = FCMMappingOptions.AndroidChannels(passive: "quiet", active: "news", timeSensitive: "urgent",
-                                                         critical: "alarm")
+        let channels = FCMMappingOptions.AndroidChannels(
+            passive: "quiet", active: "news", timeSensitive: "urgent",
+            critical: "alarm")
         let options = FCMMappingOptions(androidChannels: channels)
         let found = try RelayMessage.Urgency.allCases.map {
             try Parts(try #require(FCMMapping.requests(for: Self.message($0), options: options).first)).channel
@@ -331,7 +358,8 @@ struct UrgencyMappingTests {
     }
 
     @Test func aResendGoesOneLevelUpAndAtLeastTimeSensitive() {
-        #expect(RelayMessage.Urgency.allCases.map(\.escalated) == [.timeSensitive, .timeSensitive, .critical, .critical])
+        #expect(
+            RelayMessage.Urgency.allCases.map(\.escalated) == [.timeSensitive, .timeSensitive, .critical, .critical])
         #expect(RelayMessage.Urgency.passive < .active && RelayMessage.Urgency.timeSensitive < .critical)
     }
 
@@ -342,16 +370,19 @@ struct UrgencyMappingTests {
         for request in requests {
             let parts = try Parts(request)
             #expect(parts.message["topic"] == nil)
-            #expect(parts.message["condition"] as? String == "'\(message.topicKey)' in topics && "
+            #expect(
+                parts.message["condition"] as? String == "'\(message.topicKey)' in topics && "
                     + "!('quiet-aaaaaaaaaaaa' in topics) && !('quiet-bbbbbbbbbbbb' in topics)")
         }
         // FCM takes five topics in a condition: the fifth and later windows cannot be left out.
         let many = (1...6).map { "quiet-\($0)" }
         let condition = FCMMapping.condition(topic: "t", excluding: many)
-        #expect(condition == "'t' in topics && !('quiet-1' in topics) && !('quiet-2' in topics) && "
+        #expect(
+            condition == "'t' in topics && !('quiet-1' in topics) && !('quiet-2' in topics) && "
                 + "!('quiet-3' in topics) && !('quiet-4' in topics)")
         // Without exclusions the topic is the target, as before.
-        #expect(try Parts(try #require(FCMMapping.requests(for: message).first)).message["topic"] as? String
+        #expect(
+            try Parts(try #require(FCMMapping.requests(for: message).first)).message["topic"] as? String
                 == message.topicKey)
     }
 
@@ -372,15 +403,22 @@ struct UrgencyMappingTests {
     @Test func urgencyFieldsAreWhatJSONEncoderWritesByteForByte() throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        for (sound, score) in [(Wire.Sound.critical(name: "default", volume: 1.0), 1.0), ("default", 0.2),
-                               (.critical(name: "siren.caf", volume: 0.5), 0.8)] {
+        for (sound, score) in [
+            (Wire.Sound.critical(name: "default", volume: 1.0), 1.0), ("default", 0.2),
+            (.critical(name: "siren.caf", volume: 0.5), 0.8),
+        ] {
             let wire = Wire.Message(
                 condition: "'a' in topics && !('b' in topics)",
                 notification: Wire.Notification(title: "t", body: "b"), data: ["urgency": "critical"],
-                android: Wire.Android(priority: "NORMAL", ttl: nil,
-                                      notification: .init(sound: "default", channelID: "msi_critical")),
-                apns: Wire.APNS(headers: ["apns-priority": "10"], payload: .init(aps: .init(
-                    sound: sound, contentAvailable: nil, interruptionLevel: "critical", relevanceScore: score))))
+                android: Wire.Android(
+                    priority: "NORMAL", ttl: nil,
+                    notification: .init(sound: "default", channelID: "msi_critical")),
+                apns: Wire.APNS(
+                    headers: ["apns-priority": "10"],
+                    payload: .init(
+                        aps: .init(
+                            sound: sound, contentAvailable: nil, interruptionLevel: "critical", relevanceScore: score)))
+            )
             #expect(FCMJSON.bytes(wire.json) == Array(try encoder.encode(wire)))
         }
     }
@@ -390,8 +428,10 @@ struct UrgencyMappingTests {
 
 extension MappingTests {
     /// The sample Alert (or Information) asking for an acknowledgement with `responses`.
-    static func asking(_ responses: [String], _ distribution: RelayMessage.Distribution = .alert,
-                       message text: String = "All schools are closed.") -> RelayMessage {
+    static func asking(
+        _ responses: [String], _ distribution: RelayMessage.Distribution = .alert,
+        message text: String = "All schools are closed."
+    ) -> RelayMessage {
         var message = RelayMessage.sample(distribution, message: text)
         message.ackResponses = responses
         return message
@@ -445,8 +485,11 @@ extension MappingTests {
         let responses = (1...10).map { "Answer \($0) " + String(repeating: "x", count: 80) }
         let options = FCMMappingOptions(payloadLimit: 2_048)
         let long = String(repeating: "é", count: 1_500)
-        let request = try #require(FCMMapping.requests(for: Self.asking(responses, .information, message: long),
-                                                       options: options).first)
+        let request = try #require(
+            FCMMapping.requests(
+                for: Self.asking(responses, .information, message: long),
+                options: options
+            ).first)
         let data = try Self.data(request)
         #expect(request.isTruncated && request.payloadSize <= 2_048)
         #expect(request.payloadSize == FCMMapping.payloadSize(data: data, notification: nil))
@@ -457,8 +500,9 @@ extension MappingTests {
     @Test func responsesTooLargeForThePayloadAreLeftOutAndTheFlagStays() throws {
         let responses = (1...10).map { String(repeating: "語", count: 99) + "\($0)" }
         let options = FCMMappingOptions(payloadLimit: 1_024)
-        let request = try #require(FCMMapping.requests(for: Self.asking(responses, .information), options: options)
-            .first)
+        let request = try #require(
+            FCMMapping.requests(for: Self.asking(responses, .information), options: options)
+                .first)
         let data = try Self.data(request)
         #expect(request.isTruncated && request.payloadSize <= 1_024)
         #expect(data["ack"] == "1" && data["ack_responses"] == nil && data["truncated"] == "true")
@@ -478,8 +522,9 @@ struct NoticeMappingTests {
     @Test func aCorrectionCarriesTheSameTagAndCollapseIDAndTheNewTexts() throws {
         var message = RelayMessage.sample(.alert)
         message.title = "Snow day: corrected"
-        let request = FCMMapping.noticeRequest(.correction, for: message, topic: message.topicKey,
-                                               component: FCMComponent(rawValue: "correction-1"))
+        let request = FCMMapping.noticeRequest(
+            .correction, for: message, topic: message.topicKey,
+            component: FCMComponent(rawValue: "correction-1"))
         #expect(request.component.rawValue == "correction-1")
         let wire = try Self.message(request)
         #expect(wire["topic"] as? String == message.topicKey)
@@ -488,14 +533,16 @@ struct NoticeMappingTests {
         let headers = (wire["apns"] as? [String: Any])?["headers"] as? [String: String]
         #expect(tag == message.msiKey && headers?["apns-collapse-id"] == message.msiKey)
         let data = try #require(wire["data"] as? [String: String])
-        #expect(data["msi_key"] == message.msiKey && data["correction"] == "1" && data["title"] == "Snow day: corrected")
+        #expect(
+            data["msi_key"] == message.msiKey && data["correction"] == "1" && data["title"] == "Snow day: corrected")
         #expect(data["message"] == message.message && data["topic_key"] == message.topicKey)
     }
 
     @Test func aWithdrawalIsADataMessageInTheBackground() throws {
         let message = RelayMessage.sample(.alert)
-        let request = FCMMapping.noticeRequest(.withdrawal, for: message, token: "device-1",
-                                               component: FCMComponent(rawValue: "withdrawal"))
+        let request = FCMMapping.noticeRequest(
+            .withdrawal, for: message, token: "device-1",
+            component: FCMComponent(rawValue: "withdrawal"))
         let wire = try Self.message(request)
         #expect(wire["notification"] == nil && wire["token"] as? String == "device-1")
         #expect((wire["android"] as? [String: Any])?["notification"] == nil)

@@ -38,13 +38,19 @@ struct ServiceAccountTests {
     @Test(arguments: [
         ("not json at all", "is not valid JSON"),
         ("[1, 2]", "is not a JSON object"),
-        (#"{"type": "service_account", "project_id": "p", "private_key": "x", "token_uri": "https://t"}"#,
-         #"has no "client_email""#),
-        (#"{"type": "service_account", "project_id": 7, "client_email": "a@b", "private_key": "x"}"#,
-         #"has an invalid "project_id""#),
+        (
+            #"{"type": "service_account", "project_id": "p", "private_key": "x", "token_uri": "https://t"}"#,
+            #"has no "client_email""#
+        ),
+        (
+            #"{"type": "service_account", "project_id": 7, "client_email": "a@b", "private_key": "x"}"#,
+            #"has an invalid "project_id""#
+        ),
         (#"{"type": "authorized_user", "client_id": "x"}"#, "not a service account key"),
-        (#"{"project_id": "p", "client_email": "a@b", "private_key": "x", "token_uri": "file:///etc/passwd"}"#,
-         "not an http(s) URL"),
+        (
+            #"{"project_id": "p", "client_email": "a@b", "private_key": "x", "token_uri": "file:///etc/passwd"}"#,
+            "not an http(s) URL"
+        ),
     ])
     func aMalformedFileIsAnErrorSayingWhatIsWrong(contents: String, expected: String) throws {
         let path = try write(contents)
@@ -56,7 +62,8 @@ struct ServiceAccountTests {
     }
 
     @Test func aKeyThatIsNotAnRSAPrivateKeyIsAnInvalidPrivateKey() throws {
-        let json = #"{"type": "service_account", "project_id": "p", "client_email": "a@b", "#
+        let json =
+            #"{"type": "service_account", "project_id": "p", "client_email": "a@b", "#
             + #""private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"}"#
         let path = try write(json)
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -38,11 +38,12 @@ struct TranslationMappingTests {
     @Test func twoTranslationsAreThreeRequestsEachWithItsNotificationAndData() throws {
         let requests = FCMMapping.requests(for: Translations.message(.alert, Translations.two))
         #expect(requests.map(\.component.rawValue) == ["lang-hi", "lang-ta", "lang-default"])
-        #expect(try requests.map(Self.condition) == [
-            "'\(Self.topic)' in topics && 'lang-hi' in topics",
-            "'\(Self.topic)' in topics && 'lang-ta' in topics",
-            "'\(Self.topic)' in topics && !('lang-hi' in topics) && !('lang-ta' in topics)",
-        ])
+        #expect(
+            try requests.map(Self.condition) == [
+                "'\(Self.topic)' in topics && 'lang-hi' in topics",
+                "'\(Self.topic)' in topics && 'lang-ta' in topics",
+                "'\(Self.topic)' in topics && !('lang-hi' in topics) && !('lang-ta' in topics)",
+            ])
         let hindi = try Self.message(requests[0])
         #expect(hindi["topic"] == nil)
         #expect(hindi["notification"] as? [String: String] == ["title": "हिम दिवस", "body": "आज स्कूल बंद है"])
@@ -70,15 +71,19 @@ struct TranslationMappingTests {
         let message = Translations.message(.information, [Translations.ta, Translations.fr])
         let request = try #require(FCMMapping.requests(for: message).first)
         let text = try #require(try Self.data(request)["translations"])
-        #expect(text == #"{"ta":{"title":"பனி நாள்","desc":"இன்று பள்ளி மூடப்பட்டுள்ளது","message":"பனி காரணமாக திங்கள்கிழமை மாவட்டத்தின் அனைத்து பள்ளிகளும் மூடப்பட்டுள்ளன."},"fr":{"title":"Jour de neige","desc":"L'école est fermée aujourd'hui","message":"Toutes les écoles du district sont fermées lundi à cause de la neige."}}"#)
+        #expect(
+            text
+                == #"{"ta":{"title":"பனி நாள்","desc":"இன்று பள்ளி மூடப்பட்டுள்ளது","message":"பனி காரணமாக திங்கள்கிழமை மாவட்டத்தின் அனைத்து பள்ளிகளும் மூடப்பட்டுள்ளன."},"fr":{"title":"Jour de neige","desc":"L'école est fermée aujourd'hui","message":"Toutes les écoles du district sont fermées lundi à cause de la neige."}}"#
+        )
     }
 
     @Test func sixTranslationsSendFourSeparatelyAndTheOtherTwoWithTheMainText() throws {
         let requests = FCMMapping.requests(for: Translations.message(.alert, Translations.six))
         #expect(requests.map(\.component.rawValue) == ["lang-hi", "lang-ta", "lang-fr", "lang-de", "lang-default"])
         #expect(try Self.condition(requests[3]) == "'\(Self.topic)' in topics && 'lang-de' in topics")
-        #expect(try Self.condition(requests[4]) == "'\(Self.topic)' in topics && !('lang-hi' in topics) && "
-            + "!('lang-ta' in topics) && !('lang-fr' in topics) && !('lang-de' in topics)")
+        #expect(
+            try Self.condition(requests[4]) == "'\(Self.topic)' in topics && !('lang-hi' in topics) && "
+                + "!('lang-ta' in topics) && !('lang-fr' in topics) && !('lang-de' in topics)")
         // Spanish and Marathi phones get the English pop-up, and their texts in the data.
         #expect(try Self.translations(requests[4]) == ["hi", "ta", "fr", "de", "es", "mr"])
         for request in requests {
@@ -91,19 +96,21 @@ struct TranslationMappingTests {
         let message = Translations.message(.alert, Translations.six)
         let two = FCMMapping.requests(for: message, excluding: ["q1", "q2"])
         #expect(two.map(\.component.rawValue) == ["lang-hi", "lang-ta", "lang-default"])
-        #expect(try two.map(Self.condition) == [
-            "'\(Self.topic)' in topics && 'lang-hi' in topics && !('q1' in topics) && !('q2' in topics)",
-            "'\(Self.topic)' in topics && 'lang-ta' in topics && !('q1' in topics) && !('q2' in topics)",
-            "'\(Self.topic)' in topics && !('q1' in topics) && !('q2' in topics) && !('lang-hi' in topics) "
-                + "&& !('lang-ta' in topics)",
-        ])
+        #expect(
+            try two.map(Self.condition) == [
+                "'\(Self.topic)' in topics && 'lang-hi' in topics && !('q1' in topics) && !('q2' in topics)",
+                "'\(Self.topic)' in topics && 'lang-ta' in topics && !('q1' in topics) && !('q2' in topics)",
+                "'\(Self.topic)' in topics && !('q1' in topics) && !('q2' in topics) && !('lang-hi' in topics) "
+                    + "&& !('lang-ta' in topics)",
+            ])
         let three = FCMMapping.requests(for: message, excluding: ["q1", "q2", "q3"])
         #expect(three.map(\.component.rawValue) == ["lang-hi", "lang-default"])
         // Four quiet windows take the whole budget: one request in the main language, the translations in its data.
         let four = FCMMapping.requests(for: message, excluding: ["q1", "q2", "q3", "q4", "q5"])
         #expect(four.map(\.component.rawValue) == ["lang-default"])
-        #expect(try Self.condition(four[0])
-            == FCMMapping.condition(topic: Self.topic, excluding: ["q1", "q2", "q3", "q4"]))
+        #expect(
+            try Self.condition(four[0])
+                == FCMMapping.condition(topic: Self.topic, excluding: ["q1", "q2", "q3", "q4"]))
         #expect(try Self.translations(four[0]).count == 6)
     }
 
@@ -111,8 +118,9 @@ struct TranslationMappingTests {
         let message = Translations.message(.alert, Translations.two)
         let requests = FCMMapping.requests(for: message, excluding: ["q1", "q2", "q3", "q4"], sentSeparately: ["hi"])
         #expect(requests.map(\.component.rawValue) == ["lang-hi", "lang-default"])
-        #expect(try Self.condition(requests[1]) == "'\(Self.topic)' in topics && !('q1' in topics) "
-            + "&& !('q2' in topics) && !('q3' in topics) && !('lang-hi' in topics)")
+        #expect(
+            try Self.condition(requests[1]) == "'\(Self.topic)' in topics && !('q1' in topics) "
+                + "&& !('q2' in topics) && !('q3' in topics) && !('lang-hi' in topics)")
         let split = FCMMapping.languageSplit(for: message, excluding: ["q1", "q2"], sentSeparately: ["ta"])
         #expect(split == .init(quiet: ["q1", "q2"], languages: ["hi", "ta"]))
     }
@@ -129,8 +137,9 @@ struct TranslationMappingTests {
 
     @Test func translationsPastThePayloadLimitAreLeftOutInOrderAndTheMessageMarkedTruncated() throws {
         let long = (1...8).map { index in
-            RelayMessage.Translation(language: ["hi", "ta", "fr", "de", "es", "mr", "bn", "te"][index - 1],
-                                     title: "T\(index)", desc: "", message: String(repeating: "ब", count: 100 + index))
+            RelayMessage.Translation(
+                language: ["hi", "ta", "fr", "de", "es", "mr", "bn", "te"][index - 1],
+                title: "T\(index)", desc: "", message: String(repeating: "ब", count: 100 + index))
         }
         let request = try #require(FCMMapping.requests(for: Translations.message(.information, long)).first)
         let data = try Self.data(request)
@@ -150,8 +159,9 @@ struct TranslationMappingTests {
         var message = Translations.message(.alert, Translations.two)
         message.topicKey = ""
         let hindi = FCMMapping.deviceRequest(for: message, token: "t1", audience: .person, language: "hi-IN")
-        #expect(try Self.message(hindi)["notification"] as? [String: String]
-            == ["title": "हिम दिवस", "body": "आज स्कूल बंद है"])
+        #expect(
+            try Self.message(hindi)["notification"] as? [String: String]
+                == ["title": "हिम दिवस", "body": "आज स्कूल बंद है"])
         let hindiData = try Self.data(hindi)
         #expect(hindiData["title"] == "हिम दिवस" && hindiData["lang"] == "hi" && hindiData["audience"] == "person")
         #expect(hindiData["topic_key"] == nil)
@@ -190,8 +200,9 @@ struct TranslationMappingTests {
         #expect(try Self.data(tamil[0])["topic_key"] == Self.topic)
         #expect(FCMMapping.requests(for: message, token: "t1").map(\.component.rawValue) == ["lang-default"])
         // Without translations, a token send keeps today's two components whatever the device's language.
-        #expect(FCMMapping.requests(for: .sample(.alert), token: "t1", language: "hi").map(\.component)
-            == [.notification, .data])
+        #expect(
+            FCMMapping.requests(for: .sample(.alert), token: "t1", language: "hi").map(\.component)
+                == [.notification, .data])
     }
 
     // MARK: Posters, kinds, expiry
@@ -252,13 +263,17 @@ struct TranslationMappingTests {
         let url = "https://school.example/p/a b.png"
         let wire = Wire.Message(
             topic: "t", notification: Wire.Notification(title: "t", body: "b", image: url), data: ["image": url],
-            android: Wire.Android(priority: "HIGH", ttl: "60s",
-                                  notification: .init(sound: "default", channelID: "msi_active", image: url)),
-            apns: Wire.APNS(headers: ["apns-priority": "10"],
-                            payload: .init(aps: .init(sound: "default", contentAvailable: nil,
-                                                      interruptionLevel: "active", relevanceScore: 0.5,
-                                                      mutableContent: 1)),
-                            fcmOptions: .init(image: url)))
+            android: Wire.Android(
+                priority: "HIGH", ttl: "60s",
+                notification: .init(sound: "default", channelID: "msi_active", image: url)),
+            apns: Wire.APNS(
+                headers: ["apns-priority": "10"],
+                payload: .init(
+                    aps: .init(
+                        sound: "default", contentAvailable: nil,
+                        interruptionLevel: "active", relevanceScore: 0.5,
+                        mutableContent: 1)),
+                fcmOptions: .init(image: url)))
         #expect(FCMJSON.bytes(wire.json) == Array(try encoder.encode(wire)))
     }
 
@@ -291,8 +306,10 @@ struct TranslationMappingTests {
         }
     }
 
-    @Test(arguments: [(RelayMessage.Urgency.passive, "NORMAL"), (.active, "NORMAL"), (.timeSensitive, "HIGH"),
-                      (.critical, "HIGH")])
+    @Test(arguments: [
+        (RelayMessage.Urgency.passive, "NORMAL"), (.active, "NORMAL"), (.timeSensitive, "HIGH"),
+        (.critical, "HIGH"),
+    ])
     func aMessageNotShownWakesAnAndroidPhoneOnlyWhenUrgent(urgency: RelayMessage.Urgency, priority: String) throws {
         var message = RelayMessage.sample(.alert)
         message.display = false
@@ -311,14 +328,19 @@ struct TranslationMappingTests {
             same.kind = "general"
             same.sendingAt = plain.timestamp + 60_000
             #expect(FCMMapping.requests(for: plain) == FCMMapping.requests(for: same))
-            #expect(FCMMapping.requests(for: plain, token: "t")
-                == FCMMapping.requests(for: same, token: "t", language: "hi"))
-            #expect(FCMMapping.deviceRequest(for: plain, token: "t", audience: .person)
-                == FCMMapping.deviceRequest(for: same, token: "t", audience: .person, language: "hi-IN"))
+            #expect(
+                FCMMapping.requests(for: plain, token: "t")
+                    == FCMMapping.requests(for: same, token: "t", language: "hi"))
+            #expect(
+                FCMMapping.deviceRequest(for: plain, token: "t", audience: .person)
+                    == FCMMapping.deviceRequest(for: same, token: "t", audience: .person, language: "hi-IN"))
             for request in FCMMapping.requests(for: plain, excluding: ["q1"]) {
                 let keys = Set(try Self.data(request).keys)
-                #expect(keys.isDisjoint(with: ["lang", "translations", "image", "kind", "dismissible", "display",
-                                               "expires_at"]))
+                #expect(
+                    keys.isDisjoint(with: [
+                        "lang", "translations", "image", "kind", "dismissible", "display",
+                        "expires_at",
+                    ]))
             }
         }
     }
@@ -331,11 +353,13 @@ struct TranslationMappingTests {
             let requests = FCMMapping.requests(for: Translations.message(.alert, translations))
             for request in requests {
                 #expect(request.payloadSize <= FCMMappingOptions.defaultPayloadLimit && !request.isTruncated)
-                lines.append("\(translations.count) translations, \(request.component): "
-                    + "payload \(request.payloadSize) B, body \(request.body.count) B")
+                lines.append(
+                    "\(translations.count) translations, \(request.component): "
+                        + "payload \(request.payloadSize) B, body \(request.body.count) B")
             }
-            lines.append("\(translations.count) translations: \(requests.count) requests, "
-                + "\(requests.map(\.body.count).reduce(0, +)) B of bodies")
+            lines.append(
+                "\(translations.count) translations: \(requests.count) requests, "
+                    + "\(requests.map(\.body.count).reduce(0, +)) B of bodies")
         }
         print(lines.joined(separator: "\n"))
     }

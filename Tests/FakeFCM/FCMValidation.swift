@@ -134,15 +134,16 @@ enum FCMValidation {
 
     /// FCM's topic names: `[a-zA-Z0-9-_.~%]{1,900}`.
     static func isTopicName(_ topic: String) -> Bool {
-        (1...900).contains(topic.utf8.count) && topic.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                true
-            default:
-                "-_.~%".utf8.contains(byte)
+        (1...900).contains(topic.utf8.count)
+            && topic.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    true
+                default:
+                    "-_.~%".utf8.contains(byte)
+                }
             }
-        }
     }
 
     /// A protobuf Duration in JSON: seconds with up to nine decimals and an "s".

@@ -6,8 +6,9 @@ extension FakeFCM {
     /// 400, 403, 404) and an FCM-shaped error body, with `Retry-After: retryAfter` when given. Sends are not
     /// affected (`failNext` is theirs).
     public func failNextSubscriptionCalls(_ count: Int, status: Int, retryAfter: String? = nil) {
-        state.withState { $0.subscriptionFailures = FakeFCMState.InjectedFailure(
-            remaining: count, status: status, retryAfter: retryAfter)
+        state.withState {
+            $0.subscriptionFailures = FakeFCMState.InjectedFailure(
+                remaining: count, status: status, retryAfter: retryAfter)
         }
     }
 

@@ -89,7 +89,10 @@ public final class FakeFCM: Sendable {
         // Not FCM: when each accepted messages:send request arrived (`[{"msi_key", "at_ms"}]`), for `make bench`'s lag.
         router.get("/_received/arrivals") { _, _ -> Response in
             let arrivals = state.withState { $0.received }.map { request -> [String: Any] in
-                ["msi_key": request.data["msi_key"] ?? "", "at_ms": Int64(request.receivedAt.timeIntervalSince1970 * 1000)]
+                [
+                    "msi_key": request.data["msi_key"] ?? "",
+                    "at_ms": Int64(request.receivedAt.timeIntervalSince1970 * 1000),
+                ]
             }
             return FakeFCMState.json(200, arrivals)
         }
@@ -207,8 +210,9 @@ public final class FakeFCM: Sendable {
     /// Makes the next `count` calls to messages:send that carry a valid token fail with `status` (429, 500, 503,
     /// 400, 403, 404) and an FCM-shaped error body, with `Retry-After: retryAfter` when given.
     public func failNext(_ count: Int, status: Int, retryAfter: String? = nil) {
-        state.withState { $0.sendFailures = FakeFCMState.InjectedFailure(
-            remaining: count, status: status, retryAfter: retryAfter)
+        state.withState {
+            $0.sendFailures = FakeFCMState.InjectedFailure(
+                remaining: count, status: status, retryAfter: retryAfter)
         }
     }
 
@@ -265,7 +269,8 @@ public struct FakeFCMError: Error, Sendable, CustomStringConvertible {
 extension Date {
     /// `duration` from now: when an injected outage ends.
     init(after duration: Duration) {
-        self = Date().addingTimeInterval(Double(duration.components.seconds)
-            + Double(duration.components.attoseconds) / 1e18)
+        self = Date().addingTimeInterval(
+            Double(duration.components.seconds)
+                + Double(duration.components.attoseconds) / 1e18)
     }
 }

@@ -50,7 +50,8 @@ struct FakeFCMChannel: HTTPChannelHandler {
         channel.closeFuture.whenComplete { [state] _ in state.connectionClosed() }
         let negotiated = channel.eventLoop.makePromise(of: Negotiated.self)
         let sniffer = PrefaceSniffer { isHTTP2 in
-            let setup: EventLoopFuture<Negotiated> = isHTTP2
+            let setup: EventLoopFuture<Negotiated> =
+                isHTTP2
                 ? http2.setup(channel: channel, logger: logger).map { .http2($0) }
                 : http1.setup(channel: channel, logger: logger).map { .http1($0) }
             setup.cascade(to: negotiated)

@@ -174,10 +174,12 @@ final class FakeFCMState: Sendable {
     ) -> Response {
         var error: [String: Any] = ["code": code, "message": message, "status": status]
         if let fcmErrorCode {
-            error["details"] = [[
-                "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError",
-                "errorCode": fcmErrorCode,
-            ]]
+            error["details"] = [
+                [
+                    "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError",
+                    "errorCode": fcmErrorCode,
+                ]
+            ]
         }
         var headers: HTTPFields = [:]
         if let retryAfter { headers[.retryAfter] = retryAfter }
@@ -188,29 +190,36 @@ final class FakeFCMState: Sendable {
     static func injected(_ status: Int, retryAfter: String?) -> Response {
         switch status {
         case 400:
-            googleError(400, status: "INVALID_ARGUMENT", message: "Request contains an invalid argument.",
-                        fcmErrorCode: "INVALID_ARGUMENT", retryAfter: retryAfter)
+            googleError(
+                400, status: "INVALID_ARGUMENT", message: "Request contains an invalid argument.",
+                fcmErrorCode: "INVALID_ARGUMENT", retryAfter: retryAfter)
         case 401:
             unauthenticated()
         case 403:
-            googleError(403, status: "PERMISSION_DENIED", message: "SenderId mismatch",
-                        fcmErrorCode: "SENDER_ID_MISMATCH", retryAfter: retryAfter)
+            googleError(
+                403, status: "PERMISSION_DENIED", message: "SenderId mismatch",
+                fcmErrorCode: "SENDER_ID_MISMATCH", retryAfter: retryAfter)
         case 404:
             // A generic 404; `markUnregistered` gives the `UNREGISTERED` one.
-            googleError(404, status: "NOT_FOUND", message: "Requested entity was not found.",
-                        fcmErrorCode: nil, retryAfter: retryAfter)
+            googleError(
+                404, status: "NOT_FOUND", message: "Requested entity was not found.",
+                fcmErrorCode: nil, retryAfter: retryAfter)
         case 429:
-            googleError(429, status: "RESOURCE_EXHAUSTED", message: "Quota exceeded for quota metric.",
-                        fcmErrorCode: "QUOTA_EXCEEDED", retryAfter: retryAfter)
+            googleError(
+                429, status: "RESOURCE_EXHAUSTED", message: "Quota exceeded for quota metric.",
+                fcmErrorCode: "QUOTA_EXCEEDED", retryAfter: retryAfter)
         case 500:
-            googleError(500, status: "INTERNAL", message: "Internal error encountered.",
-                        fcmErrorCode: "INTERNAL", retryAfter: retryAfter)
+            googleError(
+                500, status: "INTERNAL", message: "Internal error encountered.",
+                fcmErrorCode: "INTERNAL", retryAfter: retryAfter)
         case 503:
-            googleError(503, status: "UNAVAILABLE", message: "The service is currently unavailable.",
-                        fcmErrorCode: "UNAVAILABLE", retryAfter: retryAfter)
+            googleError(
+                503, status: "UNAVAILABLE", message: "The service is currently unavailable.",
+                fcmErrorCode: "UNAVAILABLE", retryAfter: retryAfter)
         default:
-            googleError(status, status: "UNKNOWN", message: "Injected failure.", fcmErrorCode: nil,
-                        retryAfter: retryAfter)
+            googleError(
+                status, status: "UNKNOWN", message: "Injected failure.", fcmErrorCode: nil,
+                retryAfter: retryAfter)
         }
     }
 
@@ -230,8 +239,9 @@ final class FakeFCMState: Sendable {
 
     /// FCM's answer for a registration token that is gone: 404 with the `UNREGISTERED` detail.
     static func unregistered() -> Response {
-        googleError(404, status: "NOT_FOUND", message: "Requested entity was not found.",
-                    fcmErrorCode: "UNREGISTERED")
+        googleError(
+            404, status: "NOT_FOUND", message: "Requested entity was not found.",
+            fcmErrorCode: "UNREGISTERED")
     }
 
     /// A 404 without an `FcmError` detail: no such project or entity.
@@ -242,7 +252,7 @@ final class FakeFCMState: Sendable {
     /// Whether `authorization` is `Bearer` and a token the fake issued that has not expired.
     static func isAuthorized(_ authorization: String?, state: State, now: Date) -> Bool {
         guard let authorization, authorization.hasPrefix("Bearer "),
-              let expiry = state.tokens[String(authorization.dropFirst("Bearer ".count))]
+            let expiry = state.tokens[String(authorization.dropFirst("Bearer ".count))]
         else { return false }
         return expiry > now
     }
@@ -280,12 +290,14 @@ final class FakeFCMState: Sendable {
             if let token = sent.token, state.unregistered.contains(token) {
                 return Self.unregistered()
             }
-            let name = validateOnly
+            let name =
+                validateOnly
                 ? "projects/\(project)/messages/fake_message_id"
                 : "projects/\(project)/messages/0:\(state.received.count + 1)%fake"
-            state.received.append(FakeFCMRequest(
-                project: project, body: body, receivedAt: arrived, answeredAt: now, validateOnly: validateOnly,
-                name: name))
+            state.received.append(
+                FakeFCMRequest(
+                    project: project, body: body, receivedAt: arrived, answeredAt: now, validateOnly: validateOnly,
+                    name: name))
             if !validateOnly {
                 state.deliver(sent)
             }

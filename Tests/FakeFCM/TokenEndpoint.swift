@@ -45,11 +45,11 @@ extension FakeFCMState {
     ) -> String? {
         let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-              let headerBytes = Self.base64URLDecode(parts[0]),
-              let claimBytes = Self.base64URLDecode(parts[1]),
-              let signature = Self.base64URLDecode(parts[2]),
-              let header = (try? JSONSerialization.jsonObject(with: headerBytes)) as? [String: Any],
-              let claims = (try? JSONSerialization.jsonObject(with: claimBytes)) as? [String: Any]
+            let headerBytes = Self.base64URLDecode(parts[0]),
+            let claimBytes = Self.base64URLDecode(parts[1]),
+            let signature = Self.base64URLDecode(parts[2]),
+            let header = (try? JSONSerialization.jsonObject(with: headerBytes)) as? [String: Any],
+            let claims = (try? JSONSerialization.jsonObject(with: claimBytes)) as? [String: Any]
         else { return "Invalid JWT: malformed" }
         guard header["alg"] as? String == "RS256" else { return "Invalid JWT: unsupported alg" }
         guard let issuer = claims["iss"] as? String, let key = trusted[issuer] else {
@@ -62,7 +62,7 @@ extension FakeFCMState {
         let scopes = (claims["scope"] as? String ?? "").split(separator: " ").map(String.init)
         guard scopes.contains(Self.firebaseMessagingScope) else { return "Invalid JWT: scope" }
         guard let iat = (claims["iat"] as? NSNumber)?.int64Value, let exp = (claims["exp"] as? NSNumber)?.int64Value,
-              exp > iat, exp - iat <= 3600
+            exp > iat, exp - iat <= 3600
         else {
             return "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe."
         }

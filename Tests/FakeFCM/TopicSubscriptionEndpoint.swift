@@ -55,8 +55,9 @@ extension FakeFCMState {
                     return Self.invalidArgument("Invalid topic name: must match [a-zA-Z0-9-_.~%]{1,900}.")
                 }
                 guard state.subscribe(registration, to: topic, at: now) else {
-                    return Self.googleError(409, status: "ALREADY_EXISTS", message: "Topic subscription already exists.",
-                                            fcmErrorCode: nil)
+                    return Self.googleError(
+                        409, status: "ALREADY_EXISTS", message: "Topic subscription already exists.",
+                        fcmErrorCode: nil)
                 }
                 return Self.json(200, Self.subscription(name: name, topic: topic, created: now))
             case .delete(let topic):
@@ -68,8 +69,9 @@ extension FakeFCMState {
                 }
                 return Self.json(200, [String: Any]())
             case .list(let pageSize, let pageToken):
-                return Self.page(of: state.subscriptions[registration] ?? [:], name: name, pageSize: pageSize,
-                                 pageToken: pageToken)
+                return Self.page(
+                    of: state.subscriptions[registration] ?? [:], name: name, pageSize: pageSize,
+                    pageToken: pageToken)
             }
         }
     }
@@ -99,7 +101,7 @@ extension FakeFCMState {
         let remaining = subscriptions.sorted { $0.key < $1.key }.filter { topic, _ in after.map { topic > $0 } ?? true }
         let shown = remaining.prefix(size)
         var body: [String: Any] = [
-            "topicSubscriptions": shown.map { subscription(name: name, topic: $0.key, created: $0.value) },
+            "topicSubscriptions": shown.map { subscription(name: name, topic: $0.key, created: $0.value) }
         ]
         if remaining.count > shown.count, let last = shown.last {
             body["nextPageToken"] = base64URLEncode(Data(last.key.utf8))
@@ -132,8 +134,9 @@ extension FakeFCM {
         }
         router.get(RouterPath(subscriptionCollection)) { request, context -> Response in
             let query = request.uri.queryParameters
-            let call = FakeFCMState.SubscriptionCall.list(pageSize: query.get("pageSize"),
-                                                          pageToken: query.get("pageToken"))
+            let call = FakeFCMState.SubscriptionCall.list(
+                pageSize: query.get("pageSize"),
+                pageToken: query.get("pageToken"))
             return try await answer(call, request, context, state)
         }
         // Not FCM: a simulated phone fetches (and so removes) the messages delivered to its registration.
@@ -145,8 +148,10 @@ extension FakeFCM {
         // within one Unix second, cheap enough for a bench to poll (`{"subscriptions", "calls", "peak_calls_per_second"}`).
         router.get("/_subscriptions") { _, _ -> Response in
             let (held, calls, peak) = state.withState {
-                ($0.subscriptions.values.reduce(0) { $0 + $1.count }, $0.subscriptionCalls,
-                 $0.subscriptionCallsPerSecond.values.max() ?? 0)
+                (
+                    $0.subscriptions.values.reduce(0) { $0 + $1.count }, $0.subscriptionCalls,
+                    $0.subscriptionCallsPerSecond.values.max() ?? 0
+                )
             }
             return FakeFCMState.json(200, ["subscriptions": held, "calls": calls, "peak_calls_per_second": peak])
         }

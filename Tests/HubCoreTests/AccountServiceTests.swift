@@ -78,7 +78,8 @@ struct AccountRulesTests {
             let accounts = HubServices(pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4).accounts
             func refusal(_ password: String) async -> AccountRefusalCode? {
                 do {
-                    try await accounts.addUser("user-\(Secret.make(byteCount: 6))", role: .communicator, password: password)
+                    try await accounts.addUser(
+                        "user-\(Secret.make(byteCount: 6))", role: .communicator, password: password)
                     return nil
                 } catch {
                     return (error as? AccountRefusal)?.code
@@ -93,7 +94,9 @@ struct AccountRulesTests {
             #expect(await refusal(String(repeating: "é", count: 36)) == nil)
             #expect(AccountService.passwordProblem(String(repeating: "é", count: 37))?.contains("72") == true)
             try await accounts.addUser("ann", role: .communicator, password: "ann-password-1")
-            await #expect { try await accounts.resetPassword(of: "ann", to: String(repeating: "x", count: 100)) } throws: {
+            await #expect {
+                try await accounts.resetPassword(of: "ann", to: String(repeating: "x", count: 100))
+            } throws: {
                 ($0 as? AccountRefusal)?.code == .weakPassword
             }
             // Generated passwords follow the rule they are checked against.
@@ -113,7 +116,9 @@ struct AccountRulesTests {
             }
             #expect(try await TokenDAO(database: database).live().isEmpty)
             _ = try await accounts.createToken(name: "bulletin-bot", role: .communicator)
-            await #expect { try await accounts.addUser("bulletin-bot", role: .admin, password: "bot-password-1") } throws: {
+            await #expect {
+                try await accounts.addUser("bulletin-bot", role: .admin, password: "bot-password-1")
+            } throws: {
                 ($0 as? AccountRefusal)?.code == .nameTaken
             }
             #expect(try await accounts.users().map(\.username) == ["ann"])
@@ -162,13 +167,16 @@ struct AccountRulesTests {
 @Suite("The login policy")
 struct LoginPolicyTests {
     /// An account service with small limits (3 per username, 5 per address, a minute) on a clock the test moves.
-    static func with(_ test: String = #function, concurrentChecks: Int = 2, waitingChecks: Int = 2,
-                     _ body: @Sendable (AccountService, TestClock, MongoDatabase) async throws -> Void) async throws {
+    static func with(
+        _ test: String = #function, concurrentChecks: Int = 2, waitingChecks: Int = 2,
+        _ body: @Sendable (AccountService, TestClock, MongoDatabase) async throws -> Void
+    ) async throws {
         try await TestDatabase.with(test) { database in
             try await DatabaseIndexes.ensure(in: database)
             let clock = TestClock(UnixTime.nowMilliseconds())
-            let limits = LoginLimits(perUsername: 3, perAddress: 5, window: .seconds(60),
-                                     concurrentChecks: concurrentChecks, waitingChecks: waitingChecks)
+            let limits = LoginLimits(
+                perUsername: 3, perAddress: 5, window: .seconds(60),
+                concurrentChecks: concurrentChecks, waitingChecks: waitingChecks)
             let accounts = AccountService(database: database, bcryptCost: 4, loginLimits: limits, now: { clock.now })
             try await accounts.addUser("admin", role: .admin, password: "admin-password-1")
             try await body(accounts, clock, database)
@@ -178,8 +186,10 @@ struct LoginPolicyTests {
     static func address(_ text: String) throws -> ClientAddress { try #require(ClientAddress(text)) }
 
     /// The code of the refusal `logIn` throws, or "in" when it succeeds.
-    static func outcome(_ accounts: AccountService, _ username: String, _ password: String,
-                        from address: String) async throws -> String {
+    static func outcome(
+        _ accounts: AccountService, _ username: String, _ password: String,
+        from address: String
+    ) async throws -> String {
         do {
             _ = try await accounts.logIn(username: username, password: password, from: try Self.address(address))
             return "in"
@@ -191,7 +201,10 @@ struct LoginPolicyTests {
     @Test func aStrangerCannotLockTheAdminOutAndThrottledAttemptsCostNoCheck() async throws {
         try await Self.with { (accounts, clock, _) async throws in
             let gate = accounts.credentials.gate
-            for _ in 1...3 { #expect(try await Self.outcome(accounts, "admin", "guess", from: "198.51.100.1") == "invalidCredentials") }
+            for _ in 1...3 {
+                #expect(
+                    try await Self.outcome(accounts, "admin", "guess", from: "198.51.100.1") == "invalidCredentials")
+            }
             let checks = gate.started
             #expect(try await Self.outcome(accounts, "admin", "guess", from: "198.51.100.1") == "throttled")
             #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "198.51.100.1") == "throttled")
@@ -208,7 +221,9 @@ struct LoginPolicyTests {
     @Test func anAddressWithTooManyFailuresIsRefusedForEveryUsername() async throws {
         try await Self.with { (accounts, _, _) async throws in
             for index in 0..<5 {
-                #expect(try await Self.outcome(accounts, "name-\(index)", "guess", from: "198.51.100.2") == "invalidCredentials")
+                #expect(
+                    try await Self.outcome(accounts, "name-\(index)", "guess", from: "198.51.100.2")
+                        == "invalidCredentials")
             }
             #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "198.51.100.2") == "throttled")
             #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "198.51.100.3") == "in")
@@ -223,16 +238,23 @@ struct LoginPolicyTests {
             #expect(LoginLimits(perAddress: 5).perSite == 20)
             for network in 1...4 {
                 for attempt in 0..<5 {
-                    #expect(try await Self.outcome(accounts, "name-\(network)-\(attempt)", "guess",
-                                                   from: "2001:db8:7:\(network)::1") == "invalidCredentials")
+                    #expect(
+                        try await Self.outcome(
+                            accounts, "name-\(network)-\(attempt)", "guess",
+                            from: "2001:db8:7:\(network)::1") == "invalidCredentials")
                 }
-                #expect(try await Self.outcome(accounts, "admin", "admin-password-1",
-                                               from: "2001:db8:7:\(network)::2") == "throttled")
+                #expect(
+                    try await Self.outcome(
+                        accounts, "admin", "admin-password-1",
+                        from: "2001:db8:7:\(network)::2") == "throttled")
             }
-            #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "2001:db8:7:99::1") == "throttled")
+            #expect(
+                try await Self.outcome(accounts, "admin", "admin-password-1", from: "2001:db8:7:99::1") == "throttled")
             // Another /48 is not counted with it; nor are IPv4 addresses with their neighbours.
             #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "2001:db8:8:1::1") == "in")
-            for attempt in 0..<5 { _ = try await Self.outcome(accounts, "name-v4-\(attempt)", "guess", from: "198.51.100.20") }
+            for attempt in 0..<5 {
+                _ = try await Self.outcome(accounts, "name-v4-\(attempt)", "guess", from: "198.51.100.20")
+            }
             #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "198.51.100.20") == "throttled")
             #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "198.51.100.21") == "in")
         }
@@ -250,7 +272,9 @@ struct LoginPolicyTests {
             // `msi-hub user unlock admin`
             try await accounts.unlock("admin")
             #expect(try await Self.outcome(accounts, "admin", "admin-password-1", from: "198.51.100.4") == "in")
-            await #expect { try await accounts.unlock("nobody") } throws: { ($0 as? AccountRefusal)?.code == .userNotFound }
+            await #expect { try await accounts.unlock("nobody") } throws: {
+                ($0 as? AccountRefusal)?.code == .userNotFound
+            }
         }
     }
 
@@ -263,7 +287,9 @@ struct LoginPolicyTests {
             let lined = Task { try await gate.run { 0 } }
             while gate.queued < 1 { await Task.yield() }
             // Every place taken and the line full: refused at once, with when to retry, not as a failed login.
-            await #expect { try await accounts.logIn(username: "admin", password: "admin-password-1", from: nil) } throws: {
+            await #expect {
+                try await accounts.logIn(username: "admin", password: "admin-password-1", from: nil)
+            } throws: {
                 ($0 as? LoginRefusal)?.code == .busy && ($0 as? LoginRefusal)?.retryAfterSeconds == 1
             }
             #expect(try await database.collection(CollectionName.loginFailures).countDocuments() == 0)

@@ -11,7 +11,9 @@ import Testing
         #expect(try address("[2001:db8::1]").description == "2001:db8::1")
         // A dual-stack listener's IPv4 peer is the IPv4 address.
         #expect(try address("::ffff:127.0.0.1") == address("127.0.0.1"))
-        for text in ["", "localhost", "1.2.3", "1.2.3.4:80", "256.1.1.1", "2001:db8::1%eth0", "2001:db8::g", " 1.2.3.4"] {
+        for text in [
+            "", "localhost", "1.2.3", "1.2.3.4:80", "256.1.1.1", "2001:db8::1%eth0", "2001:db8::g", " 1.2.3.4",
+        ] {
             #expect(ClientAddress(text) == nil, "\(text)")
         }
     }
@@ -39,7 +41,8 @@ import Testing
         #expect(try AddressRange(cidr: "192.0.2.7").description == "192.0.2.7/32")
         #expect(try AddressRange(cidr: "0.0.0.0/0").contains(try address("198.51.100.1")))
         #expect(try AddressRange(cidr: "10.0.0.0/12").contains(try address("10.15.255.255")))
-        for text in ["10.0.0.0/33", "10.0.0.1/8", "10.0.0.0/", "10.0.0.0/x", "2001:db8::/129", "not-an-ip/8", "/8", ""] {
+        for text in ["10.0.0.0/33", "10.0.0.1/8", "10.0.0.0/", "10.0.0.0/x", "2001:db8::/129", "not-an-ip/8", "/8", ""]
+        {
             #expect(throws: AddressRangeError.self, "\(text)") { try AddressRange(cidr: text) }
         }
     }
@@ -48,14 +51,17 @@ import Testing
         let proxies = try TrustedProxies(parsing: "10.0.0.0/8, 2001:db8:ffff::/48")
         let proxy = try address("10.0.0.5")
         // An untrusted peer is the client, whatever its header claims.
-        #expect(proxies.client(peer: try address("198.51.100.4"), forwardedFor: ["203.0.113.9"])
+        #expect(
+            proxies.client(peer: try address("198.51.100.4"), forwardedFor: ["203.0.113.9"])
                 == (try address("198.51.100.4")))
         // Behind one proxy: the address it appended; a client's own forged entries to the left do not count.
         #expect(proxies.client(peer: proxy, forwardedFor: ["1.1.1.1, 203.0.113.9"]) == (try address("203.0.113.9")))
         // Behind two proxies (one header line each): trusted hops are skipped from the right.
-        #expect(proxies.client(peer: proxy, forwardedFor: ["1.1.1.1, 203.0.113.9", "10.1.1.1"])
+        #expect(
+            proxies.client(peer: proxy, forwardedFor: ["1.1.1.1, 203.0.113.9", "10.1.1.1"])
                 == (try address("203.0.113.9")))
-        #expect(proxies.client(peer: proxy, forwardedFor: ["2001:db8:1:2::3, 2001:db8:ffff::1"])?.throttleKey
+        #expect(
+            proxies.client(peer: proxy, forwardedFor: ["2001:db8:1:2::3, 2001:db8:ffff::1"])?.throttleKey
                 == "2001:db8:1:2::/64")
         // No header, or every hop trusted: the left-most trusted address; garbage: the last hop before it.
         #expect(proxies.client(peer: proxy, forwardedFor: []) == proxy)

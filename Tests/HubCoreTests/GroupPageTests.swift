@@ -12,7 +12,9 @@ struct GroupPageTests {
             let groups = GroupService(database: database)
             _ = try await groups.replace(id: "chess", name: "Chess club", members: ["p1", "p2"], access: [])
             for limit in [0, -1, GroupService.maximumPage + 1] {
-                let onGroups = await #expect(throws: GroupRefusal.self) { _ = try await groups.page(after: nil, limit: limit) }
+                let onGroups = await #expect(throws: GroupRefusal.self) {
+                    _ = try await groups.page(after: nil, limit: limit)
+                }
                 #expect(onGroups?.code == .invalidField)
                 let onMembers = await #expect(throws: GroupRefusal.self) {
                     _ = try await groups.members(of: "chess", after: nil, limit: limit)
@@ -33,7 +35,9 @@ struct GroupPageTests {
             #expect(first.groups.map(\.id) == ["a", "b"] && first.next == "b")
             let second = try await groups.page(after: first.next, limit: 2)
             #expect(second.groups.map(\.id) == ["c"] && second.next == nil)
-            let refused = await #expect(throws: GroupRefusal.self) { _ = try await groups.page(after: "$bad", limit: 2) }
+            let refused = await #expect(throws: GroupRefusal.self) {
+                _ = try await groups.page(after: "$bad", limit: 2)
+            }
             #expect(refused?.code == .invalidID)
         }
     }

@@ -9,13 +9,16 @@ import Testing
 /// cache (loaded once, loaded again for an unknown `kid`).
 @Suite("Person assertions")
 struct PersonAssertionVerifierTests {
-    static let settings = PersonAssertionSettings(secret: "verifier-secret-0123456789abcdef", issuer: "https://idp.example",
-                                                  audience: "msi-app")
+    static let settings = PersonAssertionSettings(
+        secret: "verifier-secret-0123456789abcdef", issuer: "https://idp.example",
+        audience: "msi-app")
     /// 2026-01-01 in Unix ms: the clock every verifier here reads.
     static let now: Int64 = 1_767_225_600_000
 
     /// A JWT of `claims`, HS256 with the settings' secret unless `keys` is given.
-    static func token(_ claims: [String: any Sendable], keys: JWTKeyCollection? = nil, kid: String? = nil) async throws -> String {
+    static func token(_ claims: [String: any Sendable], keys: JWTKeyCollection? = nil, kid: String? = nil) async throws
+        -> String
+    {
         let collection: JWTKeyCollection
         if let keys {
             collection = keys
@@ -32,15 +35,20 @@ struct PersonAssertionVerifierTests {
 
     /// Good claims at `now`, with `changes` applied (`removed` removes one).
     static func claims(_ changes: [String: any Sendable] = [:]) -> [String: any Sendable] {
-        var claims: [String: any Sendable] = ["iss": "https://idp.example", "aud": "msi-app", "sub": "person-1",
-                                     "exp": Double(now / 1000 + 300), "iat": Double(now / 1000 - 5)]
+        var claims: [String: any Sendable] = [
+            "iss": "https://idp.example", "aud": "msi-app", "sub": "person-1",
+            "exp": Double(now / 1000 + 300), "iat": Double(now / 1000 - 5),
+        ]
         for (name, value) in changes { claims[name] = (value as? String) == removed ? nil : value }
         return claims
     }
 
-    static func verifier(_ settings: PersonAssertionSettings = settings,
-                         loader: @escaping PersonAssertionVerifier.KeySetLoader = PersonAssertionVerifier.fileLoader)
-        -> PersonAssertionVerifier {
+    static func verifier(
+        _ settings: PersonAssertionSettings = settings,
+        loader: @escaping PersonAssertionVerifier.KeySetLoader = PersonAssertionVerifier.fileLoader
+    )
+        -> PersonAssertionVerifier
+    {
         PersonAssertionVerifier(settings: settings, loadKeySet: loader, now: { now })
     }
 
@@ -55,7 +63,9 @@ struct PersonAssertionVerifierTests {
         }
         // An iat a little ahead is a clock difference; far ahead is refused, as is none.
         #expect(try await verifier.person(in: try await Self.token(Self.claims(["iat": seconds + 30]))) == "person-1")
-        for changes: [String: any Sendable] in [["iat": seconds + 600], ["iat": Self.removed], ["exp": seconds], ["exp": Self.removed]] {
+        for changes: [String: any Sendable] in [
+            ["iat": seconds + 600], ["iat": Self.removed], ["exp": seconds], ["exp": Self.removed],
+        ] {
             await #expect(throws: AssertionRefusal.self) {
                 try await verifier.person(in: try await Self.token(Self.claims(changes)))
             }
@@ -64,9 +74,12 @@ struct PersonAssertionVerifierTests {
 
     @Test func theAudienceMayBeAnArrayAndThePersonIdHasItsLimits() async throws {
         let verifier = Self.verifier()
-        #expect(try await verifier.person(in: try await Self.token(Self.claims(["aud": ["other", "msi-app"]]))) == "person-1")
+        #expect(
+            try await verifier.person(in: try await Self.token(Self.claims(["aud": ["other", "msi-app"]])))
+                == "person-1")
         let refusals: [[String: any Sendable]] = [
-            ["aud": ["other"]], ["aud": Self.removed], ["iss": Self.removed], ["sub": ""], ["sub": String(repeating: "p", count: 257)],
+            ["aud": ["other"]], ["aud": Self.removed], ["iss": Self.removed], ["sub": ""],
+            ["sub": String(repeating: "p", count: 257)],
             ["sub": 42],
         ]
         for changes in refusals {
@@ -75,7 +88,10 @@ struct PersonAssertionVerifierTests {
             }
             #expect(error?.code == .invalidAssertion)
         }
-        #expect(try await verifier.person(in: try await Self.token(Self.claims(["sub": String(repeating: "p", count: 256)])))
+        #expect(
+            try await verifier.person(
+                in: try await Self.token(Self.claims(["sub": String(repeating: "p", count: 256)]))
+            )
             .count == 256)
     }
 
@@ -91,31 +107,43 @@ struct PersonAssertionVerifierTests {
         let first = P256.Signing.PrivateKey(), second = P256.Signing.PrivateKey()
         let published = Shared<[(String, P256.Signing.PrivateKey)]>([("k1", first)])
         let loads = Shared(0)
-        let settings = PersonAssertionSettings(keySet: .url("https://idp.example/jwks"), issuer: "https://idp.example",
-                                               audience: "msi-app")
-        let verifier = PersonAssertionVerifier(settings: settings, loadKeySet: { _ in
-            loads.value.withLock { $0 += 1 }
-            let keys = published.value.withLock { $0 }.map { kid, key in
-                let point = key.publicKey.x963Representation.dropFirst()
-                return #"{"kty": "EC", "alg": "ES256", "kid": "\#(kid)", "crv": "P-256", "x": "\#(Self.base64URL(point.prefix(32)))", "y": "\#(Self.base64URL(point.suffix(32)))"}"#
-            }
-            return #"{"keys": [\#(keys.joined(separator: ","))]}"#
-        }, now: { Self.now }, unknownKeyInterval: .zero)
+        let settings = PersonAssertionSettings(
+            keySet: .url("https://idp.example/jwks"), issuer: "https://idp.example",
+            audience: "msi-app")
+        let verifier = PersonAssertionVerifier(
+            settings: settings,
+            loadKeySet: { _ in
+                loads.value.withLock { $0 += 1 }
+                let keys = published.value.withLock { $0 }.map { kid, key in
+                    let point = key.publicKey.x963Representation.dropFirst()
+                    return
+                        #"{"kty": "EC", "alg": "ES256", "kid": "\#(kid)", "crv": "P-256", "x": "\#(Self.base64URL(point.prefix(32)))", "y": "\#(Self.base64URL(point.suffix(32)))"}"#
+                }
+                return #"{"keys": [\#(keys.joined(separator: ","))]}"#
+            }, now: { Self.now }, unknownKeyInterval: .zero)
         let signsFirst = JWTKeyCollection(), signsSecond = JWTKeyCollection()
         await signsFirst.add(ecdsa: try ES256PrivateKey(backing: first), kid: JWKIdentifier(string: "k1"))
         await signsSecond.add(ecdsa: try ES256PrivateKey(backing: second), kid: JWKIdentifier(string: "k2"))
-        #expect(try await verifier.person(in: try await Self.token(Self.claims(), keys: signsFirst, kid: "k1")) == "person-1")
-        #expect(try await verifier.person(in: try await Self.token(Self.claims(), keys: signsFirst, kid: "k1")) == "person-1")
+        #expect(
+            try await verifier.person(in: try await Self.token(Self.claims(), keys: signsFirst, kid: "k1"))
+                == "person-1")
+        #expect(
+            try await verifier.person(in: try await Self.token(Self.claims(), keys: signsFirst, kid: "k1"))
+                == "person-1")
         #expect(loads.value.withLock { $0 } == 1)
         // The provider rotates: k2 is published, and the first assertion naming it loads the set again.
         published.value.withLock { $0.append(("k2", second)) }
-        #expect(try await verifier.person(in: try await Self.token(Self.claims(), keys: signsSecond, kid: "k2")) == "person-1")
+        #expect(
+            try await verifier.person(in: try await Self.token(Self.claims(), keys: signsSecond, kid: "k2"))
+                == "person-1")
         #expect(loads.value.withLock { $0 } == 2)
     }
 
     static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        )
+        .replacingOccurrences(of: "=", with: "")
     }
 }
 

@@ -23,7 +23,9 @@ struct RegistrationThrottleTests {
             #expect(RegistrationThrottle.chunk(perMinute: 600) == 10)
             let minute = UnixTime.nowMilliseconds() / 60_000
             let granted = await withTaskGroup(of: Bool.self) { group in
-                for _ in 0..<45 { group.addTask { (try? await throttle.mayRegister(from: "10.0.0.1", perMinute: 600)) ?? false } }
+                for _ in 0..<45 {
+                    group.addTask { (try? await throttle.mayRegister(from: "10.0.0.1", perMinute: 600)) ?? false }
+                }
                 return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             #expect(granted == 45)

@@ -8,11 +8,14 @@ import Testing
 /// the portal's send form both reach.
 @Suite("Sending: the rules of a message's fields")
 struct SendRulesTests {
-    static func submission(title: String = "Library", desc: String = "Closed today", message: String = "All day.",
-                           topicKey: String = "a-b-c",
-                           distribution: Distribution = .alert) -> MessageService.Submission {
-        MessageService.Submission(title: title, desc: desc, message: message, topicKey: topicKey,
-                                  distribution: distribution)
+    static func submission(
+        title: String = "Library", desc: String = "Closed today", message: String = "All day.",
+        topicKey: String = "a-b-c",
+        distribution: Distribution = .alert
+    ) -> MessageService.Submission {
+        MessageService.Submission(
+            title: title, desc: desc, message: message, topicKey: topicKey,
+            distribution: distribution)
     }
 
     @Test func eachFieldMayBeAsLongAsItsLimitAndNoLonger() throws {
@@ -40,16 +43,19 @@ struct SendRulesTests {
     @Test func anAlertNeedsItsNotificationTextAndAnInformationMessageDoesNot() {
         let alert = Self.submission(desc: "").refusals
         #expect(alert.map(\.code) == [.alertNeedsDesc] && alert.first?.field == .desc)
-        #expect(alert.first?.message
-                    == "the field \"desc\" must not be empty for an Alert: it is the push notification's body")
+        #expect(
+            alert.first?.message
+                == "the field \"desc\" must not be empty for an Alert: it is the push notification's body")
         #expect(Self.submission(desc: "", distribution: .information).refusals.isEmpty)
         // An empty title or message is the legacy API's to take; a form asks for them itself.
         #expect(Self.submission(title: "", message: "").refusals.isEmpty)
     }
 
     @Test func everyBrokenRuleIsListedInFieldOrderForAForm() {
-        let refusals = Self.submission(title: String(repeating: "t", count: 501), desc: "",
-                                       message: String(repeating: "m", count: 1_501), topicKey: "").refusals
+        let refusals = Self.submission(
+            title: String(repeating: "t", count: 501), desc: "",
+            message: String(repeating: "m", count: 1_501), topicKey: ""
+        ).refusals
         #expect(refusals.map(\.code) == [.fieldTooLong, .fieldTooLong, .emptyField, .alertNeedsDesc])
         #expect(refusals.map(\.field) == [.title, .message, .topicKey, .desc])
         #expect(refusals[2].message == "the field \"topic_key\" must not be empty")

@@ -17,9 +17,12 @@ struct TokenDirectoryTests {
             // Not followed yet: the memory is not trusted, the database decides.
             #expect(directory.token(secretHash: hash) == nil)
 
-            let follower = DatabaseFollower(database: database, copies: [
-                FollowedCopy(collection: CollectionName.tokens, reload: directory.refresh, freshness: directory.freshness),
-            ], logger: Logger(label: "test"))
+            let follower = DatabaseFollower(
+                database: database,
+                copies: [
+                    FollowedCopy(
+                        collection: CollectionName.tokens, reload: directory.refresh, freshness: directory.freshness)
+                ], logger: Logger(label: "test"))
             let following = Task { await follower.run() }
             defer { following.cancel() }
             try await eventually("the followed memory holds the token") {

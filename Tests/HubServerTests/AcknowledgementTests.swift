@@ -31,7 +31,8 @@ struct AcknowledgementTests {
     /// The stored message of `key`.
     static func stored(_ key: String, in database: MongoDatabase) async throws -> BSONDocument {
         let msiKey = try #require(ObjectID(hex: key))
-        return try #require(try await database.collection(CollectionName.message).findOne(["msi_key": .objectID(msiKey)]))
+        return try #require(
+            try await database.collection(CollectionName.message).findOne(["msi_key": .objectID(msiKey)]))
     }
 
     /// Creates a webhook for `message.unacknowledged` at `receiver`, which then checks signatures with its secret.
@@ -41,28 +42,39 @@ struct AcknowledgementTests {
     }
 
     @Test func silentDevicesGetEachResendByTokenEscalatedAndOneWebhookNamesExactlyThem() async throws {
-        let phones = [Handset("ack-0", person: "pupil-0"), Handset("ack-1", person: "pupil-1"),
-                      Handset("ack-2", person: "pupil-2", platform: .ios)]
+        let phones = [
+            Handset("ack-0", person: "pupil-0"), Handset("ack-1", person: "pupil-1"),
+            Handset("ack-2", person: "pupil-2", platform: .ios),
+        ]
         try await FakeFCM.with { fake in
             try await WebhookReceiver.with { receiver in
-                try await HubHarness.with(seed: { database in
-                    try await ReceiptTests.seed(phones, in: database)
-                    _ = try await GroupDAO(database: database).replace(id: "class-7b", name: "Class 7b", access: [],
-                                                                       persons: phones.compactMap(\.person))
-                }, relay: try FanOutTests.relay(to: fake), webhooks: try WebhookTests.loopback()) { hub in
+                try await HubHarness.with(
+                    seed: { database in
+                        try await ReceiptTests.seed(phones, in: database)
+                        _ = try await GroupDAO(database: database).replace(
+                            id: "class-7b", name: "Class 7b", access: [],
+                            persons: phones.compactMap(\.person))
+                    }, relay: try FanOutTests.relay(to: fake), webhooks: try WebhookTests.loopback()
+                ) { hub in
                     try await Self.subscribe(receiver, on: hub)
-                    let response = try await hub.request(.post, "/message", as: .admin, json: #"""
-                        {"title": "Are you safe?", "desc": "Answer now", "message": "Tell us you are safe.",
-                         "distribution": "Alert", "to": {"groups": ["class-7b"]},
-                         "ack": {"responses": ["I'm safe", "I need help"], "within_s": 2, "resend": 2}}
-                        """#)
+                    let response = try await hub.request(
+                        .post, "/message", as: .admin,
+                        json: #"""
+                            {"title": "Are you safe?", "desc": "Answer now", "message": "Tell us you are safe.",
+                             "distribution": "Alert", "to": {"groups": ["class-7b"]},
+                             "ack": {"responses": ["I'm safe", "I need help"], "within_s": 2, "resend": 2}}
+                            """#)
                     #expect(response.status == .created, "\(response.text)")
                     let key = try #require(try response.json()["msi_key"]?.stringValue)
                     #expect(try response.json()[path: "ack.within_s"]?.int64Value == 2)
                     // The first phone answers at once (its person is in the group: a receipt it may give).
-                    let results = try await ReceiptTests.post([ReceiptTests.entry(key, "acknowledged",
-                                                                                  response: "I'm safe")],
-                                                              as: phones[0], on: hub)
+                    let results = try await ReceiptTests.post(
+                        [
+                            ReceiptTests.entry(
+                                key, "acknowledged",
+                                response: "I'm safe")
+                        ],
+                        as: phones[0], on: hub)
                     #expect(results.map(\.status) == ["stored"])
 
                     try await eventually("the receiver gets message.unacknowledged", within: .seconds(90)) {
@@ -121,17 +133,22 @@ struct AcknowledgementTests {
         let other = Handset("topic-ack-other-topic")
         try await FakeFCM.with { fake in
             try await WebhookReceiver.with { receiver in
-                try await HubHarness.with(seed: { database in
-                    try await HubHarness.legacy(database)
-                    try await ReceiptTests.seed([answering, silent], topics: [ReceiptTests.hoursTopic], in: database)
-                    try await ReceiptTests.seed([other], topics: [ReceiptTests.booksTopic], in: database)
-                }, relay: try FanOutTests.relay(to: fake), webhooks: try WebhookTests.loopback()) { hub in
+                try await HubHarness.with(
+                    seed: { database in
+                        try await HubHarness.legacy(database)
+                        try await ReceiptTests.seed(
+                            [answering, silent], topics: [ReceiptTests.hoursTopic], in: database)
+                        try await ReceiptTests.seed([other], topics: [ReceiptTests.booksTopic], in: database)
+                    }, relay: try FanOutTests.relay(to: fake), webhooks: try WebhookTests.loopback()
+                ) { hub in
                     try await Self.subscribe(receiver, on: hub)
-                    let response = try await hub.request(.post, "/message", as: .communicator, json: #"""
-                        {"title": "Closed", "desc": "Closed today", "message": "The library is closed today.",
-                         "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert",
-                         "ack": {"within_s": 2, "resend": 1}}
-                        """#)
+                    let response = try await hub.request(
+                        .post, "/message", as: .communicator,
+                        json: #"""
+                            {"title": "Closed", "desc": "Closed today", "message": "The library is closed today.",
+                             "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert",
+                             "ack": {"within_s": 2, "resend": 1}}
+                            """#)
                     #expect(response.status == .created, "\(response.text)")
                     let key = try #require(try response.json()["msi_key"]?.stringValue)
                     _ = try await ReceiptTests.post([ReceiptTests.entry(key, "acknowledged")], as: answering, on: hub)
@@ -143,7 +160,8 @@ struct AcknowledgementTests {
                     #expect(message["audience_size"]?.int64Value == 2)
                     let id = try #require(message["_id"]?.objectIDValue)
                     let deliveries = try await hub.database.collection(CollectionName.deliveries).find([:])
-                    #expect(Set(deliveries.compactMap { $0["_id"]?.stringValue })
+                    #expect(
+                        Set(deliveries.compactMap { $0["_id"]?.stringValue })
                             == ["\(id.hex)/\(answering.id.hex)", "\(id.hex)/\(silent.id.hex)"])
                     #expect(deliveries.allSatisfy { $0["via"] == "topic" && $0["state"] == "sent" })
                     // The silent device got the Alert's two components by token, escalated; the others nothing.
@@ -151,7 +169,8 @@ struct AcknowledgementTests {
                     #expect(resent.count == 2)
                     #expect(resent.allSatisfy { Self.levels($0).android == "HIGH" })
                     #expect(resent.contains { Self.levels($0).apns == "time-sensitive" })
-                    #expect(resent.contains { ($0["data"] as? [String: String])?["topic_key"] == ReceiptTests.hoursTopic })
+                    #expect(
+                        resent.contains { ($0["data"] as? [String: String])?["topic_key"] == ReceiptTests.hoursTopic })
                     #expect(Self.requests(to: answering.token, fake).isEmpty)
                     #expect(Self.requests(to: other.token, fake).isEmpty)
                     try await eventually("the receiver gets message.unacknowledged") { !receiver.accepted.isEmpty }
@@ -167,15 +186,19 @@ struct AcknowledgementTests {
     @Test func aSampleAskingForAcknowledgementIsCountedAndEscalatedWithinItsSampleOnly() async throws {
         let phones = (0..<8).map { Handset("sample-ack-\($0)", person: "pupil-\($0)") }
         try await FakeFCM.with { fake in
-            try await HubHarness.with(seed: { database in
-                try await HubHarness.legacy(database)
-                try await ReceiptTests.seed(phones, topics: [ReceiptTests.hoursTopic], in: database)
-            }, relay: try FanOutTests.relay(to: fake)) { hub in
-                let response = try await hub.request(.post, "/message", as: .communicator, json: #"""
-                    {"title": "Survey", "desc": "A few of you", "message": "Did the new timetable reach you?",
-                     "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert", "sample": 0.5,
-                     "cohort": "timetable", "ack": {"within_s": 2, "resend": 1}}
-                    """#)
+            try await HubHarness.with(
+                seed: { database in
+                    try await HubHarness.legacy(database)
+                    try await ReceiptTests.seed(phones, topics: [ReceiptTests.hoursTopic], in: database)
+                }, relay: try FanOutTests.relay(to: fake)
+            ) { hub in
+                let response = try await hub.request(
+                    .post, "/message", as: .communicator,
+                    json: #"""
+                        {"title": "Survey", "desc": "A few of you", "message": "Did the new timetable reach you?",
+                         "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert", "sample": 0.5,
+                         "cohort": "timetable", "ack": {"within_s": 2, "resend": 1}}
+                        """#)
                 #expect(response.status == .created, "\(response.text)")
                 let key = try #require(try response.json()["msi_key"]?.stringValue)
                 // The sample: the devices the first send reached (each by token, one request), once it is sent.
@@ -196,7 +219,10 @@ struct AcknowledgementTests {
                     let sent = Self.requests(to: phone.token, fake)
                     if picked.contains(where: { $0.token == phone.token }) {
                         #expect(sent.count == 2, "\(phone.token)")
-                        #expect(sent.allSatisfy { ($0["data"] as? [String: String])?["topic_key"] == ReceiptTests.hoursTopic })
+                        #expect(
+                            sent.allSatisfy {
+                                ($0["data"] as? [String: String])?["topic_key"] == ReceiptTests.hoursTopic
+                            })
                         #expect(sent.last.map { Self.levels($0).android } == "HIGH", "\(phone.token)")
                     } else {
                         #expect(sent.isEmpty, "\(phone.token) is outside the sample")
@@ -225,8 +251,11 @@ struct AcknowledgementTests {
         ]
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             for ack in refused {
-                let response = try await hub.request(.post, "/message", as: .communicator, json:
-                    #"{"title": "Closed", "desc": "Closed today", "message": "-", "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert", \#(ack)}"#)
+                let response = try await hub.request(
+                    .post, "/message", as: .communicator,
+                    json:
+                        #"{"title": "Closed", "desc": "Closed today", "message": "-", "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert", \#(ack)}"#
+                )
                 #expect(response.status == .unprocessableContent && response.errorCode == "invalid_ack", "\(ack)")
             }
             #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 0)
@@ -235,9 +264,14 @@ struct AcknowledgementTests {
             func send(_ ack: String) async throws -> TestResponse {
                 try await hub.client.execute(
                     uri: "/message", method: .post,
-                    headers: [.authorization: "Bearer \(HubHarness.communicatorToken)", .contentType: "application/json",
-                              .idempotencyKey: "ack-once"],
-                    body: ByteBuffer(string: #"{"title": "Closed", "desc": "Closed today", "message": "-", "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert", "ack": \#(ack)}"#))
+                    headers: [
+                        .authorization: "Bearer \(HubHarness.communicatorToken)", .contentType: "application/json",
+                        .idempotencyKey: "ack-once",
+                    ],
+                    body: ByteBuffer(
+                        string:
+                            #"{"title": "Closed", "desc": "Closed today", "message": "-", "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert", "ack": \#(ack)}"#
+                    ))
             }
             let first = try await send(#"{"within_s": 600, "responses": ["Seen"]}"#)
             #expect(first.status == .created)

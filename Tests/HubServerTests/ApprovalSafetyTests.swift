@@ -19,12 +19,16 @@ struct ApprovalSafetyTests {
     static let bob = ApprovalTests.bob
 
     /// The hub as a new deployment gets it: the approval rules as `HubConfiguration` reads an empty environment.
-    static func withDefaultDeployment(_ test: String = #function,
-                                      _ body: @Sendable (HubHarness, FakeFCM) async throws -> Void) async throws {
+    static func withDefaultDeployment(
+        _ test: String = #function,
+        _ body: @Sendable (HubHarness, FakeFCM) async throws -> Void
+    ) async throws {
         let approval = try HubConfiguration.fromEnvironment([:]).approval
         try await FakeFCM.with { fake in
-            try await HubHarness.with(test, seed: ApprovalTests.seed, relay: try RelayOutboxTests.relay(to: fake),
-                                      approval: approval) { hub in
+            try await HubHarness.with(
+                test, seed: ApprovalTests.seed, relay: try RelayOutboxTests.relay(to: fake),
+                approval: approval
+            ) { hub in
                 try await body(hub, fake)
             }
         }
@@ -39,8 +43,9 @@ struct ApprovalSafetyTests {
     @Test func aLegacyPostToAForcedSubjectOnADefaultDeploymentIs201AndReachesFCM() async throws {
         try await Self.withDefaultDeployment { hub, fake in
             // Exactly the legacy body: no urgency, no override, a Forced Alert subject.
-            let response = try await hub.request(.post, "/message", as: .communicator,
-                                                 json: ApprovalTests.alert("Snow day"))
+            let response = try await hub.request(
+                .post, "/message", as: .communicator,
+                json: ApprovalTests.alert("Snow day"))
             #expect(response.status == .created, "\(response.text)")
             let body = try response.json()
             #expect(body["state"] == nil && body["approval"] == nil)
@@ -60,22 +65,27 @@ struct ApprovalSafetyTests {
             #expect(before.status == .ok)
             #expect(try before.json() == ["defaults": false, "group_size": 500, "timeout_seconds": 3600])
             // Only admins, and only values in range; a refused change changes nothing.
-            let communicator = try await hub.request(.put, "/settings/approval", as: .communicator,
-                                                     json: #"{"defaults": true}"#)
+            let communicator = try await hub.request(
+                .put, "/settings/approval", as: .communicator,
+                json: #"{"defaults": true}"#)
             #expect(communicator.status == .forbidden)
-            for bad in [#"{"group_size": 0}"#, #"{"timeout_seconds": 30}"#, #"{"defaults": "yes"}"#,
-                        #"{"defaults": true, "quorum": 2}"#] {
+            for bad in [
+                #"{"group_size": 0}"#, #"{"timeout_seconds": 30}"#, #"{"defaults": "yes"}"#,
+                #"{"defaults": true, "quorum": 2}"#,
+            ] {
                 let refused = try await hub.request(.put, "/settings/approval", as: .admin, json: bad)
                 #expect(refused.status == .unprocessableContent, "\(bad): \(refused.text)")
             }
             #expect(try await hub.request(.get, "/settings/approval", as: .admin).json()["defaults"] == false)
 
-            let on = try await hub.request(.put, "/settings/approval", as: .admin,
-                                           json: #"{"defaults": true, "timeout_seconds": 600}"#)
+            let on = try await hub.request(
+                .put, "/settings/approval", as: .admin,
+                json: #"{"defaults": true, "timeout_seconds": 600}"#)
             #expect(on.status == .ok, "\(on.text)")
             #expect(try on.json() == ["defaults": true, "group_size": 500, "timeout_seconds": 600])
-            let held = try await ApprovalTests.post(hub, ApprovalTests.alert("Snow day"), as: Self.ann,
-                                                    expect: .accepted)
+            let held = try await ApprovalTests.post(
+                hub, ApprovalTests.alert("Snow day"), as: Self.ann,
+                expect: .accepted)
             #expect(held[path: "approval.reasons"] == ["forced_subject"])
             let requested = try #require(held[path: "approval.requested_at"]?.int64Value)
             #expect(held[path: "approval.expires_at"]?.int64Value == requested + 600_000)
@@ -89,16 +99,18 @@ struct ApprovalSafetyTests {
     @Test func rulesStoredByAnotherReplicaHoldHereWithinASecondAndLaterStartsKeepThem() async throws {
         try await Self.withDefaultDeployment { hub, fake in
             // Another replica (its own services over the same database) turns the rules on.
-            let replica = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database, bcryptCost: 4,
-                                      approval: ApprovalPolicy(defaults: true))
+            let replica = HubServices(
+                pool: try TestDatabase.sharedPool(), database: hub.database, bcryptCost: 4,
+                approval: ApprovalPolicy(defaults: true))
             try await replica.loadCopies()
             // Its environment seeds nothing over what is stored.
             #expect(try await !replica.approvals.settings().defaults)
             let admin = Identity(name: "root", role: .admin, kind: .user)
             try await replica.approvals.updateSettings(ApprovalPolicy(defaults: true), as: admin)
             try await eventually("this hub holds a Forced subject's message", within: .seconds(5)) {
-                let response = try await hub.request(.post, "/message", as: Self.ann,
-                                                     json: ApprovalTests.alert("Probe"))
+                let response = try await hub.request(
+                    .post, "/message", as: Self.ann,
+                    json: ApprovalTests.alert("Probe"))
                 return response.status == .accepted
             }
         }
@@ -106,16 +118,18 @@ struct ApprovalSafetyTests {
 
     @Test func aHeldMessageIsCorrectedOnlyByItsAuthorAndTheApprovalStartsAgainOnTheNewText() async throws {
         try await ApprovalTests.with { hub, fake in
-            let held = try await ApprovalTests.post(hub, ApprovalTests.alert("Snow dya"), as: Self.ann,
-                                                    expect: .accepted)
+            let held = try await ApprovalTests.post(
+                hub, ApprovalTests.alert("Snow dya"), as: Self.ann,
+                expect: .accepted)
             let key = try ApprovalTests.key(held)
             #expect(held[path: "approval.version"]?.int64Value == 1)
             // An admin may correct others' messages, but not one awaiting approval: the approver would approve unseen.
             let admin = try await hub.request(.put, "/message/\(key.hex)", as: .admin, json: #"{"title": "Party"}"#)
             #expect(admin.status == .conflict && admin.errorCode == "approval_pending", "\(admin.text)")
             // Its author corrects it: 202, version 2, and it still waits.
-            let corrected = try await hub.request(.put, "/message/\(key.hex)", as: Self.ann,
-                                                  json: #"{"title": "Snow day"}"#)
+            let corrected = try await hub.request(
+                .put, "/message/\(key.hex)", as: Self.ann,
+                json: #"{"title": "Snow day"}"#)
             #expect(corrected.status == .accepted, "\(corrected.text)")
             let body = try corrected.json()
             #expect(body["title"] == "Snow day" && body[path: "approval.version"]?.int64Value == 2)
@@ -129,8 +143,9 @@ struct ApprovalSafetyTests {
             var ifMatch = HTTPFields()
             ifMatch[.ifMatch] = #""2""#
             ifMatch[.authorization] = "Basic \(Data("bob:\(ApprovalTests.bobPassword)".utf8).base64EncodedString())"
-            let approved = try await hub.client.execute(uri: "/message/\(key.hex)/approve", method: .post,
-                                                        headers: ifMatch)
+            let approved = try await hub.client.execute(
+                uri: "/message/\(key.hex)/approve", method: .post,
+                headers: ifMatch)
             #expect(approved.status == .ok, "\(approved.text)")
             try await eventually { Self.requests(fake, key).count == 2 }
             // What goes out is the approved text, in the notification and in the data.
@@ -144,14 +159,18 @@ struct ApprovalSafetyTests {
         try await ApprovalTests.with { hub, fake in
             let held = try await ApprovalTests.post(hub, ApprovalTests.alert("Closed"), as: Self.ann, expect: .accepted)
             let key = try ApprovalTests.key(held)
-            #expect(try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob,
-                                          json: Self.version(1)).status == .ok)
+            #expect(
+                try await hub.request(
+                    .post, "/message/\(key.hex)/approve", as: Self.bob,
+                    json: Self.version(1)
+                ).status == .ok)
             try await eventually { try await hub.relayState(key) == "sent" }
             let sentCount = Self.requests(fake, key).count
 
             // The bypass: once approved, a correction replaced the text on every phone. Now it waits.
-            let correction = try await hub.request(.put, "/message/\(key.hex)", as: Self.ann,
-                                                   json: #"{"title": "Free pizza", "desc": "Come at once"}"#)
+            let correction = try await hub.request(
+                .put, "/message/\(key.hex)", as: Self.ann,
+                json: #"{"title": "Free pizza", "desc": "Come at once"}"#)
             #expect(correction.status == .accepted, "\(correction.text)")
             let waiting = try correction.json()
             #expect(waiting["title"] == "Closed" && waiting[path: "pending_correction.fields.title"] == "Free pizza")
@@ -161,14 +180,16 @@ struct ApprovalSafetyTests {
             #expect(publicView["title"] == "Closed" && publicView["pending_correction"] == nil)
             // The approvers list it; its author may not approve it, even as an admin token they own.
             let listed = try await hub.request(.get, "/approvals", as: Self.bob).json()
-            #expect(listed["awaiting"]?.arrayValue?.compactMap { $0.documentValue?["msi_key"]?.stringValue } == [key.hex])
+            #expect(
+                listed["awaiting"]?.arrayValue?.compactMap { $0.documentValue?["msi_key"]?.stringValue } == [key.hex])
             let own = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.ann, json: Self.version(2))
             #expect(own.status == .forbidden && own.errorCode == "approval_self")
             try await ApprovalTests.sendOrdinary(hub, fake, title: "Books")
             #expect(Self.requests(fake, key).count == sentCount)
 
-            let approved = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob,
-                                                 json: Self.version(2))
+            let approved = try await hub.request(
+                .post, "/message/\(key.hex)/approve", as: Self.bob,
+                json: Self.version(2))
             #expect(approved.status == .ok, "\(approved.text)")
             try await eventually("the correction reached FCM") {
                 Self.requests(fake, key).contains { $0.data["correction"] == "1" && $0.data["title"] == "Free pizza" }
@@ -186,14 +207,18 @@ struct ApprovalSafetyTests {
             await #expect(throws: AccountRefusal.self) {
                 _ = try await services.accounts.createToken(name: "ghosts-script", role: .communicator, owner: "ghost")
             }
-            let held = try await ApprovalTests.post(hub, ApprovalTests.alert("Through a token"), as: .token(secret),
-                                                    expect: .accepted)
+            let held = try await ApprovalTests.post(
+                hub, ApprovalTests.alert("Through a token"), as: .token(secret),
+                expect: .accepted)
             #expect(held[path: "approval.author"] == "ann" && held["sender"] == "anns-script")
             let key = try ApprovalTests.key(held)
             let own = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.ann, json: Self.version(1))
             #expect(own.status == .forbidden && own.errorCode == "approval_self", "\(own.text)")
-            #expect(try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob,
-                                          json: Self.version(1)).status == .ok)
+            #expect(
+                try await hub.request(
+                    .post, "/message/\(key.hex)/approve", as: Self.bob,
+                    json: Self.version(1)
+                ).status == .ok)
         }
     }
 
@@ -201,29 +226,34 @@ struct ApprovalSafetyTests {
         try await ApprovalTests.with(policy: ApprovalPolicy(groupSize: 5, defaults: true)) { hub, fake in
             // Three groups of two and one person named directly: none above 5 alone, 7 together.
             for index in 1...3 {
-                let roster = try GroupRoutesTests.roster("g\(index)", ["p\(index)a", "p\(index)b"],
-                                                         access: ["bulletin-bot"])
+                let roster = try GroupRoutesTests.roster(
+                    "g\(index)", ["p\(index)a", "p\(index)b"],
+                    access: ["bulletin-bot"])
                 #expect(try await hub.request(.put, "/group/g\(index)", as: .admin, json: roster).status == .created)
             }
             func to(_ groups: [String], persons: [String] = [], extra: String = "") -> String {
                 let names = groups.map { "\"\($0)\"" }.joined(separator: ", ")
                 let people = persons.map { "\"\($0)\"" }.joined(separator: ", ")
-                return #"{"title": "Trip", "desc": "", "message": "The trip leaves at 8.", "to": {"groups": [\#(names)], "persons": [\#(people)]}, "distribution": "Information"\#(extra)}"#
+                return
+                    #"{"title": "Trip", "desc": "", "message": "The trip leaves at 8.", "to": {"groups": [\#(names)], "persons": [\#(people)]}, "distribution": "Information"\#(extra)}"#
             }
             _ = try await ApprovalTests.post(hub, to(["g1", "g2"]), as: .admin, expect: .created)
             let summed = try await ApprovalTests.post(hub, to(["g1", "g2", "g3"]), as: .admin, expect: .accepted)
             #expect(summed[path: "approval.reasons"] == ["large_group"])
-            let withPersons = try await ApprovalTests.post(hub, to(["g1", "g2"], persons: ["x"]), as: .admin,
-                                                           expect: .created)
+            let withPersons = try await ApprovalTests.post(
+                hub, to(["g1", "g2"], persons: ["x"]), as: .admin,
+                expect: .created)
             #expect(withPersons["approval"] == nil)
-            let six = try await ApprovalTests.post(hub, to(["g1", "g2"], persons: ["x", "y"]), as: .admin,
-                                                   expect: .accepted)
+            let six = try await ApprovalTests.post(
+                hub, to(["g1", "g2"], persons: ["x", "y"]), as: .admin,
+                expect: .accepted)
             #expect(six[path: "approval.reasons"] == ["large_group"])
 
             // A time-sensitive message to a subject nobody marked goes at once, unless its re-sends become critical.
             let plain = #", "urgency": "time-sensitive""#
-            _ = try await ApprovalTests.post(hub, RelayOutboxTests.information("Soon", extra: plain), as: .communicator,
-                                             expect: .created)
+            _ = try await ApprovalTests.post(
+                hub, RelayOutboxTests.information("Soon", extra: plain), as: .communicator,
+                expect: .created)
             let escalating = try await ApprovalTests.post(
                 hub, RelayOutboxTests.information("Soon", extra: plain + #", "ack": {"within_s": 60, "resend": 1}"#),
                 as: .communicator, expect: .accepted)
@@ -239,19 +269,33 @@ struct ApprovalSafetyTests {
             var admin = PortalBrowser(hub: hub)
             _ = try await admin.login("root", PortalTests.adminPassword)
             let page = try await admin.get("/portal/admin/settings")
-            #expect(page.status == .ok && page.text.contains("id=\"approval-defaults\"") && !page.text.contains("checked"))
+            #expect(
+                page.status == .ok && page.text.contains("id=\"approval-defaults\"") && !page.text.contains("checked"))
             let csrf = try PortalBrowser.csrf(in: page)
             // Without the CSRF token nothing changes; out of range is 422 with the field named.
-            #expect(try await admin.post("/portal/admin/settings/approval", ["defaults": "on", "group_size": "50",
-                                                                            "timeout_minutes": "30"]).status == .forbidden)
-            let bad = try await admin.post("/portal/admin/settings/approval", [
-                "_csrf": csrf, "defaults": "on", "group_size": "0", "timeout_minutes": "30"])
+            #expect(
+                try await admin.post(
+                    "/portal/admin/settings/approval",
+                    [
+                        "defaults": "on", "group_size": "50",
+                        "timeout_minutes": "30",
+                    ]
+                ).status == .forbidden)
+            let bad = try await admin.post(
+                "/portal/admin/settings/approval",
+                [
+                    "_csrf": csrf, "defaults": "on", "group_size": "0", "timeout_minutes": "30",
+                ])
             #expect(bad.status == .unprocessableContent && bad.text.contains("1 to 10,000,000"))
             #expect(try await hub.request(.get, "/settings/approval", as: .admin).json()["defaults"] == false)
-            let saved = try await admin.post("/portal/admin/settings/approval", [
-                "_csrf": csrf, "defaults": "on", "group_size": "50", "timeout_minutes": "30"])
+            let saved = try await admin.post(
+                "/portal/admin/settings/approval",
+                [
+                    "_csrf": csrf, "defaults": "on", "group_size": "50", "timeout_minutes": "30",
+                ])
             #expect(saved.status == .seeOther)
-            #expect(try await hub.request(.get, "/settings/approval", as: .admin).json()
+            #expect(
+                try await hub.request(.get, "/settings/approval", as: .admin).json()
                     == ["defaults": true, "group_size": 50, "timeout_seconds": 1800])
             #expect(try await admin.get("/portal/admin/settings").text.contains("checked"))
             // A communicator may not see the page.

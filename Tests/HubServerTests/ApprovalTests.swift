@@ -27,11 +27,15 @@ struct ApprovalTests {
     }
 
     /// Runs `body` against a hub whose stored approval rules have the defaults on (or are `policy`), relaying to a fake FCM.
-    static func with(_ test: String = #function, policy: ApprovalPolicy = ApprovalPolicy(defaults: true),
-                     _ body: @Sendable (HubHarness, FakeFCM) async throws -> Void) async throws {
+    static func with(
+        _ test: String = #function, policy: ApprovalPolicy = ApprovalPolicy(defaults: true),
+        _ body: @Sendable (HubHarness, FakeFCM) async throws -> Void
+    ) async throws {
         try await FakeFCM.with { fake in
-            try await HubHarness.with(test, seed: seed, relay: try RelayOutboxTests.relay(to: fake),
-                                      approval: policy) { hub in
+            try await HubHarness.with(
+                test, seed: seed, relay: try RelayOutboxTests.relay(to: fake),
+                approval: policy
+            ) { hub in
                 try await body(hub, fake)
             }
         }
@@ -42,8 +46,10 @@ struct ApprovalTests {
     }
 
     /// POSTs `json` as `caller`, expects `status`, returns the body.
-    static func post(_ hub: HubHarness, _ json: String, as caller: HubHarness.Caller,
-                     expect status: HTTPResponse.Status) async throws -> BSONDocument {
+    static func post(
+        _ hub: HubHarness, _ json: String, as caller: HubHarness.Caller,
+        expect status: HTTPResponse.Status
+    ) async throws -> BSONDocument {
         let response = try await hub.request(.post, "/message", as: caller, json: json)
         #expect(response.status == status)
         return try response.json()
@@ -104,7 +110,8 @@ struct ApprovalTests {
             #expect(!fake.received.contains { $0.data["msi_key"] == key.hex })
 
             // Another person approves: it is sent.
-            let approved = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
+            let approved = try await hub.request(
+                .post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
             #expect(approved.status == .ok)
             #expect(try approved.json()[path: "approval.by"] == "bob")
             try await eventually { fake.received.filter { $0.data["msi_key"] == key.hex }.count == 2 }
@@ -114,7 +121,8 @@ struct ApprovalTests {
             #expect(entry?[path: "target.id"]?.stringValue == key.hex)
             #expect(entry?[path: "actor.name"]?.stringValue == "bob")
             // A second approval finds nothing to approve.
-            let again = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
+            let again = try await hub.request(
+                .post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
             #expect(again.status == .conflict && Self.errorCode(again) == "approval_not_pending")
             // Now public.
             #expect(try await hub.request(.get, "/message/\(key.hex)").status == .ok)
@@ -123,20 +131,24 @@ struct ApprovalTests {
 
     @Test func aRejectedCriticalMessageIsNeverSent() async throws {
         try await Self.with { hub, fake in
-            let json = #"{"title": "Drill", "desc": "", "message": "Evacuate now.", "topic_key": "\#(Self.booksTopic)", "distribution": "Information", "urgency": "critical"}"#
+            let json =
+                #"{"title": "Drill", "desc": "", "message": "Evacuate now.", "topic_key": "\#(Self.booksTopic)", "distribution": "Information", "urgency": "critical"}"#
             let held = try await Self.post(hub, json, as: Self.ann, expect: .accepted)
             #expect(held[path: "approval.reasons"] == ["critical"])
             let key = try Self.key(held)
 
-            let noReason = try await hub.request(.post, "/message/\(key.hex)/reject", as: Self.bob, json: #"{"reason": " "}"#)
+            let noReason = try await hub.request(
+                .post, "/message/\(key.hex)/reject", as: Self.bob, json: #"{"reason": " "}"#)
             #expect(noReason.status == .unprocessableContent && Self.errorCode(noReason) == "reason_required")
-            let rejected = try await hub.request(.post, "/message/\(key.hex)/reject", as: Self.bob,
-                                                 json: #"{"reason": "not a drill day"}"#)
+            let rejected = try await hub.request(
+                .post, "/message/\(key.hex)/reject", as: Self.bob,
+                json: #"{"reason": "not a drill day"}"#)
             #expect(rejected.status == .ok)
             let body = try rejected.json()
             #expect(body["state"] == "rejected" && body[path: "relay.state"] == "rejected")
             #expect(body[path: "approval.reason"] == "not a drill day" && body[path: "approval.by"] == "bob")
-            let late = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
+            let late = try await hub.request(
+                .post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
             #expect(late.status == .conflict && Self.errorCode(late) == "approval_not_pending")
 
             let entry = try await hub.database.collection(CollectionName.audit).findOne(["action": "message.reject"])
@@ -158,7 +170,8 @@ struct ApprovalTests {
             try await hub.database.collection(CollectionName.message).updateOne(
                 ["msi_key": .objectID(key)], ["$set": ["approval.expires_at": .int64(requestedAt - 1)]])
 
-            let late = try await hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
+            let late = try await hub.request(
+                .post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
             #expect(late.status == .conflict && Self.errorCode(late) == "approval_expired")
             let own = try await hub.request(.get, "/message/\(key.hex)", as: Self.ann).json()
             #expect(own["state"] == "expired")
@@ -178,19 +191,23 @@ struct ApprovalTests {
             #expect(try await services.approvals.expireDue() == 0)
             let stored = try await hub.request(.get, "/message/\(secondKey.hex)", as: Self.ann).json()
             #expect(stored["state"] == "expired" && stored[path: "approval.state"] == "expired")
-            let entries = try await hub.database.collection(CollectionName.audit).find(["action": "message.approval_expire"])
+            let entries = try await hub.database.collection(CollectionName.audit).find([
+                "action": "message.approval_expire"
+            ])
             #expect(Set(entries.compactMap { $0[path: "target.id"]?.stringValue }) == [key.hex, secondKey.hex])
         }
     }
 
     @Test func anAdminsOverrideSendsAtOnceAndIsFlaggedForReview() async throws {
         try await Self.with { hub, fake in
-            let refused = try await hub.request(.post, "/message", as: Self.ann,
-                                                json: Self.alert("Fire", extra: #", "override": "fire in the lab""#))
+            let refused = try await hub.request(
+                .post, "/message", as: Self.ann,
+                json: Self.alert("Fire", extra: #", "override": "fire in the lab""#))
             #expect(refused.status == .forbidden && Self.errorCode(refused) == "override_forbidden")
 
-            let sent = try await Self.post(hub, Self.alert("Fire", extra: #", "override": "fire in the lab""#),
-                                           as: .admin, expect: .created)
+            let sent = try await Self.post(
+                hub, Self.alert("Fire", extra: #", "override": "fire in the lab""#),
+                as: .admin, expect: .created)
             #expect(sent["state"] == nil)
             #expect(sent[path: "override.by"] == "admin-script" && sent[path: "override.reason"] == "fire in the lab")
             #expect(sent[path: "override.reviewed"] == false)
@@ -201,7 +218,8 @@ struct ApprovalTests {
                 try await hub.database.collection(CollectionName.audit).findOne(["action": "message.override"]) != nil
             }
             let review = try await hub.request(.get, "/approvals", as: .admin).json()
-            #expect(review["overridden"]?.arrayValue?.compactMap { $0.documentValue?["msi_key"]?.stringValue } == [key.hex])
+            #expect(
+                review["overridden"]?.arrayValue?.compactMap { $0.documentValue?["msi_key"]?.stringValue } == [key.hex])
             let bobs = try await hub.request(.get, "/approvals", as: Self.bob).json()
             #expect(bobs["overridden"]?.arrayValue?.isEmpty == true)
         }
@@ -212,18 +230,31 @@ struct ApprovalTests {
             // The harness's default policy: the default rules off, the marks on.
             try await HubHarness.with(seed: Self.seed, relay: try RelayOutboxTests.relay(to: fake)) { hub in
                 let path = "/subject/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)/\(Legacy.booksID.hex)"
-                let marked = try await hub.request(.put, path, as: .admin, json: #"{"name": "New books", "desc": "", "opt": {"level": "", "distribution": "Information"}, "approval": "required"}"#)
+                let marked = try await hub.request(
+                    .put, path, as: .admin,
+                    json:
+                        #"{"name": "New books", "desc": "", "opt": {"level": "", "distribution": "Information"}, "approval": "required"}"#
+                )
                 #expect(marked.status == .ok && Self.field(marked, "approval") == "required")
-                let invalid = try await hub.request(.put, path, as: .admin, json: #"{"name": "New books", "desc": "", "opt": {"level": "", "distribution": "Information"}, "approval": "maybe"}"#)
+                let invalid = try await hub.request(
+                    .put, path, as: .admin,
+                    json:
+                        #"{"name": "New books", "desc": "", "opt": {"level": "", "distribution": "Information"}, "approval": "maybe"}"#
+                )
                 #expect(invalid.status == .unprocessableContent)
 
-                let held = try await Self.post(hub, RelayOutboxTests.information("Held"), as: .communicator,
-                                               expect: .accepted)
+                let held = try await Self.post(
+                    hub, RelayOutboxTests.information("Held"), as: .communicator,
+                    expect: .accepted)
                 #expect(held[path: "approval.reasons"] == ["marked_required"])
                 // An unmarked Forced subject: the default rules are off here.
                 _ = try await Self.post(hub, Self.alert("Not held"), as: .communicator, expect: .created)
 
-                let unmarked = try await hub.request(.put, path, as: .admin, json: #"{"name": "New books", "desc": "", "opt": {"level": "", "distribution": "Information"}, "approval": "default"}"#)
+                let unmarked = try await hub.request(
+                    .put, path, as: .admin,
+                    json:
+                        #"{"name": "New books", "desc": "", "opt": {"level": "", "distribution": "Information"}, "approval": "default"}"#
+                )
                 #expect(unmarked.status == .ok && Self.field(unmarked, "approval") == nil)
                 try await Self.sendOrdinary(hub, fake, title: "Free again")
                 #expect(!fake.received.contains { $0.data["msi_key"] == (try? Self.key(held).hex) })
@@ -244,8 +275,9 @@ struct ApprovalTests {
             let held = try await Self.post(hub, toGroup("large"), as: .communicator, expect: .accepted)
             #expect(held[path: "approval.reasons"] == ["large_group"])
             // A sample of a Forced subject's devices counts as the subject.
-            let sample = try await Self.post(hub, Self.alert("Sampled", extra: #", "sample": 0.5"#), as: .communicator,
-                                             expect: .accepted)
+            let sample = try await Self.post(
+                hub, Self.alert("Sampled", extra: #", "sample": 0.5"#), as: .communicator,
+                expect: .accepted)
             #expect(sample[path: "approval.reasons"] == ["forced_subject"])
         }
     }
@@ -257,7 +289,8 @@ struct ApprovalTests {
             let held = try await Self.post(hub, Self.alert("Race"), as: Self.ann, expect: .accepted)
             let key = try Self.key(held)
             async let first = hub.request(.post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
-            async let second = hub.request(.post, "/message/\(key.hex)/approve", as: .basic("cleo", "cleo-password-1"), json: #"{"version": 1}"#)
+            async let second = hub.request(
+                .post, "/message/\(key.hex)/approve", as: .basic("cleo", "cleo-password-1"), json: #"{"version": 1}"#)
             let statuses = [try await first.status, try await second.status]
             #expect(statuses.filter { $0 == .ok }.count == 1)
             #expect(statuses.filter { $0 == .conflict }.count == 1)
@@ -271,14 +304,18 @@ struct ApprovalTests {
         let defaults = try HubConfiguration.fromEnvironment([:]).approval
         // The default rules are off unless asked for: a default deployment keeps the legacy contract.
         #expect(defaults.groupSize == 500 && defaults.timeout == .seconds(3600) && !defaults.defaults)
-        let set = try HubConfiguration.fromEnvironment(["APPROVAL_GROUP_SIZE": "40", "APPROVAL_TIMEOUT": "90m",
-                                                         "APPROVAL_DEFAULTS": "on"]).approval
+        let set = try HubConfiguration.fromEnvironment([
+            "APPROVAL_GROUP_SIZE": "40", "APPROVAL_TIMEOUT": "90m",
+            "APPROVAL_DEFAULTS": "on",
+        ]).approval
         #expect(set.groupSize == 40 && set.timeout == .seconds(5400) && set.defaults)
         #expect(try !HubConfiguration.fromEnvironment(["APPROVAL_DEFAULTS": "off"]).approval.defaults)
         #expect(try HubConfiguration.fromEnvironment(["APPROVAL_TIMEOUT": "600"]).approval.timeout == .seconds(600))
         #expect(try HubConfiguration.fromEnvironment(["APPROVAL_TIMEOUT": "2h"]).approval.timeout == .seconds(7200))
-        for bad in [["APPROVAL_TIMEOUT": "soon"], ["APPROVAL_TIMEOUT": "10s"], ["APPROVAL_TIMEOUT": "8d"],
-                    ["APPROVAL_GROUP_SIZE": "0"], ["APPROVAL_DEFAULTS": "maybe"]] {
+        for bad in [
+            ["APPROVAL_TIMEOUT": "soon"], ["APPROVAL_TIMEOUT": "10s"], ["APPROVAL_TIMEOUT": "8d"],
+            ["APPROVAL_GROUP_SIZE": "0"], ["APPROVAL_DEFAULTS": "maybe"],
+        ] {
             #expect(throws: ConfigurationError.self) { try HubConfiguration.fromEnvironment(bad) }
         }
     }
@@ -288,13 +325,19 @@ struct ApprovalTests {
             var ann = PortalBrowser(hub: hub)
             _ = try await ann.login("ann", HubHarness.annPassword)
             let form = try await ann.get("/portal/send")
-            let sent = try await ann.post("/portal/send", [
-                "_csrf": try PortalBrowser.csrf(in: form), "channel": Legacy.channelID.hex, "area": Legacy.libraryID.hex,
-                "subject": Legacy.hoursID.hex, "title": "Closed", "desc": "Closed today", "message": "Closed all day."])
+            let sent = try await ann.post(
+                "/portal/send",
+                [
+                    "_csrf": try PortalBrowser.csrf(in: form), "channel": Legacy.channelID.hex,
+                    "area": Legacy.libraryID.hex,
+                    "subject": Legacy.hoursID.hex, "title": "Closed", "desc": "Closed today",
+                    "message": "Closed all day.",
+                ])
             let location = try #require(sent.headers[.location])
             let key = try #require(ObjectID(hex: String(location.split(separator: "/").last ?? "")))
             let confirmation = try await ann.get(location)
-            #expect(confirmation.text.contains("waits for a second person&#39;s approval")
+            #expect(
+                confirmation.text.contains("waits for a second person&#39;s approval")
                     || confirmation.text.contains("waits for a second person's approval"))
             #expect(!(try await ann.get("/portal/approvals")).text.contains("approval-\(key.hex)"))
 
@@ -309,8 +352,10 @@ struct ApprovalTests {
             let forged = try await bob.post("/portal/approvals/\(key.hex)/reject", ["reason": "no"])
             #expect(forged.status == .forbidden)
             let noReason = try await bob.post("/portal/approvals/\(key.hex)/reject", ["_csrf": csrf, "reason": " "])
-            #expect(noReason.status == .unprocessableContent && noReason.text.contains("Say why you reject the message."))
-            let rejected = try await bob.post("/portal/approvals/\(key.hex)/reject", ["_csrf": csrf, "reason": "wrong day"])
+            #expect(
+                noReason.status == .unprocessableContent && noReason.text.contains("Say why you reject the message."))
+            let rejected = try await bob.post(
+                "/portal/approvals/\(key.hex)/reject", ["_csrf": csrf, "reason": "wrong day"])
             #expect(rejected.status == .seeOther || rejected.status == .found)
             let stored = try await hub.request(.get, "/message/\(key.hex)", as: Self.ann).json()
             #expect(stored["state"] == "rejected" && stored[path: "approval.reason"] == "wrong day")

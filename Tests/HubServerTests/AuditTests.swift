@@ -27,14 +27,17 @@ import Testing
         var webhooks = WebhookConfiguration()
         webhooks.policy = try WebhookAddressPolicy(parsing: "127.0.0.1/32")
         try await HubHarness.with(seed: PortalTests.seed, webhooks: webhooks) { hub in
-            let channel = try await hub.request(.post, "/channel", as: .admin, json: #"{"name": "Staff", "desc": "News"}"#)
+            let channel = try await hub.request(
+                .post, "/channel", as: .admin, json: #"{"name": "Staff", "desc": "News"}"#)
             #expect(channel.status == .created)
             let channelID = try #require(try channel.json()["_id"]?.stringValue)
-            let group = try await hub.request(.put, "/group/class-7b", as: .admin,
-                                              json: #"{"name": "7B", "members": ["p1", "p2"], "access": ["ann"]}"#)
+            let group = try await hub.request(
+                .put, "/group/class-7b", as: .admin,
+                json: #"{"name": "7B", "members": ["p1", "p2"], "access": ["ann"]}"#)
             #expect(group.status == .created)
-            let webhook = try await hub.request(.post, "/webhook", as: .admin,
-                                                json: #"{"url": "http://127.0.0.1:9/hook", "events": ["message.sent"]}"#)
+            let webhook = try await hub.request(
+                .post, "/webhook", as: .admin,
+                json: #"{"url": "http://127.0.0.1:9/hook", "events": ["message.sent"]}"#)
             #expect(webhook.status == .created, "\(webhook.text)")
             let webhookSecret = try #require(try webhook.json()["secret"]?.stringValue)
             let sent = try await hub.request(.post, "/message", as: .communicator, json: MessageRoutesTests.body())
@@ -44,9 +47,11 @@ import Testing
             var root = PortalBrowser(hub: hub)
             _ = try await root.login("root", PortalTests.adminPassword)
             let csrf = try PortalBrowser.csrf(in: try await root.get("/portal/admin/users"))
-            let user = try await root.post("/portal/admin/users", ["_csrf": csrf, "username": "dora", "role": "communicator"])
+            let user = try await root.post(
+                "/portal/admin/users", ["_csrf": csrf, "username": "dora", "role": "communicator"])
             #expect(user.status == .ok)
-            let token = try await root.post("/portal/admin/tokens", ["_csrf": csrf, "name": "roster-bot", "role": "communicator"])
+            let token = try await root.post(
+                "/portal/admin/tokens", ["_csrf": csrf, "name": "roster-bot", "role": "communicator"])
             #expect(token.status == .ok)
 
             let entries = try await Self.entries(hub.database)
@@ -73,9 +78,13 @@ import Testing
             // No secret in any entry: the webhook's, the tokens' (stored as hashes), the password hashes.
             let text = entries.map { $0.extendedJSON(.relaxed) }.joined(separator: "\n")
             #expect(!text.contains(webhookSecret) && !text.contains("whsec_") && !text.contains("msi_"))
-            let hashes = try await hub.database.collection(CollectionName.tokens).find([:]).compactMap { $0["hash"]?.stringValue }
+            let hashes =
+                try await hub.database.collection(CollectionName.tokens).find([:]).compactMap {
+                    $0["hash"]?.stringValue
+                }
                 + (try await hub.database.collection(CollectionName.users).find([:]).compactMap {
-                    $0["password_hash"]?.stringValue ?? $0["hash"]?.stringValue })
+                    $0["password_hash"]?.stringValue ?? $0["hash"]?.stringValue
+                })
             #expect(!hashes.isEmpty && hashes.allSatisfy { !text.contains($0) })
             #expect(!text.contains("$2"))
             // Each entry links to the one before and the chain verifies.
@@ -91,11 +100,14 @@ import Testing
             try await DatabaseIndexes.ensure(in: database)
             let audit = AuditLog(database: database)
             for index in 1...6 {
-                try await audit.append(actor: AuditActor(kind: .user, name: "ann"), action: "group.replace",
-                                       target: AuditTarget(kind: "group", id: "g\(index)"),
-                                       change: AuditChange.edit(before: ["name": "old"], after: ["name": .string("new \(index)")]))
+                try await audit.append(
+                    actor: AuditActor(kind: .user, name: "ann"), action: "group.replace",
+                    target: AuditTarget(kind: "group", id: "g\(index)"),
+                    change: AuditChange.edit(before: ["name": "old"], after: ["name": .string("new \(index)")]))
             }
-            guard case .intact(6, _) = try await audit.verify() else { Issue.record("a fresh chain must verify"); return }
+            guard case .intact(6, _) = try await audit.verify() else {
+                Issue.record("a fresh chain must verify"); return
+            }
             let collection = database.collection(CollectionName.audit)
             let original = try #require(try await collection.findOne(["seq": 3]))
             // Someone rewrites what entry 3 says was changed.
@@ -110,7 +122,9 @@ import Testing
             // Put back, it verifies again; deleting entry 2 is named as a gap.
             _ = try await collection.deleteOne(["seq": 3])
             _ = try await collection.insertOne(original)
-            guard case .intact(6, _) = try await audit.verify() else { Issue.record("the restored chain must verify"); return }
+            guard case .intact(6, _) = try await audit.verify() else {
+                Issue.record("the restored chain must verify"); return
+            }
             _ = try await collection.deleteOne(["seq": 2])
             #expect(try await audit.verify() == .broken(seq: 2, reason: .deleted))
         }
@@ -125,8 +139,9 @@ import Testing
             }
             let audit = AuditLog(database: database, logger: logger)
             func append(_ id: String) async throws -> AuditEntry {
-                try await audit.append(actor: AuditActor(kind: .user, name: "ann"), action: "group.delete",
-                                       target: AuditTarget(kind: "group", id: id), change: nil)
+                try await audit.append(
+                    actor: AuditActor(kind: .user, name: "ann"), action: "group.delete",
+                    target: AuditTarget(kind: "group", id: id), change: nil)
             }
             let first = try await append("g1")
             let loop = Task { await audit.logHeadLoop(every: .milliseconds(50)) }
@@ -146,15 +161,17 @@ import Testing
             try await DatabaseIndexes.ensure(in: database)
             // Another server's database of the same name (here one nobody answers on) is made first: its log's
             // batches must not carry this one's entries.
-            let elsewhere = try MongoClientPool(configuration: MongoConfiguration(
-                uri: "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200&connectTimeoutMS=200"))
+            let elsewhere = try MongoClientPool(
+                configuration: MongoConfiguration(
+                    uri: "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200&connectTimeoutMS=200"))
             let other = AuditLog(database: elsewhere.database(database.name))
             let audit = AuditLog(database: database)
             #expect(other.gate !== audit.gate)
             let clock = ContinuousClock()
             let started = clock.now
-            let entry = try await audit.append(actor: AuditActor(kind: .user, name: "ann"), action: "group.delete",
-                                               target: AuditTarget(kind: "group", id: "g1"), change: nil)
+            let entry = try await audit.append(
+                actor: AuditActor(kind: .user, name: "ann"), action: "group.delete",
+                target: AuditTarget(kind: "group", id: "g1"), change: nil)
             #expect(entry.seq == 1 && clock.now - started < .seconds(5))
             #expect(try await Self.entries(database).count == 1)
             #expect(AuditLog(database: database).gate === audit.gate)  // one gate per database in a process
@@ -162,33 +179,46 @@ import Testing
     }
 
     @Test func theHashIgnoresKeyOrderAndSecretsAreRedactedBeforeHashing() throws {
-        let one = AuditEntry(seq: 1, at: 5, actor: .system, action: "user.create", target: AuditTarget(kind: "user", id: "a"),
-                             change: ["after": ["role": "admin", "direct": false]], prev: AuditEntry.genesis)
+        let one = AuditEntry(
+            seq: 1, at: 5, actor: .system, action: "user.create", target: AuditTarget(kind: "user", id: "a"),
+            change: ["after": ["role": "admin", "direct": false]], prev: AuditEntry.genesis)
         var two = one
         two.change = ["after": ["direct": false, "role": "admin"]]
         #expect(AuditLog.hash(of: one) == AuditLog.hash(of: two))
         two.change = ["after": ["direct": true, "role": "admin"]]
         #expect(AuditLog.hash(of: one) != AuditLog.hash(of: two))
-        let input: BSONDocument = ["after": ["password_hash": "$2b$04$abc", "note": "msi_secret", "url": "x",
-                                             "registration": "fcm-token", "list": ["whsec_abc"]]]
+        let input: BSONDocument = [
+            "after": [
+                "password_hash": "$2b$04$abc", "note": "msi_secret", "url": "x",
+                "registration": "fcm-token", "list": ["whsec_abc"],
+            ]
+        ]
         let redacted = AuditRedaction.redact(input)
-        #expect(redacted == ["after": ["password_hash": "[redacted]", "note": "[redacted]", "url": "x",
-                                       "registration": "[redacted]", "list": ["[redacted]"]]])
+        #expect(
+            redacted == [
+                "after": [
+                    "password_hash": "[redacted]", "note": "[redacted]", "url": "x",
+                    "registration": "[redacted]", "list": ["[redacted]"],
+                ]
+            ])
     }
 
     @Test func twoReplicasAppendingAtOnceKeepOneChain() async throws {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
             // Each with a gate of its own, as two processes have: only the database keeps them in one chain.
-            let replicas = [AuditLog(database: database, gate: AuditAppendGate(database: database)),
-                            AuditLog(database: database, gate: AuditAppendGate(database: database))]
+            let replicas = [
+                AuditLog(database: database, gate: AuditAppendGate(database: database)),
+                AuditLog(database: database, gate: AuditAppendGate(database: database)),
+            ]
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (number, replica) in replicas.enumerated() {
                     group.addTask {
                         for index in 0..<100 {
-                            try await replica.append(actor: AuditActor(kind: .system, name: "replica \(number)"),
-                                                     action: "test.append", target: AuditTarget(kind: "test", id: "\(index)"),
-                                                     change: nil)
+                            try await replica.append(
+                                actor: AuditActor(kind: .system, name: "replica \(number)"),
+                                action: "test.append", target: AuditTarget(kind: "test", id: "\(index)"),
+                                change: nil)
                         }
                     }
                 }
@@ -208,17 +238,20 @@ import Testing
     @Test func manyAppendsAtOnceFromTwoReplicasAreBatchedIntoOneChainEachOnce() async throws {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
-            let replicas = [AuditLog(database: database, gate: AuditAppendGate(database: database)),
-                            AuditLog(database: database, gate: AuditAppendGate(database: database))]
+            let replicas = [
+                AuditLog(database: database, gate: AuditAppendGate(database: database)),
+                AuditLog(database: database, gate: AuditAppendGate(database: database)),
+            ]
             // 150 requests of each process at once: they wait in their process's batches, and the batches of the two
             // race for the same places.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (number, replica) in replicas.enumerated() {
                     for index in 0..<150 {
                         group.addTask {
-                            try await replica.append(actor: AuditActor(kind: .system, name: "replica \(number)"),
-                                                     action: "test.append", target: AuditTarget(kind: "test", id: "\(number)-\(index)"),
-                                                     change: nil)
+                            try await replica.append(
+                                actor: AuditActor(kind: .system, name: "replica \(number)"),
+                                action: "test.append", target: AuditTarget(kind: "test", id: "\(number)-\(index)"),
+                                change: nil)
                         }
                     }
                 }
@@ -243,9 +276,13 @@ import Testing
             let entries = try await Self.entries(hub.database)
             let intact = try await CommandLineTests.run(["audit", "verify", "--mongodb-uri", uri], input: "")
             #expect(intact.status == 0, "\(intact.output)")
-            #expect(intact.output.contains("head seq=\(entries.count) hash=\(entries.last?["hash"]?.stringValue ?? "-")"))
-            let exported = try await CommandLineTests.run(["audit", "export", "--since", "1970-01-01T00:00:00Z",
-                                                           "--mongodb-uri", uri], input: "")
+            #expect(
+                intact.output.contains("head seq=\(entries.count) hash=\(entries.last?["hash"]?.stringValue ?? "-")"))
+            let exported = try await CommandLineTests.run(
+                [
+                    "audit", "export", "--since", "1970-01-01T00:00:00Z",
+                    "--mongodb-uri", uri,
+                ], input: "")
             #expect(exported.status == 0)
             let lines = exported.output.split(separator: "\n").filter { $0.hasPrefix("{") }
             #expect(lines.count == entries.count && lines.last?.contains("cube.channel.create") == true)
@@ -286,7 +323,8 @@ import Testing
         try await HubHarness.with { hub in
             var statuses: [Int] = []
             for _ in 0..<7 {
-                statuses.append(try await hub.request(.get, "/webhook", as: .basic("ann", "not-the-password")).status.code)
+                statuses.append(
+                    try await hub.request(.get, "/webhook", as: .basic("ann", "not-the-password")).status.code)
             }
             #expect(statuses.prefix(5).allSatisfy { $0 == 401 } && statuses.suffix(2).allSatisfy { $0 == 429 })
             let throttled = try await Self.entries(hub.database).filter { $0["action"] == "login.throttled" }
@@ -303,8 +341,9 @@ import Testing
             try await DatabaseIndexes.ensure(in: database)
             let audit = AuditLog(database: database)
             for index in 1...7 {
-                try await audit.append(actor: .system, action: index.isMultiple(of: 2) ? "user.role" : "token.create",
-                                       target: AuditTarget(kind: "user", id: "u\(index)"), change: nil)
+                try await audit.append(
+                    actor: .system, action: index.isMultiple(of: 2) ? "user.role" : "token.create",
+                    target: AuditTarget(kind: "user", id: "u\(index)"), change: nil)
             }
             var seen: [Int64] = []
             var before: Int64?

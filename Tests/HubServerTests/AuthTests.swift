@@ -18,10 +18,19 @@ struct AuthTests {
         (.post, "/area/\(Legacy.channelID.hex)", #"{"name": "n", "desc": "d"}"#),
         (.put, "/area/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)", #"{"name": "n", "desc": "d"}"#),
         (.delete, "/area/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)", nil),
-        (.post, "/subject/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)", #"{"name": "n", "desc": "d", "opt": {"level": "", "distribution": "Alert"}}"#),
-        (.put, "/subject/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)/\(Legacy.hoursID.hex)", #"{"name": "n", "desc": "d", "opt": {"level": "", "distribution": "Alert"}}"#),
+        (
+            .post, "/subject/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)",
+            #"{"name": "n", "desc": "d", "opt": {"level": "", "distribution": "Alert"}}"#
+        ),
+        (
+            .put, "/subject/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)/\(Legacy.hoursID.hex)",
+            #"{"name": "n", "desc": "d", "opt": {"level": "", "distribution": "Alert"}}"#
+        ),
         (.delete, "/subject/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)/\(Legacy.hoursID.hex)", nil),
-        (.post, "/message", #"{"title": "t", "desc": "d", "message": "m", "topic_key": "\#(Legacy.hoursTopic)", "distribution": "Alert"}"#),
+        (
+            .post, "/message",
+            #"{"title": "t", "desc": "d", "message": "m", "topic_key": "\#(Legacy.hoursTopic)", "distribution": "Alert"}"#
+        ),
     ]
 
     @Test func everyWriteNeedsCredentials() async throws {
@@ -54,7 +63,8 @@ struct AuthTests {
 
     @Test func basicAuthChecksTheBcryptPasswordAndTheDisabledFlag() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
-            let body = #"{"title": "t", "desc": "d", "message": "m", "topic_key": "\#(Legacy.hoursTopic)", "distribution": "Alert"}"#
+            let body =
+                #"{"title": "t", "desc": "d", "message": "m", "topic_key": "\#(Legacy.hoursTopic)", "distribution": "Alert"}"#
             let ok = try await hub.request(.post, "/message", as: .basic("ann", HubHarness.annPassword), json: body)
             #expect(ok.status == .created)
             #expect(try ok.json()["sender"] == "ann")
@@ -62,10 +72,12 @@ struct AuthTests {
             #expect(wrong.status == .unauthorized)
             let nobody = try await hub.request(.post, "/message", as: .basic("nobody", "whatever1"), json: body)
             #expect(nobody.status == .unauthorized)
-            let stored = try #require(try await hub.database.collection(CollectionName.users).findOne(["username": "ann"]))
+            let stored = try #require(
+                try await hub.database.collection(CollectionName.users).findOne(["username": "ann"]))
             #expect(stored["password_hash"]?.stringValue?.hasPrefix("$2") == true)
             try await UserDAO(database: hub.database).setDisabled(username: "ann", true)
-            let disabled = try await hub.request(.post, "/message", as: .basic("ann", HubHarness.annPassword), json: body)
+            let disabled = try await hub.request(
+                .post, "/message", as: .basic("ann", HubHarness.annPassword), json: body)
             #expect(disabled.status == .unauthorized)
         }
     }
@@ -94,17 +106,28 @@ struct AuthTests {
 
     @Test func communicatorsSendOnlyWhereEveryAccessListNamesThem() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
-            let body = #"{"title": "t", "desc": "d", "message": "m", "topic_key": "\#(Legacy.hoursTopic)", "distribution": "Alert"}"#
+            let body =
+                #"{"title": "t", "desc": "d", "message": "m", "topic_key": "\#(Legacy.hoursTopic)", "distribution": "Alert"}"#
             let area = "/area/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)"
-            #expect(try await hub.request(.put, area, as: .admin, json: #"{"name": "Library", "desc": "d", "access": ["ann"]}"#).status == .ok)
+            #expect(
+                try await hub.request(
+                    .put, area, as: .admin, json: #"{"name": "Library", "desc": "d", "access": ["ann"]}"#
+                ).status == .ok)
             let denied = try await hub.request(.post, "/message", as: .communicator, json: body)
             #expect(denied.status == .forbidden)
             #expect(denied.errorCode == "subject_access_denied")
-            #expect(try await hub.request(.post, "/message", as: .basic("ann", HubHarness.annPassword), json: body).status == .created)
+            #expect(
+                try await hub.request(.post, "/message", as: .basic("ann", HubHarness.annPassword), json: body).status
+                    == .created)
             #expect(try await hub.request(.post, "/message", as: .admin, json: body).status == .created)
             let channel = "/channel/\(Legacy.channelID.hex)"
-            #expect(try await hub.request(.put, channel, as: .admin, json: #"{"name": "Campus", "desc": "d", "access": ["bob"]}"#).status == .ok)
-            #expect(try await hub.request(.post, "/message", as: .basic("ann", HubHarness.annPassword), json: body).status == .forbidden)
+            #expect(
+                try await hub.request(
+                    .put, channel, as: .admin, json: #"{"name": "Campus", "desc": "d", "access": ["bob"]}"#
+                ).status == .ok)
+            #expect(
+                try await hub.request(.post, "/message", as: .basic("ann", HubHarness.annPassword), json: body).status
+                    == .forbidden)
             #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 2)
         }
     }
@@ -113,8 +136,10 @@ struct AuthTests {
 
     /// A hub (the real router over services the test holds) that trusts 127.0.0.1 as its proxy, so requests
     /// name their client address in `X-Forwarded-For`; ann's password is `HubHarness.annPassword`.
-    static func withLoginHub(_ test: String = #function,
-                             _ body: @Sendable (HubHarness, AccountService) async throws -> Void) async throws {
+    static func withLoginHub(
+        _ test: String = #function,
+        _ body: @Sendable (HubHarness, AccountService) async throws -> Void
+    ) async throws {
         try await TestDatabase.with(test) { database in
             try await DatabaseIndexes.ensure(in: database)
             let services = HubServices(pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4)
@@ -128,14 +153,18 @@ struct AuthTests {
     }
 
     /// A request authenticated by HTTP Basic, from `client` (through the trusted proxy) or from the peer itself.
-    static func basic(_ hub: HubHarness, _ user: String, _ password: String, from client: String? = nil,
-                      uri: String = "/healthz") async throws -> TestResponse {
+    static func basic(
+        _ hub: HubHarness, _ user: String, _ password: String, from client: String? = nil,
+        uri: String = "/healthz"
+    ) async throws -> TestResponse {
         var headers = HubHarness.Caller.basic(user, password).headers
         if let client { headers[.xForwardedFor] = client }
         return try await hub.client.execute(uri: uri, method: .get, headers: headers, body: nil)
     }
 
-    @Test func thirtyWrongBasicPasswordsGet429PastTheLimitWithoutBcryptWhileTheRightPasswordFromElsewhereWorks() async throws {
+    @Test func thirtyWrongBasicPasswordsGet429PastTheLimitWithoutBcryptWhileTheRightPasswordFromElsewhereWorks()
+        async throws
+    {
         try await Self.withLoginHub { hub, accounts in
             let checks = accounts.credentials.gate.started
             var statuses: [HTTPResponse.Status] = []
@@ -147,15 +176,19 @@ struct AuthTests {
                     #expect(response.errorCode == "too_many_requests")
                 }
             }
-            #expect(statuses == Array(repeating: .unauthorized, count: 5) + Array(repeating: .tooManyRequests, count: 25))
+            #expect(
+                statuses == Array(repeating: .unauthorized, count: 5) + Array(repeating: .tooManyRequests, count: 25))
             // Five password checks: none once the limit was reached.
             #expect(accounts.credentials.gate.started - checks == 5)
             // The right password waits out the limit at that address, and costs no check either ...
-            #expect(try await Self.basic(hub, "ann", HubHarness.annPassword, from: "198.51.100.7").status == .tooManyRequests)
+            #expect(
+                try await Self.basic(hub, "ann", HubHarness.annPassword, from: "198.51.100.7").status
+                    == .tooManyRequests)
             #expect(accounts.credentials.gate.started - checks == 5)
             // ... while from an address without failures ann gets in: the stranger did not lock her out.
-            let elsewhere = try await Self.basic(hub, "ann", HubHarness.annPassword, from: "203.0.113.20",
-                                                 uri: "/audience?topic_key=\(Legacy.hoursTopic)")
+            let elsewhere = try await Self.basic(
+                hub, "ann", HubHarness.annPassword, from: "203.0.113.20",
+                uri: "/audience?topic_key=\(Legacy.hoursTopic)")
             #expect(elsewhere.status != .unauthorized && elsewhere.status != .tooManyRequests)
             #expect(elsewhere.status == .notFound)  // authenticated: the topic is what is missing
             // Failures stay counted in the database for every replica: one document each, with its address.
@@ -163,7 +196,9 @@ struct AuthTests {
             #expect(try await failures.countDocuments(["username": "ann", "address": "198.51.100.7"]) == 5)
             // Once ann fails from the second address too, the username's failures count there as well.
             #expect(try await Self.basic(hub, "ann", "wrong-again", from: "203.0.113.20").status == .unauthorized)
-            #expect(try await Self.basic(hub, "ann", HubHarness.annPassword, from: "203.0.113.20").status == .tooManyRequests)
+            #expect(
+                try await Self.basic(hub, "ann", HubHarness.annPassword, from: "203.0.113.20").status
+                    == .tooManyRequests)
         }
     }
 
@@ -172,12 +207,16 @@ struct AuthTests {
             let checks = accounts.credentials.gate.started
             var statuses: [HTTPResponse.Status] = []
             for index in 0..<25 {
-                statuses.append(try await Self.basic(hub, "user-\(index)", "guess-\(index)", from: "2001:db8:7:7::1").status)
+                statuses.append(
+                    try await Self.basic(hub, "user-\(index)", "guess-\(index)", from: "2001:db8:7:7::1").status)
             }
-            #expect(statuses == Array(repeating: .unauthorized, count: 20) + Array(repeating: .tooManyRequests, count: 5))
+            #expect(
+                statuses == Array(repeating: .unauthorized, count: 20) + Array(repeating: .tooManyRequests, count: 5))
             #expect(accounts.credentials.gate.started - checks == 20)  // unknown usernames cost a (dummy) check too
             // The whole /64 is one address; ann with no failures of her own is refused there, and welcome elsewhere.
-            #expect(try await Self.basic(hub, "ann", HubHarness.annPassword, from: "2001:db8:7:7:ffff::2").status == .tooManyRequests)
+            #expect(
+                try await Self.basic(hub, "ann", HubHarness.annPassword, from: "2001:db8:7:7:ffff::2").status
+                    == .tooManyRequests)
             #expect(try await Self.basic(hub, "ann", HubHarness.annPassword, from: "2001:db8:7:8::1").status == .ok)
         }
     }
@@ -186,13 +225,17 @@ struct AuthTests {
         try await Self.withLoginHub { hub, _ in
             for _ in 1...5 { _ = try await Self.basic(hub, "ann", "wrong-password", from: "198.51.100.9") }
             func portalLogin(from client: String) async throws -> TestResponse {
-                let page = try await hub.client.execute(uri: "/portal/login", method: .get, headers: [.xForwardedFor: client])
-                let cookie = try #require(page.headers[values: .setCookie].first { $0.hasPrefix(CSRFMiddleware.loginCookie) })
+                let page = try await hub.client.execute(
+                    uri: "/portal/login", method: .get, headers: [.xForwardedFor: client])
+                let cookie = try #require(
+                    page.headers[values: .setCookie].first { $0.hasPrefix(CSRFMiddleware.loginCookie) })
                 let form = "username=ann&password=\(HubHarness.annPassword)&_csrf=\(try PortalBrowser.csrf(in: page))"
                 return try await hub.client.execute(
                     uri: "/portal/login", method: .post,
-                    headers: [.xForwardedFor: client, .contentType: "application/x-www-form-urlencoded",
-                              .cookie: String(cookie.split(separator: ";")[0])],
+                    headers: [
+                        .xForwardedFor: client, .contentType: "application/x-www-form-urlencoded",
+                        .cookie: String(cookie.split(separator: ";")[0]),
+                    ],
                     body: ByteBuffer(string: form))
             }
             // One policy: the form at the failing address is throttled like Basic, and open at another.
@@ -236,11 +279,15 @@ struct AuthTests {
             for index in 1...5 {
                 var headers = HubHarness.Caller.basic("ann", "wrong-password").headers
                 headers[.xForwardedFor] = "198.51.100.\(index)"
-                #expect(try await hub.client.execute(uri: "/healthz", method: .get, headers: headers).status == .unauthorized)
+                #expect(
+                    try await hub.client.execute(uri: "/healthz", method: .get, headers: headers).status
+                        == .unauthorized)
             }
             var headers = HubHarness.Caller.basic("ann", HubHarness.annPassword).headers
             headers[.xForwardedFor] = "203.0.113.30"
-            #expect(try await hub.client.execute(uri: "/healthz", method: .get, headers: headers).status == .tooManyRequests)
+            #expect(
+                try await hub.client.execute(uri: "/healthz", method: .get, headers: headers).status == .tooManyRequests
+            )
             let failures = hub.database.collection(CollectionName.loginFailures)
             #expect(try await failures.countDocuments(["address": "127.0.0.1"]) == 5)
         }

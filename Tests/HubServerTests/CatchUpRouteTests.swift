@@ -23,7 +23,10 @@ struct CatchUpRouteTests {
                     (DeviceTests.recommended, Self.fixture("F0")),
                     (DeviceTests.forced, RelayOutboxTests.alert("A2", extra: #", "ttl": 0"#)),
                     (DeviceTests.recommended, Self.fixture("F1", extra: #", "ttl": 3600"#)),
-                    (DeviceTests.forced, RelayOutboxTests.alert("A3", extra: #", "send_at": \#(UnixTime.nowMilliseconds() + 3_600_000)"#)),
+                    (
+                        DeviceTests.forced,
+                        RelayOutboxTests.alert("A3", extra: #", "send_at": \#(UnixTime.nowMilliseconds() + 3_600_000)"#)
+                    ),
                 ].enumerated() {
                     let answer = try await hub.request(.post, "/message", as: .admin, json: json)
                     #expect(answer.status == .created, "message \(index) to \(topic)")
@@ -33,7 +36,8 @@ struct CatchUpRouteTests {
                 var cursor: String?
                 var pages = 0
                 repeat {
-                    let uri = "/device/\(phone.deviceID)/messages?since=0&limit=2" + (cursor.map { "&cursor=\($0)" } ?? "")
+                    let uri =
+                        "/device/\(phone.deviceID)/messages?since=0&limit=2" + (cursor.map { "&cursor=\($0)" } ?? "")
                     let page = try await hub.request(.get, uri, as: .token(phone.secret))
                     #expect(page.status == .ok)
                     let body = try page.json()
@@ -48,17 +52,21 @@ struct CatchUpRouteTests {
                 // `since` is inclusive: asking from F0's timestamp gives F0 and what follows.
                 let f0 = try await hub.request(.get, "/message/\(sent["F0"] ?? "")").json()
                 let since = try #require(f0["timestamp"]?.int64Value)
-                let fromF0 = try await hub.request(.get, "/device/\(phone.deviceID)/messages?since=\(since)", as: .token(phone.secret))
-                #expect(try fromF0.json()["messages"]?.arrayValue?.compactMap { $0.documentValue?["title"]?.stringValue }
-                    == ["F0", "F1"])
+                let fromF0 = try await hub.request(
+                    .get, "/device/\(phone.deviceID)/messages?since=\(since)", as: .token(phone.secret))
+                #expect(
+                    try fromF0.json()["messages"]?.arrayValue?.compactMap { $0.documentValue?["title"]?.stringValue }
+                        == ["F0", "F1"])
                 #expect(try fromF0.json()["next_cursor"] == .null)
 
                 // A subject left is no longer caught up.
-                _ = try await hub.request(.delete, "/device/\(phone.deviceID)/subscriptions/\(DeviceTests.recommended)",
-                                          as: .token(phone.secret))
+                _ = try await hub.request(
+                    .delete, "/device/\(phone.deviceID)/subscriptions/\(DeviceTests.recommended)",
+                    as: .token(phone.secret))
                 let left = try await hub.request(.get, "/device/\(phone.deviceID)/messages", as: .token(phone.secret))
-                #expect(try left.json()["messages"]?.arrayValue?.compactMap { $0.documentValue?["title"]?.stringValue }
-                    == ["A0", "A1"])
+                #expect(
+                    try left.json()["messages"]?.arrayValue?.compactMap { $0.documentValue?["title"]?.stringValue }
+                        == ["A0", "A1"])
             }
         }
     }
@@ -72,7 +80,9 @@ struct CatchUpRouteTests {
                 #expect(try await hub.request(.get, path).status == .unauthorized)
                 #expect(try await hub.request(.get, path, as: .token(other.secret)).status == .unauthorized)
                 #expect(try await hub.request(.get, path, as: .admin).status == .unauthorized)
-                #expect(try await hub.request(.get, "/device/nope/messages", as: .token(phone.secret)).status == .badRequest)
+                #expect(
+                    try await hub.request(.get, "/device/nope/messages", as: .token(phone.secret)).status == .badRequest
+                )
                 for query in ["limit=0", "limit=201", "limit=x", "since=-1", "since=soon", "cursor=junk"] {
                     let answer = try await hub.request(.get, "\(path)?\(query)", as: .token(phone.secret))
                     #expect(answer.status == .badRequest && answer.errorCode == "invalid_query", "\(query)")

@@ -16,8 +16,9 @@ import Testing
             _ = try await ann.login("ann", HubHarness.annPassword)
             #expect(try await ann.get("/portal").status == .ok)
 
-            let result = try await Self.run(["user", "passwd", "ann", "--mongodb-uri", try HubProcess.uri(of: hub.database)],
-                                      input: "a-brand-new-password\n")
+            let result = try await Self.run(
+                ["user", "passwd", "ann", "--mongodb-uri", try HubProcess.uri(of: hub.database)],
+                input: "a-brand-new-password\n")
             #expect(result.status == 0, "\(result.output)")
 
             // The session is gone from the database: the portal sends ann to log in, and only the new password works.
@@ -35,7 +36,9 @@ import Testing
             let ann = try #require(try await hub.database.collection(CollectionName.users).findOne(["username": "ann"]))
             #expect(ann["role"]?.stringValue == "admin")
             // A name the username rule refuses never reaches the database.
-            #expect(try await Self.run(["user", "add", "bad name", "--mongodb-uri", uri], input: "long-enough-pw\n").status != 0)
+            #expect(
+                try await Self.run(["user", "add", "bad name", "--mongodb-uri", uri], input: "long-enough-pw\n").status
+                    != 0)
         }
     }
 
@@ -45,7 +48,8 @@ import Testing
         let process = Process()
         process.executableURL = HubProcess.executable
         process.arguments = arguments
-        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("msi-hub-cli-\(UUID().uuidString).log")
+        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "msi-hub-cli-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: outputURL) }
         let output = try FileHandle(forWritingTo: outputURL)

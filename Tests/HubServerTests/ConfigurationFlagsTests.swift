@@ -15,8 +15,10 @@ import Testing
     }
 
     @Test func unknownFlagsSecretsAndMissingValuesAreRefused() {
-        for flags in [["--no-such-setting", "1"], ["--metrics-token", "abc"], ["--device-registration-key=k"],
-                      ["--trusted-proxies"], ["--trusted-proxies", "--port", "1"], ["stray"]] {
+        for flags in [
+            ["--no-such-setting", "1"], ["--metrics-token", "abc"], ["--device-registration-key=k"],
+            ["--trusted-proxies"], ["--trusted-proxies", "--port", "1"], ["stray"],
+        ] {
             #expect(throws: ConfigurationError.self, "\(flags)") {
                 try HubConfiguration.environment([:], flags: flags)
             }

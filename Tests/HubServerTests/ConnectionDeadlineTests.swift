@@ -18,8 +18,9 @@ struct ConnectionDeadlineTests {
     static let health = "GET /healthz HTTP/1.1\r\nHost: hub\r\n\r\n"
 
     @Test func aHeadSentAByteAtATimeIsClosedAtItsDeadlineWhileAnotherClientIsServed() async throws {
-        let deadlines = ConnectionConfiguration(idleTimeout: .seconds(60), headerTimeout: .seconds(1),
-                                                requestTimeout: .seconds(3))
+        let deadlines = ConnectionConfiguration(
+            idleTimeout: .seconds(60), headerTimeout: .seconds(1),
+            requestTimeout: .seconds(3))
         try await Self.withHub(deadlines) { port, client in
             let slowClosed = Flag()
             async let slow = RawConnection.with(port: port) { connection in
@@ -56,13 +57,15 @@ struct ConnectionDeadlineTests {
     }
 
     @Test func aBodySentAByteAtATimeIsClosedAtTheRequestDeadline() async throws {
-        let deadlines = ConnectionConfiguration(idleTimeout: .seconds(60), headerTimeout: .seconds(1),
-                                                requestTimeout: .seconds(2))
+        let deadlines = ConnectionConfiguration(
+            idleTimeout: .seconds(60), headerTimeout: .seconds(1),
+            requestTimeout: .seconds(2))
         try await Self.withHub(deadlines) { port, _ in
             let result = try await RawConnection.with(port: port) { connection in
                 let started = ContinuousClock.now
-                try await connection.send("POST /device HTTP/1.1\r\nHost: hub\r\nContent-Type: application/json\r\n"
-                                          + "Content-Length: 4000\r\n\r\n{")
+                try await connection.send(
+                    "POST /device HTTP/1.1\r\nHost: hub\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: 4000\r\n\r\n{")
                 while connection.isOpen, ContinuousClock.now - started < .seconds(30) {
                     try? await connection.send(" ")
                     try await Task.sleep(for: .milliseconds(200))
@@ -75,8 +78,9 @@ struct ConnectionDeadlineTests {
     }
 
     @Test func anIdleKeptAliveConnectionIsClosedAndABusyOneIsNot() async throws {
-        let deadlines = ConnectionConfiguration(idleTimeout: .seconds(1), headerTimeout: .seconds(5),
-                                                requestTimeout: .seconds(5))
+        let deadlines = ConnectionConfiguration(
+            idleTimeout: .seconds(1), headerTimeout: .seconds(5),
+            requestTimeout: .seconds(5))
         try await Self.withHub(deadlines) { port, _ in
             async let idle = RawConnection.with(port: port) { connection in
                 // Counted from before the request: the hub's idle time starts after it, when the answer is written.
@@ -159,8 +163,10 @@ struct ConnectionDeadlineTests {
         let defaults = try HubConfiguration.fromEnvironment([:]).connections
         #expect(defaults.idleTimeout == .seconds(60) && defaults.requestTimeout == .seconds(30))
         #expect(defaults.headerTimeout == .seconds(10) && defaults.maxConnections == 4096)
-        for (name, value) in [("HTTP_IDLE_TIMEOUT_SECONDS", "0"), ("HTTP_REQUEST_TIMEOUT_SECONDS", "soon"),
-                              ("HTTP_HEADER_TIMEOUT_SECONDS", "-1"), ("HTTP_MAX_CONNECTIONS", "0")] {
+        for (name, value) in [
+            ("HTTP_IDLE_TIMEOUT_SECONDS", "0"), ("HTTP_REQUEST_TIMEOUT_SECONDS", "soon"),
+            ("HTTP_HEADER_TIMEOUT_SECONDS", "-1"), ("HTTP_MAX_CONNECTIONS", "0"),
+        ] {
             let error = #expect(throws: ConfigurationError.self) { try HubConfiguration.fromEnvironment([name: value]) }
             #expect(error?.description.contains(name) == true)
         }
@@ -168,12 +174,15 @@ struct ConnectionDeadlineTests {
 
     /// The real hub with `connections`, on an ephemeral port over a database of the test's own; `body` gets the
     /// port and the test client (whose connection is open).
-    static func withHub(_ connections: ConnectionConfiguration, test: String = #function,
-                        _ body: @Sendable (Int, any TestClientProtocol) async throws -> Void) async throws {
+    static func withHub(
+        _ connections: ConnectionConfiguration, test: String = #function,
+        _ body: @Sendable (Int, any TestClientProtocol) async throws -> Void
+    ) async throws {
         try await TestDatabase.with(test) { database in
             try await DatabaseIndexes.ensure(in: database)
-            var configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 2,
-                                                 writeDeadline: .seconds(30), relay: RelayConfiguration(concurrency: 0))
+            var configuration = HubConfiguration(
+                mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 2,
+                writeDeadline: .seconds(30), relay: RelayConfiguration(concurrency: 0))
             configuration.connections = connections
             let app = try await buildApplication(configuration: configuration, databaseName: database.name)
             try await app.test(.live) { client in
@@ -202,8 +211,10 @@ final class RawConnection {
     /// Everything read so far, answers already taken included.
     private(set) var received = ""
 
-    private init(channel: any NIOCore.Channel, inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
-                 outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, gaveUp: Flag) {
+    private init(
+        channel: any NIOCore.Channel, inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, gaveUp: Flag
+    ) {
         self.channel = channel
         self.gaveUp = gaveUp
         self.inbound = inbound.makeAsyncIterator()
@@ -211,7 +222,8 @@ final class RawConnection {
     }
 
     /// Opens a connection to 127.0.0.1:`port`, runs `body` with it, and closes it.
-    static func with<Result: Sendable>(port: Int, _ body: (RawConnection) async throws -> Result) async throws -> Result {
+    static func with<Result: Sendable>(port: Int, _ body: (RawConnection) async throws -> Result) async throws -> Result
+    {
         let asyncChannel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -263,7 +275,8 @@ final class RawConnection {
         let text = String(buffer: buffer)
         guard let end = text.range(of: "\r\n\r\n") else { return nil }
         let head = text[..<end.lowerBound]
-        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+        let length =
+            head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
             .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
         let headBytes = text[..<end.upperBound].utf8.count
         guard buffer.readableBytes >= headBytes + length else { return nil }

@@ -22,10 +22,12 @@ struct CubeCacheTests {
             #expect(conditional.status == .notModified)
             #expect(conditional.body.readableBytes == 0)
             #expect(conditional.headers[.eTag] == etag)
-            let stale = try await hub.client.execute(uri: "/channel", method: .get, headers: [.ifNoneMatch: "\"other\""])
+            let stale = try await hub.client.execute(
+                uri: "/channel", method: .get, headers: [.ifNoneMatch: "\"other\""])
             #expect(stale.status == .ok)
 
-            let gzip = try await hub.client.execute(uri: "/channel", method: .get, headers: [.acceptEncoding: "gzip, deflate"])
+            let gzip = try await hub.client.execute(
+                uri: "/channel", method: .get, headers: [.acceptEncoding: "gzip, deflate"])
             #expect(gzip.headers[.contentEncoding] == "gzip")
             var compressed = gzip.body
             let decompressed = try compressed.decompress(with: .gzip())
@@ -33,10 +35,12 @@ struct CubeCacheTests {
             #expect(gzip.body.readableBytes < plain.body.readableBytes)
             let gzipTag = try #require(gzip.headers[.eTag])
             #expect(gzipTag != etag)
-            let gzip304 = try await hub.client.execute(uri: "/channel", method: .get,
-                                                       headers: [.acceptEncoding: "gzip", .ifNoneMatch: gzipTag])
+            let gzip304 = try await hub.client.execute(
+                uri: "/channel", method: .get,
+                headers: [.acceptEncoding: "gzip", .ifNoneMatch: gzipTag])
             #expect(gzip304.status == .notModified)
-            let refused = try await hub.client.execute(uri: "/channel", method: .get, headers: [.acceptEncoding: "gzip;q=0"])
+            let refused = try await hub.client.execute(
+                uri: "/channel", method: .get, headers: [.acceptEncoding: "gzip;q=0"])
             #expect(refused.headers[.contentEncoding] == nil)
 
             let one = try await hub.request(.get, "/channel/\(Legacy.channelID.hex)")
@@ -48,7 +52,8 @@ struct CubeCacheTests {
     @Test func aWriteIsVisibleToTheNextReadAndChangesTheETag() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let before = try #require(try await hub.request(.get, "/channel").headers[.eTag])
-            let post = try await hub.request(.post, "/area/\(Legacy.channelID.hex)", as: .admin, json: #"{"name": "New", "desc": ""}"#)
+            let post = try await hub.request(
+                .post, "/area/\(Legacy.channelID.hex)", as: .admin, json: #"{"name": "New", "desc": ""}"#)
             #expect(post.status == .created)
             let after = try await hub.request(.get, "/channel")
             #expect(after.headers[.eTag] != before)
@@ -68,7 +73,8 @@ struct CubeCacheTests {
             // Once the other process's copy was confirmed as of a moment after the write, its reads serve the write:
             // "within a second" is that order, a follower confirming several times a second, and a copy
             // unconfirmed for a second not being trusted (HubCoreTests' FreshnessTests).
-            let post = try await hub.request(.post, "/channel", as: .admin, json: #"{"name": "Written here", "desc": ""}"#)
+            let post = try await hub.request(
+                .post, "/channel", as: .admin, json: #"{"name": "Written here", "desc": ""}"#)
             #expect(post.status == .created)
             try await Self.confirmed(other, after: .now)
             #expect(String(decoding: try await other.get("/channel").body, as: UTF8.self).contains("Written here"))

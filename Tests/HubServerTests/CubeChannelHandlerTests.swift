@@ -17,16 +17,22 @@ struct CubeChannelHandlerTests {
         #expect(CubeChannelHandler.target("/channel?since=1") == .all)
         #expect(CubeChannelHandler.target("/channel/5f1e2d3c4b5a697887960514") == .channel(id))
         #expect(CubeChannelHandler.target("/channel/5f1e2d3c4b5a697887960514?x") == .channel(id))
-        for other in ["/channels", "/channel/", "/channel/nothex", "/channel/5f1e2d3c4b5a697887960514/x", "/message", "/"] {
+        for other in [
+            "/channels", "/channel/", "/channel/nothex", "/channel/5f1e2d3c4b5a697887960514/x", "/message", "/",
+        ] {
             #expect(CubeChannelHandler.target(other) == nil, "\(other)")
         }
     }
 
     @Test func acceptEncodingIsReadAsAList() {
-        for accepting in ["gzip", "GZIP", "deflate, gzip", " gzip ;q=0.8", "x-gzip", "br;q=1, gzip; q=0.5", "gzip;q=0, gzip"] {
+        for accepting in [
+            "gzip", "GZIP", "deflate, gzip", " gzip ;q=0.8", "x-gzip", "br;q=1, gzip; q=0.5", "gzip;q=0, gzip",
+        ] {
             #expect(CachedBody.acceptsGzip(accepting), "\(accepting)")
         }
-        for refusing in [nil, "", "deflate", "br, identity", "gzip;q=0", "gzip; Q = 0.000", "gzipx", "x-gzip;q=0.0", "*"] {
+        for refusing in [
+            nil, "", "deflate", "br, identity", "gzip;q=0", "gzip; Q = 0.000", "gzipx", "x-gzip;q=0.0", "*",
+        ] {
             #expect(!CachedBody.acceptsGzip(refusing), "\(refusing ?? "nil")")
         }
     }
@@ -42,14 +48,16 @@ struct CubeChannelHandlerTests {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         for second in stride(from: Int64(1_700_000_000), to: 1_700_000_000 + 4 * 366 * 86_400, by: 86_400 + 3_601) {
-            #expect(HTTPDate.format(second) == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(second))))
+            #expect(
+                HTTPDate.format(second) == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(second))))
         }
     }
 
     @Test func answersCarryTheHeadersEveryResponseHas() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
-            let get = try await hub.client.execute(uri: "/channel?cachebuster=1", method: .get,
-                                                   headers: [RequestIDMiddleware<HubRequestContext>.header: "phone-42"])
+            let get = try await hub.client.execute(
+                uri: "/channel?cachebuster=1", method: .get,
+                headers: [RequestIDMiddleware<HubRequestContext>.header: "phone-42"])
             #expect(get.status == .ok)
             #expect(get.headers[RequestIDMiddleware<HubRequestContext>.header] == "phone-42")
             #expect(get.headers[.server] == "msi-hub")
@@ -60,8 +68,9 @@ struct CubeChannelHandlerTests {
             #expect([HTTPDate.format(second - 1), HTTPDate.format(second)].contains(get.headers[.date] ?? ""))
 
             // An id the hub will not echo (spaces) is replaced by its own.
-            let own = try await hub.client.execute(uri: "/channel", method: .get,
-                                                   headers: [RequestIDMiddleware<HubRequestContext>.header: "not an id"])
+            let own = try await hub.client.execute(
+                uri: "/channel", method: .get,
+                headers: [RequestIDMiddleware<HubRequestContext>.header: "not an id"])
             let ownID = try #require(own.headers[RequestIDMiddleware<HubRequestContext>.header])
             #expect(ownID != "not an id" && !ownID.isEmpty)
 

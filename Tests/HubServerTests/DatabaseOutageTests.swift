@@ -1,7 +1,7 @@
 import DAO
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 @testable import HubServer
 import Hummingbird
@@ -56,8 +56,9 @@ struct DatabaseOutageTests {
             server.pause()
             defer { server.resume() }
             try await Self.expectServedFromMemory(client, same: before)
-            let channelID = try #require(before.body.getString(at: before.body.readerIndex, length: before.body.readableBytes)?
-                .firstMatch(of: /"_id":"([0-9a-f]{24})"/)?.1)
+            let channelID = try #require(
+                before.body.getString(at: before.body.readerIndex, length: before.body.readableBytes)?
+                    .firstMatch(of: /"_id":"([0-9a-f]{24})"/)?.1)
             let one = try await client.execute(uri: "/channel/\(channelID)", method: .get)
             #expect(one.status == .ok)
             #expect(one.headers[.age] != nil)
@@ -80,8 +81,9 @@ struct DatabaseOutageTests {
     static func startHub() async throws -> (DatabaseServer, some ApplicationProtocol) {
         let server = try await DatabaseServer()
         try await addChannel("Library", at: server)
-        let configuration = HubConfiguration(mongoURI: server.uri, port: 0, databasePoolSize: 2,
-                                             serverSelectionTimeoutMS: 1_000)
+        let configuration = HubConfiguration(
+            mongoURI: server.uri, port: 0, databasePoolSize: 2,
+            serverSelectionTimeoutMS: 1_000)
         return (server, try await buildApplication(configuration: configuration))
     }
 

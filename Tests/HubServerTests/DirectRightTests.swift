@@ -36,7 +36,8 @@ import Testing
             _ = try await tokens.add(name: "roster-bot", role: .communicator, secretHash: hash, direct: true)
             let (plainSecret, plainHash) = Credentials.newToken()
             _ = try await tokens.add(name: "news-bot", role: .communicator, secretHash: plainHash)
-            let stored = try #require(try await database.collection(CollectionName.tokens).findOne(["name": "roster-bot"]))
+            let stored = try #require(
+                try await database.collection(CollectionName.tokens).findOne(["name": "roster-bot"]))
             #expect(stored["direct"]?.boolValue == true)
             #expect(try await tokens.live(named: "roster-bot")?.direct == true)
             #expect(try await credentials.identity(token: secret)?.direct == true)
@@ -47,37 +48,59 @@ import Testing
     @Test func theCommandLineGivesTheRightToTokensAndUsers() async throws {
         try await HubHarness.with { hub in
             let uri = try HubProcess.uri(of: hub.database)
-            #expect(try await CommandLineTests.run(["token", "create", "--help"], input: "").output.contains("--direct"))
-            let created = try await CommandLineTests.run(["token", "create", "--name", "roster-bot", "--direct",
-                                                          "--mongodb-uri", uri], input: "")
+            #expect(
+                try await CommandLineTests.run(["token", "create", "--help"], input: "").output.contains("--direct"))
+            let created = try await CommandLineTests.run(
+                [
+                    "token", "create", "--name", "roster-bot", "--direct",
+                    "--mongodb-uri", uri,
+                ], input: "")
             #expect(created.status == 0, "\(created.output)")
             let secret = created.output.split(separator: "\n").last.map(String.init) ?? ""
             let whoAmI = try await hub.request(.get, "/group", as: .token(secret))
             #expect(whoAmI.status == .forbidden)  // a communicator token: it works, and the right is no role
             let tokens = hub.database.collection(CollectionName.tokens)
             #expect(try await tokens.findOne(["name": "roster-bot"])?["direct"]?.boolValue == true)
-            #expect(try await CommandLineTests.run(["token", "create", "--name", "news-bot", "--mongodb-uri", uri],
-                                                   input: "").status == 0)
+            #expect(
+                try await CommandLineTests.run(
+                    ["token", "create", "--name", "news-bot", "--mongodb-uri", uri],
+                    input: ""
+                ).status == 0)
             #expect(try await tokens.findOne(["name": "news-bot"])?["direct"] == nil)
 
-            let added = try await CommandLineTests.run(["user", "add", "dora", "--direct", "--mongodb-uri", uri],
-                                                       input: "dora-password-1\n")
+            let added = try await CommandLineTests.run(
+                ["user", "add", "dora", "--direct", "--mongodb-uri", uri],
+                input: "dora-password-1\n")
             #expect(added.status == 0, "\(added.output)")
             let users = hub.database.collection(CollectionName.users)
             #expect(try await users.findOne(["username": "dora"])?["direct"]?.boolValue == true)
 
             // `user role` leaves the right alone unless told: --direct gives it, --no-direct takes it.
-            #expect(try await CommandLineTests.run(["user", "role", "ann", "communicator", "--mongodb-uri", uri],
-                                                   input: "").status == 0)
+            #expect(
+                try await CommandLineTests.run(
+                    ["user", "role", "ann", "communicator", "--mongodb-uri", uri],
+                    input: ""
+                ).status == 0)
             #expect(try await users.findOne(["username": "ann"])?["direct"] == nil)
-            #expect(try await CommandLineTests.run(["user", "role", "ann", "communicator", "--direct",
-                                                    "--mongodb-uri", uri], input: "").status == 0)
+            #expect(
+                try await CommandLineTests.run(
+                    [
+                        "user", "role", "ann", "communicator", "--direct",
+                        "--mongodb-uri", uri,
+                    ], input: ""
+                ).status == 0)
             #expect(try await users.findOne(["username": "ann"])?["direct"]?.boolValue == true)
-            #expect(try await CommandLineTests.run(["user", "role", "ann", "communicator", "--no-direct",
-                                                    "--mongodb-uri", uri], input: "").status == 0)
+            #expect(
+                try await CommandLineTests.run(
+                    [
+                        "user", "role", "ann", "communicator", "--no-direct",
+                        "--mongodb-uri", uri,
+                    ], input: ""
+                ).status == 0)
             #expect(try await users.findOne(["username": "ann"])?["direct"] == nil)
-            #expect(try await CommandLineTests.run(["user", "list", "--mongodb-uri", uri], input: "").output
-                .contains("dora\tcommunicator\tactive\tdirect"))
+            #expect(
+                try await CommandLineTests.run(["user", "list", "--mongodb-uri", uri], input: "").output
+                    .contains("dora\tcommunicator\tactive\tdirect"))
         }
     }
 
@@ -90,15 +113,23 @@ import Testing
             let csrf = try PortalBrowser.csrf(in: usersPage)
             let users = hub.database.collection(CollectionName.users)
 
-            let added = try await root.post("/portal/admin/users", ["_csrf": csrf, "username": "dora",
-                                                                    "role": "communicator", "direct": "on"])
+            let added = try await root.post(
+                "/portal/admin/users",
+                [
+                    "_csrf": csrf, "username": "dora",
+                    "role": "communicator", "direct": "on",
+                ])
             #expect(added.status == .ok)
             #expect(try await users.findOne(["username": "dora"])?["direct"]?.boolValue == true)
             _ = try await root.post("/portal/admin/users", ["_csrf": csrf, "username": "eve", "role": "communicator"])
             #expect(try await users.findOne(["username": "eve"])?["direct"] == nil)
             // A refused form keeps the box as it was ticked.
-            let refused = try await root.post("/portal/admin/users", ["_csrf": csrf, "username": "bad name",
-                                                                      "role": "communicator", "direct": "on"])
+            let refused = try await root.post(
+                "/portal/admin/users",
+                [
+                    "_csrf": csrf, "username": "bad name",
+                    "role": "communicator", "direct": "on",
+                ])
             #expect(refused.status == .unprocessableContent)
             #expect(refused.text.contains(#"id="direct" name="direct" type="checkbox" value="on" checked"#))
 
@@ -112,16 +143,22 @@ import Testing
             #expect(try await ann.get("/portal").status == .ok)
             _ = try await root.post("/portal/admin/users/\(annID.hex)/direct", ["_csrf": csrf])
             #expect(try await users.findOne(["username": "ann"])?["direct"] == nil)
-            #expect(try await root.post("/portal/admin/users/\(annID.hex)/direct", ["direct": "on"]).status == .forbidden)
+            #expect(
+                try await root.post("/portal/admin/users/\(annID.hex)/direct", ["direct": "on"]).status == .forbidden)
 
             let tokensPage = try await root.get("/portal/admin/tokens")
             #expect(tokensPage.text.contains("May message persons directly"))
-            let created = try await root.post("/portal/admin/tokens", ["_csrf": csrf, "name": "roster-bot",
-                                                                       "role": "communicator", "direct": "on"])
+            let created = try await root.post(
+                "/portal/admin/tokens",
+                [
+                    "_csrf": csrf, "name": "roster-bot",
+                    "role": "communicator", "direct": "on",
+                ])
             #expect(created.status == .ok)
             let tokens = hub.database.collection(CollectionName.tokens)
             #expect(try await tokens.findOne(["name": "roster-bot"])?["direct"]?.boolValue == true)
-            _ = try await root.post("/portal/admin/tokens", ["_csrf": csrf, "name": "news-bot", "role": "communicator"])
+            _ = try await root.post(
+                "/portal/admin/tokens", ["_csrf": csrf, "name": "news-bot", "role": "communicator"])
             #expect(try await tokens.findOne(["name": "news-bot"])?["direct"] == nil)
             #expect(try await root.get("/portal/admin/tokens").text.contains(#"<span class="badge">direct</span>"#))
         }

@@ -50,15 +50,19 @@ struct FanOutTests {
     }
 
     /// Stores a message to `recipients` as POST /message does, due now, for any worker to claim.
-    static func store(to recipients: Recipients, data: [String: String] = [:], distribution: Distribution = .alert,
-                      sender: String = "bulletin-bot", dueIn: Duration = .zero,
-                      in database: MongoDatabase) async throws -> Message {
+    static func store(
+        to recipients: Recipients, data: [String: String] = [:], distribution: Distribution = .alert,
+        sender: String = "bulletin-bot", dueIn: Duration = .zero,
+        in database: MongoDatabase
+    ) async throws -> Message {
         let now = UnixTime.nowMilliseconds()
         let plan = RelayPlan(dueAt: now + dueIn.milliseconds, deadlineAt: now + 3_600_000, addressed: true)
-        return try await MessageDAO(database: database).add(MessageDraft(
-            title: "Chess club", desc: "Meeting moved", message: "The chess club meets in room 12 today.", topicKey: "",
-            recipients: recipients, data: data, distribution: distribution, sender: sender,
-            extra: ["relay": .document(plan.document(for: distribution))]))
+        return try await MessageDAO(database: database).add(
+            MessageDraft(
+                title: "Chess club", desc: "Meeting moved", message: "The chess club meets in room 12 today.",
+                topicKey: "",
+                recipients: recipients, data: data, distribution: distribution, sender: sender,
+                extra: ["relay": .document(plan.document(for: distribution))]))
     }
 
     /// The stored `relay.state` of `message`.
@@ -82,15 +86,19 @@ struct FanOutTests {
     /// The relay settings of a hub that sends to `fake`.
     static func relay(to fake: FakeFCM) throws -> RelayConfiguration {
         let account = try fake.makeServiceAccount()
-        var relay = RelayConfiguration(fcmEnvironment: ["GOOGLE_APPLICATION_CREDENTIALS": account.path,
-                                                        "FCM_ENDPOINT": fake.baseURL])
+        var relay = RelayConfiguration(fcmEnvironment: [
+            "GOOGLE_APPLICATION_CREDENTIALS": account.path,
+            "FCM_ENDPOINT": fake.baseURL,
+        ])
         relay.maxBacklog = HubHarness.testBacklogBound
         return relay
     }
 
     /// Runs `body` with the hub's own FCM client sending to `fake` (threads for `inFlight` requests at once).
-    static func withClient<T: Sendable>(_ fake: FakeFCM, inFlight: Int,
-                                        _ body: (FCMClient) async throws -> T) async throws -> T {
+    static func withClient<T: Sendable>(
+        _ fake: FakeFCM, inFlight: Int,
+        _ body: (FCMClient) async throws -> T
+    ) async throws -> T {
         var configuration = try relay(to: fake)
         configuration.concurrency = inFlight
         let service = try #require(try FCMService(configuration: configuration, logger: Logger(label: "test")))
@@ -105,8 +113,10 @@ struct FanOutTests {
     }
 
     /// A relay worker of its own on `database`, as a hub process runs it.
-    static func worker(_ database: MongoDatabase, _ fcm: FCMClient, inFlight: Int, sendRate: Int = 100_000,
-                       retry: RetryPolicy = RetryPolicy()) -> OutboxWorker {
+    static func worker(
+        _ database: MongoDatabase, _ fcm: FCMClient, inFlight: Int, sendRate: Int = 100_000,
+        retry: RetryPolicy = RetryPolicy()
+    ) -> OutboxWorker {
         OutboxWorker(
             outbox: OutboxDAO(database: database), progress: RelayProgressDAO(database: database),
             pauses: RelayPauseDAO(database: database), handoff: OutboxHandoff(), sender: fcm,
@@ -120,8 +130,9 @@ struct FanOutTests {
     static func seedGroup(_ count: Int, in database: MongoDatabase) async throws -> [Phone] {
         let phones = (0..<count).map { Phone("token-\($0)", person: "person-\($0)") }
         try await seed(phones, in: database)
-        _ = try await GroupDAO(database: database).replace(id: "all", name: "Everyone", access: [],
-                                                           persons: phones.compactMap(\.person))
+        _ = try await GroupDAO(database: database).replace(
+            id: "all", name: "Everyone", access: [],
+            persons: phones.compactMap(\.person))
         return phones
     }
 
@@ -130,18 +141,21 @@ struct FanOutTests {
     @Test func eachDeviceOfThePersonsAndGroupMembersGetsOneRequestAndNoOtherDeviceAny() async throws {
         try await FakeFCM.with { fake in
             let ann = [Phone("ann-android", person: "ann"), Phone("ann-ios", person: "ann", platform: .ios)]
-            let bob = Phone("bob-phone", person: "bob")         // named, and a member of chess: reached as named
-            let cid = Phone("cid-phone", person: "cid")         // a member of chess and of drama: reached once
-            let dee = Phone("dee-phone", person: "dee")         // named, but her device is unregistered
-            let eve = Phone("eve-phone", person: "eve")         // in no audience
+            let bob = Phone("bob-phone", person: "bob")  // named, and a member of chess: reached as named
+            let cid = Phone("cid-phone", person: "cid")  // a member of chess and of drama: reached once
+            let dee = Phone("dee-phone", person: "dee")  // named, but her device is unregistered
+            let eve = Phone("eve-phone", person: "eve")  // in no audience
             let unbound = Phone("unbound-phone", person: nil)
-            try await HubHarness.with(seed: { database in
-                try await Self.seed(ann + [bob, cid, dee, eve, unbound], in: database)
-                try await DeviceDAO(database: database).markUnregistered(registration: "dee-phone")
-                let groups = GroupDAO(database: database)
-                _ = try await groups.replace(id: "chess", name: "Chess", access: [], persons: ["bob", "cid", "fay"])
-                _ = try await groups.replace(id: "drama", name: "Drama", access: [], persons: ["cid", "gus"])
-            }, relay: try Self.relay(to: fake)) { hub in
+            try await HubHarness.with(
+                seed: { database in
+                    try await Self.seed(ann + [bob, cid, dee, eve, unbound], in: database)
+                    try await DeviceDAO(database: database).markUnregistered(registration: "dee-phone")
+                    let groups = GroupDAO(database: database)
+                    _ = try await groups.replace(
+                        id: "chess", name: "Chess", access: [], persons: ["bob", "cid", "fay"])
+                    _ = try await groups.replace(id: "drama", name: "Drama", access: [], persons: ["cid", "gus"])
+                }, relay: try Self.relay(to: fake)
+            ) { hub in
                 let message = try await Self.store(
                     to: Recipients(persons: ["ann", "bob", "dee"], groups: ["chess", "drama"]), data: ["room": "12"],
                     in: hub.database)
@@ -149,8 +163,9 @@ struct FanOutTests {
 
                 let tokens = Self.tokens(fake)
                 #expect(tokens.sorted() == ["ann-android", "ann-ios", "bob-phone", "cid-phone"])
-                let byToken = Dictionary(fake.received.map { ($0.message["token"] as? String ?? "", $0) },
-                                         uniquingKeysWith: { first, _ in first })
+                let byToken = Dictionary(
+                    fake.received.map { ($0.message["token"] as? String ?? "", $0) },
+                    uniquingKeysWith: { first, _ in first })
                 let bob = byToken["bob-phone"]?.data, cid = byToken["cid-phone"]?.data, ann = byToken["ann-ios"]?.data
                 #expect(bob?["audience"] == "person" && bob?["group"] == nil)
                 #expect(cid?["audience"] == "group" && cid?["group"] == "chess")
@@ -158,8 +173,10 @@ struct FanOutTests {
                 #expect(byToken["ann-ios"]?.message["notification"] != nil)
 
                 // One delivery per device reached, each answered, written in bulk.
-                let report = try await hub.request(.get, "/message/\(message.msiKey.hex)/deliveries",
-                                                   as: .communicator).json()
+                let report = try await hub.request(
+                    .get, "/message/\(message.msiKey.hex)/deliveries",
+                    as: .communicator
+                ).json()
                 #expect(report[path: "counts.sent"]?.int64Value == 4 && report[path: "counts.pending"]?.int64Value == 0)
                 #expect(report[path: "platforms.android.sent"]?.int64Value == 3)
                 #expect(report[path: "platforms.ios.sent"]?.int64Value == 1)
@@ -176,10 +193,13 @@ struct FanOutTests {
         try await FakeFCM.with { fake in
             let phones = [Phone("kept-1", person: "p1"), Phone("gone-2", person: "p2"), Phone("kept-3", person: "p3")]
             fake.markUnregistered("gone-2")
-            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) },
-                                      relay: try Self.relay(to: fake)) { hub in
-                let message = try await Self.store(to: Recipients(persons: ["p1", "p2", "p3"]),
-                                                   distribution: .information, in: hub.database)
+            try await HubHarness.with(
+                seed: { try await Self.seed(phones, in: $0) },
+                relay: try Self.relay(to: fake)
+            ) { hub in
+                let message = try await Self.store(
+                    to: Recipients(persons: ["p1", "p2", "p3"]),
+                    distribution: .information, in: hub.database)
                 try await Self.waitUntilSent(message, in: hub.database)
                 #expect(Self.tokens(fake).sorted() == ["kept-1", "kept-3"])
                 #expect(try await DeviceDAO(database: hub.database).get(phones[1].id).state == .unregistered)
@@ -194,22 +214,33 @@ struct FanOutTests {
     @Test func aResolutionBegunByAnotherAttemptSendsOnlyWhatHasNoAnswerYet() async throws {
         try await FakeFCM.with { fake in
             let phones = (0..<4).map { Phone("phone-\($0)", person: "person-\($0)") }
-            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) },
-                                      relay: try Self.relay(to: fake)) { hub in
+            try await HubHarness.with(
+                seed: { try await Self.seed(phones, in: $0) },
+                relay: try Self.relay(to: fake)
+            ) { hub in
                 // A worker that died mid fan-out: one device sent, one answered "try again later", the rest never
                 // answered. Due only once that is in place, so the hub's relay cannot take it before.
-                let message = try await Self.store(to: Recipients(persons: phones.compactMap(\.person)),
-                                                   dueIn: .seconds(3600), in: hub.database)
+                let message = try await Self.store(
+                    to: Recipients(persons: phones.compactMap(\.person)),
+                    dueIn: .seconds(3600), in: hub.database)
                 let deliveries = DeliveryDAO(database: hub.database)
                 let answered = phones.prefix(2).map {
-                    Delivery(message: message.id, device: $0.id, person: $0.person ?? "", group: nil,
-                             platform: .android, registration: $0.token)
+                    Delivery(
+                        message: message.id, device: $0.id, person: $0.person ?? "", group: nil,
+                        platform: .android, registration: $0.token)
                 }
-                try await deliveries.record([DeliveryOutcome(answered[0], state: .sent),
-                                             DeliveryOutcome(answered[1], state: .pending, code: "UNAVAILABLE")])
+                try await deliveries.record([
+                    DeliveryOutcome(answered[0], state: .sent),
+                    DeliveryOutcome(answered[1], state: .pending, code: "UNAVAILABLE"),
+                ])
                 try await hub.database.collection(CollectionName.message).updateOne(
-                    ["_id": .objectID(message.id)], ["$set": ["relay.components.devices.resolving": true,
-                                                              "relay.due_at": .int64(UnixTime.nowMilliseconds())]])
+                    ["_id": .objectID(message.id)],
+                    [
+                        "$set": [
+                            "relay.components.devices.resolving": true,
+                            "relay.due_at": .int64(UnixTime.nowMilliseconds()),
+                        ]
+                    ])
                 try await Self.waitUntilSent(message, in: hub.database)
                 #expect(Self.tokens(fake).sorted() == ["phone-1", "phone-2", "phone-3"])
                 let counts = try await deliveries.counts(of: message.id)
@@ -260,8 +291,9 @@ struct FanOutTests {
             try await TestDatabase.with { database in
                 try await DatabaseIndexes.ensure(in: database)
                 let phones = try await Self.seedGroup(300, in: database)
-                let message = try await Self.store(to: Recipients(groups: ["all"]), distribution: .information,
-                                                   in: database)
+                let message = try await Self.store(
+                    to: Recipients(groups: ["all"]), distribution: .information,
+                    in: database)
                 fake.setResponseDelay(.milliseconds(40))
                 let inFlight = 10
                 try await Self.withClient(fake, inFlight: 2 * inFlight) { fcm in
@@ -313,9 +345,10 @@ struct FanOutTests {
                 // A window's permits are spread over it, not spent in a burst at its start: at 25 a second, a quarter
                 // of a second holds about 6 sends (a burst would hold the window's 25); 15 leaves room for a stall.
                 let times = fake.sendLog.map(\.at).sorted()
-                let busiest = times.indices.map { start in
-                    times[start...].prefix { $0.timeIntervalSince(times[start]) < 0.25 }.count
-                }.max() ?? 0
+                let busiest =
+                    times.indices.map { start in
+                        times[start...].prefix { $0.timeIntervalSince(times[start]) < 0.25 }.count
+                    }.max() ?? 0
                 #expect(busiest <= 15, "\(busiest) sends within 250 ms")
                 // The windows are the shared ones every replica takes from.
                 let windows = try await database.collection(CollectionName.rateWindows).find([:])
@@ -326,17 +359,24 @@ struct FanOutTests {
 
     @Test func aMessagePostedToAGroupReachesItsMembersDevicesAndItsReportIsItsSenders() async throws {
         try await FakeFCM.with { fake in
-            let phones = [Phone("m1-a", person: "m1"), Phone("m1-b", person: "m1", platform: .ios),
-                          Phone("m2", person: "m2"), Phone("outsider", person: "m3")]
-            try await HubHarness.with(seed: { database in
-                try await Self.seed(phones, in: database)
-                _ = try await GroupDAO(database: database).replace(id: "class-7b", name: "7B", access: [],
-                                                                   persons: ["m1", "m2"])
-            }, relay: try Self.relay(to: fake)) { hub in
-                let response = try await hub.request(.post, "/message", as: .admin, json: """
-                    {"title": "Trip", "desc": "Bring a coat", "message": "The trip leaves at 8.",
-                     "distribution": "Alert", "to": {"groups": ["class-7b"]}, "data": {"link": "msi://trips/7b"}}
-                    """)
+            let phones = [
+                Phone("m1-a", person: "m1"), Phone("m1-b", person: "m1", platform: .ios),
+                Phone("m2", person: "m2"), Phone("outsider", person: "m3"),
+            ]
+            try await HubHarness.with(
+                seed: { database in
+                    try await Self.seed(phones, in: database)
+                    _ = try await GroupDAO(database: database).replace(
+                        id: "class-7b", name: "7B", access: [],
+                        persons: ["m1", "m2"])
+                }, relay: try Self.relay(to: fake)
+            ) { hub in
+                let response = try await hub.request(
+                    .post, "/message", as: .admin,
+                    json: """
+                        {"title": "Trip", "desc": "Bring a coat", "message": "The trip leaves at 8.",
+                         "distribution": "Alert", "to": {"groups": ["class-7b"]}, "data": {"link": "msi://trips/7b"}}
+                        """)
                 #expect(response.status == .created)
                 let key = try #require(try response.json()["msi_key"]?.stringValue)
                 let path = "/message/\(key)/deliveries"
@@ -344,9 +384,10 @@ struct FanOutTests {
                     try await hub.request(.get, path, as: .admin).json()[path: "counts.sent"]?.int64Value == 3
                 }
                 #expect(Self.tokens(fake).sorted() == ["m1-a", "m1-b", "m2"])
-                #expect(fake.received.allSatisfy {
-                    $0.data["link"] == "msi://trips/7b" && $0.data["group"] == "class-7b"
-                })
+                #expect(
+                    fake.received.allSatisfy {
+                        $0.data["link"] == "msi://trips/7b" && $0.data["group"] == "class-7b"
+                    })
                 // Not the communicator's message: no report for them.
                 #expect(try await hub.request(.get, path, as: .communicator).status == .notFound)
             }
@@ -387,24 +428,29 @@ struct FanOutTests {
     @Test func aWithdrawalDuringAFanOutStopsItAndOnlyTheDevicesReachedGetTheWithdrawal() async throws {
         try await FakeFCM.with { fake in
             let inFlight = 10
-            try await HubHarness.with(seed: { _ = try await Self.seedGroup(300, in: $0) },
-                                      relay: try Self.pacedRelay(to: fake, rate: 100, inFlight: inFlight)) { hub in
-                let message = try await Self.store(to: Recipients(groups: ["all"]), distribution: .information,
-                                                   in: hub.database)
+            try await HubHarness.with(
+                seed: { _ = try await Self.seedGroup(300, in: $0) },
+                relay: try Self.pacedRelay(to: fake, rate: 100, inFlight: inFlight)
+            ) { hub in
+                let message = try await Self.store(
+                    to: Recipients(groups: ["all"]), distribution: .information,
+                    in: hub.database)
                 // About a second into the fan-out (100 sends a second).
                 try await eventually("the fan-out is under way", within: .seconds(30)) {
                     Self.originals(fake, message).count >= 100
                 }
-                let answer = try await hub.request(.delete, "/message/\(message.msiKey.hex)?reason=False%20alarm",
-                                                   as: .admin)
+                let answer = try await hub.request(
+                    .delete, "/message/\(message.msiKey.hex)?reason=False%20alarm",
+                    as: .admin)
                 let atAnswer = Self.originals(fake, message).count
                 #expect(answer.status == .ok, "\(answer.text)")
                 // Sent: the withdrawal went to every device reached.
                 try await Self.waitUntilSent(message, in: hub.database)
                 try await Task.sleep(for: .seconds(1))
                 let originals = Self.originals(fake, message)
-                #expect(originals.count <= atAnswer + inFlight,
-                        "\(atAnswer) sent when the DELETE answered, \(originals.count) in all")
+                #expect(
+                    originals.count <= atAnswer + inFlight,
+                    "\(atAnswer) sent when the DELETE answered, \(originals.count) in all")
                 #expect(originals.count < 300)
                 let withdrawals = fake.received.filter {
                     $0.data["msi_key"] == message.msiKey.hex && $0.data["withdrawn"] == "1"
@@ -424,8 +470,9 @@ struct FanOutTests {
             try await TestDatabase.with { database in
                 try await DatabaseIndexes.ensure(in: database)
                 _ = try await Self.seedGroup(300, in: database)
-                let message = try await Self.store(to: Recipients(groups: ["all"]), distribution: .information,
-                                                   in: database)
+                let message = try await Self.store(
+                    to: Recipients(groups: ["all"]), distribution: .information,
+                    in: database)
                 let inFlight = 10
                 try await Self.withClient(fake, inFlight: 2 * inFlight) { fcm in
                     let worker = Self.worker(database, fcm, inFlight: inFlight, sendRate: 100)
@@ -437,11 +484,13 @@ struct FanOutTests {
                     let stored = try #require(try await OutboxDAO(database: database).message(message.id))
                     let state = try #require(RelayState(message: stored.document))
                     let now = UnixTime.nowMilliseconds()
-                    let notice = RelayNotice(component: .withdrawal, dueAt: now, deadlineAt: now + 3_600_000,
-                                             handover: .live)
-                    #expect(try await MessageDAO(database: database).withdraw(
-                        msiKey: message.msiKey, expected: state, at: now, by: "admin-script", reason: nil,
-                        cancel: false, notice: notice))
+                    let notice = RelayNotice(
+                        component: .withdrawal, dueAt: now, deadlineAt: now + 3_600_000,
+                        handover: .live)
+                    #expect(
+                        try await MessageDAO(database: database).withdraw(
+                            msiKey: message.msiKey, expected: state, at: now, by: "admin-script", reason: nil,
+                            cancel: false, notice: notice))
                     let atWrite = Self.originals(fake, message).count
                     try await Self.waitUntilSent(message, in: database)
                     running.cancel()
@@ -462,14 +511,17 @@ struct FanOutTests {
     @Test func aCorrectionDuringAFanOutIsTakenTheRestGetTheNewTextAndTheDevicesReachedTheCorrection() async throws {
         try await FakeFCM.with { fake in
             let inFlight = 10
-            try await HubHarness.with(seed: { _ = try await Self.seedGroup(300, in: $0) },
-                                      relay: try Self.pacedRelay(to: fake, rate: 100, inFlight: inFlight)) { hub in
+            try await HubHarness.with(
+                seed: { _ = try await Self.seedGroup(300, in: $0) },
+                relay: try Self.pacedRelay(to: fake, rate: 100, inFlight: inFlight)
+            ) { hub in
                 let message = try await Self.store(to: Recipients(groups: ["all"]), in: hub.database)
                 try await eventually("the fan-out is under way", within: .seconds(30)) {
                     Self.originals(fake, message).count >= 100
                 }
-                let answer = try await hub.request(.put, "/message/\(message.msiKey.hex)", as: .admin,
-                                                   json: #"{"title": "Chess club moved"}"#)
+                let answer = try await hub.request(
+                    .put, "/message/\(message.msiKey.hex)", as: .admin,
+                    json: #"{"title": "Chess club moved"}"#)
                 let atAnswer = Self.originals(fake, message).count
                 #expect(answer.status == .ok, "\(answer.text)")
                 try await Self.waitUntilSent(message, in: hub.database)
@@ -497,31 +549,38 @@ struct FanOutTests {
             let phones = (0..<5).map {
                 Phone("phone-\($0)", person: "person-\($0 % 3)", platform: $0 < 2 ? .ios : .android)
             }
-            try await HubHarness.with(seed: { try await Self.seed(phones, in: $0) },
-                                      relay: try Self.relay(to: fake)) { hub in
+            try await HubHarness.with(
+                seed: { try await Self.seed(phones, in: $0) },
+                relay: try Self.relay(to: fake)
+            ) { hub in
                 fake.markUnregistered("phone-4")
-                let message = try await Self.store(to: Recipients(persons: ["person-0", "person-1", "person-2"]),
-                                                   in: hub.database)
+                let message = try await Self.store(
+                    to: Recipients(persons: ["person-0", "person-1", "person-2"]),
+                    in: hub.database)
                 try await Self.waitUntilSent(message, in: hub.database)
                 let path = "/message/\(message.msiKey.hex)/deliveries"
 
                 let report = try await hub.request(.get, path, as: .communicator)
                 #expect(report.status == .ok)
                 let body = try report.json()
-                #expect(["pending", "sent", "failed", "unregistered"].map { body[path: "counts.\($0)"]?.int64Value }
-                    == [0, 4, 0, 1])
+                #expect(
+                    ["pending", "sent", "failed", "unregistered"].map { body[path: "counts.\($0)"]?.int64Value }
+                        == [0, 4, 0, 1])
                 #expect(body[path: "platforms.ios.sent"]?.int64Value == 2)
                 #expect(body[path: "platforms.android.unregistered"]?.int64Value == 1)
                 #expect(body["next"] == .null)
-                #expect(!String(decoding: report.body.readableBytesView, as: UTF8.self).contains("phone-"),
-                        "no registration token is listed")
+                #expect(
+                    !String(decoding: report.body.readableBytesView, as: UTF8.self).contains("phone-"),
+                    "no registration token is listed")
 
                 // Pages by cursor: every device once, in order.
                 var seen: [String] = []
                 var cursor: String?
                 repeat {
-                    let page = try await hub.request(.get, path + "?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""),
-                                                     as: .admin).json()
+                    let page = try await hub.request(
+                        .get, path + "?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                        as: .admin
+                    ).json()
                     let rows = page["deliveries"]?.arrayValue?.compactMap(\.documentValue) ?? []
                     #expect(rows.count <= 2)
                     seen += rows.compactMap { $0["device"]?.stringValue }
@@ -537,7 +596,8 @@ struct FanOutTests {
                 try await hub.database.collection(CollectionName.message).updateOne(
                     ["_id": .objectID(message.id)], ["$set": ["relay.components.devices.devices": .int64(7)]])
                 let midway = try await hub.request(.get, path, as: .admin).json()
-                #expect(["pending", "sent", "unregistered"].map { midway[path: "counts.\($0)"]?.int64Value } == [2, 4, 1])
+                #expect(
+                    ["pending", "sent", "unregistered"].map { midway[path: "counts.\($0)"]?.int64Value } == [2, 4, 1])
 
                 // Another communicator is told there is no such message; no caller at all is not authenticated.
                 let other = try await hub.request(.get, path, as: .basic("ann", HubHarness.annPassword))

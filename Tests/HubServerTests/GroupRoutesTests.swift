@@ -18,7 +18,8 @@ struct GroupRoutesTests {
 
     /// Every group and member document, to check that a refused request changed nothing.
     static func snapshot(_ hub: HubHarness) async throws -> [BSONDocument] {
-        let groups = try await hub.database.collection(CollectionName.groups).find([:], options: FindOptions(sort: ["_id": 1]))
+        let groups = try await hub.database.collection(CollectionName.groups).find(
+            [:], options: FindOptions(sort: ["_id": 1]))
         let members = try await hub.database.collection(CollectionName.groupMembers)
             .find([:], options: FindOptions(sort: ["group": 1, "person": 1]))
         return groups + members
@@ -45,15 +46,17 @@ struct GroupRoutesTests {
 
     @Test func aRosterCreatesThenReplacesTheGroupWithItsCount() async throws {
         try await HubHarness.with { hub in
-            let created = try await hub.request(.put, "/group/class-7b", as: .admin,
-                                                json: try Self.roster("7B", ["p1", "p2", "p3", "p2"], access: ["ann"]))
+            let created = try await hub.request(
+                .put, "/group/class-7b", as: .admin,
+                json: try Self.roster("7B", ["p1", "p2", "p3", "p2"], access: ["ann"]))
             #expect(created.status == .created)
             let group = try created.json()
             #expect(group["id"] == "class-7b" && group["name"] == "7B" && group["member_count"]?.int64Value == 3)
             #expect(group["access"] == ["ann"])
             // p1 leaves, p4 joins.
-            let replaced = try await hub.request(.put, "/group/class-7b", as: .admin,
-                                                 json: try Self.roster("Class 7B", ["p2", "p3", "p4"]))
+            let replaced = try await hub.request(
+                .put, "/group/class-7b", as: .admin,
+                json: try Self.roster("Class 7B", ["p2", "p3", "p4"]))
             #expect(replaced.status == .ok)
             #expect(try replaced.json()["member_count"]?.int64Value == 3)
             #expect(try replaced.json()["access"] == [])
@@ -68,15 +71,17 @@ struct GroupRoutesTests {
     @Test func theGroupsArePagedByIdAndABadPageIsRefused() async throws {
         try await HubHarness.with { hub in
             for id in ["year-9", "club", "class-7b", "choir", "staff"] {
-                #expect(try await hub.request(.put, "/group/\(id)", as: .admin, json: try Self.roster(id, ["p1"])).status
-                    == .created)
+                #expect(
+                    try await hub.request(.put, "/group/\(id)", as: .admin, json: try Self.roster(id, ["p1"])).status
+                        == .created)
             }
             var ids: [String] = []
             var cursor: String?
             var pages = 0
             repeat {
-                let page = try await hub.request(.get, "/group?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""),
-                                                 as: .admin)
+                let page = try await hub.request(
+                    .get, "/group?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                    as: .admin)
                 #expect(page.status == .ok)
                 let body = try page.json()
                 let groups = try #require(body["groups"]?.arrayValue).compactMap { $0.documentValue }
@@ -103,7 +108,8 @@ struct GroupRoutesTests {
         try await HubHarness.with { hub in
             let body = try Self.roster("Club", ["a", "b", "c"], access: ["ann"])
             _ = try await hub.request(.put, "/group/club", as: .admin, json: body)
-            let before = try await hub.database.collection(CollectionName.groupMembers).find([:], options: FindOptions(sort: ["person": 1]))
+            let before = try await hub.database.collection(CollectionName.groupMembers).find(
+                [:], options: FindOptions(sort: ["person": 1]))
             var first = try await hub.request(.get, "/group/club", as: .admin).json()
             let again = try await hub.request(.put, "/group/club", as: .admin, json: body)
             #expect(again.status == .ok)
@@ -111,7 +117,8 @@ struct GroupRoutesTests {
             first["updated_at"] = Optional<BSONValue>.none
             second["updated_at"] = Optional<BSONValue>.none
             #expect(first == second)
-            let after = try await hub.database.collection(CollectionName.groupMembers).find([:], options: FindOptions(sort: ["person": 1]))
+            let after = try await hub.database.collection(CollectionName.groupMembers).find(
+                [:], options: FindOptions(sort: ["person": 1]))
             #expect(after.count == 3 && after.map { $0["_id"] } == before.map { $0["_id"] })
         }
     }
@@ -148,11 +155,14 @@ struct GroupRoutesTests {
 
     @Test func badIdsAndFieldsAre422NamingTheFieldAndChangeNothing() async throws {
         try await HubHarness.with { hub in
-            _ = try await hub.request(.put, "/group/club", as: .admin, json: try Self.roster("Club", ["p1"], access: ["ann"]))
+            _ = try await hub.request(
+                .put, "/group/club", as: .admin, json: try Self.roster("Club", ["p1"], access: ["ann"]))
             let before = try await Self.snapshot(hub)
             let longID = String(repeating: "g", count: 129)
-            for path in ["/group/a$b", "/group/.hidden", "/group/\(longID)", "/group/a%20b", "/group/club/members/a%01b",
-                         "/group/club/members/\(String(repeating: "p", count: 257))"] {
+            for path in [
+                "/group/a$b", "/group/.hidden", "/group/\(longID)", "/group/a%20b", "/group/club/members/a%01b",
+                "/group/club/members/\(String(repeating: "p", count: 257))",
+            ] {
                 let response = try await hub.request(.put, path, as: .admin, json: try Self.roster("X", []))
                 #expect(response.status == .unprocessableContent && response.errorCode == "invalid_id", "\(path)")
             }
@@ -199,7 +209,8 @@ struct GroupRoutesTests {
             for (method, path) in requests {
                 let body = method == .put && path == "/group/club" ? try Self.roster("Taken", []) : nil
                 let anonymous = try await hub.request(method, path, json: body)
-                #expect(anonymous.status == .unauthorized && anonymous.errorCode == "unauthenticated", "\(method) \(path)")
+                #expect(
+                    anonymous.status == .unauthorized && anonymous.errorCode == "unauthenticated", "\(method) \(path)")
                 let communicator = try await hub.request(method, path, as: .communicator, json: body)
                 #expect(communicator.status == .forbidden && communicator.errorCode == "forbidden", "\(method) \(path)")
             }
@@ -215,15 +226,17 @@ struct GroupRosterScaleTests {
     @Test func tenThousandMembersInOneCallArePagedEachExactlyOnce() async throws {
         try await HubHarness.with { hub in
             let persons = (0..<10_000).map { String(format: "person-%05d@school.example.org", $0) }
-            let response = try await hub.request(.put, "/group/year-2027", as: .admin,
-                                                 json: try GroupRoutesTests.roster("Year 2027", persons.shuffled()))
+            let response = try await hub.request(
+                .put, "/group/year-2027", as: .admin,
+                json: try GroupRoutesTests.roster("Year 2027", persons.shuffled()))
             #expect(response.status == .created)
             #expect(try response.json()["member_count"]?.int64Value == 10_000)
             let walked = try await GroupRoutesTests.walk(hub, "year-2027", limit: 1_000)
             #expect(walked.count == 10_000 && walked == persons)
             // One more than the limit is refused whole.
-            let tooMany = try await hub.request(.put, "/group/year-2027", as: .admin,
-                                                json: try GroupRoutesTests.roster("Year 2027", persons + ["one-more"]))
+            let tooMany = try await hub.request(
+                .put, "/group/year-2027", as: .admin,
+                json: try GroupRoutesTests.roster("Year 2027", persons + ["one-more"]))
             #expect(tooMany.status == .unprocessableContent)
             #expect(try await hub.database.collection(CollectionName.groupMembers).countDocuments() == 10_000)
         }

@@ -21,22 +21,26 @@ import Testing
             let csrf = try PortalBrowser.csrf(in: list)
             // A header, blank lines, CRLF line ends, a quoted id and a repeated one.
             let file = "person\r\nalice@school.example\r\n\r\nbob\r\n\"carol, jr\"\r\nbob\r\n"
-            let created = try await root.postMultipart("/portal/admin/groups", [
-                "_csrf": csrf, "id": "class-7b", "name": "Class 7B", "access": "ann, bulletin-bot",
-            ], file: ("roster", "7b.csv", file))
+            let created = try await root.postMultipart(
+                "/portal/admin/groups",
+                [
+                    "_csrf": csrf, "id": "class-7b", "name": "Class 7B", "access": "ann, bulletin-bot",
+                ], file: ("roster", "7b.csv", file))
             #expect(created.status == .seeOther)
             #expect(created.headers[.location] == "/portal/admin/groups/class-7b?done=imported")
 
             let group = try await GroupService(database: hub.database).group(id: "class-7b")
             #expect(group.name == "Class 7B" && group.memberCount == 3 && group.access == ["ann", "bulletin-bot"])
             let api = try await hub.request(.get, "/group/class-7b/members", as: .admin).json()
-            #expect(api["members"]?.arrayValue?.compactMap(\.stringValue) == ["alice@school.example", "bob", "carol, jr"])
+            #expect(
+                api["members"]?.arrayValue?.compactMap(\.stringValue) == ["alice@school.example", "bob", "carol, jr"])
 
             let listed = try await root.get("/portal/admin/groups")
             #expect(listed.text.contains("Class 7B") && listed.text.contains(#"data-members="3">3 members"#))
             let page = try await root.get("/portal/admin/groups/class-7b?done=imported")
             #expect(page.status == .ok && page.text.contains("The roster was imported."))
-            #expect(page.text.contains("<code>carol, jr</code>") && page.text.contains(#"<span class="badge">ann</span>"#))
+            #expect(
+                page.text.contains("<code>carol, jr</code>") && page.text.contains(#"<span class="badge">ann</span>"#))
             #expect(page.text.contains(#"id="member-count">3<"#))
         }
     }
@@ -49,8 +53,9 @@ import Testing
             _ = try await root.login("root", PortalTests.adminPassword)
             let csrf = try PortalBrowser.csrf(in: try await root.get("/portal/admin/groups/chess"))
 
-            let replaced = try await root.postMultipart("/portal/admin/groups/chess/import", ["_csrf": csrf],
-                                                        file: ("roster", "chess.csv", "p3\np4\n"))
+            let replaced = try await root.postMultipart(
+                "/portal/admin/groups/chess/import", ["_csrf": csrf],
+                file: ("roster", "chess.csv", "p3\np4\n"))
             #expect(replaced.headers[.location] == "/portal/admin/groups/chess?done=imported")
             let group = try await groups.group(id: "chess")
             #expect(group.name == "Chess club" && group.access == ["ann"] && group.memberCount == 2)
@@ -58,15 +63,17 @@ import Testing
 
             // A bad line: nothing changes, and the form says which line, beside the file field.
             let bad = "p5\n\n" + String(repeating: "x", count: 300) + "\np6\n"
-            let refused = try await root.postMultipart("/portal/admin/groups/chess/import", ["_csrf": csrf],
-                                                       file: ("roster", "chess.csv", bad))
+            let refused = try await root.postMultipart(
+                "/portal/admin/groups/chess/import", ["_csrf": csrf],
+                file: ("roster", "chess.csv", bad))
             #expect(refused.status == .unprocessableContent)
             #expect(refused.text.contains(#"id="roster-error">Nothing was imported. Line 3: a person id is 1 to 256"#))
             #expect(try await groups.members(of: "chess", after: nil, limit: 10).persons == ["p3", "p4"])
 
             // Without the session's CSRF token the form is refused, and nothing changes either.
-            let forged = try await root.postMultipart("/portal/admin/groups/chess/import", ["_csrf": "forged"],
-                                                      file: ("roster", "chess.csv", "p9\n"))
+            let forged = try await root.postMultipart(
+                "/portal/admin/groups/chess/import", ["_csrf": "forged"],
+                file: ("roster", "chess.csv", "p9\n"))
             #expect(forged.status == .forbidden)
             #expect(try await groups.group(id: "chess").memberCount == 2)
             #expect(try await root.get("/portal/admin/groups/no-such-group").status == .notFound)
@@ -78,9 +85,11 @@ import Testing
             var root = PortalBrowser(hub: hub)
             _ = try await root.login("root", PortalTests.adminPassword)
             let csrf = try PortalBrowser.csrf(in: try await root.get("/portal/admin/groups"))
-            let refused = try await root.postMultipart("/portal/admin/groups", [
-                "_csrf": csrf, "id": ".hidden", "name": "", "access": "good, bad name!",
-            ], file: ("roster", "r.csv", "p1\n"))
+            let refused = try await root.postMultipart(
+                "/portal/admin/groups",
+                [
+                    "_csrf": csrf, "id": ".hidden", "name": "", "access": "good, bad name!",
+                ], file: ("roster", "r.csv", "p1\n"))
             #expect(refused.status == .unprocessableContent)
             #expect(refused.text.contains(#"id="id-error">A group id is 1 to 128"#))
             #expect(refused.text.contains(#"id="name-error">"#) && refused.text.contains(#"id="access-error">“name!”"#))
@@ -92,8 +101,9 @@ import Testing
     @Test func membersComeAPageAtATime() async throws {
         try await HubHarness.with(seed: PortalTests.seed) { hub in
             let members = (0..<130).map { "person-\(String(format: "%03d", $0))" }
-            _ = try await GroupService(database: hub.database).replace(id: "year-9", name: "Year 9", members: members,
-                                                                       access: [])
+            _ = try await GroupService(database: hub.database).replace(
+                id: "year-9", name: "Year 9", members: members,
+                access: [])
             var root = PortalBrowser(hub: hub)
             _ = try await root.login("root", PortalTests.adminPassword)
             let first = try await root.get("/portal/admin/groups/year-9")
@@ -115,9 +125,11 @@ import Testing
             let page = try await ann.get("/portal")
             #expect(!page.text.contains("/portal/admin/groups"))
             #expect(try await ann.get("/portal/admin/groups").status == .forbidden)
-            let refused = try await ann.postMultipart("/portal/admin/groups", [
-                "_csrf": try PortalBrowser.csrf(in: page), "id": "g", "name": "G",
-            ], file: ("roster", "g.csv", "p1\n"))
+            let refused = try await ann.postMultipart(
+                "/portal/admin/groups",
+                [
+                    "_csrf": try PortalBrowser.csrf(in: page), "id": "g", "name": "G",
+                ], file: ("roster", "g.csv", "p1\n"))
             #expect(refused.status == .forbidden)
             #expect(try await GroupService(database: hub.database).all().isEmpty)
         }
@@ -135,7 +147,8 @@ import Testing
     @Test func aMultipartBodyGivesItsNamedPartsAsText() throws {
         #expect(MultipartForm.boundary(contentType: "multipart/form-data; boundary=\"abc\"") == "abc")
         #expect(MultipartForm.boundary(contentType: "application/x-www-form-urlencoded") == nil)
-        let body = "preamble\r\n--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n"
+        let body =
+            "preamble\r\n--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n"
             + "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"r.csv\"\r\nContent-Type: text/csv\r\n\r\n"
             + "x\r\ny\r\n\r\n--XyZ--\r\n"
         let fields = try #require(MultipartForm.fields(of: Array(body.utf8), boundary: "XyZ"))
@@ -149,7 +162,8 @@ import Testing
         let tagStart = html[..<element.lowerBound].lastIndex(of: "<") ?? html.startIndex
         let tag = html[tagStart..<(html[element.upperBound...].firstIndex(of: ">") ?? html.endIndex)]
         guard let start = tag.range(of: "\(attribute)=\"")?.upperBound,
-              let end = tag[start...].firstIndex(of: "\"") else { return nil }
+            let end = tag[start...].firstIndex(of: "\"")
+        else { return nil }
         return String(tag[start..<end]).replacingOccurrences(of: "&amp;", with: "&")
     }
 }
@@ -157,13 +171,15 @@ import Testing
 extension PortalBrowser {
     /// Sends a form with a file as a browser does (`multipart/form-data`), with the browser's cookies.
     func postMultipart(_ uri: String, _ fields: [String: String], file: (field: String, name: String, text: String))
-        async throws -> TestResponse {
+        async throws -> TestResponse
+    {
         let boundary = "----msiTestBoundary\(UUID().uuidString.prefix(8))"
         var body = ""
         for (name, value) in fields {
             body += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n"
         }
-        body += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(file.field)\"; filename=\"\(file.name)\"\r\n"
+        body +=
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(file.field)\"; filename=\"\(file.name)\"\r\n"
             + "Content-Type: text/csv\r\n\r\n\(file.text)\r\n--\(boundary)--\r\n"
         var headers: HTTPFields = [:]
         headers[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")

@@ -22,10 +22,13 @@ struct HTTPHygieneTests {
             // The message's relay state settles first (log mode), so GET and HEAD of it describe the same bytes.
             let key = try #require(ObjectID(hex: msiKey))
             try await eventually { try await hub.relayState(key) != "pending" }
-            let document = try #require(try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
+            let document = try #require(
+                try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
             let paths = try #require(document["paths"] as? [String: [String: Any]])
-            let values = ["{channelID}": Legacy.channelID.hex, "{msiKey}": msiKey, "{deviceID}": ObjectID().hex,
-                          "{groupID}": "no-such-group", "{webhookID}": ObjectID().hex, "{personID}": "no-such-person"]
+            let values = [
+                "{channelID}": Legacy.channelID.hex, "{msiKey}": msiKey, "{deviceID}": ObjectID().hex,
+                "{groupID}": "no-such-group", "{webhookID}": ObjectID().hex, "{personID}": "no-such-person",
+            ]
             var uris: [String] = []
             for (path, item) in paths where item["get"] != nil {
                 #expect(item["head"] != nil, "HEAD \(path) is not in openapi.json")
@@ -42,8 +45,10 @@ struct HTTPHygieneTests {
             }
             _ = try await browser.login("root", PortalTests.adminPassword)
             let cookie: HTTPFields = [.cookie: browser.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")]
-            for uri in ["/portal", "/portal/send", "/portal/sent", "/portal/messages/\(msiKey)", "/portal/admin/channels",
-                        "/portal/admin/users", "/portal/admin/tokens", "/portal/no-such-page"] {
+            for uri in [
+                "/portal", "/portal/send", "/portal/sent", "/portal/messages/\(msiKey)", "/portal/admin/channels",
+                "/portal/admin/users", "/portal/admin/tokens", "/portal/no-such-page",
+            ] {
                 try await Self.expectHeadMatchesGet(uri, headers: cookie, client: hub.client)
             }
         }
@@ -102,7 +107,8 @@ struct HTTPHygieneTests {
     @Test func everyResponseSaysNosniffTheNetworkThreadsCubeAnswersToo() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let requests: [(HTTPRequest.Method, String, HubHarness.Caller)] = [
-                (.get, "/channel", .anonymous), (.head, "/channel", .anonymous), (.get, "/channel/\(Legacy.channelID.hex)", .anonymous),
+                (.get, "/channel", .anonymous), (.head, "/channel", .anonymous),
+                (.get, "/channel/\(Legacy.channelID.hex)", .anonymous),
                 (.get, "/healthz", .anonymous), (.get, "/readyz", .anonymous), (.get, "/openapi.json", .anonymous),
                 (.get, "/metrics", .anonymous), (.get, "/nothing", .anonymous), (.post, "/message", .anonymous),
                 (.post, "/message", .admin), (.options, "/message", .admin), (.get, "/portal/login", .anonymous),
@@ -119,10 +125,13 @@ struct HTTPHygieneTests {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let port = try #require(hub.client.port)
             let partial = #"{"title": "Library", "desc": "Clo"#
-            for (path, type, auth) in [("/message", "application/json", "Authorization: Bearer \(HubHarness.adminToken)\r\n"),
-                                       ("/channel", "application/json", "Authorization: Bearer \(HubHarness.adminToken)\r\n"),
-                                       ("/portal/login", "application/x-www-form-urlencoded", "")] {
-                let request = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)Content-Type: \(type)\r\n"
+            for (path, type, auth) in [
+                ("/message", "application/json", "Authorization: Bearer \(HubHarness.adminToken)\r\n"),
+                ("/channel", "application/json", "Authorization: Bearer \(HubHarness.adminToken)\r\n"),
+                ("/portal/login", "application/x-www-form-urlencoded", ""),
+            ] {
+                let request =
+                    "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)Content-Type: \(type)\r\n"
                     + "Content-Length: 200\r\nConnection: close\r\n\r\n\(partial)"
                 let answer = try await RawHTTP.exchange(port: port, sending: request, halfClose: true)
                 #expect(answer.hasPrefix("HTTP/1.1 400"), "\(path): \(answer.prefix(200))")

@@ -25,7 +25,8 @@ struct HealthAndOpenAPITests {
         let pool = try TestDatabase.sharedPool()
         let router = buildRouter(services: HubServices(pool: pool, database: pool.database("unused")))
         // Foundation's parser: the document's "$ref" keys are exactly what ours refuses from clients.
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
         #expect(document["openapi"] as? String == "3.1.0")
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         var documented: Set<String> = []
@@ -34,12 +35,13 @@ struct HealthAndOpenAPITests {
                 documented.insert("\(method.uppercased()) \(path)")
             }
         }
-        let routed = Set(router.routes.map { route in
-            let path = route.path.description.split(separator: "/").map { part in
-                part.hasPrefix(":") ? "{\(part.dropFirst())}" : String(part)
-            }.joined(separator: "/")
-            return "\(route.method.rawValue) /\(path)"
-        }.filter { !$0.hasSuffix(" /") && !$0.contains(" /portal") })  // the portal's HTML pages are not the API
+        let routed = Set(
+            router.routes.map { route in
+                let path = route.path.description.split(separator: "/").map { part in
+                    part.hasPrefix(":") ? "{\(part.dropFirst())}" : String(part)
+                }.joined(separator: "/")
+                return "\(route.method.rawValue) /\(path)"
+            }.filter { !$0.hasSuffix(" /") && !$0.contains(" /portal") })  // the portal's HTML pages are not the API
         // The router answers HEAD for every GET route (`autoGenerateHeadEndpoints`), and the document says so.
         let withHead = routed.union(routed.filter { $0.hasPrefix("GET ") }.map { "HEAD " + $0.dropFirst(4) })
         #expect(withHead == documented)
@@ -68,7 +70,9 @@ struct HealthAndOpenAPITests {
                 if !(operation["security"] as? [Any] ?? []).isEmpty { needed.insert("401") }
                 if ids.contains(where: path.contains) { needed.insert("400") }
                 if !withoutDatabase.contains(path) { needed.insert("503") }
-                for status in needed.subtracting(documented).sorted() { missing.append("\(method.uppercased()) \(path) \(status)") }
+                for status in needed.subtracting(documented).sorted() {
+                    missing.append("\(method.uppercased()) \(path) \(status)")
+                }
             }
         }
         #expect(missing.isEmpty, "undocumented answers: \(missing.sorted())")
@@ -85,7 +89,9 @@ struct HealthAndOpenAPITests {
         let properties = try #require(input["properties"] as? [String: [String: Any]])
         let required = try #require(input["required"] as? [String])
         var limits: [String: Int] = [:]
-        for field in ["title", "desc", "message"] { limits[field] = try #require(properties[field]?["maxLength"] as? Int) }
+        for field in ["title", "desc", "message"] {
+            limits[field] = try #require(properties[field]?["maxLength"] as? Int)
+        }
         let maxLength = limits
         let ttl = try #require(properties["ttl"]?["maximum"] as? Int)
         let distributions = try #require(properties["distribution"]?["enum"] as? [String])
@@ -95,13 +101,17 @@ struct HealthAndOpenAPITests {
         #expect(topic.uppercased().range(of: pattern, options: .regularExpression) == nil)
         #expect(!distributions.contains("Urgent"))
         // Field → JSON value (the test's texts need no escaping).
-        let valid = ["title": #""Closed""#, "desc": #""Closed today""#, "message": #""The library is closed.""#,
-                     "topic_key": "\"\(topic)\"", "distribution": #""Alert""#]
+        let valid = [
+            "title": #""Closed""#, "desc": #""Closed today""#, "message": #""The library is closed.""#,
+            "topic_key": "\"\(topic)\"", "distribution": #""Alert""#,
+        ]
         try await HubHarness.with(seed: { database in try await HubHarness.legacy(database) }) { hub in
             func status(_ body: [String: String], _ changes: [String: String?] = [:]) async throws -> Int {
                 var body = body
                 for (key, value) in changes { body[key] = value }
-                let json = "{" + body.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }
+                let json =
+                    "{"
+                    + body.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }
                     .joined(separator: ", ") + "}"
                 return try await hub.request(.post, "/message", as: .communicator, json: json).status.code
             }
@@ -111,13 +121,19 @@ struct HealthAndOpenAPITests {
             var cases: [(label: String, changes: [String: String?], expected: Int)] = [("valid", [:], 201)]
             cases += required.map { ("without \($0)", [$0: absent], 422) }
             for (field, maximum) in maxLength.sorted(by: { $0.key < $1.key }) {
-                cases.append(("\(field) of \(maximum)", [field: "\"" + String(repeating: "é", count: maximum) + "\""], 201))
-                cases.append(("\(field) of \(maximum + 1)",
-                              [field: "\"" + String(repeating: "é", count: maximum + 1) + "\""], 422))
+                cases.append(
+                    ("\(field) of \(maximum)", [field: "\"" + String(repeating: "é", count: maximum) + "\""], 201))
+                cases.append(
+                    (
+                        "\(field) of \(maximum + 1)",
+                        [field: "\"" + String(repeating: "é", count: maximum + 1) + "\""], 422
+                    ))
             }
-            cases += [("ttl \(ttl)", ["ttl": "\(ttl)"], 201), ("ttl \(ttl + 1)", ["ttl": "\(ttl + 1)"], 422),
-                      ("distribution Urgent", ["distribution": #""Urgent""#], 422),
-                      ("topic_key in capitals", ["topic_key": "\"\(topic.uppercased())\""], 404)]
+            cases += [
+                ("ttl \(ttl)", ["ttl": "\(ttl)"], 201), ("ttl \(ttl + 1)", ["ttl": "\(ttl + 1)"], 422),
+                ("distribution Urgent", ["distribution": #""Urgent""#], 422),
+                ("topic_key in capitals", ["topic_key": "\"\(topic.uppercased())\""], 404),
+            ]
             for (label, changes, expected) in cases {
                 let answered = try await status(valid, changes)
                 #expect(answered == expected, "\(label)")
@@ -136,9 +152,11 @@ struct HealthAndOpenAPITests {
 
 @Suite struct ErrorCodeTests {
     @Test func everyErrorCodeIsListedInTheOpenAPIDocument() throws {
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.bytes())) as? [String: Any])
         let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
-        let error = try #require(((schemas["Error"] as? [String: Any])?["properties"] as? [String: Any])?["error"] as? [String: Any])
+        let error = try #require(
+            ((schemas["Error"] as? [String: Any])?["properties"] as? [String: Any])?["error"] as? [String: Any])
         let code = try #require((error["properties"] as? [String: Any])?["code"] as? [String: Any])
         let listed = Set(try #require(code["enum"] as? [String]))
         let answered = Set(HubError.Code.allCases.map(\.description))

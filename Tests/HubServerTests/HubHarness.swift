@@ -45,15 +45,18 @@ struct HubHarness: Sendable {
             try await DatabaseIndexes.ensure(in: database)
             // Tokens with known secrets, stored as `msi-hub token create` stores them.
             let tokens = TokenDAO(database: database)
-            _ = try await tokens.add(name: "admin-script", role: .admin, secretHash: Credentials.hash(token: adminToken))
-            _ = try await tokens.add(name: "bulletin-bot", role: .communicator, secretHash: Credentials.hash(token: communicatorToken))
+            _ = try await tokens.add(
+                name: "admin-script", role: .admin, secretHash: Credentials.hash(token: adminToken))
+            _ = try await tokens.add(
+                name: "bulletin-bot", role: .communicator, secretHash: Credentials.hash(token: communicatorToken))
             let services = HubServices(pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4)
             try await services.accounts.addUser("ann", role: .communicator, password: annPassword)
             try await seed(database)
             // A write deadline far above the production default: these tests are not about hung databases, and a
             // loaded machine can make the test database take seconds (WriteOutcomeTests set their own).
-            var configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 4,
-                                                 writeDeadline: .seconds(30), relay: relay, devices: devices)
+            var configuration = HubConfiguration(
+                mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 4,
+                writeDeadline: .seconds(30), relay: relay, devices: devices)
             configuration.persons = persons
             configuration.webhooks = webhooks
             configuration.approval = approval
@@ -87,12 +90,15 @@ struct HubHarness: Sendable {
 
     /// Sends a request; `json` is sent as `application/json` unless `contentType` says otherwise.
     @discardableResult
-    func request(_ method: HTTPRequest.Method, _ uri: String, as caller: Caller = .anonymous, json: String? = nil,
-                 contentType: String = "application/json") async throws -> TestResponse {
+    func request(
+        _ method: HTTPRequest.Method, _ uri: String, as caller: Caller = .anonymous, json: String? = nil,
+        contentType: String = "application/json"
+    ) async throws -> TestResponse {
         var headers = caller.headers
         if json != nil { headers[.contentType] = contentType }
-        return try await client.execute(uri: uri, method: method, headers: headers,
-                                        body: json.map { ByteBuffer(string: $0) })
+        return try await client.execute(
+            uri: uri, method: method, headers: headers,
+            body: json.map { ByteBuffer(string: $0) })
     }
 
     /// The raw stored channel document.

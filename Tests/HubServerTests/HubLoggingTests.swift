@@ -9,7 +9,9 @@ struct HubLoggingTests {
     final class Lines: Sendable {
         private let written = Mutex("")
 
-        var all: [Substring] { written.withLock { $0.split(separator: "\n", omittingEmptySubsequences: false) }.dropLast() }
+        var all: [Substring] {
+            written.withLock { $0.split(separator: "\n", omittingEmptySubsequences: false) }.dropLast()
+        }
 
         /// A stream appending here.
         var stream: Stream { Stream(lines: self) }
@@ -27,12 +29,14 @@ struct HubLoggingTests {
         }
         logger[metadataKey: "request_id"] = "r\n1"
         let forged = "ann\n2030-01-01T00:00:00+0000 info msi-hub: user=admin login succeeded"
-        logger.info("login failed for \(forged)", metadata: [
-            "user": .string(forged),
-            "agent": .stringConvertible("curl\r\u{1B}[2K\t\u{7F}\u{85}\u{2028}x"),
-            "list": .array([.string("a\nb")]),
-            "map\nkey": .dictionary(["k\n": .string("v\r")]),
-        ])
+        logger.info(
+            "login failed for \(forged)",
+            metadata: [
+                "user": .string(forged),
+                "agent": .stringConvertible("curl\r\u{1B}[2K\t\u{7F}\u{85}\u{2028}x"),
+                "list": .array([.string("a\nb")]),
+                "map\nkey": .dictionary(["k\n": .string("v\r")]),
+            ])
         logger.info("plain stays plain", metadata: ["path": "C:\\dir\\file", "text": "école – ok"])
         #expect(lines.all.count == 2)
         let first = String(lines.all[0])

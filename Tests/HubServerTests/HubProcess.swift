@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Mongo
 import MongoTestSupport
@@ -18,8 +18,10 @@ final class HubProcess: @unchecked Sendable {
     /// The executable `swift build` made beside the test bundle.
     static var executable: URL {
         let bundle = Bundle.main.bundleURL
-        var candidates = [bundle.deletingLastPathComponent().appendingPathComponent("msi-hub"),
-                          bundle.appendingPathComponent("msi-hub")]
+        var candidates = [
+            bundle.deletingLastPathComponent().appendingPathComponent("msi-hub"),
+            bundle.appendingPathComponent("msi-hub"),
+        ]
         candidates.append(Fixtures.directory.deletingLastPathComponent().appendingPathComponent(".build/debug/msi-hub"))
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }

@@ -20,14 +20,16 @@ struct LanguageTopicTests {
     @Test func aLocaleNamesItsPrimaryLanguageOrNone() {
         let cases: [(String?, String?)] = [
             ("en", "en"), ("hi-IN", "hi"), ("zh-Hant-TW", "zh"), ("pt_BR", "pt"), ("EN-gb", "en"), ("fil-PH", "fil"),
-            ("de_DE.UTF-8", "de"), (nil, nil), ("", nil), ("C", nil), ("english", nil), ("und", nil), ("x-klingon", nil),
+            ("de_DE.UTF-8", "de"), (nil, nil), ("", nil), ("C", nil), ("english", nil), ("und", nil),
+            ("x-klingon", nil),
             ("-IN", nil), ("é", nil), ("12", nil),
         ]
         for (locale, language) in cases {
             #expect(LanguageTopic.language(ofLocale: locale) == language, "\(locale ?? "nil")")
             #expect(LanguageTopic.topic(forLocale: locale) == language.map { "lang-" + $0 }, "\(locale ?? "nil")")
         }
-        #expect(LanguageTopic.isTopic("lang-hi") && !LanguageTopic.isTopic("lang-") && !LanguageTopic.isTopic("lang-HI"))
+        #expect(
+            LanguageTopic.isTopic("lang-hi") && !LanguageTopic.isTopic("lang-") && !LanguageTopic.isTopic("lang-HI"))
         #expect(!LanguageTopic.isTopic(Self.forced) && !ServerOwnedTopic.contains(Self.forced))
         #expect(ServerOwnedTopic.contains("lang-ta") && ServerOwnedTopic.contains("quiet-0123456789ab"))
     }
@@ -55,13 +57,16 @@ struct LanguageTopicTests {
                 let forced = "'\(Self.forced)' in topics"
                 #expect(fake.registrations(reachedBy: "\(forced) && 'lang-hi' in topics") == ["phone-hi"])
                 #expect(fake.registrations(reachedBy: "\(forced) && 'lang-ta' in topics") == ["phone-ta"])
-                #expect(fake.registrations(reachedBy: "\(forced) && !('lang-hi' in topics) && !('lang-ta' in topics)")
-                    == ["phone-en", "phone-fr", "phone-none"])
+                #expect(
+                    fake.registrations(reachedBy: "\(forced) && !('lang-hi' in topics) && !('lang-ta' in topics)")
+                        == ["phone-en", "phone-fr", "phone-none"])
 
                 // The device's subjects, its catch-up topics and the audiences leave the language topic out.
                 for (token, _, _) in locales {
                     let phone = try #require(phones[token])
-                    try await eventually { try await hub.subscriptions(phone).allSatisfy { $0["applied"]?.boolValue == true } }
+                    try await eventually {
+                        try await hub.subscriptions(phone).allSatisfy { $0["applied"]?.boolValue == true }
+                    }
                     let listed = try await hub.subscriptions(phone).compactMap { $0["topic_key"]?.stringValue }
                     #expect(Set(listed) == [Self.forced, Self.recommended], "\(token)")
                 }
@@ -76,8 +81,9 @@ struct LanguageTopicTests {
 
                 // A new locale moves the device from lang-hi to lang-ta; its subjects stay.
                 let hiPhone = try #require(phones["phone-hi"])
-                let moved = try await hub.request(.put, "/device/\(hiPhone.deviceID)", as: .token(hiPhone.secret),
-                                                  json: #"{"locale": "ta-IN"}"#)
+                let moved = try await hub.request(
+                    .put, "/device/\(hiPhone.deviceID)", as: .token(hiPhone.secret),
+                    json: #"{"locale": "ta-IN"}"#)
                 #expect(moved.status == .ok)
                 try await eventually("phone-hi moved to lang-ta") {
                     fake.subscriptions(of: "phone-hi") == [Self.forced, Self.recommended, "lang-ta"]
@@ -98,7 +104,9 @@ struct LanguageTopicTests {
 
                 // A deleted device leaves its language topic like every other.
                 let fr = try #require(phones["phone-fr"])
-                #expect(try await hub.request(.delete, "/device/\(fr.deviceID)", as: .token(fr.secret)).status == .noContent)
+                #expect(
+                    try await hub.request(.delete, "/device/\(fr.deviceID)", as: .token(fr.secret)).status == .noContent
+                )
                 try await eventually("phone-fr left FCM") { fake.subscriptions(of: "phone-fr").isEmpty }
                 #expect(fake.subscribers(of: "lang-fr").isEmpty)
             }
@@ -111,16 +119,20 @@ struct LanguageTopicTests {
             ("old-none", nil, nil), ("old-garbage", "C", nil),
         ]
         try await FakeFCM.with { fake in
-            try await HubHarness.with(seed: { database in
-                try await HubHarness.legacy(database)
-                // Registered, and subscribed to their subjects, before the hub owned language topics.
-                let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
-                for (token, locale, _) in old {
-                    let device = try await devices.register(registration: token, platform: .android, locale: locale,
-                                                            appVersion: nil, secretHash: "x").device
-                    try await wishes.wantNew([Self.forced], for: device)
-                }
-            }, relay: try RelayOutboxTests.relay(to: fake)) { hub in
+            try await HubHarness.with(
+                seed: { database in
+                    try await HubHarness.legacy(database)
+                    // Registered, and subscribed to their subjects, before the hub owned language topics.
+                    let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
+                    for (token, locale, _) in old {
+                        let device = try await devices.register(
+                            registration: token, platform: .android, locale: locale,
+                            appVersion: nil, secretHash: "x"
+                        ).device
+                        try await wishes.wantNew([Self.forced], for: device)
+                    }
+                }, relay: try RelayOutboxTests.relay(to: fake)
+            ) { hub in
                 for (token, _, topic) in old {
                     let expected = Set([Self.forced] + [topic].compactMap { $0 })
                     try await eventually("\(token) at FCM") { fake.subscriptions(of: token) == expected }
@@ -133,13 +145,15 @@ struct LanguageTopicTests {
                 // records are written after the calls, so FCM may hold them a moment before).
                 let records = hub.database.collection(CollectionName.subscriptions)
                 try await eventually("the language records applied") {
-                    try await records.countDocuments(["topic": ["$regex": "^lang-"], "want": true, "applied": true]) == 3
+                    try await records.countDocuments(["topic": ["$regex": "^lang-"], "want": true, "applied": true])
+                        == 3
                 }
                 #expect(try await records.countDocuments(["topic": ["$regex": "^lang-"]]) == 3)
                 // Finished means finished, for every replica: another reconciler does not walk again.
                 let calls = fake.subscriptionCallCount
                 try await DeviceTests.withFCM(fake) { fcm in
-                    let other = DeviceTests.reconciler(hub.database, fcm: fcm, configuration: .init(repairInterval: nil))
+                    let other = DeviceTests.reconciler(
+                        hub.database, fcm: fcm, configuration: .init(repairInterval: nil))
                     let walked = try await other.rollOutLanguagesOnce()
                     #expect(!walked)
                 }
@@ -156,13 +170,17 @@ struct LanguageTopicTests {
                 let devices = DeviceDAO(database: database), wishes = SubscriptionDAO(database: database)
                 var registered: [Device] = []
                 for index in 0..<7 {
-                    registered.append(try await devices.register(registration: "walk-\(index)", platform: .ios,
-                                                                 locale: index % 2 == 0 ? "hi-IN" : "ta",
-                                                                 appVersion: nil, secretHash: "x").device)
+                    registered.append(
+                        try await devices.register(
+                            registration: "walk-\(index)", platform: .ios,
+                            locale: index % 2 == 0 ? "hi-IN" : "ta",
+                            appVersion: nil, secretHash: "x"
+                        ).device)
                 }
                 try await DeviceTests.withFCM(fake) { fcm in
-                    let reconciler = DeviceTests.reconciler(database, fcm: fcm,
-                                                            configuration: .init(rolloutPage: 3, repairInterval: nil))
+                    let reconciler = DeviceTests.reconciler(
+                        database, fcm: fcm,
+                        configuration: .init(rolloutPage: 3, repairInterval: nil))
                     // Device 0 has its wish already (it registered again meanwhile): the walk leaves it as it is.
                     try await wishes.setLanguage("lang-hi", for: registered[0])
                     try await reconciler.applyOnce()
@@ -191,9 +209,11 @@ struct LanguageTopicTests {
             try await TestDatabase.with { database in
                 try await DatabaseIndexes.ensure(in: database)
                 _ = try await DeviceDAO(database: database).register(
-                    registration: "drifting", platform: .android, locale: "hi-IN", appVersion: nil, secretHash: "x").device
+                    registration: "drifting", platform: .android, locale: "hi-IN", appVersion: nil, secretHash: "x"
+                ).device
                 try await DeviceTests.withFCM(fake) { fcm in
-                    let reconciler = DeviceTests.reconciler(database, fcm: fcm, configuration: .init(repairInterval: nil))
+                    let reconciler = DeviceTests.reconciler(
+                        database, fcm: fcm, configuration: .init(repairInterval: nil))
                     // No wish recorded yet (an old device): the repair pass records it.
                     try await reconciler.repairAll()
                     try await eventually {
@@ -224,12 +244,14 @@ extension HubHarness {
     /// Registers `registration` as an Android phone with `locale`, proving with `secret` that it is its device.
     func register(_ registration: String, locale: String?, secret: String? = nil) async throws -> Phone {
         let localeField = locale.map { #", "locale": "\#($0)""# } ?? ""
-        let response = try await request(.post, "/device", as: secret.map(Caller.token) ?? .anonymous,
-                                         json: #"{"registration": "\#(registration)", "platform": "android"\#(localeField)}"#)
+        let response = try await request(
+            .post, "/device", as: secret.map(Caller.token) ?? .anonymous,
+            json: #"{"registration": "\#(registration)", "platform": "android"\#(localeField)}"#)
         let body = try response.json()
-        return Phone(status: response.status, deviceID: body["device_id"]?.stringValue ?? "",
-                     secret: body["device_secret"]?.stringValue ?? "",
-                     topics: body["subscriptions"]?.arrayValue?.compactMap { $0.documentValue?["topic_key"]?.stringValue } ?? [],
-                     text: response.text)
+        return Phone(
+            status: response.status, deviceID: body["device_id"]?.stringValue ?? "",
+            secret: body["device_secret"]?.stringValue ?? "",
+            topics: body["subscriptions"]?.arrayValue?.compactMap { $0.documentValue?["topic_key"]?.stringValue } ?? [],
+            text: response.text)
     }
 }

@@ -15,10 +15,11 @@ struct LocalHTTPServer: Sendable {
         var logger = Logger(label: name)
         logger.logLevel = .critical
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(router: router,
-                              configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: name),
-                              onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
-                              logger: logger)
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: name),
+            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
+            logger: logger)
         let task = Task {
             try? await app.runService(gracefulShutdownSignals: [])
             continuation.finish()

@@ -32,8 +32,10 @@ struct MetricsTests {
             #expect(first.status == .ok)
             #expect(first.headers[.contentType]?.hasPrefix("text/plain") == true)
             let before = first.text
-            for name in ["msi_mongo_pool_size", "msi_mongo_pool_in_use", "msi_mongo_pool_waiting", "msi_outbox_depth",
-                         "msi_outbox_oldest_pending_age_seconds", "msi_cube_version", "msi_cube_loads", "msi_cube_bytes"] {
+            for name in [
+                "msi_mongo_pool_size", "msi_mongo_pool_in_use", "msi_mongo_pool_waiting", "msi_outbox_depth",
+                "msi_outbox_oldest_pending_age_seconds", "msi_cube_version", "msi_cube_loads", "msi_cube_bytes",
+            ] {
                 #expect(Self.sample(before, name) != nil, "\(name)")
             }
             #expect((Self.sample(before, "msi_cube_bytes") ?? 0) > 1_000)
@@ -54,10 +56,13 @@ struct MetricsTests {
             #expect(Self.sample(before, "http_server_request_duration_count", route) != nil)
 
             for _ in 0..<3 { _ = try await hub.request(.get, "/channel") }
-            _ = try await hub.request(.post, "/message", as: .communicator, json: MessageRoutesTests.body(topic: "no-such-topic"))
+            _ = try await hub.request(
+                .post, "/message", as: .communicator, json: MessageRoutesTests.body(topic: "no-such-topic"))
             let after = try await hub.request(.get, "/metrics").text
             #expect((Self.sample(after, "hb_requests", route) ?? 0) >= requestsBefore + 3)
-            #expect(Self.sample(after, "hb_requests", ["http_route": "/message", "http_response_status_code": "404"]) != nil)
+            #expect(
+                Self.sample(after, "hb_requests", ["http_route": "/message", "http_response_status_code": "404"]) != nil
+            )
         }
     }
 
@@ -76,7 +81,9 @@ struct MetricsTests {
                 // worker's progress record says it is sent).
                 #expect((Self.sample(after, "msi_outbox_direct_messages_total") ?? 0) >= 1)
                 #expect((Self.sample(after, "msi_outbox_progress_writes_total") ?? 0) >= 1)
-                let stored = try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(key)])
+                let stored = try await hub.database.collection(CollectionName.message).findOne([
+                    "msi_key": .objectID(key)
+                ])
                 #expect(stored?[path: "relay.state"] == "direct")
                 #expect((Self.sample(after, "msi_fcm_token_exchanges_total") ?? 0) >= 1)
                 #expect(Self.sample(after, "msi_outbox_depth") == 0)
@@ -93,7 +100,8 @@ struct MetricsTests {
             let other = try await hub.client.execute(uri: "/healthz", method: .get)
             #expect(other.headers[header] != generated)
 
-            let given = try await hub.client.execute(uri: "/message/nope", method: .get, headers: [header: "trace-42.a_b"])
+            let given = try await hub.client.execute(
+                uri: "/message/nope", method: .get, headers: [header: "trace-42.a_b"])
             #expect(given.status == .badRequest)
             #expect(given.headers[header] == "trace-42.a_b")
             let refused = try await hub.client.execute(uri: "/healthz", method: .get, headers: [header: "bad id\u{7f}"])
@@ -152,8 +160,9 @@ struct MetricsTests {
 
     @Test func aScrapeWhileTheDatabaseIsDownAnswersWithTheLastReadingAndWaitsTheIntervalOut() async throws {
         let server = try await DatabaseServer()
-        let pool = try MongoClientPool(configuration: MongoConfiguration(
-            uri: server.uri, serverSelectionTimeoutMS: 500, connectTimeoutMS: 500, maxPoolSize: 2))
+        let pool = try MongoClientPool(
+            configuration: MongoConfiguration(
+                uri: server.uri, serverSelectionTimeoutMS: 500, connectTimeoutMS: 500, maxPoolSize: 2))
         let services = HubServices(pool: pool)
         let clock = ManualClock()
         let gauges = DatabaseGauges(services: services, now: clock.now)
@@ -175,19 +184,23 @@ struct MetricsTests {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
             let token = "scrape-9f8e7d6c5b4a"
-            let configuration = HubConfiguration(mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 2,
-                                                 writeDeadline: .seconds(30), metricsToken: token)
+            let configuration = HubConfiguration(
+                mongoURI: try TestDatabase.uri(), port: 0, databasePoolSize: 2,
+                writeDeadline: .seconds(30), metricsToken: token)
             let app = try await buildApplication(configuration: configuration, databaseName: database.name)
             try await app.test(.live) { client in
-                for headers: HTTPFields in [[:], [.authorization: "Bearer wrong-token"], [.authorization: "Bearer \(token)x"],
-                                            [.authorization: "Basic \(Data("metrics:\(token)".utf8).base64EncodedString())"]] {
+                for headers: HTTPFields in [
+                    [:], [.authorization: "Bearer wrong-token"], [.authorization: "Bearer \(token)x"],
+                    [.authorization: "Basic \(Data("metrics:\(token)".utf8).base64EncodedString())"],
+                ] {
                     let refused = try await client.execute(uri: "/metrics", method: .get, headers: headers)
                     #expect(refused.status == .unauthorized)
                     #expect(refused.errorCode == "unauthenticated")
                     #expect(refused.headers[.wwwAuthenticate] != nil)
                     #expect(!refused.text.contains("msi_outbox_depth"))
                 }
-                let scraped = try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(token)"])
+                let scraped = try await client.execute(
+                    uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(token)"])
                 #expect(scraped.status == .ok)
                 #expect(Self.sample(scraped.text, "msi_outbox_depth") != nil)
                 #expect(Self.sample(scraped.text, "msi_database_gauges_age_seconds") != nil)
@@ -195,15 +208,19 @@ struct MetricsTests {
                 try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                     for _ in 0..<20 {
                         group.addTask {
-                            try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(token)"]).status
+                            try await client.execute(
+                                uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(token)"]
+                            ).status
                         }
                     }
                     for try await status in group { #expect(status == .ok) }
                 }
                 // The token is no API token: the routes that need a caller still refuse it.
-                let write = try await client.execute(uri: "/channel", method: .post, headers: [
-                    .authorization: "Bearer \(token)", .contentType: "application/json",
-                ], body: ByteBuffer(string: #"{"name": "x", "desc": ""}"#))
+                let write = try await client.execute(
+                    uri: "/channel", method: .post,
+                    headers: [
+                        .authorization: "Bearer \(token)", .contentType: "application/json",
+                    ], body: ByteBuffer(string: #"{"name": "x", "desc": ""}"#))
                 #expect(write.status == .unauthorized)
             }
         }
@@ -212,8 +229,11 @@ struct MetricsTests {
     @Test func metricsTokenIsReadFromTheEnvironment() throws {
         #expect(try HubConfiguration.fromEnvironment([:]).metricsToken == nil)
         #expect(try HubConfiguration.fromEnvironment(["METRICS_TOKEN": ""]).metricsToken == nil)
-        #expect(try HubConfiguration.fromEnvironment(["METRICS_TOKEN": "s3cret-scrape"]).metricsToken == "s3cret-scrape")
-        for bad in ["msi_looks-like-an-api-token", "msd_looks-like-a-device", "has space", String(repeating: "t", count: 257)] {
+        #expect(
+            try HubConfiguration.fromEnvironment(["METRICS_TOKEN": "s3cret-scrape"]).metricsToken == "s3cret-scrape")
+        for bad in [
+            "msi_looks-like-an-api-token", "msd_looks-like-a-device", "has space", String(repeating: "t", count: 257),
+        ] {
             #expect(throws: ConfigurationError.self) { try HubConfiguration.fromEnvironment(["METRICS_TOKEN": bad]) }
         }
     }

@@ -14,9 +14,11 @@ import Testing
 @Suite("Person assertions bind once")
 struct PersonAssertionSafetyTests {
     static func persons(nonce: String? = nil) throws -> PersonConfiguration {
-        var environment = ["PERSON_ASSERTION_ISSUER": PersonBindingTests.issuer,
-                           "PERSON_ASSERTION_AUDIENCE": PersonBindingTests.audience,
-                           "PERSON_ASSERTION_SECRET": PersonBindingTests.secret]
+        var environment = [
+            "PERSON_ASSERTION_ISSUER": PersonBindingTests.issuer,
+            "PERSON_ASSERTION_AUDIENCE": PersonBindingTests.audience,
+            "PERSON_ASSERTION_SECRET": PersonBindingTests.secret,
+        ]
         environment["PERSON_ASSERTION_NONCE"] = nonce
         return try PersonConfiguration.fromEnvironment(environment)
     }
@@ -29,8 +31,10 @@ struct PersonAssertionSafetyTests {
         try await HubHarness.with(persons: try Self.persons()) { hub in
             let first = try await hub.register("replay-token-a"), second = try await hub.register("replay-token-b")
             // With a jti, and without one (then its signed header and claims are what is remembered).
-            for (label, assertion) in [("jti", try await Self.sign(sub: "student-1", extra: ["jti": .string(UUID().uuidString)])),
-                                       ("no jti", try await Self.sign(sub: "student-2"))] {
+            for (label, assertion) in [
+                ("jti", try await Self.sign(sub: "student-1", extra: ["jti": .string(UUID().uuidString)])),
+                ("no jti", try await Self.sign(sub: "student-2")),
+            ] {
                 #expect(try await hub.bind(first, assertion).status == .ok, "\(label)")
                 let replayed = try await hub.bind(second, assertion)
                 #expect(replayed.status == .unauthorized, "\(label)")
@@ -63,7 +67,8 @@ struct PersonAssertionSafetyTests {
             #expect(missing.text.contains("nonce"))
 
             let before = Int64(Date().timeIntervalSince1970 * 1000)
-            let issued = try await hub.request(.post, "/device/\(phone.deviceID)/person/nonce", as: .token(phone.secret))
+            let issued = try await hub.request(
+                .post, "/device/\(phone.deviceID)/person/nonce", as: .token(phone.secret))
             #expect(issued.status == .ok)
             let body = try issued.json()
             #expect(body.keys.sorted() == ["expires_at", "nonce"])
@@ -73,22 +78,27 @@ struct PersonAssertionSafetyTests {
             #expect((before + 299_000...before + 302_000).contains(expiresAt))
             // Stored hashed: the nonce itself is nowhere in the device's document.
             let id = try #require(ObjectID(hex: phone.deviceID))
-            let stored = try #require(try await hub.database.collection(CollectionName.devices).findOne(["_id": .objectID(id)]))
+            let stored = try #require(
+                try await hub.database.collection(CollectionName.devices).findOne(["_id": .objectID(id)]))
             #expect(!stored.extendedJSON(.relaxed).contains(nonce))
 
-            let wrong = try await hub.bind(phone, try await Self.sign(sub: "student-1", extra: ["nonce": .string("not-the-nonce")]))
+            let wrong = try await hub.bind(
+                phone, try await Self.sign(sub: "student-1", extra: ["nonce": .string("not-the-nonce")]))
             #expect(wrong.status == .unauthorized && wrong.errorCode == "invalid_assertion")
             // Another device's nonce is not this one's.
-            let elsewhere = try await hub.bind(other, try await Self.sign(sub: "student-1", extra: ["nonce": .string(nonce)]))
+            let elsewhere = try await hub.bind(
+                other, try await Self.sign(sub: "student-1", extra: ["nonce": .string(nonce)]))
             #expect(elsewhere.status == .unauthorized && elsewhere.errorCode == "invalid_assertion")
             #expect(try await hub.storedPerson(phone) == nil)
             #expect(try await hub.storedPerson(other) == nil)
 
-            let right = try await hub.bind(phone, try await Self.sign(sub: "student-1", extra: ["nonce": .string(nonce)]))
+            let right = try await hub.bind(
+                phone, try await Self.sign(sub: "student-1", extra: ["nonce": .string(nonce)]))
             #expect(right.status == .ok)
             #expect(try await hub.storedPerson(phone) == "student-1")
             // Used: a second assertion carrying it is refused.
-            let again = try await hub.bind(phone, try await Self.sign(sub: "student-9", extra: ["nonce": .string(nonce)]))
+            let again = try await hub.bind(
+                phone, try await Self.sign(sub: "student-9", extra: ["nonce": .string(nonce)]))
             #expect(again.status == .unauthorized && again.errorCode == "invalid_assertion")
             #expect(try await hub.storedPerson(phone) == "student-1")
 
@@ -110,10 +120,12 @@ struct PersonAssertionSafetyTests {
             let phone = try await hub.register("audit-token-a")
             let assertion = try await Self.sign(sub: "student-5")
             #expect(try await hub.bind(phone, assertion).status == .ok)
-            #expect(try await hub.request(.delete, "/device/\(phone.deviceID)/person", as: .token(phone.secret)).status
+            #expect(
+                try await hub.request(.delete, "/device/\(phone.deviceID)/person", as: .token(phone.secret)).status
                     == .noContent)
             // Unbinding a device with no person records nothing.
-            #expect(try await hub.request(.delete, "/device/\(phone.deviceID)/person", as: .token(phone.secret)).status
+            #expect(
+                try await hub.request(.delete, "/device/\(phone.deviceID)/person", as: .token(phone.secret)).status
                     == .noContent)
             let entries = try await AuditTests.entries(hub.database)
             let bind = try #require(AuditTests.entry(entries, "device.bind"))
@@ -155,11 +167,13 @@ struct PersonAssertionSafetyTests {
             // Not the admin's: a communicator cannot unbind; the stranger's device is not ann's.
             let device = "/person/ann%40school.example/devices/\(first.deviceID)"
             #expect(try await hub.request(.delete, device, as: .communicator).status == .forbidden)
-            let notHers = try await hub.request(.delete, "/person/ann%40school.example/devices/\(stranger.deviceID)",
-                                                as: .admin)
+            let notHers = try await hub.request(
+                .delete, "/person/ann%40school.example/devices/\(stranger.deviceID)",
+                as: .admin)
             #expect(notHers.status == .notFound && notHers.errorCode == "device_not_found")
             #expect(try await hub.storedPerson(stranger) == "ben@school.example")
-            #expect(try await hub.request(.delete, "/person/ann%40school.example/devices/nope", as: .admin).status
+            #expect(
+                try await hub.request(.delete, "/person/ann%40school.example/devices/nope", as: .admin).status
                     == .badRequest)
 
             #expect(try await hub.request(.delete, device, as: .admin).status == .noContent)

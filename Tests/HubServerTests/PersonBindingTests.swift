@@ -21,7 +21,9 @@ struct PersonBindingTests {
     static let audience = "msi-app"
 
     /// The hub's person settings: the HS256 secret, or the JWKS file, with the test's issuer and audience.
-    static func persons(secret: String? = secret, jwks: String? = nil, claim: String? = nil) throws -> PersonConfiguration {
+    static func persons(secret: String? = secret, jwks: String? = nil, claim: String? = nil) throws
+        -> PersonConfiguration
+    {
         var environment = ["PERSON_ASSERTION_ISSUER": issuer, "PERSON_ASSERTION_AUDIENCE": audience]
         environment["PERSON_ASSERTION_SECRET"] = secret
         environment["PERSON_ASSERTION_JWKS"] = jwks
@@ -61,14 +63,25 @@ struct PersonBindingTests {
             #expect(try await hub.bind(phone, try await good.sign(AssertionSigner.claims(sub: "kept"))).status == .ok)
             let now = Date().timeIntervalSince1970
             let cases: [(String, String)] = [
-                ("signature", try await AssertionSigner.hmac("another-secret-0123456789abcdef0123")
-                    .sign(AssertionSigner.claims(sub: "intruder"))),
-                ("issuer", try await good.sign(AssertionSigner.claims(sub: "intruder", iss: "https://elsewhere.example"))),
+                (
+                    "signature",
+                    try await AssertionSigner.hmac("another-secret-0123456789abcdef0123")
+                        .sign(AssertionSigner.claims(sub: "intruder"))
+                ),
+                (
+                    "issuer",
+                    try await good.sign(AssertionSigner.claims(sub: "intruder", iss: "https://elsewhere.example"))
+                ),
                 ("audience", try await good.sign(AssertionSigner.claims(sub: "intruder", aud: .string("other-app")))),
                 ("expired", try await good.sign(AssertionSigner.claims(sub: "intruder", exp: now - 5, iat: now - 60))),
                 ("issued", try await good.sign(AssertionSigner.claims(sub: "intruder", iat: now - 11 * 60))),
-                ("not before", try await good.sign(AssertionSigner.claims(sub: "intruder",
-                                                                          extra: ["nbf": .number(now + 5 * 60)]))),
+                (
+                    "not before",
+                    try await good.sign(
+                        AssertionSigner.claims(
+                            sub: "intruder",
+                            extra: ["nbf": .number(now + 5 * 60)]))
+                ),
                 ("claim", try await good.sign(AssertionSigner.claims(sub: nil))),
                 ("not a JWT", "not-a-jwt"),
             ]
@@ -102,7 +115,8 @@ struct PersonBindingTests {
             #expect(try await hub.storedPerson(phone) == "ec-person")
             // A key the JWKS does not hold (another RS256 key under the same kid) is refused.
             let stranger = try await AssertionSigner.rsa(kid: "rsa-1")
-            let refused = try await hub.bind(phone, try await stranger.signer.sign(AssertionSigner.claims(sub: "intruder")))
+            let refused = try await hub.bind(
+                phone, try await stranger.signer.sign(AssertionSigner.claims(sub: "intruder")))
             #expect(refused.status == .unauthorized && refused.errorCode == "invalid_assertion")
             // An HS256 assertion is refused where no secret is configured.
             let hmac = try await AssertionSigner.hmac(Self.secret).sign(AssertionSigner.claims(sub: "intruder"))
@@ -130,9 +144,11 @@ struct PersonBindingTests {
             let phone = try await hub.register("person-token-e")
             let assertion = try await AssertionSigner.hmac(Self.secret).sign(AssertionSigner.claims(sub: "student-1"))
             let body = #"{"assertion": "\#(assertion)"}"#
-            let unknown = try await hub.request(.put, "/device/\(ObjectID().hex)/person", as: .token(phone.secret), json: body)
+            let unknown = try await hub.request(
+                .put, "/device/\(ObjectID().hex)/person", as: .token(phone.secret), json: body)
             #expect(unknown.status == .unauthorized && unknown.errorCode == "unauthenticated")
-            let wrong = try await hub.request(.put, "/device/\(phone.deviceID)/person", as: .token("msd_wrong"), json: body)
+            let wrong = try await hub.request(
+                .put, "/device/\(phone.deviceID)/person", as: .token("msd_wrong"), json: body)
             #expect(wrong.status == .unauthorized && wrong.errorCode == "unauthenticated")
             let anonymous = try await hub.request(.delete, "/device/\(phone.deviceID)/person")
             #expect(anonymous.status == .unauthorized && anonymous.errorCode == "unauthenticated")
@@ -153,17 +169,23 @@ struct PersonBindingTests {
 
     @Test func badPersonSettingsStopStartUpNamingTheVariable() throws {
         let missingIssuer = #expect(throws: ConfigurationError.self) {
-            try PersonConfiguration.fromEnvironment(["PERSON_ASSERTION_SECRET": Self.secret, "PERSON_ASSERTION_AUDIENCE": "a"])
+            try PersonConfiguration.fromEnvironment([
+                "PERSON_ASSERTION_SECRET": Self.secret, "PERSON_ASSERTION_AUDIENCE": "a",
+            ])
         }
         #expect(missingIssuer?.description.contains("PERSON_ASSERTION_ISSUER") == true)
         let short = #expect(throws: ConfigurationError.self) {
-            try PersonConfiguration.fromEnvironment(["PERSON_ASSERTION_SECRET": "too-short", "PERSON_ASSERTION_ISSUER": "i",
-                                                     "PERSON_ASSERTION_AUDIENCE": "a"])
+            try PersonConfiguration.fromEnvironment([
+                "PERSON_ASSERTION_SECRET": "too-short", "PERSON_ASSERTION_ISSUER": "i",
+                "PERSON_ASSERTION_AUDIENCE": "a",
+            ])
         }
         #expect(short?.description.contains("PERSON_ASSERTION_SECRET") == true)
         let scheme = #expect(throws: ConfigurationError.self) {
-            try PersonConfiguration.fromEnvironment(["PERSON_ASSERTION_JWKS": "http://keys.example/jwks",
-                                                     "PERSON_ASSERTION_ISSUER": "i", "PERSON_ASSERTION_AUDIENCE": "a"])
+            try PersonConfiguration.fromEnvironment([
+                "PERSON_ASSERTION_JWKS": "http://keys.example/jwks",
+                "PERSON_ASSERTION_ISSUER": "i", "PERSON_ASSERTION_AUDIENCE": "a",
+            ])
         }
         #expect(scheme?.description.contains("PERSON_ASSERTION_JWKS") == true)
         #expect(HubConfiguration.secretVariables.contains("PERSON_ASSERTION_SECRET"))
@@ -173,8 +195,9 @@ struct PersonBindingTests {
 extension HubHarness {
     /// PUT /device/:id/person with `assertion`, as the phone.
     func bind(_ phone: Phone, _ assertion: String) async throws -> TestResponse {
-        try await request(.put, "/device/\(phone.deviceID)/person", as: .token(phone.secret),
-                          json: #"{"assertion": "\#(assertion)"}"#)
+        try await request(
+            .put, "/device/\(phone.deviceID)/person", as: .token(phone.secret),
+            json: #"{"assertion": "\#(assertion)"}"#)
     }
 
     /// The person stored in the phone's device document, if any.
@@ -230,12 +253,16 @@ struct AssertionSigner: Sendable {
     }
 
     /// Good claims for `sub` (nil: none), each overridable.
-    static func claims(sub: String?, iss: String = PersonBindingTests.issuer,
-                       aud: Claim = .strings([PersonBindingTests.audience, "another-audience"]),
-                       exp: Double? = nil, iat: Double? = nil, extra: [String: Claim] = [:]) -> Claims {
+    static func claims(
+        sub: String?, iss: String = PersonBindingTests.issuer,
+        aud: Claim = .strings([PersonBindingTests.audience, "another-audience"]),
+        exp: Double? = nil, iat: Double? = nil, extra: [String: Claim] = [:]
+    ) -> Claims {
         let now = Date().timeIntervalSince1970
-        var values: [String: Claim] = ["iss": .string(iss), "aud": aud, "exp": .number(exp ?? now + 300),
-                                       "iat": .number(iat ?? now - 5)]
+        var values: [String: Claim] = [
+            "iss": .string(iss), "aud": aud, "exp": .number(exp ?? now + 300),
+            "iat": .number(iat ?? now - 5),
+        ]
         if let sub { values["sub"] = .string(sub) }
         values.merge(extra) { _, new in new }
         return Claims(values)
@@ -253,9 +280,11 @@ struct AssertionSigner: Sendable {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let primitives = try key.publicKey.getKeyPrimitives()
         let keys = JWTKeyCollection()
-        await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: key.pemRepresentation), digestAlgorithm: .sha256,
-                       kid: JWKIdentifier(string: kid))
-        let jwk = #"{"kty": "RSA", "alg": "RS256", "use": "sig", "kid": "\#(kid)", "n": "\#(base64URL(primitives.modulus))", "e": "\#(base64URL(primitives.publicExponent))"}"#
+        await keys.add(
+            rsa: try Insecure.RSA.PrivateKey(pem: key.pemRepresentation), digestAlgorithm: .sha256,
+            kid: JWKIdentifier(string: kid))
+        let jwk =
+            #"{"kty": "RSA", "alg": "RS256", "use": "sig", "kid": "\#(kid)", "n": "\#(base64URL(primitives.modulus))", "e": "\#(base64URL(primitives.publicExponent))"}"#
         return (AssertionSigner(keys: keys, kid: kid), jwk)
     }
 
@@ -265,7 +294,8 @@ struct AssertionSigner: Sendable {
         let point = key.publicKey.x963Representation.dropFirst()
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: try ES256PrivateKey(backing: key), kid: JWKIdentifier(string: kid))
-        let jwk = #"{"kty": "EC", "alg": "ES256", "use": "sig", "kid": "\#(kid)", "crv": "P-256", "x": "\#(base64URL(point.prefix(32)))", "y": "\#(base64URL(point.suffix(32)))"}"#
+        let jwk =
+            #"{"kty": "EC", "alg": "ES256", "use": "sig", "kid": "\#(kid)", "crv": "P-256", "x": "\#(base64URL(point.prefix(32)))", "y": "\#(base64URL(point.suffix(32)))"}"#
         return (AssertionSigner(keys: keys, kid: kid), jwk)
     }
 
@@ -275,7 +305,9 @@ struct AssertionSigner: Sendable {
     }
 
     static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        )
+        .replacingOccurrences(of: "=", with: "")
     }
 }

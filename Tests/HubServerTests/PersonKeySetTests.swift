@@ -20,15 +20,18 @@ struct PersonKeySetTests {
 
     /// Runs `body` with the base URL of a key endpoint answering GET /jwks with `jwks` (anything else 404), each
     /// answer `delay` late.
-    static func withKeyEndpoint(jwks: String, delay: Duration = .zero,
-                                _ body: (String, Fetches) async throws -> Void) async throws {
+    static func withKeyEndpoint(
+        jwks: String, delay: Duration = .zero,
+        _ body: (String, Fetches) async throws -> Void
+    ) async throws {
         let fetches = Fetches()
         let router = Router()
         router.get("/jwks") { _, _ -> Response in
             fetches.count.add(1, ordering: .relaxed)
             if delay > .zero { try await Task.sleep(for: delay) }
-            return Response(status: .ok, headers: [.contentType: "application/json"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: jwks)))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: jwks)))
         }
         let server = try await LocalHTTPServer.start(router, name: "idp")
         do {
@@ -44,8 +47,9 @@ struct PersonKeySetTests {
         let (signer, jwk) = try await AssertionSigner.rsa(kid: "idp-1")
         try await Self.withKeyEndpoint(jwks: #"{"keys": [\#(jwk)]}"#) { base, fetches in
             let verifier = PersonAssertionVerifier(
-                settings: PersonAssertionSettings(keySet: .url(base + "/jwks"), issuer: PersonBindingTests.issuer,
-                                                  audience: PersonBindingTests.audience),
+                settings: PersonAssertionSettings(
+                    keySet: .url(base + "/jwks"), issuer: PersonBindingTests.issuer,
+                    audience: PersonBindingTests.audience),
                 loadKeySet: PersonKeySet.loader)
             for person in ["ann", "ben", "cai"] {
                 let assertion = try await signer.sign(AssertionSigner.claims(sub: person))
@@ -60,8 +64,9 @@ struct PersonKeySetTests {
         let ec = try await PinnedKeys.ecdsa(kid: "ec-plain")
         try await Self.withKeyEndpoint(jwks: #"{"keys": [\#(rsa.jwk), \#(ec.jwk)]}"#) { base, _ in
             let verifier = PersonAssertionVerifier(
-                settings: PersonAssertionSettings(keySet: .url(base + "/jwks"), issuer: PersonBindingTests.issuer,
-                                                  audience: PersonBindingTests.audience),
+                settings: PersonAssertionSettings(
+                    keySet: .url(base + "/jwks"), issuer: PersonBindingTests.issuer,
+                    audience: PersonBindingTests.audience),
                 loadKeySet: PersonKeySet.loader)
             let claims = { (person: String) in AssertionSigner.claims(sub: person) }
             // jwt-kit alone would take the first token's alg for a key without one, and keep it: RS512 first.
@@ -72,13 +77,17 @@ struct PersonKeySetTests {
                 ("HS256 under the EC key's kid", try await ec.hs256.sign(claims("hs256"))),
             ]
             for (label, token) in refused {
-                let error = await #expect(throws: AssertionRefusal.self, "\(label)") { try await verifier.person(in: token) }
+                let error = await #expect(throws: AssertionRefusal.self, "\(label)") {
+                    try await verifier.person(in: token)
+                }
                 #expect(error?.code == .invalidAssertion, "\(label)")
             }
             #expect(try await verifier.person(in: try await rsa.rs256.sign(claims("ann"))) == "ann")
             #expect(try await verifier.person(in: try await ec.es256.sign(claims("ben"))) == "ben")
             // Still pinned after good tokens.
-            await #expect(throws: AssertionRefusal.self) { try await verifier.person(in: try await rsa.rs512.sign(claims("x"))) }
+            await #expect(throws: AssertionRefusal.self) {
+                try await verifier.person(in: try await rsa.rs512.sign(claims("x")))
+            }
         }
     }
 
@@ -89,8 +98,9 @@ struct PersonKeySetTests {
         try await Self.withKeyEndpoint(jwks: #"{"keys": [\#(jwk)]}"#, delay: .milliseconds(300)) { base, fetches in
             let clock = Atomic<Int64>(Int64(Date().timeIntervalSince1970 * 1000))
             let verifier = PersonAssertionVerifier(
-                settings: PersonAssertionSettings(keySet: .url(base + "/jwks"), issuer: PersonBindingTests.issuer,
-                                                  audience: PersonBindingTests.audience),
+                settings: PersonAssertionSettings(
+                    keySet: .url(base + "/jwks"), issuer: PersonBindingTests.issuer,
+                    audience: PersonBindingTests.audience),
                 loadKeySet: PersonKeySet.loader, now: { clock.load(ordering: .relaxed) })
             #expect(try await verifier.person(in: try await signer.sign(AssertionSigner.claims(sub: "ann"))) == "ann")
             #expect(fetches.count.load(ordering: .relaxed) == 1)
@@ -142,8 +152,11 @@ enum PinnedKeys {
         func declaring(_ alg: String, claims: String) throws -> String {
             let now = Int(Date().timeIntervalSince1970)
             let header = #"{"alg": "\#(alg)", "kid": "\#(kid)", "typ": "JWT"}"#
-            let payload = String(claims.dropLast()) + #", "iss": "\#(PersonBindingTests.issuer)", "aud": "\#(PersonBindingTests.audience)", "iat": \#(now - 5), "exp": \#(now + 300)}"#
-            let input = AssertionSigner.base64URL(Data(header.utf8)) + "." + AssertionSigner.base64URL(Data(payload.utf8))
+            let payload =
+                String(claims.dropLast())
+                + #", "iss": "\#(PersonBindingTests.issuer)", "aud": "\#(PersonBindingTests.audience)", "iat": \#(now - 5), "exp": \#(now + 300)}"#
+            let input =
+                AssertionSigner.base64URL(Data(header.utf8)) + "." + AssertionSigner.base64URL(Data(payload.utf8))
             let signature = try key.signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5)
             return input + "." + AssertionSigner.base64URL(signature.rawRepresentation)
         }
@@ -159,11 +172,19 @@ enum PinnedKeys {
             return AssertionSigner(keys: keys, kid: kid)
         }
         let pem = key.pemRepresentation
-        let jwk = #"{"kty": "RSA", "use": "sig", "kid": "\#(kid)", "n": "\#(AssertionSigner.base64URL(primitives.modulus))", "e": "\#(AssertionSigner.base64URL(primitives.publicExponent))"}"#
-        return RSA(rs256: try await signer { await $0.add(rsa: try Insecure.RSA.PrivateKey(pem: pem), digestAlgorithm: .sha256, kid: identifier) },
-                   rs512: try await signer { await $0.add(rsa: try Insecure.RSA.PrivateKey(pem: pem), digestAlgorithm: .sha512, kid: identifier) },
-                   ps256: try await signer { await $0.add(pss: try Insecure.RSA.PrivateKey(pem: pem), digestAlgorithm: .sha256, kid: identifier) },
-                   jwk: jwk, key: key, kid: kid)
+        let jwk =
+            #"{"kty": "RSA", "use": "sig", "kid": "\#(kid)", "n": "\#(AssertionSigner.base64URL(primitives.modulus))", "e": "\#(AssertionSigner.base64URL(primitives.publicExponent))"}"#
+        return RSA(
+            rs256: try await signer {
+                await $0.add(rsa: try Insecure.RSA.PrivateKey(pem: pem), digestAlgorithm: .sha256, kid: identifier)
+            },
+            rs512: try await signer {
+                await $0.add(rsa: try Insecure.RSA.PrivateKey(pem: pem), digestAlgorithm: .sha512, kid: identifier)
+            },
+            ps256: try await signer {
+                await $0.add(pss: try Insecure.RSA.PrivateKey(pem: pem), digestAlgorithm: .sha256, kid: identifier)
+            },
+            jwk: jwk, key: key, kid: kid)
     }
 
     /// An EC P-256 key signing as ES256, its public JWK without `alg`, and an HS256 signer naming its kid.
@@ -173,9 +194,11 @@ enum PinnedKeys {
         let es256 = JWTKeyCollection(), hs256 = JWTKeyCollection()
         await es256.add(ecdsa: try ES256PrivateKey(backing: key), kid: JWKIdentifier(string: kid))
         // The classic confusion: the public key's coordinates as an HMAC secret.
-        await hs256.add(hmac: HMACKey(from: AssertionSigner.base64URL(point)), digestAlgorithm: .sha256,
-                        kid: JWKIdentifier(string: kid))
-        let jwk = #"{"kty": "EC", "use": "sig", "kid": "\#(kid)", "crv": "P-256", "x": "\#(AssertionSigner.base64URL(point.prefix(32)))", "y": "\#(AssertionSigner.base64URL(point.suffix(32)))"}"#
+        await hs256.add(
+            hmac: HMACKey(from: AssertionSigner.base64URL(point)), digestAlgorithm: .sha256,
+            kid: JWKIdentifier(string: kid))
+        let jwk =
+            #"{"kty": "EC", "use": "sig", "kid": "\#(kid)", "crv": "P-256", "x": "\#(AssertionSigner.base64URL(point.prefix(32)))", "y": "\#(AssertionSigner.base64URL(point.suffix(32)))"}"#
         return (AssertionSigner(keys: es256, kid: kid), AssertionSigner(keys: hs256, kid: kid), jwk)
     }
 }

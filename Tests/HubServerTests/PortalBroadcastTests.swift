@@ -14,8 +14,10 @@ import Testing
 /// page's facts, and its "Send again to those who have not answered" button.
 @Suite struct PortalBroadcastTests {
     /// The Alert subject "Opening hours" of the legacy fixture, as the form chooses it.
-    static let hours = [("channel", Fixtures.Legacy.channelID.hex), ("area", Fixtures.Legacy.libraryID.hex),
-                        ("subject", Fixtures.Legacy.hoursID.hex)]
+    static let hours = [
+        ("channel", Fixtures.Legacy.channelID.hex), ("area", Fixtures.Legacy.libraryID.hex),
+        ("subject", Fixtures.Legacy.hoursID.hex),
+    ]
 
     /// The legacy channel and a second communicator, "bea".
     static let seed: @Sendable (MongoDatabase) async throws -> Void = { database in
@@ -25,8 +27,10 @@ import Testing
     }
 
     /// Logs `user` in and returns the send form's CSRF token.
-    static func open(_ browser: inout PortalBrowser, as user: String = "ann",
-                     password: String = HubHarness.annPassword) async throws -> (csrf: String, page: TestResponse) {
+    static func open(
+        _ browser: inout PortalBrowser, as user: String = "ann",
+        password: String = HubHarness.annPassword
+    ) async throws -> (csrf: String, page: TestResponse) {
         _ = try await browser.login(user, password)
         let page = try await browser.get("/portal/send")
         return (try PortalBrowser.csrf(in: page), page)
@@ -49,18 +53,20 @@ import Testing
             formatter.timeZone = TimeZone(secondsFromGMT: 5 * 3600 + 1800)
             let expiresAt = formatter.string(from: Date(timeIntervalSince1970: Double(expiry) / 1000))
             #expect(expiresAt.hasSuffix("+05:30"))
-            let sent = try await browser.post("/portal/send", pairs: [("_csrf", csrf)] + Self.hours + [
-                ("title", "Closed today"), ("desc", "The library is closed"), ("message", "Back tomorrow at 9."),
-                ("lang", "en"),
-                ("tr_lang", "hi"), ("tr_title", "आज बंद"), ("tr_desc", "पुस्तकालय बंद है"), ("tr_message", "कल 9 बजे"),
-                ("tr_lang", "TA"), ("tr_title", "இன்று மூடல்"), ("tr_desc", "நூலகம் மூடப்பட்டுள்ளது"),
-                ("tr_message", ""),
-                ("tr_lang", ""), ("tr_title", ""), ("tr_desc", ""), ("tr_message", ""),  // a row left blank
-                ("image", "https://school.example/posters/closed.png"), ("kind", "downtime"), ("kind_own", ""),
-                ("dismissible", "false"), ("dismissible", "true"), ("expires_local", "2030-01-01T00:00"),
-                ("expires_at", expiresAt), ("display", "false"), ("display", "true"),
-                ("data_key", ""), ("data_value", ""), ("urgency", "active"),
-            ])
+            let sent = try await browser.post(
+                "/portal/send",
+                pairs: [("_csrf", csrf)] + Self.hours + [
+                    ("title", "Closed today"), ("desc", "The library is closed"), ("message", "Back tomorrow at 9."),
+                    ("lang", "en"),
+                    ("tr_lang", "hi"), ("tr_title", "आज बंद"), ("tr_desc", "पुस्तकालय बंद है"), ("tr_message", "कल 9 बजे"),
+                    ("tr_lang", "TA"), ("tr_title", "இன்று மூடல்"), ("tr_desc", "நூலகம் மூடப்பட்டுள்ளது"),
+                    ("tr_message", ""),
+                    ("tr_lang", ""), ("tr_title", ""), ("tr_desc", ""), ("tr_message", ""),  // a row left blank
+                    ("image", "https://school.example/posters/closed.png"), ("kind", "downtime"), ("kind_own", ""),
+                    ("dismissible", "false"), ("dismissible", "true"), ("expires_local", "2030-01-01T00:00"),
+                    ("expires_at", expiresAt), ("display", "false"), ("display", "true"),
+                    ("data_key", ""), ("data_value", ""), ("urgency", "active"),
+                ])
             #expect(sent.status == .seeOther, "\(sent.text)")
             let message = try await Self.stored(hub)
             #expect(message["lang"] == "en")
@@ -89,31 +95,38 @@ import Testing
         try await HubHarness.with(seed: Self.seed) { hub in
             var browser = PortalBrowser(hub: hub)
             let (csrf, _) = try await Self.open(&browser)
-            let refused = try await browser.post("/portal/send", pairs: [("_csrf", csrf)] + Self.hours + [
-                ("title", "Closed"), ("desc", "Closed today"), ("message", "Back tomorrow."),
-                ("tr_lang", "hi"), ("tr_title", "बंद"), ("tr_desc", "आज बंद"), ("tr_message", ""),
-                ("image", "http://school.example/poster.png"), ("kind", "own"), ("kind_own", "Bad Kind!"),
-            ])
+            let refused = try await browser.post(
+                "/portal/send",
+                pairs: [("_csrf", csrf)] + Self.hours + [
+                    ("title", "Closed"), ("desc", "Closed today"), ("message", "Back tomorrow."),
+                    ("tr_lang", "hi"), ("tr_title", "बंद"), ("tr_desc", "आज बंद"), ("tr_message", ""),
+                    ("image", "http://school.example/poster.png"), ("kind", "own"), ("kind_own", "Bad Kind!"),
+                ])
             #expect(refused.status == .unprocessableContent)
-            #expect(refused.text.contains(
-                #"<p class="field-error" id="image-error">the field &quot;image&quot; must be an https URL"#))
+            #expect(
+                refused.text.contains(
+                    #"<p class="field-error" id="image-error">the field &quot;image&quot; must be an https URL"#))
             #expect(refused.text.contains(#"id="kind-error""#))
             #expect(!refused.text.contains(#"id="translations-error""#))
             // Refilled: the poster, the kind of its own and the translation row.
             #expect(refused.text.contains(#"value="http://school.example/poster.png""#))
             #expect(refused.text.contains(#"value="Bad Kind!""#))
             #expect(refused.text.contains(#"<option value="own" selected>"#))
-            #expect(refused.text.contains(
-                #"name="tr_lang" type="text" class="short" list="language-codes" maxlength="3" value="hi""#))
+            #expect(
+                refused.text.contains(
+                    #"name="tr_lang" type="text" class="short" list="language-codes" maxlength="3" value="hi""#))
             #expect(refused.text.contains(#"value="बंद""#))
             // A translation of an Alert without its notification text: HubCore's rule, beside the translations.
-            let missing = try await browser.post("/portal/send", pairs: [("_csrf", csrf)] + Self.hours + [
-                ("title", "Closed"), ("desc", "Closed today"), ("message", "Back tomorrow."),
-                ("tr_lang", "hi"), ("tr_title", "बंद"), ("tr_desc", ""), ("tr_message", ""),
-            ])
+            let missing = try await browser.post(
+                "/portal/send",
+                pairs: [("_csrf", csrf)] + Self.hours + [
+                    ("title", "Closed"), ("desc", "Closed today"), ("message", "Back tomorrow."),
+                    ("tr_lang", "hi"), ("tr_title", "बंद"), ("tr_desc", ""), ("tr_message", ""),
+                ])
             #expect(missing.status == .unprocessableContent)
-            #expect(missing.text.contains(
-                #"id="translations-error">the translation &quot;hi&quot; needs its &quot;desc&quot;"#))
+            #expect(
+                missing.text.contains(
+                    #"id="translations-error">the translation &quot;hi&quot; needs its &quot;desc&quot;"#))
             #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 0)
         }
     }
@@ -122,14 +135,16 @@ import Testing
         try await HubHarness.with(seed: Self.seed) { hub in
             var browser = PortalBrowser(hub: hub)
             let (csrf, _) = try await Self.open(&browser)
-            let base = [("_csrf", csrf)] + Self.hours + [
-                ("title", "Feature switch"), ("desc", "unused"), ("message", "Turns the new timetable on."),
-                ("display", "false"),
-            ]
+            let base =
+                [("_csrf", csrf)] + Self.hours + [
+                    ("title", "Feature switch"), ("desc", "unused"), ("message", "Turns the new timetable on."),
+                    ("display", "false"),
+                ]
             let refused = try await browser.post("/portal/send", pairs: base)
             #expect(refused.status == .unprocessableContent)
-            #expect(refused.text.contains(
-                #"id="display-error">a message with &quot;display&quot;: false carries a &quot;data&quot; object"#))
+            #expect(
+                refused.text.contains(
+                    #"id="display-error">a message with &quot;display&quot;: false carries a &quot;data&quot; object"#))
             #expect(refused.text.contains(#"id="display" name="display" value="true" data-bytes>"#))  // unticked
 
             // The expiry typed without the script: read as UTC.
@@ -137,10 +152,13 @@ import Testing
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = [.withFullDate, .withTime, .withDashSeparatorInDate, .withColonSeparatorInTime]
             let local = String(formatter.string(from: Date(timeIntervalSince1970: Double(expiry) / 1000)).prefix(16))
-            let sent = try await browser.post("/portal/send", pairs: base + [
-                ("data_key", "timetable_v2"), ("data_value", "on"), ("data_key", "cohort_note"), ("data_value", "b"),
-                ("data_key", ""), ("data_value", ""), ("expires_local", local), ("expires_at", ""),
-            ])
+            let sent = try await browser.post(
+                "/portal/send",
+                pairs: base + [
+                    ("data_key", "timetable_v2"), ("data_value", "on"), ("data_key", "cohort_note"),
+                    ("data_value", "b"),
+                    ("data_key", ""), ("data_value", ""), ("expires_local", local), ("expires_at", ""),
+                ])
             #expect(sent.status == .seeOther, "\(sent.text)")
             let message = try await Self.stored(hub)
             #expect(message["display"] == false)
@@ -158,20 +176,27 @@ import Testing
             var browser = PortalBrowser(hub: hub)
             let (csrf, page) = try await Self.open(&browser)
             #expect(page.text.contains(#"<option value="active" selected>active</option>"#))
-            let base = [("_csrf", csrf)] + Self.hours + [("title", "Are you safe?"), ("desc", "Answer now"),
-                                                        ("message", "Tell us you are safe.")]
-            let refused = try await browser.post("/portal/send", pairs: base + [
-                ("urgency", "loud"), ("ack", "on"), ("ack_responses", "Yes\nYes"), ("ack_within_min", "10"),
-            ])
+            let base =
+                [("_csrf", csrf)] + Self.hours + [
+                    ("title", "Are you safe?"), ("desc", "Answer now"),
+                    ("message", "Tell us you are safe."),
+                ]
+            let refused = try await browser.post(
+                "/portal/send",
+                pairs: base + [
+                    ("urgency", "loud"), ("ack", "on"), ("ack_responses", "Yes\nYes"), ("ack_within_min", "10"),
+                ])
             #expect(refused.status == .unprocessableContent)
             #expect(refused.text.contains(#"id="urgency-error">the field &quot;urgency&quot; must be one of"#))
             #expect(refused.text.contains(#"id="ack-error">the field &quot;ack&quot; has each response once"#))
             #expect(refused.text.contains(#"id="ack" name="ack" value="on" data-bytes checked>"#))
 
-            let sent = try await browser.post("/portal/send", pairs: base + [
-                ("urgency", "time-sensitive"), ("ack", "on"), ("ack_responses", "I'm safe\r\n\r\nI need help\r\n"),
-                ("ack_within_min", "10"), ("ack_resend", "2"),
-            ])
+            let sent = try await browser.post(
+                "/portal/send",
+                pairs: base + [
+                    ("urgency", "time-sensitive"), ("ack", "on"), ("ack_responses", "I'm safe\r\n\r\nI need help\r\n"),
+                    ("ack_within_min", "10"), ("ack_resend", "2"),
+                ])
             #expect(sent.status == .seeOther, "\(sent.text)")
             let message = try await Self.stored(hub)
             #expect(message["urgency"] == "time-sensitive")
@@ -187,17 +212,21 @@ import Testing
     @Test func theResendButtonBringsTheNextRoundForwardForItsSenderOnlyWithinTheResendCount() async throws {
         let phones = [ReceiptTests.Handset("portal-resend-0"), ReceiptTests.Handset("portal-resend-1")]
         try await FakeFCM.with { fake in
-            try await HubHarness.with(seed: { database in
-                try await Self.seed(database)
-                try await ReceiptTests.seed(phones, topics: [Fixtures.Legacy.hoursTopic], in: database)
-            }, relay: try FanOutTests.relay(to: fake)) { hub in
+            try await HubHarness.with(
+                seed: { database in
+                    try await Self.seed(database)
+                    try await ReceiptTests.seed(phones, topics: [Fixtures.Legacy.hoursTopic], in: database)
+                }, relay: try FanOutTests.relay(to: fake)
+            ) { hub in
                 var ann = PortalBrowser(hub: hub)
                 let (csrf, _) = try await Self.open(&ann)
                 // Ten minutes to answer: without the button nobody is reminded during this test.
-                let sent = try await ann.post("/portal/send", pairs: [("_csrf", csrf)] + Self.hours + [
-                    ("title", "Are you safe?"), ("desc", "Answer now"), ("message", "Tell us you are safe."),
-                    ("ack", "on"), ("ack_within_min", "10"), ("ack_resend", "2"),
-                ])
+                let sent = try await ann.post(
+                    "/portal/send",
+                    pairs: [("_csrf", csrf)] + Self.hours + [
+                        ("title", "Are you safe?"), ("desc", "Answer now"), ("message", "Tell us you are safe."),
+                        ("ack", "on"), ("ack_within_min", "10"), ("ack_resend", "2"),
+                    ])
                 #expect(sent.status == .seeOther, "\(sent.text)")
                 let location = try #require(sent.headers[.location])
                 let key = String(location.split(separator: "/").last ?? "")
@@ -213,7 +242,8 @@ import Testing
                 let beaCSRF = try await Self.open(&bea, as: "bea", password: "bea-password-1").csrf
                 #expect(try await bea.post("/portal/messages/\(key)/resend", ["_csrf": beaCSRF]).status == .notFound)
                 #expect(try await ann.post("/portal/messages/\(key)/resend", [:]).status == .forbidden)
-                #expect(try await AcknowledgementTests.stored(key, in: hub.database)[path: "ack.round"]?.int64Value
+                #expect(
+                    try await AcknowledgementTests.stored(key, in: hub.database)[path: "ack.round"]?.int64Value
                         == 0)
 
                 for round in 1...2 {
@@ -239,7 +269,8 @@ import Testing
                 let refused = try await ann.post("/portal/messages/\(key)/resend", ["_csrf": csrf])
                 #expect(refused.status == .conflict)
                 #expect(refused.text.contains("Every re-send this message asked for (2) was made."))
-                #expect(try await AcknowledgementTests.stored(key, in: hub.database)[path: "ack.round"]?.int64Value
+                #expect(
+                    try await AcknowledgementTests.stored(key, in: hub.database)[path: "ack.round"]?.int64Value
                         == 2)
             }
         }
@@ -251,11 +282,13 @@ import Testing
             let (csrf, _) = try await Self.open(&ann)
             // Scheduled a day ahead: asked for an acknowledgement, not sent yet.
             let annCaller = HubHarness.Caller.basic("ann", HubHarness.annPassword)
-            let scheduled = try await hub.request(.post, "/message", as: annCaller, json: """
-                {"title": "Trip", "desc": "Trip tomorrow", "message": "Bring lunch.", "distribution": "Alert",
-                 "topic_key": "\(Fixtures.Legacy.hoursTopic)", "send_at": \(UnixTime.nowMilliseconds() + 86_400_000),
-                 "ack": {"within_s": 600, "resend": 1}}
-                """)
+            let scheduled = try await hub.request(
+                .post, "/message", as: annCaller,
+                json: """
+                    {"title": "Trip", "desc": "Trip tomorrow", "message": "Bring lunch.", "distribution": "Alert",
+                     "topic_key": "\(Fixtures.Legacy.hoursTopic)", "send_at": \(UnixTime.nowMilliseconds() + 86_400_000),
+                     "ack": {"within_s": 600, "resend": 1}}
+                    """)
             #expect(scheduled.status == .created, "\(scheduled.text)")
             let scheduledKey = try #require(try scheduled.json()["msi_key"]?.stringValue)
             let notSent = try await ann.post("/portal/messages/\(scheduledKey)/resend", ["_csrf": csrf])
@@ -263,10 +296,12 @@ import Testing
             let page = try await ann.get("/portal/messages/\(scheduledKey)")
             #expect(page.text.contains(#"id="ack-state">Not sent yet.<"#))
 
-            let plain = try await hub.request(.post, "/message", as: annCaller, json: """
-                {"title": "Hours", "desc": "New hours", "message": "Open till 8.", "distribution": "Alert",
-                 "topic_key": "\(Fixtures.Legacy.hoursTopic)"}
-                """)
+            let plain = try await hub.request(
+                .post, "/message", as: annCaller,
+                json: """
+                    {"title": "Hours", "desc": "New hours", "message": "Open till 8.", "distribution": "Alert",
+                     "topic_key": "\(Fixtures.Legacy.hoursTopic)"}
+                    """)
             let plainKey = try #require(try plain.json()["msi_key"]?.stringValue)
             let refused = try await ann.post("/portal/messages/\(plainKey)/resend", ["_csrf": csrf])
             #expect(refused.status == .conflict && refused.text.contains("did not ask for an acknowledgement"))

@@ -16,9 +16,12 @@ import Testing
             try await HubHarness.with(seed: PortalBroadcastTests.seed, relay: try FanOutTests.relay(to: fake)) { hub in
                 var ann = PortalBrowser(hub: hub)
                 let (csrf, _) = try await PortalBroadcastTests.open(&ann)
-                let sent = try await ann.post("/portal/send", pairs: [("_csrf", csrf)] + PortalBroadcastTests.hours + [
-                    ("title", "Libary hours"), ("desc", "Open until 8"), ("message", "The library is open until 8 pm."),
-                ])
+                let sent = try await ann.post(
+                    "/portal/send",
+                    pairs: [("_csrf", csrf)] + PortalBroadcastTests.hours + [
+                        ("title", "Libary hours"), ("desc", "Open until 8"),
+                        ("message", "The library is open until 8 pm."),
+                    ])
                 #expect(sent.status == .seeOther, "\(sent.text)")
                 let location = try #require(sent.headers[.location])
                 let key = String(location.split(separator: "/").last ?? "")
@@ -29,27 +32,39 @@ import Testing
                 #expect(page.text.contains(#"<form method="post" action="/portal/messages/\#(key)/correct""#))
                 #expect(page.text.contains(#"<form method="post" action="/portal/messages/\#(key)/withdraw""#))
                 #expect(page.text.contains(#"id="correct-title" name="title" value="Libary hours""#))
-                let texts = [("title", "Libary hours"), ("desc", "Open until 8"), ("message", "The library is open until 8 pm.")]
+                let texts = [
+                    ("title", "Libary hours"), ("desc", "Open until 8"), ("message", "The library is open until 8 pm."),
+                ]
 
                 // Another communicator may not, nor a form without the session's token, nor texts left as they were,
                 // nor an Alert without its notification text: nothing is stored.
                 var bea = PortalBrowser(hub: hub)
                 let beaCSRF = try await PortalBroadcastTests.open(&bea, as: "bea", password: "bea-password-1").csrf
-                #expect(try await bea.post("/portal/messages/\(key)/correct", pairs: [("_csrf", beaCSRF)] + texts)
-                    .status == .notFound)
+                #expect(
+                    try await bea.post("/portal/messages/\(key)/correct", pairs: [("_csrf", beaCSRF)] + texts)
+                        .status == .notFound)
                 #expect(try await bea.post("/portal/messages/\(key)/withdraw", ["_csrf": beaCSRF]).status == .notFound)
                 #expect(try await ann.post("/portal/messages/\(key)/correct", pairs: texts).status == .forbidden)
                 let unchanged = try await ann.post("/portal/messages/\(key)/correct", pairs: [("_csrf", csrf)] + texts)
                 #expect(unchanged.status == .unprocessableContent && unchanged.text.contains("Nothing to correct"))
-                let noDesc = try await ann.post("/portal/messages/\(key)/correct", pairs: [("_csrf", csrf),
-                    ("title", "Library hours"), ("desc", " "), ("message", "The library is open until 8 pm.")])
+                let noDesc = try await ann.post(
+                    "/portal/messages/\(key)/correct",
+                    pairs: [
+                        ("_csrf", csrf),
+                        ("title", "Library hours"), ("desc", " "), ("message", "The library is open until 8 pm."),
+                    ])
                 #expect(noDesc.status == .unprocessableContent)
                 var stored = try await PortalBroadcastTests.stored(hub)
                 #expect(stored["title"] == "Libary hours" && stored["corrections"] == nil && stored["withdrawn"] == nil)
 
                 // The sender corrects the title: stored, and the phones get the corrected texts.
-                let corrected = try await ann.post("/portal/messages/\(key)/correct", pairs: [("_csrf", csrf),
-                    ("title", "Library hours"), ("desc", "Open until 8"), ("message", "The library is open until 8 pm.")])
+                let corrected = try await ann.post(
+                    "/portal/messages/\(key)/correct",
+                    pairs: [
+                        ("_csrf", csrf),
+                        ("title", "Library hours"), ("desc", "Open until 8"),
+                        ("message", "The library is open until 8 pm."),
+                    ])
                 #expect(corrected.status == .seeOther)
                 #expect(corrected.headers[.location] == "\(location)?done=corrected")
                 stored = try await PortalBroadcastTests.stored(hub)
@@ -57,13 +72,15 @@ import Testing
                 try await eventually("the correction at FCM") {
                     MessageCorrectionTests.requests(fake, key).contains { $0.data["correction"] == "1" }
                 }
-                let correction = try #require(MessageCorrectionTests.requests(fake, key).first { $0.data["correction"] == "1" })
+                let correction = try #require(
+                    MessageCorrectionTests.requests(fake, key).first { $0.data["correction"] == "1" })
                 #expect(correction.data["title"] == "Library hours")
                 #expect(try await ann.get("\(location)?done=corrected").text.contains("The correction is stored"))
 
                 // Then withdraws it, with a reason: the phones are told, the page offers no more edits.
-                let withdrawn = try await ann.post("/portal/messages/\(key)/withdraw",
-                                                   ["_csrf": csrf, "reason": "Sent to the wrong list"])
+                let withdrawn = try await ann.post(
+                    "/portal/messages/\(key)/withdraw",
+                    ["_csrf": csrf, "reason": "Sent to the wrong list"])
                 #expect(withdrawn.status == .seeOther)
                 #expect(withdrawn.headers[.location] == "\(location)?done=withdrawn")
                 try await eventually("the withdrawal at FCM") {

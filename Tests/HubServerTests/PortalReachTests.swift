@@ -16,8 +16,11 @@ import Testing
             try await HubHarness.legacy(database)
             try await ReceiptTests.seed([a, b], topics: [ReceiptTests.hoursTopic], in: database)
         }) { hub in
-            let sent = try await hub.request(.post, "/message", as: .basic("ann", HubHarness.annPassword), json:
-                #"{"title": "Closed", "desc": "Closed today", "message": "The library is closed today.", "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert"}"#)
+            let sent = try await hub.request(
+                .post, "/message", as: .basic("ann", HubHarness.annPassword),
+                json:
+                    #"{"title": "Closed", "desc": "Closed today", "message": "The library is closed today.", "topic_key": "\#(ReceiptTests.hoursTopic)", "distribution": "Alert"}"#
+            )
             #expect(sent.status == .created, "\(sent.text)")
             let key = try #require(try sent.json()["msi_key"]?.stringValue)
             // Another sender's message, which ann may not see.
@@ -32,18 +35,24 @@ import Testing
             #expect(page.text.contains(#"<dd id="reach-audience">2</dd>"#))
             #expect(page.text.contains(#"<dd id="reach-acknowledged">0</dd>"#))
 
-            _ = try await ReceiptTests.post([ReceiptTests.entry(key, "received"),
-                                             ReceiptTests.entry(key, "acknowledged", response: "Thanks")], as: a, on: hub)
+            _ = try await ReceiptTests.post(
+                [
+                    ReceiptTests.entry(key, "received"),
+                    ReceiptTests.entry(key, "acknowledged", response: "Thanks"),
+                ], as: a, on: hub)
             _ = try await ReceiptTests.post([ReceiptTests.entry(key, "received")], as: b, on: hub)
             let reach = try await browser.get("/portal/messages/\(key)/reach")
             #expect(reach.status == .ok)
             #expect(reach.headers[.contentType]?.hasPrefix("application/json") == true)
             let body = try reach.json()
-            #expect(["audience", "received", "acknowledged", "not_answered"].map { body[$0]?.int64Value } == [2, 2, 1, 1])
+            #expect(
+                ["audience", "received", "acknowledged", "not_answered"].map { body[$0]?.int64Value } == [2, 2, 1, 1])
             // The message offered no responses: its free text is counted apart, never a field of the counts.
             #expect(body["responses"]?.documentValue?["Thanks"] == nil)
             #expect(body["free_text_responses"]?.int64Value == 1)
-            let silent = body["not_answered_devices"]?.arrayValue?.compactMap { $0.documentValue?["device"]?.stringValue }
+            let silent = body["not_answered_devices"]?.arrayValue?.compactMap {
+                $0.documentValue?["device"]?.stringValue
+            }
             #expect(silent == [b.id.hex])
 
             // Another sender's message is not found, in JSON; nobody logged in is sent to log in.

@@ -18,15 +18,20 @@ import Testing
     static let seed: @Sendable (MongoDatabase) async throws -> Void = { database in
         try await HubHarness.legacy(database)
         let groups = GroupDAO(database: database)
-        _ = try await groups.replace(id: "class-7b", name: "Class 7B", access: ["ann"],
-                                     persons: ["student-1", "student-2"])
+        _ = try await groups.replace(
+            id: "class-7b", name: "Class 7B", access: ["ann"],
+            persons: ["student-1", "student-2"])
         _ = try await groups.replace(id: "staff", name: "Staff", access: [], persons: ["teacher-1"])
         _ = try await groups.replace(id: "chess", name: "Chess club", access: ["dan"], persons: ["student-3"])
         let devices = DeviceDAO(database: database)
-        for (registration, person) in [("reg-a", "student-1"), ("reg-b", "student-1"), ("reg-c", "student-2"),
-                                       ("reg-d", "teacher-1")] {
-            let device = try await devices.register(registration: registration, platform: .android, locale: nil,
-                                                    appVersion: nil, secretHash: "hash").device
+        for (registration, person) in [
+            ("reg-a", "student-1"), ("reg-b", "student-1"), ("reg-c", "student-2"),
+            ("reg-d", "teacher-1"),
+        ] {
+            let device = try await devices.register(
+                registration: registration, platform: .android, locale: nil,
+                appVersion: nil, secretHash: "hash"
+            ).device
             _ = try await devices.bind(device.id, person: person)
         }
         try await devices.markUnregistered(registration: "reg-c")
@@ -38,10 +43,12 @@ import Testing
 
     /// A filled form to `to` (group or persons) as the browser posts it, with subject fields the server must not read.
     static func form(csrf: String, to kind: String, _ fields: [String: String]) -> [String: String] {
-        var form = ["_csrf": csrf, "to": kind, "title": "Trip", "desc": "Bring a coat",
-                    "message": "The trip is on Friday.", "distribution": "Alert",
-                    "channel": Fixtures.Legacy.channelID.hex, "area": Fixtures.Legacy.libraryID.hex,
-                    "subject": Fixtures.Legacy.hoursID.hex]
+        var form = [
+            "_csrf": csrf, "to": kind, "title": "Trip", "desc": "Bring a coat",
+            "message": "The trip is on Friday.", "distribution": "Alert",
+            "channel": Fixtures.Legacy.channelID.hex, "area": Fixtures.Legacy.libraryID.hex,
+            "subject": Fixtures.Legacy.hoursID.hex,
+        ]
         form.merge(fields) { $1 }
         return form
     }
@@ -54,8 +61,9 @@ import Testing
             #expect(page.status == .ok)
             #expect(page.text.contains("id=\"to-subject\"") && page.text.contains("id=\"to-group\""))
             // Two members; student-1's two active devices (student-2's is unregistered).
-            #expect(page.text.contains(
-                "<option value=\"class-7b\" selected>Class 7B · 2 members · 2 registered devices</option>"))
+            #expect(
+                page.text.contains(
+                    "<option value=\"class-7b\" selected>Class 7B · 2 members · 2 registered devices</option>"))
             #expect(!page.text.contains("Staff") && !page.text.contains("Chess club"))
             #expect(!page.text.contains("id=\"persons\"") && !page.text.contains("id=\"to-persons\""))
         }
@@ -94,8 +102,10 @@ import Testing
             let list = try await browser.get("/portal/sent")
             #expect(list.text.contains("<span>To group Class 7B</span>"))
             // An Information sends no notification text, whatever the field holds.
-            let information = try await browser.post("/portal/send", Self.form(
-                csrf: csrf, to: "group", ["group": "class-7b", "distribution": "Information", "title": "Quiet"]))
+            let information = try await browser.post(
+                "/portal/send",
+                Self.form(
+                    csrf: csrf, to: "group", ["group": "class-7b", "distribution": "Information", "title": "Quiet"]))
             #expect(information.status == .seeOther)
             let quiet = try #require(try await messages.findOne(["title": "Quiet"]))
             #expect(quiet["distribution"]?.stringValue == "Information" && quiet["desc"]?.stringValue == "")
@@ -126,12 +136,14 @@ import Testing
             var ann = PortalBrowser(hub: hub)
             _ = try await ann.login("ann", HubHarness.annPassword)
             let annCSRF = try PortalBrowser.csrf(in: try await ann.get("/portal/send"))
-            let refused = try await ann.post("/portal/send",
-                                             Self.form(csrf: annCSRF, to: "persons", ["persons": "student-1"]))
+            let refused = try await ann.post(
+                "/portal/send",
+                Self.form(csrf: annCSRF, to: "persons", ["persons": "student-1"]))
             #expect(refused.status == .unprocessableContent)
             // Ann's form has no persons field: the refusal shows beside the choice of recipient.
-            #expect(refused.text.contains(
-                "id=\"recipients-error\" role=\"alert\">You may not send to persons directly"))
+            #expect(
+                refused.text.contains(
+                    "id=\"recipients-error\" role=\"alert\">You may not send to persons directly"))
             #expect(try await messages.countDocuments() == 0)
 
             var dan = PortalBrowser(hub: hub)
@@ -140,14 +152,18 @@ import Testing
             let tooMany = (0...1_000).map { "p\($0)" }.joined(separator: "\n")
             let over = try await dan.post("/portal/send", Self.form(csrf: danCSRF, to: "persons", ["persons": tooMany]))
             #expect(over.status == .unprocessableContent)
-            #expect(over.text.contains(
-                "id=\"persons-error\">This names 1001 persons; at most 1000 fit in one message."))
+            #expect(
+                over.text.contains(
+                    "id=\"persons-error\">This names 1001 persons; at most 1000 fit in one message."))
             #expect(try await messages.countDocuments() == 0)
-            let sent = try await dan.post("/portal/send", Self.form(
-                csrf: danCSRF, to: "persons", ["persons": "student-1, student-2\n\nstudent-3\n"]))
+            let sent = try await dan.post(
+                "/portal/send",
+                Self.form(
+                    csrf: danCSRF, to: "persons", ["persons": "student-1, student-2\n\nstudent-3\n"]))
             #expect(sent.status == .seeOther)
             let stored = try #require(try await messages.findOne([:]))
-            #expect(stored[path: "to.persons"]?.arrayValue?.compactMap(\.stringValue)
+            #expect(
+                stored[path: "to.persons"]?.arrayValue?.compactMap(\.stringValue)
                     == ["student-1", "student-2", "student-3"])
             let confirmation = try await dan.get(try #require(sent.headers[.location]))
             #expect(confirmation.text.contains("id=\"sent-to\">To 3 persons</strong>"))

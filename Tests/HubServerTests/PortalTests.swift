@@ -41,8 +41,12 @@ import Testing
             var other = PortalBrowser(hub: hub)
             let loginPage = try await other.get("/portal/login")
             browser.cookies[CSRFMiddleware.loginCookie] = other.cookies[CSRFMiddleware.loginCookie]
-            _ = try await browser.post("/portal/login", ["username": "ann", "password": HubHarness.annPassword,
-                                                         "_csrf": try PortalBrowser.csrf(in: loginPage)])
+            _ = try await browser.post(
+                "/portal/login",
+                [
+                    "username": "ann", "password": HubHarness.annPassword,
+                    "_csrf": try PortalBrowser.csrf(in: loginPage),
+                ])
             let second = try #require(browser.cookies["msi_session"])
             #expect(second != secret)
             #expect(try await hub.database.collection(CollectionName.sessions).countDocuments() == 1)
@@ -63,8 +67,10 @@ import Testing
         try await HubHarness.with(seed: Self.seed) { hub in
             var browser = PortalBrowser(hub: hub)
             _ = try await browser.login("ann", HubHarness.annPassword)
-            let form = ["channel": Fixtures.Legacy.channelID.hex, "area": Fixtures.Legacy.sportsID.hex,
-                        "subject": Fixtures.Legacy.fixturesID.hex, "title": "t", "message": "m"]
+            let form = [
+                "channel": Fixtures.Legacy.channelID.hex, "area": Fixtures.Legacy.sportsID.hex,
+                "subject": Fixtures.Legacy.fixturesID.hex, "title": "t", "message": "m",
+            ]
             #expect(try await browser.post("/portal/send", form).status == .forbidden)
             var wrong = form
             wrong["_csrf"] = PortalSecret.make()
@@ -73,8 +79,12 @@ import Testing
             #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 0)
             // The login form's token must match its cookie.
             var stranger = PortalBrowser(hub: hub)
-            let login = try await stranger.post("/portal/login", ["username": "ann", "password": HubHarness.annPassword,
-                                                                  "_csrf": PortalSecret.make()])
+            let login = try await stranger.post(
+                "/portal/login",
+                [
+                    "username": "ann", "password": HubHarness.annPassword,
+                    "_csrf": PortalSecret.make(),
+                ])
             #expect(login.status == .forbidden)
         }
     }
@@ -91,7 +101,9 @@ import Testing
             #expect(throttled.text.contains("Too many failed logins"))
             #expect(browser.cookies["msi_session"] == nil)
             // Kept in the database, so every replica counts the same failures; other users are not affected.
-            #expect(try await hub.database.collection(CollectionName.loginFailures).countDocuments(["username": "ann"]) == 5)
+            #expect(
+                try await hub.database.collection(CollectionName.loginFailures).countDocuments(["username": "ann"]) == 5
+            )
             #expect(try await browser.login("root", Self.adminPassword).status == .seeOther)
         }
     }
@@ -120,8 +132,10 @@ import Testing
             #expect(anonymous.status == .seeOther)
             #expect(anonymous.headers[.location] == "/portal/login?next=%2Fportal%2Fadmin%2Fchannels")
             _ = try await browser.login("ann", HubHarness.annPassword)
-            for page in ["/portal/admin/channels", "/portal/admin/users", "/portal/admin/tokens",
-                         "/portal/admin/channels/\(Fixtures.Legacy.channelID.hex)/areas"] {
+            for page in [
+                "/portal/admin/channels", "/portal/admin/users", "/portal/admin/tokens",
+                "/portal/admin/channels/\(Fixtures.Legacy.channelID.hex)/areas",
+            ] {
                 let refused = try await browser.get(page)
                 #expect(refused.status == .forbidden && refused.text.contains("Admins only"))
                 #expect(refused.text.contains("id=\"logout\""))  // the error page still shows who is logged in
@@ -136,8 +150,10 @@ import Testing
             let page = try await browser.get("/portal/send")
             #expect(page.text.contains("Opening hours") && page.text.contains("data-distribution=\"Alert\""))
             let csrf = try PortalBrowser.csrf(in: page)
-            var form = ["_csrf": csrf, "channel": Fixtures.Legacy.channelID.hex, "area": Fixtures.Legacy.libraryID.hex,
-                        "subject": Fixtures.Legacy.hoursID.hex, "title": "Closed <today>", "message": "Back tomorrow"]
+            var form = [
+                "_csrf": csrf, "channel": Fixtures.Legacy.channelID.hex, "area": Fixtures.Legacy.libraryID.hex,
+                "subject": Fixtures.Legacy.hoursID.hex, "title": "Closed <today>", "message": "Back tomorrow",
+            ]
             // An Alert needs its notification text: the form comes back as filled, the error beside the field.
             let refused = try await browser.post("/portal/send", form)
             #expect(refused.status == .unprocessableContent)
@@ -168,8 +184,9 @@ import Testing
 
     @Test func namesAreEscapedAsText() async throws {
         try await HubHarness.with(seed: Self.seed) { hub in
-            try await hub.request(.post, "/channel", as: .admin,
-                                  json: #"{"name": "<script>alert(1)</script>", "desc": "\"quoted\""}"#)
+            try await hub.request(
+                .post, "/channel", as: .admin,
+                json: #"{"name": "<script>alert(1)</script>", "desc": "\"quoted\""}"#)
             var browser = PortalBrowser(hub: hub)
             _ = try await browser.login("root", Self.adminPassword)
             let page = try await browser.get("/portal/admin/channels")
@@ -186,10 +203,12 @@ extension PortalTests {
             var browser = PortalBrowser(hub: hub)
             _ = try await browser.login("root", Self.adminPassword)
             let csrf = try PortalBrowser.csrf(in: try await browser.get("/portal/admin/channels/new"))
-            let added = try await browser.post("/portal/admin/channels/new",
-                                               ["_csrf": csrf, "name": "North Campus", "desc": "", "access": "ann, bob"])
+            let added = try await browser.post(
+                "/portal/admin/channels/new",
+                ["_csrf": csrf, "name": "North Campus", "desc": "", "access": "ann, bob"])
             #expect(added.status == .seeOther && added.headers[.location] == "/portal/admin/channels?done=added")
-            let channel = try #require(try await hub.database.collection(CollectionName.icube).findOne(["name": "North Campus"]))
+            let channel = try #require(
+                try await hub.database.collection(CollectionName.icube).findOne(["name": "North Campus"]))
             let channelID = try #require(channel["_id"]?.objectIDValue).hex
             #expect(channel["access"] == ["ann", "bob"])
             #expect(try await hub.request(.get, "/channel").text.contains("North Campus"))
@@ -203,19 +222,31 @@ extension PortalTests {
             let areaID = try #require(try await stored().areas.first?.id.hex)
             let subjects = "\(areas)/\(areaID)/subjects"
             // A subject without a distribution: the form comes back as filled, the error beside the field.
-            let refused = try await browser.post(subjects + "/new", ["_csrf": csrf, "name": "Lab <safety>", "level": "Forced"])
+            let refused = try await browser.post(
+                subjects + "/new", ["_csrf": csrf, "name": "Lab <safety>", "level": "Forced"])
             #expect(refused.status == .unprocessableContent)
-            #expect(refused.text.contains("id=\"distribution-error\"") && refused.text.contains("value=\"Lab &lt;safety&gt;\""))
-            #expect(try await browser.post(subjects + "/new", ["_csrf": csrf, "name": "Lab safety", "level": "Forced",
-                                                               "distribution": "Alert"]).status == .seeOther)
+            #expect(
+                refused.text.contains("id=\"distribution-error\"")
+                    && refused.text.contains("value=\"Lab &lt;safety&gt;\""))
+            #expect(
+                try await browser.post(
+                    subjects + "/new",
+                    [
+                        "_csrf": csrf, "name": "Lab safety", "level": "Forced",
+                        "distribution": "Alert",
+                    ]
+                ).status == .seeOther)
             let subject = try #require(try await stored().areas.first?.subjects.first)
             #expect(subject.level == "Forced" && subject.distribution == .alert)
             #expect(subject.topicKey == "\(channelID)-\(areaID)-\(subject.id.hex)")
             #expect(try await hub.request(.get, "/channel").text.contains("Lab safety"))
 
-            let edited = try await browser.post("\(subjects)/\(subject.id.hex)/edit",
-                                                ["_csrf": csrf, "name": "Lab rules", "desc": "d", "level": "",
-                                                 "distribution": "Information"])
+            let edited = try await browser.post(
+                "\(subjects)/\(subject.id.hex)/edit",
+                [
+                    "_csrf": csrf, "name": "Lab rules", "desc": "d", "level": "",
+                    "distribution": "Information",
+                ])
             #expect(edited.headers[.location] == subjects + "?done=saved")
             let editedSubject = try await stored().areas.first?.subjects.first
             #expect(editedSubject?.name == "Lab rules" && editedSubject?.distribution == .information)
@@ -236,14 +267,20 @@ extension PortalTests {
             var root = PortalBrowser(hub: hub)
             _ = try await root.login("root", Self.adminPassword)
             let csrf = try PortalBrowser.csrf(in: try await root.get("/portal/admin/users"))
-            let annID = try #require(try await hub.database.collection(CollectionName.users).findOne(["username": "ann"])?["_id"]?.objectIDValue)
+            let annID = try #require(
+                try await hub.database.collection(CollectionName.users).findOne(["username": "ann"])?["_id"]?
+                    .objectIDValue)
             let disabled = try await root.post("/portal/admin/users/\(annID.hex)/disable", ["_csrf": csrf])
             #expect(disabled.headers[.location] == "/portal/admin/users?done=disabled")
             #expect(try await ann.get("/portal").status == .seeOther)
             #expect(try await ann.login("ann", HubHarness.annPassword).status == .unauthorized)
             // An admin cannot lock themselves out.
-            let rootID = try #require(try await hub.database.collection(CollectionName.users).findOne(["username": "root"])?["_id"]?.objectIDValue)
-            #expect(try await root.post("/portal/admin/users/\(rootID.hex)/disable", ["_csrf": csrf]).status == .unprocessableContent)
+            let rootID = try #require(
+                try await hub.database.collection(CollectionName.users).findOne(["username": "root"])?["_id"]?
+                    .objectIDValue)
+            #expect(
+                try await root.post("/portal/admin/users/\(rootID.hex)/disable", ["_csrf": csrf]).status
+                    == .unprocessableContent)
         }
     }
 
@@ -265,7 +302,9 @@ extension PortalTests {
         let cookie = portal.sessionCookie(PortalSecret.make()).description
         #expect(cookie.hasPrefix("__Host-msi_session=") && cookie.contains("Secure") && cookie.contains("HttpOnly"))
         #expect(cookie.contains("SameSite=Lax") && cookie.contains("Path=/"))
-        #expect(throws: ConfigurationError.self) { try PortalConfiguration.fromEnvironment(["PORTAL_SECURE_COOKIES": "maybe"]) }
+        #expect(throws: ConfigurationError.self) {
+            try PortalConfiguration.fromEnvironment(["PORTAL_SECURE_COOKIES": "maybe"])
+        }
         #expect(try HubConfiguration.fromEnvironment([:]).portal.secureCookies == false)
     }
 
@@ -275,12 +314,15 @@ extension PortalTests {
             _ = try await browser.login("ann", HubHarness.annPassword)
             let page = try await browser.get("/portal/send")
             #expect(page.text.contains("maxlength=\"500\"") && page.text.contains("maxlength=\"1500\""))
-            let form = ["_csrf": try PortalBrowser.csrf(in: page), "channel": Fixtures.Legacy.channelID.hex,
-                        "area": Fixtures.Legacy.libraryID.hex, "subject": Fixtures.Legacy.hoursID.hex,
-                        "title": String(repeating: "t", count: 501), "desc": "Closed", "message": ""]
+            let form = [
+                "_csrf": try PortalBrowser.csrf(in: page), "channel": Fixtures.Legacy.channelID.hex,
+                "area": Fixtures.Legacy.libraryID.hex, "subject": Fixtures.Legacy.hoursID.hex,
+                "title": String(repeating: "t", count: 501), "desc": "Closed", "message": "",
+            ]
             let refused = try await browser.post("/portal/send", form)
             #expect(refused.status == .unprocessableContent)
-            #expect(refused.text.contains("id=\"title-error\">This is 501 characters long; at most 500 fit on the phones."))
+            #expect(
+                refused.text.contains("id=\"title-error\">This is 501 characters long; at most 500 fit on the phones."))
             #expect(refused.text.contains("id=\"message-error\">Enter the message."))
             #expect(!refused.text.contains("id=\"desc-error\""))
             #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 0)
@@ -311,7 +353,8 @@ struct PortalBrowser {
     /// Opens the login page and logs in with its token.
     mutating func login(_ username: String, _ password: String) async throws -> TestResponse {
         let page = try await get("/portal/login")
-        return try await post("/portal/login", ["username": username, "password": password, "_csrf": try Self.csrf(in: page)])
+        return try await post(
+            "/portal/login", ["username": username, "password": password, "_csrf": try Self.csrf(in: page)])
     }
 
     /// The CSRF token in a page's forms.
@@ -323,18 +366,25 @@ struct PortalBrowser {
         return String(text[start..<end])
     }
 
-    private mutating func send(_ method: HTTPRequest.Method, _ uri: String, body: String?) async throws -> TestResponse {
+    private mutating func send(_ method: HTTPRequest.Method, _ uri: String, body: String?) async throws -> TestResponse
+    {
         var headers: HTTPFields = [:]
         if !cookies.isEmpty {
             headers[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         }
         if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
-        let response = try await hub.client.execute(uri: uri, method: method, headers: headers,
-                                                    body: body.map { ByteBuffer(string: $0) })
+        let response = try await hub.client.execute(
+            uri: uri, method: method, headers: headers,
+            body: body.map { ByteBuffer(string: $0) })
         for header in response.headers[values: .setCookie] {
-            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let pair = header.split(separator: ";")[0].split(
+                separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard pair.count == 2 else { continue }
-            if header.contains("Max-Age=0") { cookies[String(pair[0])] = nil } else { cookies[String(pair[0])] = String(pair[1]) }
+            if header.contains("Max-Age=0") {
+                cookies[String(pair[0])] = nil
+            } else {
+                cookies[String(pair[0])] = String(pair[1])
+            }
         }
         return response
     }

@@ -13,9 +13,11 @@ import Testing
 @Suite("Public history")
 struct PublicHistoryTests {
     /// The fields anyone may see of a message.
-    static let publicKeys: Set<String> = ["_id", "msi_key", "title", "desc", "message", "topic_key", "distribution", "urgency",
-                                          "sender", "timestamp", "ttl", "send_at", "relay", "lang", "translations",
-                                          "image", "kind", "dismissible", "expires_at", "display", "data"]
+    static let publicKeys: Set<String> = [
+        "_id", "msi_key", "title", "desc", "message", "topic_key", "distribution", "urgency",
+        "sender", "timestamp", "ttl", "send_at", "relay", "lang", "translations",
+        "image", "kind", "dismissible", "expires_at", "display", "data",
+    ]
 
     /// A message `send_at` an hour from now.
     static func scheduled(_ title: String) -> String {
@@ -38,7 +40,8 @@ struct PublicHistoryTests {
 
     static func expectPublic(_ message: BSONDocument, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(Set(message.keys).isSubset(of: publicKeys), "\(message.keys)", sourceLocation: sourceLocation)
-        #expect(message["relay"]?.documentValue.map { Array($0.keys) == ["state"] } ?? true, sourceLocation: sourceLocation)
+        #expect(
+            message["relay"]?.documentValue.map { Array($0.keys) == ["state"] } ?? true, sourceLocation: sourceLocation)
     }
 
     @Test func anonymousHistoryHidesScheduledMessagesAndRelayInternals() async throws {
@@ -50,7 +53,9 @@ struct PublicHistoryTests {
                 fake.failNext(1, status: 400)
                 let failed = try await hub.post(RelayOutboxTests.information("Refused"))
                 try await eventually { try await hub.relayState(failed) == "failed" }
-                let stored = try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(failed)])
+                let stored = try await hub.database.collection(CollectionName.message).findOne([
+                    "msi_key": .objectID(failed)
+                ])
                 #expect(stored?[path: "relay.components.data.last_error"]?.stringValue?.isEmpty == false)
                 _ = try await hub.post(Self.scheduled("Later"))
 
@@ -59,7 +64,9 @@ struct PublicHistoryTests {
                 #expect(anonymous.status == .ok)
                 #expect(Self.titles(try anonymous.json()) == ["Refused", "Sent"])
                 try Self.expectPublic(anonymous)
-                let states = try anonymous.json()["messages"]?.arrayValue?.compactMap { $0.documentValue?[path: "relay.state"] }
+                let states = try anonymous.json()["messages"]?.arrayValue?.compactMap {
+                    $0.documentValue?[path: "relay.state"]
+                }
                 #expect(states == ["failed", "sent"])
                 // Left out by the query: a page of one is full, and its cursor leads on to the rest.
                 let first = try await hub.request(.get, "/message?\(topic)&limit=1").json()
@@ -102,7 +109,8 @@ struct PublicHistoryTests {
 
             // Once its send time has come, everyone sees it, with the time it was sent at.
             let sendAt = UnixTime.nowMilliseconds() + 3_000
-            let soon = try await hub.post(RelayOutboxTests.information("Soon", extra: #", "send_at": \#(sendAt), "ttl": 600"#))
+            let soon = try await hub.post(
+                RelayOutboxTests.information("Soon", extra: #", "send_at": \#(sendAt), "ttl": 600"#))
             let before = try await hub.request(.get, "/message/\(soon.hex)").status
             // Answered before the send time: the hub cannot have judged it come (a slow machine may answer later).
             if UnixTime.nowMilliseconds() < sendAt { #expect(before == .notFound) }
@@ -121,9 +129,12 @@ struct PublicHistoryTests {
                 let phone = try await hub.register("public-view")
                 let key = try await hub.post(RelayOutboxTests.alert("Closed"))
                 try await eventually { try await hub.relayState(key) == "sent" }
-                let stored = try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(key)])
+                let stored = try await hub.database.collection(CollectionName.message).findOne([
+                    "msi_key": .objectID(key)
+                ])
                 #expect(stored?["relay"]?.documentValue?["components"] != nil)
-                let page = try await hub.request(.get, "/device/\(phone.deviceID)/messages?since=0", as: .token(phone.secret))
+                let page = try await hub.request(
+                    .get, "/device/\(phone.deviceID)/messages?since=0", as: .token(phone.secret))
                 #expect(page.status == .ok)
                 #expect(Self.titles(try page.json()) == ["Closed"])
                 try Self.expectPublic(page)
@@ -133,12 +144,15 @@ struct PublicHistoryTests {
     }
 
     @Test func theRuleSaysWhoSeesTheDetail() throws {
-        let message = try #require(Message(document: [
-            "_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()), "title": "t", "sender": "ann",
-            "timestamp": .int64(1), "legacy_extra": "x",
-            "relay": ["state": "failed", "due_at": .int64(1), "lease_owner": "host/1/abc",
-                      "components": ["data": ["state": "failed", "last_error": "FCM 400"]]],
-        ]))
+        let message = try #require(
+            Message(document: [
+                "_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()), "title": "t", "sender": "ann",
+                "timestamp": .int64(1), "legacy_extra": "x",
+                "relay": [
+                    "state": "failed", "due_at": .int64(1), "lease_owner": "host/1/abc",
+                    "components": ["data": ["state": "failed", "last_error": "FCM 400"]],
+                ],
+            ]))
         let ann = Identity(name: "ann", role: .communicator, kind: .user)
         let bob = Identity(name: "bob", role: .communicator, kind: .user)
         let root = Identity(name: "root", role: .admin, kind: .user)

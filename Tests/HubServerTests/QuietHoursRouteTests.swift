@@ -38,27 +38,35 @@ struct QuietHoursRouteTests {
     }
 
     /// A hub seeded with the legacy channel, relaying to `fake`, with quiet hours read on `clock`.
-    static func with(_ fake: FakeFCM, clock: QuietTestClock,
-                     seed: @escaping @Sendable (MongoDatabase) async throws -> Void = HubHarness.legacy,
-                     _ body: @Sendable (HubHarness) async throws -> Void) async throws {
+    static func with(
+        _ fake: FakeFCM, clock: QuietTestClock,
+        seed: @escaping @Sendable (MongoDatabase) async throws -> Void = HubHarness.legacy,
+        _ body: @Sendable (HubHarness) async throws -> Void
+    ) async throws {
         let relay = try RelayOutboxTests.relay(to: fake) { $0.quietHoursClock = clock.now }
-        try await HubHarness.with(seed: seed, relay: relay,
-                                  devices: DeviceConfiguration(registrationsPerMinute: 100_000), body)
+        try await HubHarness.with(
+            seed: seed, relay: relay,
+            devices: DeviceConfiguration(registrationsPerMinute: 100_000), body)
     }
 
-    @Test(arguments: [("passive", "passive", "NORMAL", "msi_passive", "5"),
-                      ("time-sensitive", "time-sensitive", "HIGH", "msi_time_sensitive", "10"),
-                      // Without APNS_CRITICAL_ALERTS a critical message reaches APNs as time-sensitive.
-                      ("critical", "time-sensitive", "HIGH", "msi_critical", "10")])
-    func aStoredMessagesUrgencyReachesAPNsAndAndroid(urgency: String, level: String, priority: String,
-                                                     channel: String, apnsPriority: String) async throws {
+    @Test(arguments: [
+        ("passive", "passive", "NORMAL", "msi_passive", "5"),
+        ("time-sensitive", "time-sensitive", "HIGH", "msi_time_sensitive", "10"),
+        // Without APNS_CRITICAL_ALERTS a critical message reaches APNs as time-sensitive.
+        ("critical", "time-sensitive", "HIGH", "msi_critical", "10"),
+    ])
+    func aStoredMessagesUrgencyReachesAPNsAndAndroid(
+        urgency: String, level: String, priority: String,
+        channel: String, apnsPriority: String
+    ) async throws {
         try await FakeFCM.with { fake in
             try await Self.with(fake, clock: QuietTestClock()) { hub in
                 let key = try await hub.post(RelayOutboxTests.alert(extra: #", "urgency": "\#(urgency)""#))
                 try await eventually { fake.received.contains { $0.data["msi_key"] == key.hex } }
-                let notification = try #require(fake.received.first {
-                    $0.data["msi_key"] == key.hex && $0.message["notification"] != nil
-                })
+                let notification = try #require(
+                    fake.received.first {
+                        $0.data["msi_key"] == key.hex && $0.message["notification"] != nil
+                    })
                 let apns = try #require(notification.message["apns"] as? [String: Any])
                 let aps = (apns["payload"] as? [String: Any])?["aps"] as? [String: Any]
                 #expect(aps?["interruption-level"] as? String == level)
@@ -80,26 +88,31 @@ struct QuietHoursRouteTests {
             try await Self.with(fake, clock: QuietTestClock()) { hub in
                 let phone = try await hub.register("token-q")
                 let path = "/device/\(phone.deviceID)"
-                let set = try await hub.request(.put, path, as: .token(phone.secret),
-                                                json: #"{"quiet_hours": \#(Self.berlinNights)}"#)
+                let set = try await hub.request(
+                    .put, path, as: .token(phone.secret),
+                    json: #"{"quiet_hours": \#(Self.berlinNights)}"#)
                 #expect(set.status == .ok)
                 var shown = try await hub.request(.get, path, as: .token(phone.secret)).json()
                 #expect(shown[path: "quiet_hours.from"]?.stringValue == "22:00")
                 #expect(shown[path: "quiet_hours.to"]?.stringValue == "07:00")
                 #expect(shown[path: "quiet_hours.tz"]?.stringValue == "Europe/Berlin")
 
-                for bad in [#"{"from": "22:00", "to": "07:00", "tz": "Mars/Olympus"}"#,
-                            #"{"from": "25:00", "to": "07:00", "tz": "UTC"}"#, #"{"from": "22:00"}"#, #""22-07""#] {
-                    let refused = try await hub.request(.put, path, as: .token(phone.secret),
-                                                        json: #"{"quiet_hours": \#(bad)}"#)
+                for bad in [
+                    #"{"from": "22:00", "to": "07:00", "tz": "Mars/Olympus"}"#,
+                    #"{"from": "25:00", "to": "07:00", "tz": "UTC"}"#, #"{"from": "22:00"}"#, #""22-07""#,
+                ] {
+                    let refused = try await hub.request(
+                        .put, path, as: .token(phone.secret),
+                        json: #"{"quiet_hours": \#(bad)}"#)
                     #expect(refused.status == .unprocessableContent, "\(bad)")
                     #expect(refused.errorCode == "invalid_quiet_hours", "\(bad)")
                 }
                 shown = try await hub.request(.get, path, as: .token(phone.secret)).json()
                 #expect(shown[path: "quiet_hours.tz"]?.stringValue == "Europe/Berlin")
 
-                let cleared = try await hub.request(.put, path, as: .token(phone.secret),
-                                                    json: #"{"quiet_hours": null}"#)
+                let cleared = try await hub.request(
+                    .put, path, as: .token(phone.secret),
+                    json: #"{"quiet_hours": null}"#)
                 #expect(cleared.status == .ok)
                 shown = try await hub.request(.get, path, as: .token(phone.secret)).json()
                 #expect(shown["quiet_hours"] == nil || shown["quiet_hours"] == .null)
@@ -130,40 +143,51 @@ struct QuietHoursRouteTests {
                 try await hub.waitForRelayRecord()
                 let quiet = try await hub.register("quiet-phone", locale: "hi-IN")
                 _ = try await hub.register("awake-phone")
-                let set = try await hub.request(.put, "/device/\(quiet.deviceID)", as: .token(quiet.secret),
-                                                json: #"{"quiet_hours": \#(Self.windowAroundNow())}"#)
+                let set = try await hub.request(
+                    .put, "/device/\(quiet.deviceID)", as: .token(quiet.secret),
+                    json: #"{"quiet_hours": \#(Self.windowAroundNow())}"#)
                 #expect(set.status == .ok)
                 // FCM knows the device is in its window's quiet topic (what the condition leaves out).
                 let subscriptions = hub.database.collection(CollectionName.subscriptions)
                 try await eventually {
-                    try await subscriptions.countDocuments(["registration": "quiet-phone", "applied": true,
-                                                            "topic": ["$regex": "^quiet-"]]) == 1
+                    try await subscriptions.countDocuments([
+                        "registration": "quiet-phone", "applied": true,
+                        "topic": ["$regex": "^quiet-"],
+                    ]) == 1
                         && fake.subscriptions(of: "quiet-phone").contains { $0.hasPrefix("quiet-") }
                         && fake.subscriptions(of: "awake-phone").contains(Legacy.hoursTopic)
                         && fake.languageTopics(of: "quiet-phone") == ["lang-hi"]
                 }
                 let inbox = Inboxes(fake)
                 let active = try await hub.post(RelayOutboxTests.alert("Library"))
-                let translated = try await hub.post(RelayOutboxTests.alert(
-                    "Closed", extra: #", "translations": {"hi": {"title": "बंद", "desc": "d-hi"}}"#))
-                let critical = try await hub.post(RelayOutboxTests.alert("Lockdown",
-                                                                         extra: #", "urgency": "critical""#))
+                let translated = try await hub.post(
+                    RelayOutboxTests.alert(
+                        "Closed", extra: #", "translations": {"hi": {"title": "बंद", "desc": "d-hi"}}"#))
+                let critical = try await hub.post(
+                    RelayOutboxTests.alert(
+                        "Lockdown",
+                        extra: #", "urgency": "critical""#))
                 try await eventually { inbox.arrived(active, at: "awake-phone").count == 2 }
                 try await eventually { inbox.arrived(critical, at: "quiet-phone").count == 2 }
                 // The active message went first, by a condition that left the quiet device out.
                 #expect(inbox.arrived(active, at: "quiet-phone").isEmpty)
                 #expect(inbox.arrived(active, at: "awake-phone").allSatisfy { $0.condition != nil })
-                #expect(inbox.arrived(critical, at: "quiet-phone")
-                    .allSatisfy { $0.topic == Legacy.hoursTopic })
+                #expect(
+                    inbox.arrived(critical, at: "quiet-phone")
+                        .allSatisfy { $0.topic == Legacy.hoursTopic })
                 let stored = try await MessageDAO(database: hub.database).get(msiKey: active)
                 let deferrals = try await QuietDeferralDAO(database: hub.database).deferrals(of: stored.id)
                 #expect(deferrals.map(\.state) == [.pending])
 
                 // A correction while the window lasts leaves the quiet device out as the message did.
                 try await MessageCorrectionTests.correct(hub, active.hex, as: .admin, #"{"title": "Library hours"}"#)
-                try await eventually { inbox.arrived(active, at: "awake-phone").contains { $0.data["correction"] == "1" } }
-                let correction = try #require(inbox.arrived(active, at: "awake-phone").first { $0.data["correction"] == "1" })
-                #expect(correction.condition?.contains("!('quiet-") == true, "\(String(describing: correction.condition))")
+                try await eventually {
+                    inbox.arrived(active, at: "awake-phone").contains { $0.data["correction"] == "1" }
+                }
+                let correction = try #require(
+                    inbox.arrived(active, at: "awake-phone").first { $0.data["correction"] == "1" })
+                #expect(
+                    correction.condition?.contains("!('quiet-") == true, "\(String(describing: correction.condition))")
                 #expect(inbox.arrived(active, at: "quiet-phone").isEmpty)
 
                 // The window ends: the held-back send goes to the device's token, both components, once, corrected.
@@ -180,7 +204,8 @@ struct QuietHoursRouteTests {
                 try await eventually {
                     try await QuietDeferralDAO(database: hub.database).deferrals(of: stored.id).map(\.state) == [.sent]
                 }
-                #expect(inbox.arrived(active, at: "awake-phone").count == 3)  // the message's two components, its correction
+                // The message's two components, and its correction.
+                #expect(inbox.arrived(active, at: "awake-phone").count == 3)
             }
         }
     }
@@ -198,15 +223,25 @@ struct QuietHoursRouteTests {
                 return String(format: "%02d:%02d", value / 60, value % 60)
             }
             let from = text(minute - 1), to = text(minute + 60)
-            try await Self.with(fake, clock: clock, seed: { database in
-                try await FanOutTests.seed([quiet, awake], in: database)
-                try await database.collection(CollectionName.devices).updateOne(
-                    ["_id": .objectID(quiet.id)],
-                    ["$set": ["quiet_hours": ["from": .string(from), "to": .string(to), "tz": "UTC",
-                                              "topic": "quiet-000000000000"]]])
-                _ = try await GroupDAO(database: database).replace(id: "chess", name: "Chess", access: [],
-                                                                   persons: ["ann", "bob"])
-            }) { hub in
+            try await Self.with(
+                fake, clock: clock,
+                seed: { database in
+                    try await FanOutTests.seed([quiet, awake], in: database)
+                    try await database.collection(CollectionName.devices).updateOne(
+                        ["_id": .objectID(quiet.id)],
+                        [
+                            "$set": [
+                                "quiet_hours": [
+                                    "from": .string(from), "to": .string(to), "tz": "UTC",
+                                    "topic": "quiet-000000000000",
+                                ]
+                            ]
+                        ])
+                    _ = try await GroupDAO(database: database).replace(
+                        id: "chess", name: "Chess", access: [],
+                        persons: ["ann", "bob"])
+                }
+            ) { hub in
                 let body = PersonMessageTests.body(to: #"{"groups": ["chess"]}"#, distribution: "Alert")
                 let posted = try await hub.request(.post, "/message", as: .admin, json: body)
                 #expect(posted.status == .created)
@@ -220,23 +255,31 @@ struct QuietHoursRouteTests {
                 #expect(report[path: "counts.pending"]?.int64Value == 0)
                 #expect(FanOutTests.tokens(fake) == ["bob-phone"])
 
-                let urgent = PersonMessageTests.body(to: #"{"groups": ["chess"]}"#, distribution: "Alert",
-                                                     extra: #", "urgency": "critical""#)
-                let critical = try #require(try await hub.request(.post, "/message", as: .admin, json: urgent)
-                    .json()["msi_key"]?.stringValue.flatMap { ObjectID(hex: $0) })
-                try await FanOutTests.waitUntilSent(try await MessageDAO(database: hub.database).get(msiKey: critical),
-                                                    in: hub.database)
+                let urgent = PersonMessageTests.body(
+                    to: #"{"groups": ["chess"]}"#, distribution: "Alert",
+                    extra: #", "urgency": "critical""#)
+                let critical = try #require(
+                    try await hub.request(.post, "/message", as: .admin, json: urgent)
+                        .json()["msi_key"]?.stringValue.flatMap { ObjectID(hex: $0) })
+                try await FanOutTests.waitUntilSent(
+                    try await MessageDAO(database: hub.database).get(msiKey: critical),
+                    in: hub.database)
                 let criticalTokens = fake.received.filter { $0.data["msi_key"] == critical.hex }
                     .compactMap { $0.message["token"] as? String }
                 #expect(Set(criticalTokens) == ["ann-phone", "bob-phone"])
-                #expect(!fake.received.contains { $0.data["msi_key"] == active.hex
-                    && $0.message["token"] as? String == "ann-phone" })
+                #expect(
+                    !fake.received.contains {
+                        $0.data["msi_key"] == active.hex
+                            && $0.message["token"] as? String == "ann-phone"
+                    })
 
                 // The window ends: the deferred device gets the message by token, and its delivery becomes sent.
                 clock.advance(by: .seconds(2 * 3600))
                 try await eventually {
-                    fake.received.contains { $0.data["msi_key"] == active.hex
-                        && $0.message["token"] as? String == "ann-phone" }
+                    fake.received.contains {
+                        $0.data["msi_key"] == active.hex
+                            && $0.message["token"] as? String == "ann-phone"
+                    }
                 }
                 try await eventually {
                     let counts = try await hub.request(.get, "/message/\(active.hex)/deliveries", as: .admin).json()
@@ -244,8 +287,10 @@ struct QuietHoursRouteTests {
                 }
                 report = try await hub.request(.get, "/message/\(active.hex)/deliveries", as: .admin).json()
                 #expect(report[path: "counts.deferred"]?.int64Value == 0)
-                let sentToAnn = fake.received.filter { $0.data["msi_key"] == active.hex
-                    && $0.message["token"] as? String == "ann-phone" }
+                let sentToAnn = fake.received.filter {
+                    $0.data["msi_key"] == active.hex
+                        && $0.message["token"] as? String == "ann-phone"
+                }
                 #expect(sentToAnn.count == 1)
                 #expect(sentToAnn.first?.data["audience"] == "group" && sentToAnn.first?.data["group"] == "chess")
             }

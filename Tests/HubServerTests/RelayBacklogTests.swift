@@ -26,10 +26,12 @@ struct RelayBacklogTests {
     static func storeWaiting(age: Duration, in database: MongoDatabase) async throws -> ObjectID {
         let due = UnixTime.nowMilliseconds() - age.milliseconds
         let plan = RelayPlan(dueAt: due, deadlineAt: due + 3_600_000)
-        return try await MessageDAO(database: database).add(MessageDraft(
-            title: "Waiting", desc: "", message: "Not sent yet", topicKey: RelayOutboxTests.booksTopic,
-            distribution: .information, sender: "test",
-            extra: ["relay": .document(plan.document(for: .information))])).id
+        return try await MessageDAO(database: database).add(
+            MessageDraft(
+                title: "Waiting", desc: "", message: "Not sent yet", topicKey: RelayOutboxTests.booksTopic,
+                distribution: .information, sender: "test",
+                extra: ["relay": .document(plan.document(for: .information))])
+        ).id
     }
 
     @Test func pastTheBoundAPostIs503WithRetryAfterAndStoresNothingAndReadyzSaysWhy() async throws {
@@ -37,7 +39,8 @@ struct RelayBacklogTests {
             let waiting = try await Self.storeWaiting(age: .seconds(45), in: hub.database)
             let messages = hub.database.collection(CollectionName.message)
 
-            let refused = try await hub.request(.post, "/message", as: .communicator, json: RelayOutboxTests.information())
+            let refused = try await hub.request(
+                .post, "/message", as: .communicator, json: RelayOutboxTests.information())
             #expect(refused.status == .serviceUnavailable)
             #expect(refused.errorCode == "relay_behind")
             #expect(refused.headers[.retryAfter] == "5")
@@ -56,8 +59,10 @@ struct RelayBacklogTests {
             // The relay caught up: within the backlog's reading interval, messages are taken again.
             _ = try await messages.updateOne(["_id": .objectID(waiting)], ["$set": ["relay.state": "sent"]])
             try await eventually("POST /message is accepted again", within: .seconds(30)) {
-                try await hub.request(.post, "/message", as: .communicator,
-                                      json: RelayOutboxTests.information()).status == .created
+                try await hub.request(
+                    .post, "/message", as: .communicator,
+                    json: RelayOutboxTests.information()
+                ).status == .created
             }
             #expect(try await hub.request(.get, "/readyz").json()["messages"]?.stringValue == "accepted")
         }
@@ -71,7 +76,8 @@ struct RelayBacklogTests {
                 "_id": "host/1/worker/1", "through": 7, "since": .int64(now - 40_000), "until": .int64(now + 5_000),
                 "updated_at": .int64(now),
             ])
-            let refused = try await hub.request(.post, "/message", as: .communicator, json: RelayOutboxTests.information())
+            let refused = try await hub.request(
+                .post, "/message", as: .communicator, json: RelayOutboxTests.information())
             #expect(refused.errorCode == "relay_behind")
             #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 0)
         }
@@ -85,12 +91,19 @@ struct RelayBacklogTests {
             // Due in an hour, and one a worker holds under a live lease: neither waits for anyone.
             _ = try await Self.storeWaiting(age: .seconds(-3600), in: hub.database)
             let leased = try await Self.storeWaiting(age: .seconds(3600), in: hub.database)
-            _ = try await hub.database.collection(CollectionName.message).updateOne(["_id": .objectID(leased)], [
-                "$set": ["relay.lease_owner": "someone",
-                         "relay.lease_until": .int64(UnixTime.nowMilliseconds() + 3_600_000)],
-            ])
-            #expect(try await hub.request(.post, "/message", as: .communicator,
-                                          json: RelayOutboxTests.information()).status == .created)
+            _ = try await hub.database.collection(CollectionName.message).updateOne(
+                ["_id": .objectID(leased)],
+                [
+                    "$set": [
+                        "relay.lease_owner": "someone",
+                        "relay.lease_until": .int64(UnixTime.nowMilliseconds() + 3_600_000),
+                    ]
+                ])
+            #expect(
+                try await hub.request(
+                    .post, "/message", as: .communicator,
+                    json: RelayOutboxTests.information()
+                ).status == .created)
             let backlog = try await hub.request(.get, "/readyz").json()["relay_backlog_seconds"]?.doubleValue ?? 0
             #expect(backlog >= 10 && backlog < 600)
         }
@@ -99,12 +112,18 @@ struct RelayBacklogTests {
     @Test func zeroMeansNoBound() async throws {
         #expect(try RelayConfiguration.fromEnvironment(["RELAY_MAX_BACKLOG_SECONDS": "0"]).maxBacklog == nil)
         #expect(try RelayConfiguration.fromEnvironment([:]).maxBacklog == .seconds(30))
-        #expect(try RelayConfiguration.fromEnvironment(["RELAY_MAX_BACKLOG_SECONDS": "120"]).maxBacklog == .seconds(120))
-        #expect(throws: (any Error).self) { try RelayConfiguration.fromEnvironment(["RELAY_MAX_BACKLOG_SECONDS": "-1"]) }
+        #expect(
+            try RelayConfiguration.fromEnvironment(["RELAY_MAX_BACKLOG_SECONDS": "120"]).maxBacklog == .seconds(120))
+        #expect(throws: (any Error).self) {
+            try RelayConfiguration.fromEnvironment(["RELAY_MAX_BACKLOG_SECONDS": "-1"])
+        }
         try await HubHarness.with(seed: HubHarness.legacy, relay: Self.relay(maxBacklog: nil)) { hub in
             _ = try await Self.storeWaiting(age: .seconds(3600), in: hub.database)
-            #expect(try await hub.request(.post, "/message", as: .communicator,
-                                          json: RelayOutboxTests.information()).status == .created)
+            #expect(
+                try await hub.request(
+                    .post, "/message", as: .communicator,
+                    json: RelayOutboxTests.information()
+                ).status == .created)
         }
     }
 }

@@ -18,10 +18,14 @@ struct RelayOutboxTests {
     static let booksTopic = "5a0b1c2d3e4f5a6b7c8d9e01-5a0b1c2d3e4f5a6b7c8d9e02-5a0b1c2d3e4f5a6b7c8d9e04"
 
     /// The relay settings that send to `fake` with a service account it trusts.
-    static func relay(to fake: FakeFCM, _ extra: (inout RelayConfiguration) -> Void = { _ in }) throws -> RelayConfiguration {
+    static func relay(to fake: FakeFCM, _ extra: (inout RelayConfiguration) -> Void = { _ in }) throws
+        -> RelayConfiguration
+    {
         let account = try fake.makeServiceAccount()
-        var relay = RelayConfiguration(fcmEnvironment: ["GOOGLE_APPLICATION_CREDENTIALS": account.path,
-                                                        "FCM_ENDPOINT": fake.baseURL])
+        var relay = RelayConfiguration(fcmEnvironment: [
+            "GOOGLE_APPLICATION_CREDENTIALS": account.path,
+            "FCM_ENDPOINT": fake.baseURL,
+        ])
         relay.maxBacklog = HubHarness.testBacklogBound
         extra(&relay)
         return relay
@@ -50,7 +54,10 @@ struct RelayOutboxTests {
                 #expect(alertBodies.count == 2)
                 let notification = try #require(alertBodies.first { $0.message["notification"] != nil })
                 #expect(notification.message["topic"] as? String == Legacy.hoursTopic)
-                #expect((notification.message["notification"] as? [String: String]) == ["title": "Library", "body": "Closed today"])
+                #expect(
+                    (notification.message["notification"] as? [String: String]) == [
+                        "title": "Library", "body": "Closed today",
+                    ])
                 #expect(notification.data == ["msi_key": alert.hex, "urgency": "active"])
                 let data = try #require(alertBodies.first { $0.message["notification"] == nil })
                 #expect(data.data["dist"] == "Alert" && data.data["topic_key"] == Legacy.hoursTopic)
@@ -64,7 +71,9 @@ struct RelayOutboxTests {
                 // Sent by the process that stored it: nothing written to the message, which shows as sent once
                 // the worker's progress record passed it.
                 try await eventually { try await hub.relayState(alert) == "sent" }
-                let raw = try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(alert)])
+                let raw = try await hub.database.collection(CollectionName.message).findOne([
+                    "msi_key": .objectID(alert)
+                ])
                 #expect(raw?[path: "relay.state"] == "direct" && raw?[path: "relay.seq"]?.int64Value == 1)
                 // Its sender sees the relay's detail (others its state alone: `PublicHistoryTests`).
                 let stored = try await hub.request(.get, "/message/\(alert.hex)", as: .communicator).json()
@@ -133,7 +142,8 @@ struct RelayOutboxTests {
         try await FakeFCM.with { fake in
             try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
                 let sendAt = UnixTime.nowMilliseconds() + 1_500
-                let scheduled = try await hub.post(Self.information("Later", extra: #", "send_at": \#(sendAt), "ttl": 600"#))
+                let scheduled = try await hub.post(
+                    Self.information("Later", extra: #", "send_at": \#(sendAt), "ttl": 600"#))
                 try await eventually { !fake.received.isEmpty }
                 let body = try #require(fake.received.first)
                 #expect(body.data["msi_key"] == scheduled.hex)
@@ -199,7 +209,8 @@ struct RelayOutboxTests {
                 let first = try await HubProcess(mongoURI: uri, environment: environment)
                 let second = try await HubProcess(mongoURI: uri, environment: environment)
                 defer { first.stop(); second.stop() }
-                let keys = try await Self.storePending(100, distribution: .alert, in: database)
+                let keys =
+                    try await Self.storePending(100, distribution: .alert, in: database)
                     + Self.storePending(100, distribution: .information, in: database)
                 let messages = database.collection(CollectionName.message)
                 try await eventually(within: .seconds(60)) {
@@ -241,9 +252,10 @@ struct RelayOutboxTests {
             let takenOver = Date().timeIntervalSince(killedAt)
             let received = fake.received.compactMap { $0.data["msi_key"] }
             let duplicates = received.count - Set(received).count
-            print("kill test: \(recordedAtKill) recorded sent at the kill, \(inFlight) sends in flight, "
-                  + "\(lastWindow) accepted in the last 250 ms; \(duplicates) duplicates; all 300 sent "
-                  + String(format: "%.1f s after the kill", takenOver))
+            print(
+                "kill test: \(recordedAtKill) recorded sent at the kill, \(inFlight) sends in flight, "
+                    + "\(lastWindow) accepted in the last 250 ms; \(duplicates) duplicates; all 300 sent "
+                    + String(format: "%.1f s after the kill", takenOver))
             #expect(Set(received) == Set(keys.map(\.hex)))
             #expect(duplicates <= inFlight + lastWindow)
         }
@@ -258,8 +270,10 @@ struct RelayOutboxTests {
                     name: "bulletin-bot", role: .communicator,
                     secretHash: Credentials.hash(token: HubHarness.communicatorToken))
                 let account = try fake.makeServiceAccount()
-                let environment = ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
-                                   "RELAY_CONCURRENCY": "32"]
+                let environment = [
+                    "GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL,
+                    "RELAY_CONCURRENCY": "32",
+                ]
                 fake.setResponseDelay(.milliseconds(500))
                 let uri = try HubProcess.uri(of: database)
                 let first = try await HubProcess(mongoURI: uri, environment: environment)
@@ -300,8 +314,9 @@ struct RelayOutboxTests {
                 try await eventually { try await outbox.count(.sent, progress: progress) == 300 }
                 let received = fake.received.compactMap { $0.data["msi_key"] }
                 let duplicates = received.count - Set(received).count
-                print("direct kill test: \(duplicates) duplicates (bound \(bound)); all 300 sent "
-                      + String(format: "%.1f s after the kill", Date().timeIntervalSince(killedAt)))
+                print(
+                    "direct kill test: \(duplicates) duplicates (bound \(bound)); all 300 sent "
+                        + String(format: "%.1f s after the kill", Date().timeIntervalSince(killedAt)))
                 #expect(Set(received) == Set(keys))
                 #expect(duplicates <= bound)
                 // The dead process's record was taken over; only the messages past it were written again.
@@ -334,10 +349,14 @@ struct RelayOutboxTests {
                 #expect(handedBack > 0 && handedBack <= 40)
 
                 // The worker learns it at its next report, and goes on under a new record.
-                try await eventually { try await progress.all().contains { $0.owner != old.owner && $0.takenAt == nil } }
+                try await eventually {
+                    try await progress.all().contains { $0.owner != old.owner && $0.takenAt == nil }
+                }
                 let later = try await hub.post(Self.information("Later"))
                 try await eventually { try await outbox.count(.sent, progress: progress) == 41 }
-                let stored = try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(later)])
+                let stored = try await hub.database.collection(CollectionName.message).findOne([
+                    "msi_key": .objectID(later)
+                ])
                 let owner = stored?[path: "relay.lease_owner"]?.stringValue
                 #expect(owner != nil && owner != old.owner)
 
@@ -378,9 +397,10 @@ struct RelayOutboxTests {
                 }
                 let outageSpan = (failures.last?.at ?? first).timeIntervalSince(started)
                 let drained = try #require(fake.received.last?.receivedAt).timeIntervalSince(started) - outage
-                print("outage test: \(failures.count) requests answered 503 in \(String(format: "%.1f", outageSpan)) s "
-                      + "(\(failures.count - probes.count) at the first 503, then \(probes.count) probes); backlog of 300 "
-                      + String(format: "sent %.1f s after the outage ended", drained))
+                print(
+                    "outage test: \(failures.count) requests answered 503 in \(String(format: "%.1f", outageSpan)) s "
+                        + "(\(failures.count - probes.count) at the first 503, then \(probes.count) probes); backlog of 300 "
+                        + String(format: "sent %.1f s after the outage ended", drained))
                 #expect(Double(failures.count) <= 40 + outage * 2)
                 #expect(fake.received.count == 300)
             }
@@ -391,8 +411,9 @@ struct RelayOutboxTests {
         try await FakeFCM.with { fake in
             try await HubHarness.with(seed: HubHarness.legacy, relay: try Self.relay(to: fake)) { hub in
                 let until = UnixTime.nowMilliseconds() + 2_000
-                try await RelayPauseDAO(database: hub.database).pause(project: "msi-test", until: until, reason: "503",
-                                                                     by: "another replica", now: UnixTime.nowMilliseconds())
+                try await RelayPauseDAO(database: hub.database).pause(
+                    project: "msi-test", until: until, reason: "503",
+                    by: "another replica", now: UnixTime.nowMilliseconds())
                 try await Task.sleep(for: .milliseconds(700))  // a poll interval and more
                 let key = try await hub.post(Self.information())
                 try await eventually { try await hub.relayState(key) == "sent" }
@@ -406,9 +427,11 @@ struct RelayOutboxTests {
     @Test func aStoppingHubHandsBackWhatItHasNotSent() async throws {
         try await Self.withBacklog(100, of: .information) { fake, database, _, fcm in
             fake.setResponseDelay(.milliseconds(300))
-            let hub = try await HubProcess(mongoURI: try HubProcess.uri(of: database), environment: fcm.merging([
-                "RELAY_CONCURRENCY": "4", "RELAY_LEASE_SECONDS": "60",
-            ]) { $1 })
+            let hub = try await HubProcess(
+                mongoURI: try HubProcess.uri(of: database),
+                environment: fcm.merging([
+                    "RELAY_CONCURRENCY": "4", "RELAY_LEASE_SECONDS": "60",
+                ]) { $1 })
             try await eventually { fake.sendsInFlight > 0 }
             await hub.stopped()
             let messages = database.collection(CollectionName.message)
@@ -428,31 +451,41 @@ struct RelayOutboxTests {
 
     /// Runs `body` with a fake FCM, a database holding the legacy cube and `count` messages of `distribution`
     /// ready to relay (their `msi_key`s), and the environment that points a hub process at the fake.
-    static func withBacklog(_ count: Int, of distribution: Distribution,
-                            _ body: (FakeFCM, MongoDatabase, [ObjectID], [String: String]) async throws -> Void) async throws {
+    static func withBacklog(
+        _ count: Int, of distribution: Distribution,
+        _ body: (FakeFCM, MongoDatabase, [ObjectID], [String: String]) async throws -> Void
+    ) async throws {
         try await FakeFCM.with { fake in
             try await TestDatabase.with { database in
                 try await DatabaseIndexes.ensure(in: database)
                 try await HubHarness.legacy(database)
                 let keys = try await storePending(count, distribution: distribution, in: database)
                 let account = try fake.makeServiceAccount()
-                try await body(fake, database, keys, ["GOOGLE_APPLICATION_CREDENTIALS": account.path,
-                                                      "FCM_ENDPOINT": fake.baseURL])
+                try await body(
+                    fake, database, keys,
+                    [
+                        "GOOGLE_APPLICATION_CREDENTIALS": account.path,
+                        "FCM_ENDPOINT": fake.baseURL,
+                    ])
             }
         }
     }
 
     /// Stores `count` messages ready to relay, as POST /message would, and returns their `msi_key`s.
-    static func storePending(_ count: Int, distribution: Distribution, in database: MongoDatabase) async throws -> [ObjectID] {
+    static func storePending(_ count: Int, distribution: Distribution, in database: MongoDatabase) async throws
+        -> [ObjectID]
+    {
         let dao = MessageDAO(database: database)
         let topic = distribution == .alert ? Legacy.hoursTopic : booksTopic
         var keys: [ObjectID] = []
         for index in 0..<count {
             let now = UnixTime.nowMilliseconds()
             let plan = RelayPlan(dueAt: now, deadlineAt: now + 3_600_000)
-            let message = try await dao.add(MessageDraft(
-                title: "Stored \(index)", desc: "Body \(index)", message: "Message \(index)", topicKey: topic,
-                distribution: distribution, sender: "test", extra: ["relay": .document(plan.document(for: distribution))]))
+            let message = try await dao.add(
+                MessageDraft(
+                    title: "Stored \(index)", desc: "Body \(index)", message: "Message \(index)", topicKey: topic,
+                    distribution: distribution, sender: "test",
+                    extra: ["relay": .document(plan.document(for: distribution))]))
             keys.append(message.msiKey)
         }
         return keys

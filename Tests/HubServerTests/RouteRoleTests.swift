@@ -82,7 +82,9 @@ struct RouteRoleTests {
         try await HubHarness.with(seed: PortalTests.seed) { hub in
             var anonymous = PortalBrowser(hub: hub)
             for route in routes {
-                let response = route.method == .post ? try await anonymous.post(route.path, [:])
+                let response =
+                    route.method == .post
+                    ? try await anonymous.post(route.path, [:])
                     : try await anonymous.get(route.path)
                 #expect(response.status == .seeOther, "\(route)")
                 #expect(response.headers[.location]?.hasPrefix("/portal/login") == true, "\(route)")
@@ -91,7 +93,9 @@ struct RouteRoleTests {
             _ = try await communicator.login("ann", HubHarness.annPassword)
             let csrf = try PortalBrowser.csrf(in: try await communicator.get("/portal"))
             for route in adminPages {
-                let response = route.method == .post ? try await communicator.post(route.path, ["_csrf": csrf])
+                let response =
+                    route.method == .post
+                    ? try await communicator.post(route.path, ["_csrf": csrf])
                     : try await communicator.get(route.path)
                 #expect(response.status == .forbidden && response.text.contains("Admins only"), "\(route)")
             }

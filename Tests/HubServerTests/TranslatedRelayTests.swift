@@ -20,26 +20,33 @@ struct TranslatedRelayTests {
         let plan = RelayPlan(dueAt: now, deadlineAt: now + 3_600_000, languages: ["hi", "ta"])
         let translations: BSONDocument = [
             "hi": ["title": "पुस्तकालय", "desc": "आज बंद", "message": "पुस्तकालय आज पूरे दिन बंद है।"],
-            "ta": ["title": "நூலகம்", "desc": "இன்று மூடப்பட்டுள்ளது",
-                   "message": "நூலகம் இன்று முழுவதும் மூடப்பட்டுள்ளது."],
+            "ta": [
+                "title": "நூலகம்", "desc": "இன்று மூடப்பட்டுள்ளது",
+                "message": "நூலகம் இன்று முழுவதும் மூடப்பட்டுள்ளது.",
+            ],
         ]
-        return try await MessageDAO(database: database).add(MessageDraft(
-            title: "Library", desc: "Closed today", message: "The library is closed all day.", topicKey: topic,
-            distribution: .alert, sender: "test",
-            extra: ["relay": .document(plan.document(for: .alert)), "lang": "en",
-                    "translations": .document(translations)]))
+        return try await MessageDAO(database: database).add(
+            MessageDraft(
+                title: "Library", desc: "Closed today", message: "The library is closed all day.", topicKey: topic,
+                distribution: .alert, sender: "test",
+                extra: [
+                    "relay": .document(plan.document(for: .alert)), "lang": "en",
+                    "translations": .document(translations),
+                ]))
     }
 
     @Test func thePlanHasOneComponentPerLanguageRequestAndNoDotInAName() {
         let plan = RelayPlan(dueAt: 1, deadlineAt: 2, languages: ["hi", "ta", "fr", "de", "es", "mr"])
         let components = plan.document(for: .alert)["components"]?.documentValue?.map(\.key)
         #expect(components == ["lang-hi", "lang-ta", "lang-fr", "lang-de", "lang-default"])
-        #expect(RelayPlan(dueAt: 1, deadlineAt: 2, languages: ["hi"]).document(for: .information)["components"]?
-            .documentValue?.map(\.key) == ["data"])
+        #expect(
+            RelayPlan(dueAt: 1, deadlineAt: 2, languages: ["hi"]).document(for: .information)["components"]?
+                .documentValue?.map(\.key) == ["data"])
         let hidden = RelayPlan(dueAt: 1, deadlineAt: 2, languages: ["hi"], display: false)
         #expect(hidden.document(for: .alert)["components"]?.documentValue?.map(\.key) == ["data"])
-        #expect(RelayPlan(dueAt: 1, deadlineAt: 2).document(for: .alert)["components"]?.documentValue?.map(\.key)
-            == ["notification", "data"])
+        #expect(
+            RelayPlan(dueAt: 1, deadlineAt: 2).document(for: .alert)["components"]?.documentValue?.map(\.key)
+                == ["notification", "data"])
         #expect(RelayComponent(rawValue: "lang-hi.x") == nil && RelayComponent(rawValue: "lang-hi")?.language == "hi")
     }
 
@@ -58,13 +65,15 @@ struct TranslatedRelayTests {
 
                 #expect(fake.sendStatuses == [200, 503, 200, 200])
                 let conditions = fake.received.map { $0.message["condition"] as? String }
-                #expect(conditions == [
-                    "'\(Self.topic)' in topics && 'lang-hi' in topics",
-                    "'\(Self.topic)' in topics && 'lang-ta' in topics",
-                    "'\(Self.topic)' in topics && !('lang-hi' in topics) && !('lang-ta' in topics)",
-                ])
-                #expect(fake.received.map { ($0.message["notification"] as? [String: String])?["title"] }
-                    == ["पुस्तकालय", "நூலகம்", "Library"])
+                #expect(
+                    conditions == [
+                        "'\(Self.topic)' in topics && 'lang-hi' in topics",
+                        "'\(Self.topic)' in topics && 'lang-ta' in topics",
+                        "'\(Self.topic)' in topics && !('lang-hi' in topics) && !('lang-ta' in topics)",
+                    ])
+                #expect(
+                    fake.received.map { ($0.message["notification"] as? [String: String])?["title"] }
+                        == ["पुस्तकालय", "நூலகம்", "Library"])
                 let message = try await hub.database.collection(CollectionName.message)
                     .findOne(["msi_key": .objectID(stored.msiKey)])
                 let relay = try #require(message?["relay"]?.documentValue)

@@ -21,11 +21,19 @@ struct ValidationTests {
         (area, #"{"name": "n", "desc": "#, 400, "malformed_json", "JSON"),
         (area, #"{"name": "\#(String(repeating: "x", count: 201))", "desc": "d"}"#, 422, "field_too_long", "name"),
         (subject, #"{"name": "n", "desc": "d"}"#, 422, "missing_field", "opt"),
-        (subject, #"{"name": "n", "desc": "d", "opt": {"level": "Always", "distribution": "Alert"}}"#, 422, "invalid_field", "opt.level"),
-        (subject, #"{"name": "n", "desc": "d", "opt": {"level": "", "distribution": "Push"}}"#, 422, "invalid_field", "opt.distribution"),
+        (
+            subject, #"{"name": "n", "desc": "d", "opt": {"level": "Always", "distribution": "Alert"}}"#, 422,
+            "invalid_field", "opt.level"
+        ),
+        (
+            subject, #"{"name": "n", "desc": "d", "opt": {"level": "", "distribution": "Push"}}"#, 422, "invalid_field",
+            "opt.distribution"
+        ),
         (subject, #"{"name": "n", "desc": "d", "opt": "Alert"}"#, 422, "invalid_field", "opt"),
     ])
-    func badBodiesAreRefusedNamingTheField(path: String, body: String, status: Int, code: String, field: String) async throws {
+    func badBodiesAreRefusedNamingTheField(path: String, body: String, status: Int, code: String, field: String)
+        async throws
+    {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let before = try await hub.cubeSnapshot()
             let response = try await hub.request(.post, path, as: .admin, json: body)
@@ -38,9 +46,13 @@ struct ValidationTests {
 
     @Test func malformedIdsAre400() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
-            for path in ["/channel/123", "/area/zzzzzzzzzzzzzzzzzzzzzzzz", "/message/nothex", "/area/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)x"] {
+            for path in [
+                "/channel/123", "/area/zzzzzzzzzzzzzzzzzzzzzzzz", "/message/nothex",
+                "/area/\(Legacy.channelID.hex)/\(Legacy.libraryID.hex)x",
+            ] {
                 let method: HTTPRequest.Method = path.hasPrefix("/area") ? .post : .get
-                let response = try await hub.request(method, path, as: .admin, json: method == .post ? #"{"name":"n","desc":"d"}"# : nil)
+                let response = try await hub.request(
+                    method, path, as: .admin, json: method == .post ? #"{"name":"n","desc":"d"}"# : nil)
                 if response.status == .notFound {
                     #expect(response.errorCode == "not_found", "\(path)")  // no route of that shape
                 } else if response.status == .methodNotAllowed {
@@ -56,8 +68,9 @@ struct ValidationTests {
     @Test func nonJSONBodiesAre415AndHugeOnes413() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let before = try await hub.cubeSnapshot()
-            let form = try await hub.request(.post, Self.area, as: .admin, json: "name=n&desc=d",
-                                             contentType: "application/x-www-form-urlencoded")
+            let form = try await hub.request(
+                .post, Self.area, as: .admin, json: "name=n&desc=d",
+                contentType: "application/x-www-form-urlencoded")
             #expect(form.status == .unsupportedMediaType)
             #expect(form.errorCode == "unsupported_media_type")
             let huge = #"{"name": "n", "desc": "\#(String(repeating: "x", count: 70_000))"}"#

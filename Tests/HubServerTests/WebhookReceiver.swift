@@ -95,17 +95,21 @@ final class WebhookReceiver: Sendable {
         return state.withLock { state in
             var valid = false
             if let secret = state.secret, secret.hasPrefix("whsec_"),
-               let key = Data(base64Encoded: String(secret.dropFirst(6))) {
-                let code = HMAC<SHA256>.authenticationCode(for: Array("\(id).\(timestamp).".utf8) + body,
-                                                           using: SymmetricKey(data: key))
+                let key = Data(base64Encoded: String(secret.dropFirst(6)))
+            {
+                let code = HMAC<SHA256>.authenticationCode(
+                    for: Array("\(id).\(timestamp).".utf8) + body,
+                    using: SymmetricKey(data: key))
                 let expected = "v1," + Data(code).base64EncodedString()
                 let fresh = abs(Int64(Date().timeIntervalSince1970) - timestamp) < 300
                 valid = fresh && signatures.contains(expected)
             }
             let status = state.refusing ? 503 : 200
             let parsed = (try? JSONParser().document(from: body)) ?? [:]
-            state.received.append(Received(id: id, timestamp: timestamp, body: parsed, valid: valid, status: status,
-                                           contentType: header("content-type")))
+            state.received.append(
+                Received(
+                    id: id, timestamp: timestamp, body: parsed, valid: valid, status: status,
+                    contentType: header("content-type")))
             return status
         }
     }

@@ -24,9 +24,11 @@ struct WebhookTests {
         return configuration
     }
 
-    static func create(_ hub: HubHarness, url: String, events: [String] = ["message.sent"]) async throws -> BSONDocument {
+    static func create(_ hub: HubHarness, url: String, events: [String] = ["message.sent"]) async throws -> BSONDocument
+    {
         let list = events.map { "\"\($0)\"" }.joined(separator: ", ")
-        let response = try await hub.request(.post, "/webhook", as: .admin, json: #"{"url": "\#(url)", "events": [\#(list)]}"#)
+        let response = try await hub.request(
+            .post, "/webhook", as: .admin, json: #"{"url": "\#(url)", "events": [\#(list)]}"#)
         #expect(response.status == .created, "\(response.text)")
         return try response.json()
     }
@@ -42,8 +44,9 @@ struct WebhookTests {
 
     @Test func createAnswersTheSecretOnceAndListGetAndDeleteNeverShowIt() async throws {
         try await HubHarness.with { hub in
-            let created = try await Self.create(hub, url: "https://hooks.example.org/msi?school=7",
-                                                events: ["message.sent", "message.unacknowledged"])
+            let created = try await Self.create(
+                hub, url: "https://hooks.example.org/msi?school=7",
+                events: ["message.sent", "message.unacknowledged"])
             let id = try #require(created["id"]?.stringValue)
             let secret = try #require(created["secret"]?.stringValue)
             #expect(secret.hasPrefix("whsec_"))
@@ -107,11 +110,13 @@ struct WebhookTests {
     @Test func allowedNetworksOpenPlainHTTPToThemAndNoOtherPrivateAddress() async throws {
         try await HubHarness.with(webhooks: try Self.loopback()) { hub in
             _ = try await Self.create(hub, url: "http://127.0.0.1:9/hook")
-            let other = try await hub.request(.post, "/webhook", as: .admin,
-                                              json: #"{"url": "http://10.0.0.1/h", "events": ["message.sent"]}"#)
+            let other = try await hub.request(
+                .post, "/webhook", as: .admin,
+                json: #"{"url": "http://10.0.0.1/h", "events": ["message.sent"]}"#)
             #expect(other.errorCode == "invalid_webhook")
-            let loopbackElsewhere = try await hub.request(.post, "/webhook", as: .admin,
-                                                          json: #"{"url": "https://127.0.0.2/h", "events": ["message.sent"]}"#)
+            let loopbackElsewhere = try await hub.request(
+                .post, "/webhook", as: .admin,
+                json: #"{"url": "https://127.0.0.2/h", "events": ["message.sent"]}"#)
             #expect(loopbackElsewhere.errorCode == "invalid_webhook")
         }
     }
@@ -142,7 +147,9 @@ struct WebhookTests {
                 let created = try await Self.create(hub, url: receiver.url, events: ["message.sent", "message.failed"])
                 receiver.expect(secret: try #require(created["secret"]?.stringValue))
                 let key = try await hub.post(MessageRoutesTests.body(title: "Lockdown drill"))
-                try await eventually("the receiver gets message.sent", within: .seconds(30)) { !receiver.accepted.isEmpty }
+                try await eventually("the receiver gets message.sent", within: .seconds(30)) {
+                    !receiver.accepted.isEmpty
+                }
                 let delivery = try #require(receiver.accepted.first)
                 #expect(delivery.valid)
                 #expect(delivery.id.hasPrefix("msg_"))
@@ -156,9 +163,11 @@ struct WebhookTests {
 
                 let id = try #require(created["id"]?.stringValue)
                 try await eventually("the delivery is recorded") {
-                    try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.first?.documentValue?["state"] == "delivered"
+                    try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.first?.documentValue?["state"]
+                        == "delivered"
                 }
-                let listed = try #require(try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.first?.documentValue)
+                let listed = try #require(
+                    try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.first?.documentValue)
                 #expect(listed["id"]?.stringValue == delivery.id && listed["event"] == "message.sent")
                 #expect(listed["attempts"]?.int64Value == 1 && listed["last_status"]?.int64Value == 200)
                 #expect(listed["delivered_at"]?.int64Value != nil && listed["next_attempt_at"] == .null)
@@ -176,12 +185,15 @@ struct WebhookTests {
                 receiver.expect(secret: try #require(created["secret"]?.stringValue))
                 let id = try #require(created["id"]?.stringValue)
                 var keys: Set<String> = []
-                for index in 0..<3 { keys.insert(try await hub.post(MessageRoutesTests.body(title: "Notice \(index)")).hex) }
+                for index in 0..<3 {
+                    keys.insert(try await hub.post(MessageRoutesTests.body(title: "Notice \(index)")).hex)
+                }
                 // Each event refused at least twice: the receiver was down across retries.
                 try await eventually("every event is refused twice", within: .seconds(60)) {
                     Dictionary(grouping: receiver.received, by: \.id).values.filter { $0.count >= 2 }.count == 3
                 }
-                let page = try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.compactMap(\.documentValue) ?? []
+                let page =
+                    try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.compactMap(\.documentValue) ?? []
                 #expect(page.count == 3)
                 #expect(page.allSatisfy { $0["state"] == "pending" && $0["last_status"]?.int64Value == 503 })
                 #expect(page.allSatisfy { $0["next_attempt_at"]?.int64Value != nil })
@@ -210,16 +222,19 @@ struct WebhookTests {
 
     @Test func aDeliveryRefusedPastItsRetryWindowIsMarkedFailed() async throws {
         try await WebhookReceiver.with { receiver in
-            try await HubHarness.with(seed: HubHarness.legacy, webhooks: try Self.loopback(retryFor: .seconds(5))) { hub in
+            try await HubHarness.with(seed: HubHarness.legacy, webhooks: try Self.loopback(retryFor: .seconds(5))) {
+                hub in
                 receiver.refuse(true)
                 let created = try await Self.create(hub, url: receiver.url)
                 receiver.expect(secret: try #require(created["secret"]?.stringValue))
                 let id = try #require(created["id"]?.stringValue)
                 _ = try await hub.post(MessageRoutesTests.body())
                 try await eventually("the delivery fails", within: .seconds(30)) {
-                    try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.first?.documentValue?["state"] == "failed"
+                    try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.first?.documentValue?["state"]
+                        == "failed"
                 }
-                let listed = try #require(try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.first?.documentValue)
+                let listed = try #require(
+                    try await Self.deliveries(hub, id)["deliveries"]?.arrayValue?.first?.documentValue)
                 #expect(listed["last_status"]?.int64Value == 503 && listed["failed_at"]?.int64Value != nil)
                 #expect((listed["attempts"]?.int64Value ?? 0) >= 1)
                 let attempts = receiver.received.count
@@ -234,8 +249,9 @@ struct WebhookTests {
             var configuration = try Self.loopback()
             configuration.policy = WebhookAddressPolicy()
             try await HubHarness.with(seed: HubHarness.legacy, webhooks: configuration) { hub in
-                let literal = try await hub.request(.post, "/webhook", as: .admin,
-                                                    json: #"{"url": "https://127.0.0.1:\#(receiver.port)/hook", "events": ["message.sent"]}"#)
+                let literal = try await hub.request(
+                    .post, "/webhook", as: .admin,
+                    json: #"{"url": "https://127.0.0.1:\#(receiver.port)/hook", "events": ["message.sent"]}"#)
                 #expect(literal.errorCode == "invalid_webhook")
                 // A name is only known at delivery: accepted here, refused there once it resolves to loopback.
                 let created = try await Self.create(hub, url: "https://localhost:\(receiver.port)/hook")
@@ -277,16 +293,19 @@ struct WebhookTests {
     @Test func theSignatureIsTheStandardWebhooksOne() throws {
         // The Standard Webhooks specification's example.
         let key = try #require(WebhookSignature.key(secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"))
-        let signature = WebhookSignature.sign(id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330,
-                                              body: Array(#"{"test": 2432232314}"#.utf8), key: key)
+        let signature = WebhookSignature.sign(
+            id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330,
+            body: Array(#"{"test": 2432232314}"#.utf8), key: key)
         #expect(signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
         #expect(WebhookSignature.key(secret: "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw") == nil)
     }
 
     @Test func theAddressRuleRefusesLocalAddressesUnlessAllowed() throws {
         let closed = WebhookAddressPolicy()
-        for text in ["127.0.0.1", "10.2.3.4", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0", "224.0.0.5",
-                     "::1", "::", "fd12::1", "fe80::1", "ff02::1", "100.64.0.1"] {
+        for text in [
+            "127.0.0.1", "10.2.3.4", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0", "224.0.0.5",
+            "::1", "::", "fd12::1", "fe80::1", "ff02::1", "100.64.0.1",
+        ] {
             #expect(!closed.mayReach(try #require(ClientAddress(text)), scheme: "https"), "\(text)")
         }
         #expect(closed.mayReach(try #require(ClientAddress("93.184.215.14")), scheme: "https"))

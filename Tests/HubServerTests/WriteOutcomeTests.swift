@@ -77,14 +77,17 @@ struct WriteOutcomeTests {
             let stored = try await hub.storedTitles()
             let plain503 = outcomes.filter { $0.code == "database_unavailable" }.map(\.title)
             let created = outcomes.filter { $0.status == .created }.map(\.title)
-            #expect(plain503.filter(stored.keys.contains).isEmpty, "stored behind a plain 503: \(plain503.filter(stored.keys.contains))")
+            #expect(
+                plain503.filter(stored.keys.contains).isEmpty,
+                "stored behind a plain 503: \(plain503.filter(stored.keys.contains))")
             #expect(created.filter { stored[$0] != 1 }.isEmpty, "a 201 not stored exactly once")
             #expect(stored.values.allSatisfy { $0 == 1 })
             #expect(outcomes.allSatisfy { [.created, .serviceUnavailable].contains($0.status) })
             #expect(outcomes.filter { $0.status == .serviceUnavailable }.allSatisfy { $0.retryAfter != nil })
             #expect(created.count > 10 && outcomes.count > created.count, "\(created.count) of \(outcomes.count)")
-            print("\(fault): \(outcomes.count) POSTs, \(created.count) 201, \(plain503.count) database_unavailable, "
-                  + "\(outcomes.filter { $0.code == "write_outcome_unknown" }.count) write_outcome_unknown")
+            print(
+                "\(fault): \(outcomes.count) POSTs, \(created.count) 201, \(plain503.count) database_unavailable, "
+                    + "\(outcomes.filter { $0.code == "write_outcome_unknown" }.count) write_outcome_unknown")
         }
     }
 
@@ -162,32 +165,38 @@ struct WriteOutcomeTests {
 struct IdempotencyKeyTests {
     @Test func aRetryWithTheSameKeyAndBodyGetsTheFirstAnswerAndStoresNothingNew() async throws {
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
-            let first = try await hub.request(.post, "/message", as: .communicator, json: MessageRoutesTests.body(),
-                                              idempotencyKey: "\"order-17\"")
+            let first = try await hub.request(
+                .post, "/message", as: .communicator, json: MessageRoutesTests.body(),
+                idempotencyKey: "\"order-17\"")
             #expect(first.status == .created)
-            let again = try await hub.request(.post, "/message", as: .communicator, json: MessageRoutesTests.body(),
-                                              idempotencyKey: "\"order-17\"")
+            let again = try await hub.request(
+                .post, "/message", as: .communicator, json: MessageRoutesTests.body(),
+                idempotencyKey: "\"order-17\"")
             #expect(again.status == .created)
             #expect(try again.json() == first.json())
             // A bare token names the same key.
-            let bare = try await hub.request(.post, "/message", as: .communicator, json: MessageRoutesTests.body(),
-                                             idempotencyKey: "order-17")
+            let bare = try await hub.request(
+                .post, "/message", as: .communicator, json: MessageRoutesTests.body(),
+                idempotencyKey: "order-17")
             #expect(try bare.json() == first.json())
             #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 1)
             // Another body under the same key is refused; another sender's key is theirs alone.
-            let other = try await hub.request(.post, "/message", as: .communicator,
-                                              json: MessageRoutesTests.body(title: "Another"), idempotencyKey: "\"order-17\"")
+            let other = try await hub.request(
+                .post, "/message", as: .communicator,
+                json: MessageRoutesTests.body(title: "Another"), idempotencyKey: "\"order-17\"")
             #expect(other.status == .unprocessableContent)
             #expect(other.errorCode == "idempotency_key_reused")
-            let admin = try await hub.request(.post, "/message", as: .admin, json: MessageRoutesTests.body(),
-                                              idempotencyKey: "\"order-17\"")
+            let admin = try await hub.request(
+                .post, "/message", as: .admin, json: MessageRoutesTests.body(),
+                idempotencyKey: "\"order-17\"")
             #expect(admin.status == .created)
             #expect(try admin.json()["msi_key"] != first.json()["msi_key"])
             #expect(try await hub.database.collection(CollectionName.message).countDocuments() == 2)
             // A key that cannot be one.
             for key in ["", "\"\"", "with space", String(repeating: "k", count: 256)] {
-                let refused = try await hub.request(.post, "/message", as: .communicator, json: MessageRoutesTests.body(),
-                                                    idempotencyKey: key)
+                let refused = try await hub.request(
+                    .post, "/message", as: .communicator, json: MessageRoutesTests.body(),
+                    idempotencyKey: key)
                 #expect(refused.status == .badRequest, "\(key)")
             }
             // The key is kept with a 24-hour TTL.
@@ -204,12 +213,14 @@ struct IdempotencyKeyTests {
                 for _ in 0..<8 {
                     group.addTask {
                         try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
-                            let response = try await client.execute(.init(
-                                "/message", method: .post,
-                                headers: OutageHub.headers(key: "\"same-key\"", caller: .communicator),
-                                body: ByteBuffer(string: MessageRoutesTests.body())))
+                            let response = try await client.execute(
+                                .init(
+                                    "/message", method: .post,
+                                    headers: OutageHub.headers(key: "\"same-key\"", caller: .communicator),
+                                    body: ByteBuffer(string: MessageRoutesTests.body())))
                             #expect(response.status == .created)
-                            return try JSONParser().document(from: (response.body ?? ByteBuffer()).readableBytesView)["msi_key"]?.stringValue
+                            return try JSONParser().document(from: (response.body ?? ByteBuffer()).readableBytesView)[
+                                "msi_key"]?.stringValue
                         }
                     }
                 }
@@ -226,9 +237,11 @@ struct IdempotencyKeyTests {
             _ = try await browser.login("ann", HubHarness.annPassword)
             let page = try await browser.get("/portal/send")
             let key = try #require(page.text.firstMatch(of: /name="idempotency_key" value="([A-Za-z0-9_-]{43})"/)?.1)
-            let form = ["_csrf": try PortalBrowser.csrf(in: page), "idempotency_key": String(key),
-                        "channel": Legacy.channelID.hex, "area": Legacy.libraryID.hex, "subject": Legacy.hoursID.hex,
-                        "title": "Closed", "desc": "The library is closed", "message": "Back tomorrow"]
+            let form = [
+                "_csrf": try PortalBrowser.csrf(in: page), "idempotency_key": String(key),
+                "channel": Legacy.channelID.hex, "area": Legacy.libraryID.hex, "subject": Legacy.hoursID.hex,
+                "title": "Closed", "desc": "The library is closed", "message": "Back tomorrow",
+            ]
             let first = try await browser.post("/portal/send", form)
             let second = try await browser.post("/portal/send", form)
             #expect(first.status == .seeOther && second.status == .seeOther)
@@ -254,14 +267,16 @@ struct OutageHub: Sendable {
         let database = pool.database()
         try await DatabaseIndexes.ensure(in: database)
         try await database.collection(CollectionName.icube).insertOne(try Fixtures.legacyChannel())
-        _ = try await TokenDAO(database: database).add(name: "admin-script", role: .admin,
-                                                        secretHash: Credentials.hash(token: HubHarness.adminToken))
+        _ = try await TokenDAO(database: database).add(
+            name: "admin-script", role: .admin,
+            secretHash: Credentials.hash(token: HubHarness.adminToken))
         await pool.close()
         // Journaled writes (j: true): without them an acknowledged insert may be lost when the database is
         // killed (MongoDB's w:1 default; SecantusDB lost the last acknowledged insert of each connection).
-        var configuration = HubConfiguration(mongoURI: server.uri + "?journal=true", port: 0, databasePoolSize: 4,
-                                             serverSelectionTimeoutMS: 1_000, writeDeadline: writeDeadline,
-                                             relay: RelayConfiguration(concurrency: 0))
+        var configuration = HubConfiguration(
+            mongoURI: server.uri + "?journal=true", port: 0, databasePoolSize: 4,
+            serverSelectionTimeoutMS: 1_000, writeDeadline: writeDeadline,
+            relay: RelayConfiguration(concurrency: 0))
         // The approval policy's default rules off, as in `HubHarness`: these sends to a Forced subject go at once.
         configuration.approval = ApprovalPolicy(defaults: false)
         let app = try await buildApplication(configuration: configuration)
@@ -276,13 +291,16 @@ struct OutageHub: Sendable {
     }
 
     func post(title: String, key: String? = nil) async throws -> TestResponse {
-        try await client.execute(uri: "/message", method: .post, headers: Self.headers(key: key),
-                                 body: ByteBuffer(string: MessageRoutesTests.body(title: title)))
+        try await client.execute(
+            uri: "/message", method: .post, headers: Self.headers(key: key),
+            body: ByteBuffer(string: MessageRoutesTests.body(title: title)))
     }
 
     func post(title: String, key: String?, on connection: TestClient) async throws -> TestClient.Response {
-        try await connection.execute(.init("/message", method: .post, headers: Self.headers(key: key),
-                                           body: ByteBuffer(string: MessageRoutesTests.body(title: title))))
+        try await connection.execute(
+            .init(
+                "/message", method: .post, headers: Self.headers(key: key),
+                body: ByteBuffer(string: MessageRoutesTests.body(title: title))))
     }
 
     static func headers(key: String?, caller: HubHarness.Caller = .admin) -> HTTPFields {
@@ -302,8 +320,10 @@ struct OutageHub: Sendable {
 
     /// `clients` connections posting messages of unique titles one after another for `duration`, while `fault`
     /// runs beside them.
-    func postConcurrently(clients: Int, during duration: Duration,
-                          fault: @escaping @Sendable () async throws -> Void) async throws -> [Outcome] {
+    func postConcurrently(
+        clients: Int, during duration: Duration,
+        fault: @escaping @Sendable () async throws -> Void
+    ) async throws -> [Outcome] {
         let clock = ContinuousClock()
         return try await withThrowingTaskGroup(of: [Outcome].self) { group in
             for client in 0..<clients {
@@ -315,8 +335,10 @@ struct OutageHub: Sendable {
                             let title = "c\(client)-\(outcomes.count)"
                             let response = try await post(title: title, key: nil, on: connection)
                             let code = response.errorCode
-                            outcomes.append(Outcome(title: title, status: response.status, code: code,
-                                                    retryAfter: response.headers[.retryAfter]))
+                            outcomes.append(
+                                Outcome(
+                                    title: title, status: response.status, code: code,
+                                    retryAfter: response.headers[.retryAfter]))
                             if response.status != .created { try await Task.sleep(for: .milliseconds(100)) }
                         }
                         return outcomes
@@ -355,8 +377,10 @@ struct OutageHub: Sendable {
 
 extension HubHarness {
     /// Sends a JSON POST with an `Idempotency-Key`.
-    func request(_ method: HTTPRequest.Method, _ uri: String, as caller: Caller, json: String,
-                 idempotencyKey: String) async throws -> TestResponse {
+    func request(
+        _ method: HTTPRequest.Method, _ uri: String, as caller: Caller, json: String,
+        idempotencyKey: String
+    ) async throws -> TestResponse {
         var headers = caller.headers
         headers[.contentType] = "application/json"
         headers[.idempotencyKey] = idempotencyKey

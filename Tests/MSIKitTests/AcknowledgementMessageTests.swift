@@ -40,8 +40,11 @@ struct AcknowledgementMessageTests {
     }
 
     @Test func aPlainAcknowledgementHasNoResponsesAndAMessageWithoutAckAsksNone() async throws {
-        let plain = try #require(try await client.receive(payload: Self.asking(key: "65f0c0ffee0000000000ac02",
-                                                                             responses: "[]")))
+        let plain = try #require(
+            try await client.receive(
+                payload: Self.asking(
+                    key: "65f0c0ffee0000000000ac02",
+                    responses: "[]")))
         #expect(plain.acknowledgementRequested && plain.acknowledgementResponses.isEmpty)
 
         var ordinary = ListenerTests.dataComponent(key: "65f0c0ffee0000000000ac03", dist: "Information")
@@ -50,16 +53,19 @@ struct AcknowledgementMessageTests {
         #expect(!information.acknowledgementRequested && information.acknowledgementResponses.isEmpty)
         #expect(information.urgency == .passive && information.data.isEmpty)
         // A hub before urgency sent none: the default.
-        let older = try #require(try await client.receive(
-            payload: ListenerTests.dataComponent(key: "65f0c0ffee0000000000ac04", dist: "Information")))
+        let older = try #require(
+            try await client.receive(
+                payload: ListenerTests.dataComponent(key: "65f0c0ffee0000000000ac04", dist: "Information")))
         #expect(older.urgency == .active)
     }
 
     @Test func aRequestWhoseResponsesDidNotFitIsReadByACatchUpNotStoredWithout() async throws {
         // The hub left ack_responses out to fit FCM's limit, or the pop-up carried only the flag: the device's view
         // on the hub has them, so the listener catches up (here: not registered) rather than store a bare request.
-        let payloads = [Self.asking(key: "65f0c0ffee0000000000ac05", responses: nil),
-                        ["msi_key": "65f0c0ffee0000000000ac06", "urgency": "critical", "ack": "1"]]
+        let payloads = [
+            Self.asking(key: "65f0c0ffee0000000000ac05", responses: nil),
+            ["msi_key": "65f0c0ffee0000000000ac06", "urgency": "critical", "ack": "1"],
+        ]
         for payload in payloads {
             await #expect { try await client.receive(payload: payload) } throws: { error in
                 (error as? MSIKitError)?.code == .notRegistered
@@ -94,10 +100,11 @@ struct AcknowledgementMessageTests {
         let previous = try DatabaseQueue(path: path)
         try LocalDatabase.migrator.migrate(previous, upTo: "receipts")
         try await previous.write { db in
-            try db.execute(sql: """
-                INSERT INTO Message (msi_key, topic_key, dist, title, "desc", message, timestamp)
-                VALUES ('000000000000000000000001', 'a-b-c', 'Information', 'Old', '', 'Old text', 5);
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO Message (msi_key, topic_key, dist, title, "desc", message, timestamp)
+                    VALUES ('000000000000000000000001', 'a-b-c', 'Information', 'Old', '', 'Old text', 5);
+                    """)
         }
         try await previous.close()
 
@@ -112,8 +119,9 @@ struct AcknowledgementMessageTests {
         let reopened = try MessageStore(path: path)
         #expect(try await reopened.messages() == [asking, old])
         let columns = try await DatabaseQueue(path: path).read { db in
-            try Row.fetchOne(db, sql: "SELECT urgency, ack, ack_responses FROM Message WHERE msi_key = ?",
-                             arguments: [asking.msiKey])
+            try Row.fetchOne(
+                db, sql: "SELECT urgency, ack, ack_responses FROM Message WHERE msi_key = ?",
+                arguments: [asking.msiKey])
         }
         #expect(columns?["urgency"] == "critical" && columns?["ack"] == 1)
         #expect(columns?["ack_responses"] == #"["Yes, \"fine\"","No"]"#)
@@ -134,7 +142,8 @@ struct AcknowledgementMessageTests {
     }
 
     @Test func eachUrgencyNamesTheHubsDefaultAndroidChannel() {
-        #expect([Urgency.passive, .active, .timeSensitive, .critical].map(\.defaultAndroidChannelID)
-            == ["msi_passive", "msi_active", "msi_time_sensitive", "msi_critical"])
+        #expect(
+            [Urgency.passive, .active, .timeSensitive, .critical].map(\.defaultAndroidChannelID)
+                == ["msi_passive", "msi_active", "msi_time_sensitive", "msi_critical"])
     }
 }

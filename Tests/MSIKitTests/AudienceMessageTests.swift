@@ -103,13 +103,14 @@ struct AudienceMessageTests {
         // The design's table as the legacy app made it, with one message.
         let legacy = try DatabaseQueue(path: path)
         try await legacy.write { db in
-            try db.execute(sql: """
-                CREATE TABLE Message (
-                ID INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, msi_key VARCHAR(100), topic_key VARCHAR (100),
-                dist VARCHAR (50), title VARCHAR(500), "desc" VARCHAR(500), message VARCHAR(1500), timestamp INTEGER);
-                INSERT INTO Message (msi_key, topic_key, dist, title, "desc", message, timestamp)
-                VALUES ('000000000000000000000001', 'a-b-c', 'Information', 'Old', '', 'Old text', 5);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE Message (
+                    ID INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, msi_key VARCHAR(100), topic_key VARCHAR (100),
+                    dist VARCHAR (50), title VARCHAR(500), "desc" VARCHAR(500), message VARCHAR(1500), timestamp INTEGER);
+                    INSERT INTO Message (msi_key, topic_key, dist, title, "desc", message, timestamp)
+                    VALUES ('000000000000000000000001', 'a-b-c', 'Information', 'Old', '', 'Old text', 5);
+                    """)
         }
         try await legacy.close()
 
@@ -137,8 +138,9 @@ struct AudienceMessageTests {
             """#
         let message = try JSONDecoder().decode(Message.self, from: Data(json.utf8))
         #expect(message.data.isEmpty && message.audience == nil && message.groupID == nil)
-        let again = Message(msiKey: "000000000000000000000004", topicKey: "", distribution: .information, title: "",
-                            desc: "", text: "", timestamp: 8, data: ["k": "v"], audience: .group, groupID: "g")
+        let again = Message(
+            msiKey: "000000000000000000000004", topicKey: "", distribution: .information, title: "",
+            desc: "", text: "", timestamp: 8, data: ["k": "v"], audience: .group, groupID: "g")
         #expect(try JSONDecoder().decode(Message.self, from: JSONEncoder().encode(again)) == again)
     }
 }

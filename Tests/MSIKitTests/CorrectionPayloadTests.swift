@@ -26,7 +26,8 @@ struct CorrectionPayloadTests {
         #expect(message.title == "Library" && message.corrected)
         let stored = try await client.store.messages()
         #expect(stored.count == 1)
-        #expect(stored.first?.title == "Library" && stored.first?.desc == "Open at noon" && stored.first?.corrected == true)
+        #expect(
+            stored.first?.title == "Library" && stored.first?.desc == "Open at noon" && stored.first?.corrected == true)
         // The sender's data never gains the hub's keys.
         #expect(stored.first?.data["correction"] == nil)
     }

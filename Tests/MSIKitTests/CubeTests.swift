@@ -16,7 +16,10 @@ struct CubeTests {
         let campus = try #require(cube.channels.first)
         #expect(campus.name == "Campus" && campus.desc == "Campus-wide news")
         #expect(campus.areas.map(\.name) == ["Library", "Sports"])
-        #expect(cube.subjects.map(\.topicKey) == [Self.openingHours, Self.newBooks, Self.fixtures, Self.timetable, Self.results])
+        #expect(
+            cube.subjects.map(\.topicKey) == [
+                Self.openingHours, Self.newBooks, Self.fixtures, Self.timetable, Self.results,
+            ])
         let opening = try #require(cube.subject(topicKey: Self.openingHours))
         #expect(opening.id == "5a0b1c2d3e4f5a6b7c8d9e03")
         #expect(opening.name == "Opening hours" && opening.desc == "Changes to opening hours")
@@ -41,8 +44,12 @@ struct CubeTests {
     }
 
     @Test func mergeSubDataMarksEachSubjectInOrder() throws {
-        let merged = Cube.mergeSubData(try fixtureCube().subjects, subscribed: [Self.fixtures, Self.openingHours, "gone"])
-        #expect(merged.map(\.subject.topicKey) == [Self.openingHours, Self.newBooks, Self.fixtures, Self.timetable, Self.results])
+        let merged = Cube.mergeSubData(
+            try fixtureCube().subjects, subscribed: [Self.fixtures, Self.openingHours, "gone"])
+        #expect(
+            merged.map(\.subject.topicKey) == [
+                Self.openingHours, Self.newBooks, Self.fixtures, Self.timetable, Self.results,
+            ])
         #expect(merged.map(\.subscribed) == [true, false, true, false, false])
     }
 
@@ -66,7 +73,9 @@ struct CubeTests {
         #expect(info.channelName == "Unknown Channel" && info.areaName == "Unknown Area")
         #expect(info.subjectName == "Unknown Subject" && info.level.rawValue == "")
         #expect(!info.isKnown && info.subscribed)
-        #expect(try fixtureCube().subscriptionInfo(topicKey: "not a topic", subscribed: []).channelName == "Unknown Channel")
+        #expect(
+            try fixtureCube().subscriptionInfo(topicKey: "not a topic", subscribed: []).channelName == "Unknown Channel"
+        )
     }
 
     @Test func aRemovedSubjectKeepsItsChannelAndAreaNames() throws {

@@ -32,13 +32,16 @@ struct DeviceSecretStoreTests {
             #expect(try store.secret(for: Self.account + "0") == nil, "another device's account")
 
             // A file someone left readable is replaced, not written into: the new one is 0600 too.
-            #expect(FileManager.default.createFile(atPath: store.path, contents: Data("{}".utf8),
-                                                   attributes: [.posixPermissions: 0o644]))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: store.path, contents: Data("{}".utf8),
+                    attributes: [.posixPermissions: 0o644]))
             try store.save("msd_second", for: Self.account)
             #expect(try Self.mode(of: store.path) == 0o600)
             #expect(try store.secret(for: Self.account) == "msd_second")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["msikit.device-secret"],
-                    "no temporary file left")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["msikit.device-secret"],
+                "no temporary file left")
 
             try store.remove(for: Self.account + "0")
             #expect(try store.secret(for: Self.account) == "msd_second", "another account's removal leaves it")
@@ -55,8 +58,9 @@ struct DeviceSecretStoreTests {
             let store = FileSecretStore(directory: folder)
             do {
                 let database = try LocalDatabase(path: path)
-                let record = DeviceRecord(hub: "https://msi.example.edu", deviceID: "65a1b2c3d4e5f60718293a4b",
-                                          deviceSecret: secret, registration: "fcm-token", phase: .initialised)
+                let record = DeviceRecord(
+                    hub: "https://msi.example.edu", deviceID: "65a1b2c3d4e5f60718293a4b",
+                    deviceSecret: secret, registration: "fcm-token", phase: .initialised)
                 try await record.save(to: database, secrets: store)
                 #expect(try await DeviceRecord.load(from: database, secrets: store) == record)
                 #expect(try store.secret(for: record.secretAccount) == secret)
@@ -75,10 +79,11 @@ struct DeviceSecretStoreTests {
             let database = try LocalDatabase(path: folder.appendingPathComponent("msikit.sqlite").path)
             // As the previous version saved it: the secret in the row.
             try await database.write { db in
-                try db.execute(sql: """
-                    INSERT INTO msikit_device (id, hub, device_id, device_secret, registration, phase)
-                    VALUES (1, 'https://msi.example.edu', '65a1b2c3d4e5f60718293a4b', 'msd_old', 'fcm-token', 'initialised')
-                    """)
+                try db.execute(
+                    sql: """
+                        INSERT INTO msikit_device (id, hub, device_id, device_secret, registration, phase)
+                        VALUES (1, 'https://msi.example.edu', '65a1b2c3d4e5f60718293a4b', 'msd_old', 'fcm-token', 'initialised')
+                        """)
             }
             let store = FileSecretStore(directory: folder)
             let loaded = try #require(try await DeviceRecord.load(from: database, secrets: store))

@@ -13,7 +13,9 @@ struct ListenerTests {
         client = try MSIClient(configuration: configuration, push: SilentPush())
     }
 
-    static func dataComponent(key: String, dist: String, title: String = "Closed", desc: String = "Snow") -> [String: String] {
+    static func dataComponent(key: String, dist: String, title: String = "Closed", desc: String = "Snow") -> [String:
+        String]
+    {
         [
             "msi_key": key, "topic_key": CubeTests.openingHours, "dist": dist, "title": title, "desc": desc,
             "message": "The library is closed today.", "timestamp": "1773151200000",

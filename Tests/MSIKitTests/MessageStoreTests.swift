@@ -104,7 +104,8 @@ struct ClearOldMessagesTests {
     /// The same instant is a different day in Paris and in Los Angeles, so one message is cleared in one only.
     @Test func theStoresTimeZoneDecidesWhatTodayIs() async throws {
         let lateInParis = instant("2026-03-10T23:30:00Z")  // 00:30 on 11 March in Paris, 16:30 on 10 March in LA
-        let paris = try MessageStore(path: nil, clock: { lateInParis }, timeZone: try #require(TimeZone(identifier: "Europe/Paris")))
+        let paris = try MessageStore(
+            path: nil, clock: { lateInParis }, timeZone: try #require(TimeZone(identifier: "Europe/Paris")))
         let losAngeles = try MessageStore(
             path: nil, clock: { lateInParis }, timeZone: try #require(TimeZone(identifier: "America/Los_Angeles")))
         let fourthOfMarchNoon = message(1, at: milliseconds("2026-03-04T12:00:00Z"))

@@ -11,7 +11,8 @@ struct OfflineCubeTests {
     @Test func theCopyOnDiskServesWhenTheHubCannotBeReached() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let fixture = try #require(Bundle.module.url(forResource: "cube", withExtension: "json", subdirectory: "Fixtures"))
+        let fixture = try #require(
+            Bundle.module.url(forResource: "cube", withExtension: "json", subdirectory: "Fixtures"))
         try FileManager.default.copyItem(at: fixture, to: directory.appendingPathComponent("cube.json"))
         let client = try MSIClient(configuration: .init(hub: nowhere, directory: directory), push: SilentPush())
         #expect(try await client.cube() == fixtureCube())

@@ -5,7 +5,8 @@ import Testing
 /// The instant of an ISO 8601 date-time with fractional seconds allowed ("2026-03-10T14:00:00Z").
 func instant(_ text: String) -> Date {
     let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = text.contains(".") ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
+    formatter.formatOptions =
+        text.contains(".") ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
     guard let date = formatter.date(from: text) else { preconditionFailure("not an ISO 8601 date: \(text)") }
     return date
 }

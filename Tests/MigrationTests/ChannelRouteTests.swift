@@ -23,8 +23,9 @@ import Testing
                 let channels = try JSONParser().value(from: response.body.readableBytesView).arrayValue ?? []
                 let served = channels.compactMap(\.documentValue)
                 #expect(served.count == 4)
-                let verification = ChannelVerifier().verify(sources: try LegacyFixtures.legacyChannels(),
-                                                            targets: served)
+                let verification = ChannelVerifier().verify(
+                    sources: try LegacyFixtures.legacyChannels(),
+                    targets: served)
                 #expect(verification.passed, "\(verification.mismatches) \(verification.missing)")
                 #expect(verification.matching == 4)
             }

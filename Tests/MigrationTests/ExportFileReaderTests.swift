@@ -6,20 +6,23 @@ import Testing
 /// Reading mongoexport files: JSON lines or an array, legacy or v2 Extended JSON, pretty or not.
 @Suite struct ExportFileReaderTests {
     @Test func linesInLegacyFormAndArrayInV2FormHoldTheSameDocuments() throws {
-        #expect(try LegacyFixtures.documents(LegacyFixtures.icubeLines)
+        #expect(
+            try LegacyFixtures.documents(LegacyFixtures.icubeLines)
                 == LegacyFixtures.documents(LegacyFixtures.icubeArray))
-        #expect(try LegacyFixtures.documents(LegacyFixtures.messageLines)
+        #expect(
+            try LegacyFixtures.documents(LegacyFixtures.messageLines)
                 == LegacyFixtures.documents(LegacyFixtures.messageArray))
         #expect(try LegacyFixtures.documents(LegacyFixtures.messageLines).count == 302)
     }
 
     @Test func legacyAndV2ExtendedJSONReadAsTheSameTypes() throws {
         let id = #""_id":{"$oid":"5a0b1c2d3e4f5a6b7c8d9e01"}"#
-        let file = try temporaryFile([
-            #"{\#(id),"t":{"$numberLong":"1510651260123"},"d":{"$date":"2017-11-14T09:21:00.123Z"}}"#,
-            #"{\#(id),"t":{"$numberLong":"1510651260123"},"d":{"$date":{"$numberLong":"1510651260123"}}}"#,
-            #"{\#(id),"t":1510651260123,"d":{"$date":1510651260123}}"#,
-        ].joined(separator: "\n"))
+        let file = try temporaryFile(
+            [
+                #"{\#(id),"t":{"$numberLong":"1510651260123"},"d":{"$date":"2017-11-14T09:21:00.123Z"}}"#,
+                #"{\#(id),"t":{"$numberLong":"1510651260123"},"d":{"$date":{"$numberLong":"1510651260123"}}}"#,
+                #"{\#(id),"t":1510651260123,"d":{"$date":1510651260123}}"#,
+            ].joined(separator: "\n"))
         let documents = try LegacyFixtures.documents(file)
         #expect(documents.count == 3)
         for document in documents {
@@ -30,7 +33,8 @@ import Testing
     }
 
     @Test func prettyArraysWithBracesInStringsAreSplitIntoDocuments() throws {
-        let file = try temporaryFile("""
+        let file = try temporaryFile(
+            """
             \u{FEFF}[
               {
                 "_id": 1,

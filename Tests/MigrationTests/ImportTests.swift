@@ -7,9 +7,11 @@ import Testing
 
 /// `import` of the legacy fixture into a test database.
 @Suite struct ImportTests {
-    private func importFixture(into database: MongoDatabase, _ options: MigrationOptions = .quiet(),
-                               icube: URL? = LegacyFixtures.icubeLines,
-                               messages: URL? = LegacyFixtures.messageLines) async throws -> MigrationReport {
+    private func importFixture(
+        into database: MongoDatabase, _ options: MigrationOptions = .quiet(),
+        icube: URL? = LegacyFixtures.icubeLines,
+        messages: URL? = LegacyFixtures.messageLines
+    ) async throws -> MigrationReport {
         try await Migrator(target: database, options: options).importFiles(icube: icube, messages: messages)
     }
 
@@ -25,8 +27,9 @@ import Testing
             #expect(report.verification?.passed == true)
             #expect(report.verification?.matching == 4)
             Expect.sameDocuments(try await database.collection("icube").find(), try LegacyFixtures.expectedChannels())
-            Expect.sameDocuments(try await database.collection("message").find(),
-                                 try LegacyFixtures.expectedMessages())
+            Expect.sameDocuments(
+                try await database.collection("message").find(),
+                try LegacyFixtures.expectedMessages())
             let runs = try await database.collection("migrations").find()
             #expect(runs.count == 1)
             #expect(runs.first?["state"] == "completed")
@@ -38,7 +41,8 @@ import Testing
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
             _ = try await importFixture(into: database)
-            let claimed = try await OutboxDAO(database: database).claim(owner: "test", now: .max / 2, leaseMS: 1000, limit: 1000)
+            let claimed = try await OutboxDAO(database: database).claim(
+                owner: "test", now: .max / 2, leaseMS: 1000, limit: 1000)
             #expect(claimed == nil)
             #expect(try await database.collection("message").countDocuments(["relay.state": "imported"]) == 300)
         }
@@ -85,10 +89,14 @@ import Testing
             #expect(second.counts("message").inserted + second.counts("message").unchanged == 300)
             #expect(second.counts("message").unchanged >= 99)
             #expect(second.verification?.passed == true)
-            Expect.sameDocuments(try await database.collection("message").find(),
-                                 try LegacyFixtures.expectedMessages())
-            let states = try await database.collection("migrations").find([:], options: FindOptions(
-                sort: ["started_at": 1, "_id": 1])).map { $0["state"]?.stringValue }
+            Expect.sameDocuments(
+                try await database.collection("message").find(),
+                try LegacyFixtures.expectedMessages())
+            let states = try await database.collection("migrations").find(
+                [:],
+                options: FindOptions(
+                    sort: ["started_at": 1, "_id": 1])
+            ).map { $0["state"]?.stringValue }
             #expect(states == ["interrupted", "completed"])
         }
     }
@@ -114,13 +122,15 @@ import Testing
     @Test func arrayFilesInV2ExtendedJSONImportTheSameAsLegacyJSONLines() async throws {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)
-            let report = try await importFixture(into: database, icube: LegacyFixtures.icubeArray,
-                                                 messages: LegacyFixtures.messageArray)
+            let report = try await importFixture(
+                into: database, icube: LegacyFixtures.icubeArray,
+                messages: LegacyFixtures.messageArray)
             try Expect.expectedRuleCounts(report)
             #expect(report.verification?.passed == true)
             Expect.sameDocuments(try await database.collection("icube").find(), try LegacyFixtures.expectedChannels())
-            Expect.sameDocuments(try await database.collection("message").find(),
-                                 try LegacyFixtures.expectedMessages())
+            Expect.sameDocuments(
+                try await database.collection("message").find(),
+                try LegacyFixtures.expectedMessages())
         }
     }
 
@@ -135,8 +145,10 @@ import Testing
             #expect(messages.counts("message").inserted == 300)
             #expect(messages.verification == nil)
             // The cube imported before tells which topics are unknown.
-            #expect(messages.rules.count(.messageTopicKeyUnknown) == (try LegacyFixtures.expectedCount(
-                .messageTopicKeyUnknown)))
+            #expect(
+                messages.rules.count(.messageTopicKeyUnknown)
+                    == (try LegacyFixtures.expectedCount(
+                        .messageTopicKeyUnknown)))
             await #expect(throws: MigrationError.self) {
                 try await importFixture(into: database, icube: nil, messages: nil)
             }
@@ -170,8 +182,10 @@ import Testing
             try await database.collection("message").insertOne(own)
             let report = try await importFixture(into: database, icube: nil)
             #expect(report.counts("message") == CollectionCounts(read: 302, inserted: 299, conflicts: 3))
-            #expect(report.conflicts.contains(MigrationConflict(
-                collection: "message", id: (taken["_id"] ?? .null).legacyJSON, reason: .duplicateKey)))
+            #expect(
+                report.conflicts.contains(
+                    MigrationConflict(
+                        collection: "message", id: (taken["_id"] ?? .null).legacyJSON, reason: .duplicateKey)))
             #expect(try await database.collection("message").countDocuments() == 300)
         }
     }
@@ -179,8 +193,9 @@ import Testing
     @Test func progressLinesCarryCountsAndRate() async throws {
         try await TestDatabase.with { database in
             let lines = LineCollector()
-            let options = MigrationOptions(dryRun: true, batchSize: 100, progress: .lines, progressInterval: .zero,
-                                           progressOutput: { lines.append($0) })
+            let options = MigrationOptions(
+                dryRun: true, batchSize: 100, progress: .lines, progressInterval: .zero,
+                progressOutput: { lines.append($0) })
             _ = try await Migrator(target: database, options: options)
                 .importFiles(icube: LegacyFixtures.icubeLines, messages: LegacyFixtures.messageLines)
             let output = lines.text

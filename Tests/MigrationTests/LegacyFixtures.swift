@@ -53,24 +53,30 @@ enum LegacyFixtures {
 /// Assertions shared by the suites.
 enum Expect {
     /// `actual` holds the same documents as `expected` (by `_id`), each with the same content.
-    static func sameDocuments(_ actual: [BSONDocument], _ expected: [BSONDocument],
-                              sourceLocation: SourceLocation = #_sourceLocation) {
+    static func sameDocuments(
+        _ actual: [BSONDocument], _ expected: [BSONDocument],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(actual.count == expected.count, sourceLocation: sourceLocation)
         let byID = Dictionary(actual.map { (DocumentKey($0["_id"] ?? .null), $0) }, uniquingKeysWith: { a, _ in a })
         for document in expected {
             let found = byID[DocumentKey(document["_id"] ?? .null)]
-            #expect(found.map { DocumentContent.same($0, document) } == true,
-                    "\(document["_id"]?.legacyJSON ?? "?"): \(found?.description ?? "missing") != \(document)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                found.map { DocumentContent.same($0, document) } == true,
+                "\(document["_id"]?.legacyJSON ?? "?"): \(found?.description ?? "missing") != \(document)",
+                sourceLocation: sourceLocation)
         }
     }
 
     /// The report's rule counts are those the Python statement of the rules expects.
-    static func expectedRuleCounts(_ report: MigrationReport, collections: Set<String> = ["icube", "message"],
-                                   sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectedRuleCounts(
+        _ report: MigrationReport, collections: Set<String> = ["icube", "message"],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         for rule in NormalisationRule.allCases where collections.contains(rule.collection) {
-            #expect(report.rules.count(rule) == (try LegacyFixtures.expectedCount(rule)), "\(rule.key)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                report.rules.count(rule) == (try LegacyFixtures.expectedCount(rule)), "\(rule.key)",
+                sourceLocation: sourceLocation)
         }
     }
 }

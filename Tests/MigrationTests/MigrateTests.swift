@@ -8,8 +8,10 @@ import Testing
 /// `migrate`: from a legacy database (seeded with the fixture as the legacy hub left it) into another.
 @Suite struct MigrateTests {
     /// Runs `body` with a legacy database holding the fixture and an empty target.
-    private func withLegacyAndTarget(_ test: String = #function,
-                                     _ body: (MongoDatabase, MongoDatabase) async throws -> Void) async throws {
+    private func withLegacyAndTarget(
+        _ test: String = #function,
+        _ body: (MongoDatabase, MongoDatabase) async throws -> Void
+    ) async throws {
         try await TestDatabase.with("legacy\(test)") { legacy in
             try await legacy.collection("icube").insertMany(try LegacyFixtures.legacyChannels())
             try await legacy.collection("message").insertMany(try LegacyFixtures.legacyMessages())
@@ -80,11 +82,14 @@ import Testing
                 try await Migrator(target: database, options: .quiet()).migrate(from: database)
             }
         }
-        #expect(DatabaseAddress(uri: "mongodb://localhost/msi").isSameDatabase(
-            as: DatabaseAddress(uri: "mongodb://user:secret@127.0.0.1:27017/msi?appName=x")))
-        #expect(!DatabaseAddress(uri: "mongodb://localhost/legacy").isSameDatabase(
-            as: DatabaseAddress(uri: "mongodb://localhost/msi")))
-        #expect(DatabaseAddress(uri: "mongodb://user:secret@db.example:27018/hub?tls=true").redacted
+        #expect(
+            DatabaseAddress(uri: "mongodb://localhost/msi").isSameDatabase(
+                as: DatabaseAddress(uri: "mongodb://user:secret@127.0.0.1:27017/msi?appName=x")))
+        #expect(
+            !DatabaseAddress(uri: "mongodb://localhost/legacy").isSameDatabase(
+                as: DatabaseAddress(uri: "mongodb://localhost/msi")))
+        #expect(
+            DatabaseAddress(uri: "mongodb://user:secret@db.example:27018/hub?tls=true").redacted
                 == "mongodb://db.example:27018/hub")
     }
 

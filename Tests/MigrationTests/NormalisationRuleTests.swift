@@ -35,15 +35,23 @@ import Testing
     @Test func hexStringIDsBecomeObjectIDsAndOtherIDsAreKept() {
         let channel: BSONDocument = [
             "_id": "5A0B1C2D3E4F5A6B7C8D9E01", "name": "c", "desc": "", "access": [],
-            "areas": [["id": "5a0b1c2d3e4f5a6b7c8d9e02", "name": "a", "desc": "", "access": [], "subjects": [
-                ["id": "legacy-7", "name": "s", "desc": "", "access": [], "tags": [], "topic_key": "t",
-                 "opt": ["level": "", "distribution": "Alert"]],
-            ]]],
+            "areas": [
+                [
+                    "id": "5a0b1c2d3e4f5a6b7c8d9e02", "name": "a", "desc": "", "access": [],
+                    "subjects": [
+                        [
+                            "id": "legacy-7", "name": "s", "desc": "", "access": [], "tags": [], "topic_key": "t",
+                            "opt": ["level": "", "distribution": "Alert"],
+                        ]
+                    ],
+                ]
+            ],
         ]
         var tally = RuleTally()
         let normalised = ChannelNormaliser().normalise(channel, tally: &tally)
         #expect(normalised["_id"] == .objectID(ObjectID(hex: "5a0b1c2d3e4f5a6b7c8d9e01")!))
-        #expect(normalised[path: "areas"]?.arrayValue?.first?.documentValue?["id"]?.objectIDValue?.hex
+        #expect(
+            normalised[path: "areas"]?.arrayValue?.first?.documentValue?["id"]?.objectIDValue?.hex
                 == "5a0b1c2d3e4f5a6b7c8d9e02")
         let subject = normalised[path: "areas"]?.arrayValue?.first?.documentValue?["subjects"]?.arrayValue?.first
         #expect(subject?.documentValue?["id"] == "legacy-7")
@@ -55,20 +63,30 @@ import Testing
         let channelID = ObjectID(), areaID = ObjectID(), subjectID = ObjectID()
         let stale = "\(ObjectID().hex)-\(areaID.hex)-\(subjectID.hex)"
         let channel: BSONDocument = [
-            "_id": .objectID(channelID), "name": "c", "desc": "", "access": [], "areas": [[
-                "id": .objectID(areaID), "name": "a", "desc": "", "access": [], "subjects": [
-                    ["id": .objectID(subjectID), "name": "s", "desc": "", "access": [], "tags": [],
-                     "topic_key": .string(stale), "opt": ["level": "Forced", "distribution": "Alert"]],
-                    ["id": .objectID(subjectID), "name": "s2", "desc": "", "access": [], "tags": [],
-                     "opt": ["level": "Forced", "distribution": "Alert"]],
-                ],
-            ]],
+            "_id": .objectID(channelID), "name": "c", "desc": "", "access": [],
+            "areas": [
+                [
+                    "id": .objectID(areaID), "name": "a", "desc": "", "access": [],
+                    "subjects": [
+                        [
+                            "id": .objectID(subjectID), "name": "s", "desc": "", "access": [], "tags": [],
+                            "topic_key": .string(stale), "opt": ["level": "Forced", "distribution": "Alert"],
+                        ],
+                        [
+                            "id": .objectID(subjectID), "name": "s2", "desc": "", "access": [], "tags": [],
+                            "opt": ["level": "Forced", "distribution": "Alert"],
+                        ],
+                    ],
+                ]
+            ],
         ]
         var tally = RuleTally()
-        let subjects = ChannelNormaliser().normalise(channel, tally: &tally)[path: "areas"]?.arrayValue?.first?
+        let subjects =
+            ChannelNormaliser().normalise(channel, tally: &tally)[path: "areas"]?.arrayValue?.first?
             .documentValue?["subjects"]?.arrayValue ?? []
         #expect(subjects.first?.documentValue?["topic_key"]?.stringValue == stale)
-        #expect(subjects.last?.documentValue?["topic_key"]?.stringValue
+        #expect(
+            subjects.last?.documentValue?["topic_key"]?.stringValue
                 == Subject.topicKey(channelID: channelID, areaID: areaID, subjectID: subjectID))
         #expect(tally.count(.topicKeyMismatchKept) == 1)
         #expect(tally.count(.topicKeyComputed) == 1)
@@ -76,12 +94,16 @@ import Testing
 
     @Test func missingArraysAndLevelAreAddedButADistributionIsOnlyReported() {
         let channel: BSONDocument = [
-            "_id": .objectID(ObjectID()), "name": "c", "desc": "", "areas": [[
-                "id": .objectID(ObjectID()), "name": "a", "desc": "", "subjects": [
-                    ["id": .objectID(ObjectID()), "name": "s", "desc": "", "opt": ["distribution": "Push"]],
-                    ["id": .objectID(ObjectID()), "name": "t", "desc": "", "opt": ["level": "Forced"]],
-                ],
-            ]],
+            "_id": .objectID(ObjectID()), "name": "c", "desc": "",
+            "areas": [
+                [
+                    "id": .objectID(ObjectID()), "name": "a", "desc": "",
+                    "subjects": [
+                        ["id": .objectID(ObjectID()), "name": "s", "desc": "", "opt": ["distribution": "Push"]],
+                        ["id": .objectID(ObjectID()), "name": "t", "desc": "", "opt": ["level": "Forced"]],
+                    ],
+                ]
+            ],
         ]
         var tally = RuleTally()
         let normalised = ChannelNormaliser().normalise(channel, tally: &tally)
@@ -120,8 +142,10 @@ import Testing
         let id = ObjectID()
         var tally = RuleTally()
         let message = MessageNormaliser(knownTopicKeys: nil).normalise(
-            ["_id": .string(id.hex), "title": "t", "sender": "Super User", "timestamp": .int64(1_600_000_000_000),
-             "flavour": "vanilla"], tally: &tally)
+            [
+                "_id": .string(id.hex), "title": "t", "sender": "Super User", "timestamp": .int64(1_600_000_000_000),
+                "flavour": "vanilla",
+            ], tally: &tally)
         #expect(message["_id"] == .objectID(id))
         #expect(message["msi_key"] == .objectID(id))
         #expect(message["sender"] == "Super User")

@@ -18,8 +18,10 @@ public final class ConnectionCutter: @unchecked Sendable {
         let root = Fixtures.directory.deletingLastPathComponent()
         process = Process()
         process.executableURL = root.appendingPathComponent(".venv/bin/python")
-        process.arguments = [root.appendingPathComponent("scripts/connection-cutter.py").path, String(port),
-                             String(target), status.path]
+        process.arguments = [
+            root.appendingPathComponent("scripts/connection-cutter.py").path, String(port),
+            String(target), status.path,
+        ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

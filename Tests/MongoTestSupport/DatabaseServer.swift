@@ -28,8 +28,10 @@ public final class DatabaseServer: @unchecked Sendable {
         let python = Fixtures.directory.deletingLastPathComponent().appendingPathComponent(".venv/bin/python")
         let process = Process()
         process.executableURL = python
-        process.arguments = ["-m", "secantus", "--host", "127.0.0.1", "--port", String(port),
-                             "--storage-path", storage.path, "--log-level", "WARNING"]
+        process.arguments = [
+            "-m", "secantus", "--host", "127.0.0.1", "--port", String(port),
+            "--storage-path", storage.path, "--log-level", "WARNING",
+        ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         let exit = ProcessExit(of: process)
@@ -78,7 +80,9 @@ public enum LoopbackPort {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw CocoaError(.fileWriteUnknown) }
         return Int(UInt16(bigEndian: address.sin_port))

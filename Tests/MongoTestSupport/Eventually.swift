@@ -4,9 +4,11 @@ import Testing
 /// one shared test database: asking less often leaves it to the work they wait for); fails the test (naming `what`)
 /// and throws when it does not within `within`. The limit only ends a wait that would never end: a test waits for a
 /// state, not for a time, so it is far above what a loaded two-core machine takes.
-public func eventually(_ what: String = "the condition holds", within: Duration = .seconds(30),
-                       sourceLocation: SourceLocation = #_sourceLocation,
-                       _ condition: () async throws -> Bool) async throws {
+public func eventually(
+    _ what: String = "the condition holds", within: Duration = .seconds(30),
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () async throws -> Bool
+) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now + within
     var pause: Duration = .milliseconds(25)

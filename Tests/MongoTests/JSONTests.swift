@@ -12,9 +12,10 @@ struct LegacyJSONWriterTests {
             "when": .datetime(1_700_000_000_123), "ratio": 0.5, "whole": 2.0, "flag": true, "none": nil,
             "list": [1, "a"], "nested": ["x": "y"],
         ]
-        #expect(writer.string(document) == #"{"_id":"5a1b2c3d4e5f60718293a4b5","count":3,"big":1700000000123,"#
-            + #""when":"2023-11-14T22:13:20.123Z","ratio":0.5,"whole":2,"flag":true,"none":null,"list":[1,"a"],"#
-            + #""nested":{"x":"y"}}"#)
+        #expect(
+            writer.string(document) == #"{"_id":"5a1b2c3d4e5f60718293a4b5","count":3,"big":1700000000123,"#
+                + #""when":"2023-11-14T22:13:20.123Z","ratio":0.5,"whole":2,"flag":true,"none":null,"list":[1,"a"],"#
+                + #""nested":{"x":"y"}}"#)
     }
 
     @Test func escapesStringsAsJavaScriptDoes() {
@@ -84,8 +85,13 @@ struct LegacyJSONWriterTests {
         let id = ObjectID(hex: "5a1b2c3d4e5f60718293a4b5")!
         let document: BSONDocument = [
             "bin": .binary(BSONBinary(data: Array("hello".utf8))), "empty": .binary(BSONBinary(data: [])),
-            "uuid": .binary(BSONBinary(subtype: 4, data: [0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99,
-                                                          0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])),
+            "uuid": .binary(
+                BSONBinary(
+                    subtype: 4,
+                    data: [
+                        0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99,
+                        0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF,
+                    ])),
             "re": .regex(BSONRegex(pattern: "a+", options: "i")), "sym": .symbol("s"),
             "ts": .timestamp(BSONTimestamp(seconds: 1_503_910_800, increment: 1)),
             "late": .timestamp(BSONTimestamp(seconds: 0x9000_0000, increment: 7)),
@@ -94,13 +100,14 @@ struct LegacyJSONWriterTests {
             "ptr": .dbPointer(collection: "msi.icube", id: id), "bare": .dbPointer(collection: "nodot", id: id),
             "ref": ["$ref": "users", "$id": .objectID(id), "extra": 1], "noref": ["$id": nil, "a": 1],
         ]
-        #expect(writer.string(document) == #"{"bin":"aGVsbG8=","empty":"","uuid":"ABEiM0RVZneImaq7zN3u/w==","#
-            + #""re":{},"sym":"s","ts":"6459247702101196801","late":"-8070450532247928825","#
-            + #""code":{"code":"function () {}"},"scoped":{"scope":{"x":1},"code":"x"},"#
-            + #""min":{"_bsontype":"MinKey"},"max":{"_bsontype":"MaxKey"},"holes":[null,1],"#
-            + #""ptr":{"$ref":"icube","$id":"5a1b2c3d4e5f60718293a4b5","$db":"msi"},"#
-            + #""bare":{"$ref":"","$id":"5a1b2c3d4e5f60718293a4b5","$db":"nodot"},"#
-            + #""ref":{"$ref":"users","$id":"5a1b2c3d4e5f60718293a4b5","$db":""},"noref":{"$id":null,"a":1}}"#)
+        #expect(
+            writer.string(document) == #"{"bin":"aGVsbG8=","empty":"","uuid":"ABEiM0RVZneImaq7zN3u/w==","#
+                + #""re":{},"sym":"s","ts":"6459247702101196801","late":"-8070450532247928825","#
+                + #""code":{"code":"function () {}"},"scoped":{"scope":{"x":1},"code":"x"},"#
+                + #""min":{"_bsontype":"MinKey"},"max":{"_bsontype":"MaxKey"},"holes":[null,1],"#
+                + #""ptr":{"$ref":"icube","$id":"5a1b2c3d4e5f60718293a4b5","$db":"msi"},"#
+                + #""bare":{"$ref":"","$id":"5a1b2c3d4e5f60718293a4b5","$db":"nodot"},"#
+                + #""ref":{"$ref":"users","$id":"5a1b2c3d4e5f60718293a4b5","$db":""},"noref":{"$id":null,"a":1}}"#)
     }
 
     /// Bytes that js-bson 1.1.6 (the legacy hub's driver) serialised, and `JSON.stringify` of what its
@@ -117,7 +124,10 @@ struct JSONParserTests {
     let parser = JSONParser()
 
     @Test func parsesObjectsIntoOrderedDocuments() throws {
-        let document = try parser.document(from: Array(#" {"name": "Math", "n": 5, "big": 10000000000, "x": 1.5, "e": 1e3, "ok": true, "no": null, "list": [1, {"a": []}]} "#.utf8))
+        let document = try parser.document(
+            from: Array(
+                #" {"name": "Math", "n": 5, "big": 10000000000, "x": 1.5, "e": 1e3, "ok": true, "no": null, "list": [1, {"a": []}]} "#
+                    .utf8))
         #expect(document.keys == ["name", "n", "big", "x", "e", "ok", "no", "list"])
         #expect(document["name"] == "Math")
         #expect(document["n"] == .int32(5))
@@ -172,7 +182,9 @@ struct JSONParserTests {
     }
 
     @Test func refusesAKeyGivenTwiceInOneObject() throws {
-        let error = #expect(throws: JSONParseError.self) { try parser.document(from: Array(#"{"a": 1, "b": {"c": 2}, "a": 3}"#.utf8)) }
+        let error = #expect(throws: JSONParseError.self) {
+            try parser.document(from: Array(#"{"a": 1, "b": {"c": 2}, "a": 3}"#.utf8))
+        }
         #expect(error?.code == .duplicateKey)
         #expect(error?.key == "a")
         // The same key in two objects is no repetition.
@@ -184,9 +196,18 @@ struct JSONParserTests {
 @Suite("Extended JSON")
 struct ExtendedJSONTests {
     @Test func readsLegacyAndV2Forms() throws {
-        let legacy = try BSONDocument(extendedJSON: #"{"_id": {"$oid": "5a1b2c3d4e5f60718293a4b5"}, "t": {"$date": 1500000000000}, "n": {"$numberLong": "12"}}"#)
-        let canonical = try BSONDocument(extendedJSON: #"{"_id": {"$oid": "5a1b2c3d4e5f60718293a4b5"}, "t": {"$date": {"$numberLong": "1500000000000"}}, "n": {"$numberLong": "12"}}"#)
-        let relaxed = try BSONDocument(extendedJSON: #"{"_id": {"$oid": "5a1b2c3d4e5f60718293a4b5"}, "t": {"$date": "2017-07-14T02:40:00Z"}, "n": {"$numberLong": "12"}}"#)
+        let legacy = try BSONDocument(
+            extendedJSON:
+                #"{"_id": {"$oid": "5a1b2c3d4e5f60718293a4b5"}, "t": {"$date": 1500000000000}, "n": {"$numberLong": "12"}}"#
+        )
+        let canonical = try BSONDocument(
+            extendedJSON:
+                #"{"_id": {"$oid": "5a1b2c3d4e5f60718293a4b5"}, "t": {"$date": {"$numberLong": "1500000000000"}}, "n": {"$numberLong": "12"}}"#
+        )
+        let relaxed = try BSONDocument(
+            extendedJSON:
+                #"{"_id": {"$oid": "5a1b2c3d4e5f60718293a4b5"}, "t": {"$date": "2017-07-14T02:40:00Z"}, "n": {"$numberLong": "12"}}"#
+        )
         for document in [legacy, canonical, relaxed] {
             #expect(document["_id"] == .objectID(ObjectID(hex: "5a1b2c3d4e5f60718293a4b5")!))
             #expect(document["t"] == .datetime(1_500_000_000_000))

@@ -28,4 +28,3 @@ struct MongoClientPoolTests {
         #expect(pool.usage.inUse == 0 && pool.usage.waiting == 0)
     }
 }
-

@@ -13,7 +13,8 @@ struct MongoCollectionTests {
             #expect(try await collection.countDocuments() == 3)
             #expect(try await collection.countDocuments(["n": ["$gte": 2]]) == 2)
 
-            let sorted = try await collection.find([:], options: FindOptions(projection: ["name": 1, "_id": 0], sort: ["n": -1], skip: 1, limit: 1))
+            let sorted = try await collection.find(
+                [:], options: FindOptions(projection: ["name": 1, "_id": 0], sort: ["n": -1], skip: 1, limit: 1))
             #expect(sorted == [["name": "b"]])
             #expect(try await collection.findOne(["name": "c"])?["n"] == 3)
             #expect(try await collection.findOne(["name": "zzz"]) == nil)
@@ -22,7 +23,8 @@ struct MongoCollectionTests {
             #expect(updated.matchedCount == 1 && updated.modifiedCount == 1)
             let many = try await collection.updateMany([:], ["$inc": ["n": 1]])
             #expect(many.matchedCount == 3)
-            let upsert = try await collection.updateOne(["name": "d"], ["$set": ["n": 4]], options: UpdateOptions(upsert: true))
+            let upsert = try await collection.updateOne(
+                ["name": "d"], ["$set": ["n": 4]], options: UpdateOptions(upsert: true))
             #expect(upsert.matchedCount == 0 && upsert.upsertedID != nil)
 
             #expect(try await collection.deleteOne(["name": "a"]) == 1)
@@ -38,7 +40,8 @@ struct MongoCollectionTests {
             var statements = (0..<5).map { index in
                 UpdateStatement(filter: ["i": .int32(Int32(index))], update: ["$set": ["tag": .string("new \(index)")]])
             }
-            statements.append(UpdateStatement(filter: ["i": ["$gte": 8]], update: ["$set": ["tag": "high"]], many: true))
+            statements.append(
+                UpdateStatement(filter: ["i": ["$gte": 8]], update: ["$set": ["tag": "high"]], many: true))
             statements.append(UpdateStatement(filter: ["i": 99], update: ["$set": ["tag": "none"]]))
             let result = try await collection.bulkUpdate(statements)
             #expect(result.matchedCount == 7 && result.modifiedCount == 7)
@@ -66,26 +69,35 @@ struct MongoCollectionTests {
     @Test func arrayFiltersUpdateOnlyTheNamedElement() async throws {
         try await TestDatabase.with { database in
             let collection = database.collection("nested")
-            try await collection.insertOne(["_id": 1, "areas": [
-                ["id": 1, "subjects": [["id": 1, "name": "x", "keep": true], ["id": 2, "name": "y"]]],
-                ["id": 2, "subjects": [["id": 1, "name": "z"]]],
-            ]])
+            try await collection.insertOne([
+                "_id": 1,
+                "areas": [
+                    ["id": 1, "subjects": [["id": 1, "name": "x", "keep": true], ["id": 2, "name": "y"]]],
+                    ["id": 2, "subjects": [["id": 1, "name": "z"]]],
+                ],
+            ])
             let result = try await collection.updateOne(
                 ["_id": 1], ["$set": ["areas.$[a].subjects.$[s].name": "changed"]],
                 options: UpdateOptions(arrayFilters: [["a.id": 1], ["s.id": 1]]))
             #expect(result.modifiedCount == 1)
             let document = try #require(try await collection.findOne(["_id": 1]))
-            #expect(document == ["_id": 1, "areas": [
-                ["id": 1, "subjects": [["id": 1, "name": "changed", "keep": true], ["id": 2, "name": "y"]]],
-                ["id": 2, "subjects": [["id": 1, "name": "z"]]],
-            ]])
+            #expect(
+                document == [
+                    "_id": 1,
+                    "areas": [
+                        ["id": 1, "subjects": [["id": 1, "name": "changed", "keep": true], ["id": 2, "name": "y"]]],
+                        ["id": 2, "subjects": [["id": 1, "name": "z"]]],
+                    ],
+                ])
         }
     }
 
     @Test func findOneAndUpdateReturnsTheDocumentBeforeOrAfter() async throws {
         try await TestDatabase.with { database in
             let collection = database.collection("fam")
-            try await collection.insertMany([["_id": 1, "state": "pending", "n": 1], ["_id": 2, "state": "pending", "n": 2]])
+            try await collection.insertMany([
+                ["_id": 1, "state": "pending", "n": 1], ["_id": 2, "state": "pending", "n": 2],
+            ])
             let claimed = try await collection.findOneAndUpdate(
                 ["state": "pending"], ["$set": ["state": "claimed"]],
                 options: FindOneAndUpdateOptions(returnNew: true, sort: ["n": -1]))
@@ -147,7 +159,8 @@ struct MongoCollectionTests {
         try await TestDatabase.with { database in
             try await database.collection("followed").insertOne(["seed": true])
             try await database.collection("ignored").insertOne(["seed": true])
-            let stream = try await database.watch(pipeline: [["$match": ["ns.coll": ["$in": ["followed"]]]]], maxAwaitTimeMS: 200)
+            let stream = try await database.watch(
+                pipeline: [["$match": ["ns.coll": ["$in": ["followed"]]]]], maxAwaitTimeMS: 200)
             try await database.collection("ignored").insertOne(["_id": "skip"])
             try await database.collection("followed").insertOne(["_id": "seen"])
             var changes: [BSONDocument] = []
@@ -206,8 +219,9 @@ struct MongoCollectionTests {
     }
 
     @Test func anUnreachableServerFailsFastAsUnavailable() async throws {
-        let pool = try MongoClientPool(configuration: MongoConfiguration(
-            uri: "mongodb://127.0.0.1:1/msi", serverSelectionTimeoutMS: 300, connectTimeoutMS: 200, maxPoolSize: 2))
+        let pool = try MongoClientPool(
+            configuration: MongoConfiguration(
+                uri: "mongodb://127.0.0.1:1/msi", serverSelectionTimeoutMS: 300, connectTimeoutMS: 200, maxPoolSize: 2))
         let clock = ContinuousClock()
         let started = clock.now
         let error = await #expect(throws: MongoError.self) { try await pool.database().collection("x").findOne([:]) }
@@ -255,9 +269,10 @@ struct MongoCollectionTests {
                 "ratio": 1.0, "blob": .binary(BSONBinary(data: Array("hello".utf8))),
             ])
             let stored = try #require(try await collection.findOne(["_id": .objectID(id)]))
-            #expect(LegacyJSONWriter().string(stored) == #"{"_id":"5a1b2c3d4e5f60718293a4b5","#
-                + #""when":"2017-08-28T09:00:00.000Z","before":"1969-12-31T23:59:59.999Z","#
-                + #""price":{"$numberDecimal":"1.10"},"big":"9007199254740993","ratio":1,"blob":"aGVsbG8="}"#)
+            #expect(
+                LegacyJSONWriter().string(stored) == #"{"_id":"5a1b2c3d4e5f60718293a4b5","#
+                    + #""when":"2017-08-28T09:00:00.000Z","before":"1969-12-31T23:59:59.999Z","#
+                    + #""price":{"$numberDecimal":"1.10"},"big":"9007199254740993","ratio":1,"blob":"aGVsbG8="}"#)
         }
     }
 }

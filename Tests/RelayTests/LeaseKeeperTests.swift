@@ -57,9 +57,13 @@ struct LeaseKeeperTests {
 
     @Test func renewingMovesOnlyTheDueLeasesAndKeepsALostOneHeldButNoLongerSafe() async throws {
         let store = Store(), keeper = store.keeper()
-        store.leases.withLock { $0 = ["m1": RelayLease(owner: "claim-1", until: 2_000),
-                                      "m2": RelayLease(owner: "claim-1", until: 2_000),
-                                      "m3": RelayLease(owner: "claim-2", until: 4_500)] }
+        store.leases.withLock {
+            $0 = [
+                "m1": RelayLease(owner: "claim-1", until: 2_000),
+                "m2": RelayLease(owner: "claim-1", until: 2_000),
+                "m3": RelayLease(owner: "claim-2", until: 4_500),
+            ]
+        }
         #expect(keeper.hold("m1", RelayLease(owner: "claim-1", until: 2_000)))
         #expect(keeper.hold("m2", RelayLease(owner: "claim-1", until: 2_000)))
         #expect(keeper.holdIfFree("m3", RelayLease(owner: "claim-2", until: 4_500)))
@@ -83,9 +87,10 @@ struct LeaseKeeperTests {
 
     @Test func aLeaseThatHoldsWhileAnotherDoesIsSafeOnlyWhileThatOneHolds() async throws {
         let record = Atomic<Int64>(3_000)
-        let keeper = LeaseKeeper<String>(duration: .seconds(4), now: { 1_000 },
-                                         end: { $0.until == .max ? record.load(ordering: .relaxed) : $0.until },
-                                         renew: { _, _ in [] })
+        let keeper = LeaseKeeper<String>(
+            duration: .seconds(4), now: { 1_000 },
+            end: { $0.until == .max ? record.load(ordering: .relaxed) : $0.until },
+            renew: { _, _ in [] })
         #expect(keeper.holdIfFree("direct", RelayLease(owner: "worker/1", until: .max)))
         #expect(keeper.lease(of: "direct", holdingFor: 1_000) != nil)
         record.store(1_500, ordering: .relaxed)

@@ -24,8 +24,9 @@ struct OutcomeClassifierTests {
     @Test func anOverloadedFCMIsARetryAfterThePauseItStartsForTheProject() async throws {
         let classifier = Self.classifier()
         let ticket = try #require(await classifier.gate.admit())
-        let outcome = classifier.classify(Result<String, FCMError>.failure(
-            Self.error(.unavailable, retryable: true, retryAfter: .seconds(3))), of: ticket)
+        let outcome = classifier.classify(
+            Result<String, FCMError>.failure(
+                Self.error(.unavailable, retryable: true, retryAfter: .seconds(3))), of: ticket)
         guard case .retryAfter(let error, let pauseEnd) = outcome else { Issue.record("\(outcome)"); return }
         #expect(error.code == .unavailable && pauseEnd == 13_000)
         #expect(classifier.gate.pause() == .seconds(3))
@@ -34,8 +35,9 @@ struct OutcomeClassifierTests {
     @Test func aRetryableErrorThatPausesNothingIsARetryWithoutAPause() async throws {
         let classifier = Self.classifier()
         let ticket = try #require(await classifier.gate.admit())
-        let outcome = classifier.classify(Result<String, FCMError>.failure(Self.error(.internal, retryable: true)),
-                                          of: ticket)
+        let outcome = classifier.classify(
+            Result<String, FCMError>.failure(Self.error(.internal, retryable: true)),
+            of: ticket)
         guard case .retryAfter(_, let pauseEnd) = outcome else { Issue.record("\(outcome)"); return }
         #expect(pauseEnd == nil)
         #expect(classifier.gate.pause() == nil)
@@ -44,12 +46,16 @@ struct OutcomeClassifierTests {
     @Test func aRefusalIsFailedAndAGoneRegistrationIsUnregistered() async throws {
         let classifier = Self.classifier()
         let refused = try #require(await classifier.gate.admit())
-        let outcome = classifier.classify(Result<String, FCMError>.failure(Self.error(.invalidArgument, retryable: false)),
-                                          of: refused)
-        guard case .failed(let error) = outcome, error.code == .invalidArgument else { Issue.record("\(outcome)"); return }
+        let outcome = classifier.classify(
+            Result<String, FCMError>.failure(Self.error(.invalidArgument, retryable: false)),
+            of: refused)
+        guard case .failed(let error) = outcome, error.code == .invalidArgument else {
+            Issue.record("\(outcome)"); return
+        }
         let gone = try #require(await classifier.gate.admit())
-        let unregistered = classifier.classify(Result<String, FCMError>.failure(Self.error(.unregistered, retryable: false)),
-                                               of: gone)
+        let unregistered = classifier.classify(
+            Result<String, FCMError>.failure(Self.error(.unregistered, retryable: false)),
+            of: gone)
         guard case .unregistered = unregistered else { Issue.record("\(unregistered)"); return }
         #expect(classifier.gate.pause() == nil)
     }

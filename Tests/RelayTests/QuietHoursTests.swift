@@ -20,10 +20,12 @@ private func hours(_ from: String, _ to: String, _ tz: String = "Europe/Berlin")
 
 @Suite("Quiet hours")
 struct QuietHoursTests {
-    @Test(arguments: [("24:00", "07:00", "Europe/Berlin"), ("7:00", "08:00", "Europe/Berlin"),
-                      ("22:60", "07:00", "Europe/Berlin"), ("22:00", "22:00", "Europe/Berlin"),
-                      ("22:00", "07:00", "Mars/Olympus"), ("22:00", "07:00", "CEST"), ("22:00", "07:00", ""),
-                      ("22:00", " 7:00", "Europe/Berlin"), ("２２:00", "07:00", "Europe/Berlin")])
+    @Test(arguments: [
+        ("24:00", "07:00", "Europe/Berlin"), ("7:00", "08:00", "Europe/Berlin"),
+        ("22:60", "07:00", "Europe/Berlin"), ("22:00", "22:00", "Europe/Berlin"),
+        ("22:00", "07:00", "Mars/Olympus"), ("22:00", "07:00", "CEST"), ("22:00", "07:00", ""),
+        ("22:00", " 7:00", "Europe/Berlin"), ("２２:00", "07:00", "Europe/Berlin"),
+    ])
     func aWindowThatIsNotTwoTimesInAKnownZoneIsRefused(from: String, to: String, tz: String) {
         #expect(throws: QuietHoursProblem.self) { try QuietHours.parse(from: from, to: to, tz: tz).get() }
     }

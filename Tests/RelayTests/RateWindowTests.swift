@@ -40,8 +40,9 @@ struct RateWindowTests {
             let next = try await window.take(60)
             #expect(next.count == 60 && next.windowEnd >= end + 2_000, "\(next.windowEnd - end)")
             #expect(clock.now() >= next.windowEnd - 1_000)
-            #expect(try await rates.take(100, of: "test", limit: 100, windowMS: 1_000, at: next.windowEnd - 1).granted
-                == 40)
+            #expect(
+                try await rates.take(100, of: "test", limit: 100, windowMS: 1_000, at: next.windowEnd - 1).granted
+                    == 40)
         }
     }
 }

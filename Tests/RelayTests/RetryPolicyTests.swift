@@ -23,8 +23,9 @@ struct RetryPolicyTests {
         var asked = unavailable
         asked.retryAfter = .seconds(7)
         #expect(policy.delay(afterAttempt: 1, error: asked, jitter: 1) == .seconds(7))
-        let quota = FCMError(code: .quotaExceeded, httpStatus: 429, message: "slow down", isRetryable: true,
-                             retryAfter: .seconds(2))
+        let quota = FCMError(
+            code: .quotaExceeded, httpStatus: 429, message: "slow down", isRetryable: true,
+            retryAfter: .seconds(2))
         #expect(policy.delay(afterAttempt: 1, error: quota, jitter: 0) == .seconds(60))
     }
 }

@@ -51,10 +51,13 @@ public struct TokenDAO: Sendable {
     /// name (a unique index over `live_name`, which only live tokens carry), so concurrent creates cannot both win.
     /// With `direct` it carries the right `direct` (`direct: true`); with an `owner`, the user it acts for.
     /// - Throws: `DAOError` `.duplicate` when a live token has the name already.
-    public func add(name: String, role: Role, secretHash: String, direct: Bool = false,
-                    owner: String? = nil) async throws -> APIToken {
+    public func add(
+        name: String, role: Role, secretHash: String, direct: Bool = false,
+        owner: String? = nil
+    ) async throws -> APIToken {
         var document: BSONDocument = [
-            "_id": .objectID(ObjectID()), "name": .string(name), "live_name": .string(name), "role": .string(role.rawValue),
+            "_id": .objectID(ObjectID()), "name": .string(name), "live_name": .string(name),
+            "role": .string(role.rawValue),
             "hash": .string(secretHash), "created_at": .int64(now()),
         ]
         if direct { document["direct"] = true }
@@ -69,8 +72,9 @@ public struct TokenDAO: Sendable {
     }
 
     /// The index that keeps live token names unique: only live tokens carry `live_name`.
-    static let liveNameIndex = IndexModel(keys: ["live_name": 1], name: "live_name", unique: true,
-                                          partialFilter: ["live_name": ["$exists": true]])
+    static let liveNameIndex = IndexModel(
+        keys: ["live_name": 1], name: "live_name", unique: true,
+        partialFilter: ["live_name": ["$exists": true]])
 
     /// Gives live tokens stored before `live_name` existed their `live_name`, so the unique index covers them.
     static func backfillLiveNames(in database: MongoDatabase) async throws {
@@ -78,7 +82,8 @@ public struct TokenDAO: Sendable {
         let filter: BSONDocument = ["revoked_at": ["$exists": false], "live_name": ["$exists": false]]
         for document in try await collection.find(filter) {
             guard let id = document.objectID("_id") else { continue }
-            _ = try await collection.updateOne(["_id": .objectID(id)], ["$set": ["live_name": .string(document.string("name"))]])
+            _ = try await collection.updateOne(
+                ["_id": .objectID(id)], ["$set": ["live_name": .string(document.string("name"))]])
         }
     }
 
@@ -115,7 +120,10 @@ public struct TokenDAO: Sendable {
         let time = now()
         guard (token.lastUsedAt ?? 0) < time - 60_000 else { return }
         _ = try? await collection.updateOne(
-            ["_id": .objectID(token.id), "$or": [["last_used_at": ["$exists": false]], ["last_used_at": ["$lt": .int64(time - 60_000)]]]],
+            [
+                "_id": .objectID(token.id),
+                "$or": [["last_used_at": ["$exists": false]], ["last_used_at": ["$lt": .int64(time - 60_000)]]],
+            ],
             ["$set": ["last_used_at": .int64(time)]])
     }
 
@@ -123,7 +131,8 @@ public struct TokenDAO: Sendable {
     /// - Throws: `DAOError`.
     public func list() async throws -> [APIToken] {
         try await mapErrors {
-            try await collection.find([:], options: FindOptions(sort: ["name": 1, "_id": 1])).compactMap(APIToken.init(document:))
+            try await collection.find([:], options: FindOptions(sort: ["name": 1, "_id": 1])).compactMap(
+                APIToken.init(document:))
         }
     }
 
@@ -134,7 +143,8 @@ public struct TokenDAO: Sendable {
         if let id = ObjectID(hex: nameOrID) { filter = ["$or": [["name": .string(nameOrID)], ["_id": .objectID(id)]]] }
         filter["revoked_at"] = ["$exists": false]
         let result = try await mapErrors {
-            try await collection.updateMany(filter, ["$set": ["revoked_at": .int64(now())], "$unset": ["live_name": ""]])
+            try await collection.updateMany(
+                filter, ["$set": ["revoked_at": .int64(now())], "$unset": ["live_name": ""]])
         }
         guard result.matchedCount > 0 else { throw DAOError(.tokenNotFound, "no live token is called \(nameOrID)") }
     }

@@ -24,8 +24,10 @@ public struct LoginFailureDAO: Sendable {
     /// How many failed logins `username` had, how many came from `address` and how many from `site` (any
     /// username; 0 without a site), in the last `windowMS`; the counts run at once.
     /// - Throws: `DAOError`.
-    public func counts(username: String, address: String, site: String? = nil,
-                       windowMS: Int64) async throws -> (username: Int, address: Int, site: Int) {
+    public func counts(
+        username: String, address: String, site: String? = nil,
+        windowMS: Int64
+    ) async throws -> (username: Int, address: Int, site: Int) {
         let since = BSONValue.datetime(now() - windowMS)
         async let bySite = count(site: site, since: since)
         async let byUsername = mapErrors {
@@ -40,7 +42,9 @@ public struct LoginFailureDAO: Sendable {
     /// How many failures came from `site` since `since`; 0 without a site (IPv4), with no query.
     private func count(site: String?, since: BSONValue) async throws -> Int64 {
         guard let site else { return 0 }
-        return try await mapErrors { try await collection.countDocuments(["site": .string(site), "at": ["$gt": since]]) }
+        return try await mapErrors {
+            try await collection.countDocuments(["site": .string(site), "at": ["$gt": since]])
+        }
     }
 
     /// Records a failed login of `username` from `address` (in `site`, when given) now.

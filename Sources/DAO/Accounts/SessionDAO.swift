@@ -44,15 +44,19 @@ public struct SessionDAO: Sendable {
 
     /// Stores a new session under `key` that expires `lifetimeMS` from now, or `maxLifetimeMS` when that is sooner.
     /// - Throws: `DAOError` (`.duplicate` if the key exists, which 256 random bits make impossible in practice).
-    public func create(key: String, username: String, csrfToken: String, lifetimeMS: Int64,
-                       maxLifetimeMS: Int64) async throws -> PortalSession {
+    public func create(
+        key: String, username: String, csrfToken: String, lifetimeMS: Int64,
+        maxLifetimeMS: Int64
+    ) async throws -> PortalSession {
         let time = now()
         let document: BSONDocument = [
             "_id": .string(key), "username": .string(username), "csrf": .string(csrfToken),
             "created_at": .int64(time), "expires_at": .datetime(time + min(lifetimeMS, maxLifetimeMS)),
         ]
         try await mapErrors { _ = try await collection.insertOne(document) }
-        guard let session = PortalSession(document: document) else { preconditionFailure("a session made here reads back") }
+        guard let session = PortalSession(document: document) else {
+            preconditionFailure("a session made here reads back")
+        }
         return session
     }
 
@@ -62,8 +66,10 @@ public struct SessionDAO: Sendable {
     public func find(key: String, maxLifetimeMS: Int64) async throws -> PortalSession? {
         let time = now()
         let document = try await mapErrors {
-            try await collection.findOne(["_id": .string(key), "expires_at": ["$gt": .datetime(time)],
-                                          "created_at": ["$gt": .int64(time - maxLifetimeMS)]])
+            try await collection.findOne([
+                "_id": .string(key), "expires_at": ["$gt": .datetime(time)],
+                "created_at": ["$gt": .int64(time - maxLifetimeMS)],
+            ])
         }
         return document.flatMap(PortalSession.init(document:))
     }
@@ -73,8 +79,10 @@ public struct SessionDAO: Sendable {
     /// expiry the session has now.
     /// - Throws: `DAOError`.
     @discardableResult
-    public func extend(_ session: PortalSession, lifetimeMS: Int64, maxLifetimeMS: Int64,
-                       slackMS: Int64) async throws -> Int64 {
+    public func extend(
+        _ session: PortalSession, lifetimeMS: Int64, maxLifetimeMS: Int64,
+        slackMS: Int64
+    ) async throws -> Int64 {
         let expiresAt = min(now() + lifetimeMS, session.createdAt + maxLifetimeMS)
         guard expiresAt - session.expiresAt > slackMS else { return session.expiresAt }
         _ = try await mapErrors {

@@ -78,7 +78,10 @@ public struct AckRoundCounts: Sendable, Equatable {
 
     /// The counts as `$inc` paths under `prefix`.
     func increments(_ prefix: String) -> [(key: String, value: BSONValue)] {
-        [("\(prefix).silent", .int64(silent)), ("\(prefix).sent", .int64(sent)), ("\(prefix).failed", .int64(failed)),
-         ("\(prefix).unregistered", .int64(unregistered)), ("\(prefix).skipped", .int64(skipped))]
+        [
+            ("\(prefix).silent", .int64(silent)), ("\(prefix).sent", .int64(sent)),
+            ("\(prefix).failed", .int64(failed)),
+            ("\(prefix).unregistered", .int64(unregistered)), ("\(prefix).skipped", .int64(skipped)),
+        ]
     }
 }

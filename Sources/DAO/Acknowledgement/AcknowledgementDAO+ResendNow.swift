@@ -10,8 +10,10 @@ extension AcknowledgementDAO {
         let time = now()
         let result = try await mapErrors {
             try await messages.updateOne(
-                ["_id": .objectID(id), "ack.next_at": ["$exists": true], "ack.finished_at": ["$exists": false],
-                 "ack.round": ["$lt": .int64(resend)], "ack.lease_until": ["$not": ["$gte": .int64(time)]]],
+                [
+                    "_id": .objectID(id), "ack.next_at": ["$exists": true], "ack.finished_at": ["$exists": false],
+                    "ack.round": ["$lt": .int64(resend)], "ack.lease_until": ["$not": ["$gte": .int64(time)]],
+                ],
                 ["$set": ["ack.next_at": .int64(time)]])
         }
         return result.matchedCount > 0

@@ -15,8 +15,9 @@ public struct AcknowledgementDAO: Sendable {
     /// The index claims run on: messages whose escalation has a next step. Its filter is a range the claim's query
     /// states too (`$gt: 0`): SecantusDB uses a partial index only for a query that names its filter, and scanned
     /// the whole archive every second for the `$exists` filter this index had first.
-    public static let index = IndexModel(keys: ["ack.next_at": 1], name: "ack.next_at.due",
-                                         partialFilter: ["ack.next_at": ["$gt": 0]])
+    public static let index = IndexModel(
+        keys: ["ack.next_at": 1], name: "ack.next_at.due",
+        partialFilter: ["ack.next_at": ["$gt": 0]])
 
     /// The indexes this DAO no longer uses, dropped at start: the first claim index (`$exists` filter).
     static let retiredIndexes = ["ack.next_at"]
@@ -37,8 +38,12 @@ public struct AcknowledgementDAO: Sendable {
         let result = try await mapErrors {
             try await messages.updateOne(
                 ["_id": .objectID(id), "ack.within_s": ["$exists": true], "ack.sent_at": ["$exists": false]],
-                ["$set": ["audience_size": .int64(size), "ack.sent_at": .int64(sentAt),
-                          "ack.next_at": .int64(sentAt + withinSeconds * 1000), "ack.round": .int64(0)]])
+                [
+                    "$set": [
+                        "audience_size": .int64(size), "ack.sent_at": .int64(sentAt),
+                        "ack.next_at": .int64(sentAt + withinSeconds * 1000), "ack.round": .int64(0),
+                    ]
+                ])
         }
         return result.modifiedCount > 0
     }
@@ -69,11 +74,15 @@ public struct AcknowledgementDAO: Sendable {
         let time = now()
         let lease = "\(owner)/\(ObjectID().hex)"
         let candidates = try await mapErrors {
-            try await messages.find(["ack.next_at": Self.due(time)], options: FindOptions(
-                projection: ["_id": 1, "ack.lease_until": 1], sort: ["ack.next_at": 1], limit: Int64(Self.claimCandidates)))
+            try await messages.find(
+                ["ack.next_at": Self.due(time)],
+                options: FindOptions(
+                    projection: ["_id": 1, "ack.lease_until": 1], sort: ["ack.next_at": 1],
+                    limit: Int64(Self.claimCandidates)))
         }
         var document: BSONDocument?
-        for id in LeaseCandidates.free(candidates, leasePath: "ack.lease_until", now: time, limit: Self.claimCandidates) {
+        for id in LeaseCandidates.free(candidates, leasePath: "ack.lease_until", now: time, limit: Self.claimCandidates)
+        {
             // One update naming its `_id`, then a read of it under the lease (never a `findAndModify`, whose cost on
             // the embedded database grows with the archive).
             document = try await mapErrors {
@@ -89,8 +98,9 @@ public struct AcknowledgementDAO: Sendable {
         guard let progress = AckProgress(message: message) else {
             // Not an escalation this hub can read: taken off the index rather than claimed again and again.
             _ = try await mapErrors {
-                try await messages.updateOne(["_id": .objectID(message.id), "ack.lease_owner": .string(lease)],
-                                             ["$unset": ["ack.next_at": "", "ack.lease_owner": "", "ack.lease_until": ""]])
+                try await messages.updateOne(
+                    ["_id": .objectID(message.id), "ack.lease_owner": .string(lease)],
+                    ["$unset": ["ack.next_at": "", "ack.lease_owner": "", "ack.lease_until": ""]])
             }
             return nil
         }
@@ -119,10 +129,18 @@ public struct AcknowledgementDAO: Sendable {
         let index = round - 1
         _ = try await mapErrors {
             try await messages.updateOne(
-                ["_id": .objectID(id), "ack.lease_owner": .string(lease), "ack.round": .int64(index),
-                 "ack.rounds.\(index)": ["$exists": false]],
-                ["$push": ["ack.rounds": ["round": .int64(round), "started_at": .int64(now()), "silent": 0, "sent": 0,
-                                          "failed": 0, "unregistered": 0, "skipped": 0]]])
+                [
+                    "_id": .objectID(id), "ack.lease_owner": .string(lease), "ack.round": .int64(index),
+                    "ack.rounds.\(index)": ["$exists": false],
+                ],
+                [
+                    "$push": [
+                        "ack.rounds": [
+                            "round": .int64(round), "started_at": .int64(now()), "silent": 0, "sent": 0,
+                            "failed": 0, "unregistered": 0, "skipped": 0,
+                        ]
+                    ]
+                ])
         }
         return try await renew(message: id, lease: lease, leaseMS: leaseMS)
     }
@@ -130,33 +148,43 @@ public struct AcknowledgementDAO: Sendable {
     /// Adds a page's `counts` to round `round` of message `id` and notes that its devices up to the delivery `cursor`
     /// are dealt with, under `lease`; false when the lease no longer holds.
     /// - Throws: `DAOError`.
-    public func progress(round: Int64, message id: ObjectID, lease: String, cursor: String,
-                         counts: AckRoundCounts) async throws -> Bool {
-        try await update(id, lease: lease, [
-            "$set": ["ack.cursor": .string(cursor)],
-            "$inc": .document(BSONDocument(counts.increments("ack.rounds.\(round - 1)"))),
-        ])
+    public func progress(
+        round: Int64, message id: ObjectID, lease: String, cursor: String,
+        counts: AckRoundCounts
+    ) async throws -> Bool {
+        try await update(
+            id, lease: lease,
+            [
+                "$set": ["ack.cursor": .string(cursor)],
+                "$inc": .document(BSONDocument(counts.increments("ack.rounds.\(round - 1)"))),
+            ])
     }
 
     /// Ends round `round` of message `id` under `lease`: the next step is due at `nextAt` (Unix ms), and the message
     /// is free for any replica then. False when the lease no longer holds.
     /// - Throws: `DAOError`.
     public func close(round: Int64, message id: ObjectID, lease: String, nextAt: Int64) async throws -> Bool {
-        try await update(id, lease: lease, [
-            "$set": ["ack.round": .int64(round), "ack.next_at": .int64(nextAt),
-                     "ack.rounds.\(round - 1).finished_at": .int64(now())],
-            "$unset": ["ack.cursor": "", "ack.lease_owner": "", "ack.lease_until": ""],
-        ])
+        try await update(
+            id, lease: lease,
+            [
+                "$set": [
+                    "ack.round": .int64(round), "ack.next_at": .int64(nextAt),
+                    "ack.rounds.\(round - 1).finished_at": .int64(now()),
+                ],
+                "$unset": ["ack.cursor": "", "ack.lease_owner": "", "ack.lease_until": ""],
+            ])
     }
 
     /// Ends message `id`'s escalation under `lease`: `silent` devices never acknowledged. False when the lease no
     /// longer holds.
     /// - Throws: `DAOError`.
     public func finish(message id: ObjectID, lease: String, silent: Int64) async throws -> Bool {
-        try await update(id, lease: lease, [
-            "$set": ["ack.finished_at": .int64(now()), "ack.unacknowledged": .int64(silent)],
-            "$unset": ["ack.next_at": "", "ack.cursor": "", "ack.lease_owner": "", "ack.lease_until": ""],
-        ])
+        try await update(
+            id, lease: lease,
+            [
+                "$set": ["ack.finished_at": .int64(now()), "ack.unacknowledged": .int64(silent)],
+                "$unset": ["ack.next_at": "", "ack.cursor": "", "ack.lease_owner": "", "ack.lease_until": ""],
+            ])
     }
 
     /// Applies `update` to message `id` while `lease` holds it; whether it did.

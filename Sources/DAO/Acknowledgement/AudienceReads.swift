@@ -6,7 +6,8 @@ extension SubscriptionDAO {
     /// message reaches, the audience an acknowledgement is asked of.
     /// - Throws: `DAOError`.
     public func reachedPage(of topic: String, after: ObjectID?, limit: Int) async throws
-        -> [(device: ObjectID, platform: Platform)] {
+        -> [(device: ObjectID, platform: Platform)]
+    {
         try await audiencePage(of: topic, after: after, limit: limit, dormant: false)
     }
 }
@@ -18,12 +19,15 @@ extension DeviceDAO {
     /// - Throws: `DAOError`.
     public func devices(_ ids: [ObjectID]) async throws -> [ObjectID: Device] {
         var found: [ObjectID: Device] = [:]
-        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1, "locale": 1,
-                                    "quiet_hours": 1]
+        let fields: BSONDocument = [
+            "registration": 1, "platform": 1, "state": 1, "person": 1, "locale": 1,
+            "quiet_hours": 1,
+        ]
         for chunk in IDChunks.of(ids) {
             let documents = try await mapErrors {
-                try await collection.find(["_id": ["$in": .array(chunk.map(BSONValue.objectID))]],
-                                          options: FindOptions(projection: fields))
+                try await collection.find(
+                    ["_id": ["$in": .array(chunk.map(BSONValue.objectID))]],
+                    options: FindOptions(projection: fields))
             }
             for device in documents.compactMap(Device.init(document:)) { found[device.id] = device }
         }

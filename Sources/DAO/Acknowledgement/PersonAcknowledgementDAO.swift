@@ -45,7 +45,8 @@ public struct PersonAcknowledgementDAO: Sendable {
         for chunk in IDChunks.of(Array(Set(persons))) {
             let ids = chunk.map { BSONValue.string(Self.id(message: message, person: $0)) }
             let documents = try await mapErrors {
-                try await collection.find(["_id": ["$in": .array(ids)]], options: FindOptions(projection: ["person": 1]))
+                try await collection.find(
+                    ["_id": ["$in": .array(ids)]], options: FindOptions(projection: ["person": 1]))
             }
             for document in documents { if let person = document["person"]?.stringValue { found.insert(person) } }
         }

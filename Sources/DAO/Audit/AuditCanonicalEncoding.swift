@@ -14,9 +14,10 @@ public enum AuditCanonicalEncoding {
 
     /// `document` with its keys sorted at every depth.
     static func sorted(_ document: BSONDocument) -> BSONDocument {
-        BSONDocument(document.elements
-            .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            .map { (key: $0.key, value: sorted($0.value)) })
+        BSONDocument(
+            document.elements
+                .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                .map { (key: $0.key, value: sorted($0.value)) })
     }
 
     /// `value` with the keys of the documents in it sorted.

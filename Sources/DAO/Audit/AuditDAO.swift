@@ -47,8 +47,9 @@ public struct AuditDAO: Sendable {
     /// - Throws: `DAOError`.
     public func hashes(from first: Int64, through last: Int64) async throws -> [Int64: String] {
         let documents = try await mapErrors {
-            try await collection.find(["seq": ["$gte": .int64(first), "$lte": .int64(last)]],
-                                      options: FindOptions(projection: ["seq": 1, "hash": 1]))
+            try await collection.find(
+                ["seq": ["$gte": .int64(first), "$lte": .int64(last)]],
+                options: FindOptions(projection: ["seq": 1, "hash": 1]))
         }
         var hashes: [Int64: String] = [:]
         for document in documents {
@@ -68,9 +69,11 @@ public struct AuditDAO: Sendable {
     /// - Throws: `DAOError`.
     public func page(after: Int64, limit: Int) async throws -> [AuditEntry] {
         try await mapErrors {
-            try await collection.find(["seq": ["$gt": .int64(after)]],
-                                      options: FindOptions(sort: ["seq": 1], limit: Int64(limit)))
-                .compactMap(AuditEntry.init(document:))
+            try await collection.find(
+                ["seq": ["$gt": .int64(after)]],
+                options: FindOptions(sort: ["seq": 1], limit: Int64(limit))
+            )
+            .compactMap(AuditEntry.init(document:))
         }
     }
 
@@ -78,8 +81,10 @@ public struct AuditDAO: Sendable {
     /// - Throws: `DAOError`.
     public func seqBefore(at: Int64) async throws -> Int64 {
         try await mapErrors {
-            let first = try await collection.find(["at": ["$gte": .int64(at)]],
-                                                  options: FindOptions(sort: ["seq": 1], limit: 1)).first
+            let first = try await collection.find(
+                ["at": ["$gte": .int64(at)]],
+                options: FindOptions(sort: ["seq": 1], limit: 1)
+            ).first
             if let seq = first?["seq"]?.int64Value { return seq - 1 }
             return Int64.max
         }

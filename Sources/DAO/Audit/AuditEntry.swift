@@ -77,8 +77,10 @@ public struct AuditEntry: Sendable, Equatable {
     public var stored: BSONDocument
 
     /// An entry not yet hashed (`hash` empty until the caller fills it from `hashedFields`).
-    public init(seq: Int64, at: Int64, actor: AuditActor, action: String, target: AuditTarget, change: BSONDocument?,
-                prev: String) {
+    public init(
+        seq: Int64, at: Int64, actor: AuditActor, action: String, target: AuditTarget, change: BSONDocument?,
+        prev: String
+    ) {
         self.seq = seq
         self.at = at
         self.actor = actor

@@ -76,7 +76,8 @@ extension MongoCollection {
     /// Why a positional write matched nothing: which of channel, area and subject is missing.
     ///
     /// Read only after a write matched nothing, to name the missing element; never to decide a write.
-    func missingCubeElement(channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID? = nil) async throws -> DAOError {
+    func missingCubeElement(channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID? = nil) async throws -> DAOError
+    {
         let document = try await mapErrors { try await findOne(["_id": .objectID(channelID)]) }
         guard let document, let channel = Channel(document: document) else {
             return DAOError(.channelNotFound, "no channel has the id \(channelID.hex)")

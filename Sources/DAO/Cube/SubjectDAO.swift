@@ -31,15 +31,19 @@ public struct SubjectDAO: Sendable {
         guard result.matchedCount == 1 else {
             throw try await collection.missingCubeElement(channelID: channelID, areaID: areaID)
         }
-        guard let stored = Subject(document: subject) else { preconditionFailure("a subject made here has an ObjectId id") }
+        guard let stored = Subject(document: subject) else {
+            preconditionFailure("a subject made here has an ObjectId id")
+        }
         return stored
     }
 
     /// Replaces the subject's name, desc, `opt.level` and `opt.distribution` (and access, when
     /// given), keeping every other field, its `topic_key` included.
     /// - Throws: `DAOError` `.channelNotFound`, `.areaNotFound` or `.subjectNotFound`.
-    public func update(channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID,
-                       _ draft: SubjectDraft) async throws -> Subject {
+    public func update(
+        channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID,
+        _ draft: SubjectDraft
+    ) async throws -> Subject {
         let path = "areas.$[a].subjects.$[s]"
         var set: [(key: String, value: BSONValue)] = [
             ("\(path).name", .string(draft.name)),
@@ -54,7 +58,9 @@ public struct SubjectDAO: Sendable {
             try await collection.findOneAndUpdate(
                 Self.filter(channelID, areaID, subjectID),
                 CubeApproval.document(set: set, unset: unset),
-                options: FindOneAndUpdateOptions(arrayFilters: [["a.id": .objectID(areaID)], ["s.id": .objectID(subjectID)]])
+                options: FindOneAndUpdateOptions(arrayFilters: [
+                    ["a.id": .objectID(areaID)], ["s.id": .objectID(subjectID)],
+                ])
             )
         }
         guard let updated, let subject = Channel(document: updated)?.area(areaID)?.subject(subjectID) else {
@@ -95,6 +101,9 @@ public struct SubjectDAO: Sendable {
 
     /// Matches the channel only when its area holds the subject, so a write matching nothing means "missing".
     private static func filter(_ channelID: ObjectID, _ areaID: ObjectID, _ subjectID: ObjectID) -> BSONDocument {
-        ["_id": .objectID(channelID), "areas": ["$elemMatch": ["id": .objectID(areaID), "subjects.id": .objectID(subjectID)]]]
+        [
+            "_id": .objectID(channelID),
+            "areas": ["$elemMatch": ["id": .objectID(areaID), "subjects.id": .objectID(subjectID)]],
+        ]
     }
 }

@@ -54,8 +54,10 @@ public struct Delivery: Sendable, CustomStringConvertible {
 
     /// A delivery not answered yet of `message` to `device`, reached through `person` (and `group`, if any), or as
     /// `via` says.
-    public init(message: ObjectID, device: ObjectID, person: String, group: String?, platform: Platform,
-                registration: String, via: Via? = nil, locale: String? = nil) {
+    public init(
+        message: ObjectID, device: ObjectID, person: String, group: String?, platform: Platform,
+        registration: String, via: Via? = nil, locale: String? = nil
+    ) {
         self.id = Self.id(message: message, device: device)
         self.message = message
         self.device = device
@@ -71,8 +73,9 @@ public struct Delivery: Sendable, CustomStringConvertible {
     /// Reads a stored delivery; nil when the document is not one.
     public init?(document: BSONDocument) {
         guard let id = document["_id"]?.stringValue, let message = document.objectID("message"),
-              let device = document.objectID("device"),
-              let platform = Platform(rawValue: document.string("platform")) else { return nil }
+            let device = document.objectID("device"),
+            let platform = Platform(rawValue: document.string("platform"))
+        else { return nil }
         self.id = id
         self.message = message
         self.device = device

@@ -9,7 +9,8 @@ extension DeliveryDAO {
         for chunk in IDChunks.of(messages) {
             let ids = chunk.map { BSONValue.string(Delivery.id(message: $0, device: device)) }
             let documents = try await mapErrors {
-                try await deliveries.find(["_id": ["$in": .array(ids)]], options: FindOptions(projection: ["message": 1]))
+                try await deliveries.find(
+                    ["_id": ["$in": .array(ids)]], options: FindOptions(projection: ["message": 1]))
             }
             for document in documents { if let message = document.objectID("message") { found.insert(message) } }
         }

@@ -12,10 +12,12 @@ extension DeliveryDAO {
         for start in stride(from: 0, to: devices.count, by: Self.perInsert) {
             let slice = devices[start..<min(start + Self.perInsert, devices.count)]
             let documents: [BSONDocument] = slice.map { device in
-                ["_id": .string(Delivery.id(message: message, device: device.device)), "message": .objectID(message),
-                 "device": .objectID(device.device), "via": .string(Delivery.Via.topic.rawValue),
-                 "platform": .string(device.platform.rawValue), "state": .string(Delivery.State.sent.rawValue),
-                 "at": .int64(time)]
+                [
+                    "_id": .string(Delivery.id(message: message, device: device.device)), "message": .objectID(message),
+                    "device": .objectID(device.device), "via": .string(Delivery.Via.topic.rawValue),
+                    "platform": .string(device.platform.rawValue), "state": .string(Delivery.State.sent.rawValue),
+                    "at": .int64(time),
+                ]
             }
             let refused = try await mapErrors { try await deliveries.insertManyIgnoringDuplicates(documents) }
             stored += documents.count - refused.count

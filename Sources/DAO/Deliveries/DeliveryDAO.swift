@@ -35,8 +35,9 @@ public struct DeliveryDAO: Sendable {
     /// - Throws: `DAOError`.
     public func markResolving(message id: ObjectID, lease: String) async throws -> Bool {
         let result = try await mapErrors {
-            try await messages.updateOne(["_id": .objectID(id), "relay.lease_owner": .string(lease)],
-                                         ["$set": ["relay.components.devices.resolving": true]])
+            try await messages.updateOne(
+                ["_id": .objectID(id), "relay.lease_owner": .string(lease)],
+                ["$set": ["relay.components.devices.resolving": true]])
         }
         return result.matchedCount > 0
     }
@@ -48,9 +49,13 @@ public struct DeliveryDAO: Sendable {
         let result = try await mapErrors {
             try await messages.updateOne(
                 ["_id": .objectID(id), "relay.lease_owner": .string(lease)],
-                ["$set": ["relay.components.devices.resolved": true,
-                          "relay.components.devices.devices": .int64(Int64(count)),
-                          "relay.components.devices.resolved_at": .int64(now())]])
+                [
+                    "$set": [
+                        "relay.components.devices.resolved": true,
+                        "relay.components.devices.devices": .int64(Int64(count)),
+                        "relay.components.devices.resolved_at": .int64(now()),
+                    ]
+                ])
         }
         return result.matchedCount > 0
     }
@@ -62,9 +67,12 @@ public struct DeliveryDAO: Sendable {
         var found: Set<String> = []
         for chunk in IDChunks.of(ids) {
             let documents = try await mapErrors {
-                try await deliveries.find(["_id": ["$in": .array(chunk.map(BSONValue.string))],
-                                           "state": ["$ne": "pending"]],
-                                          options: FindOptions(projection: ["_id": 1]))
+                try await deliveries.find(
+                    [
+                        "_id": ["$in": .array(chunk.map(BSONValue.string))],
+                        "state": ["$ne": "pending"],
+                    ],
+                    options: FindOptions(projection: ["_id": 1]))
             }
             for document in documents { if let id = document["_id"]?.stringValue { found.insert(id) } }
         }
@@ -109,10 +117,13 @@ public struct DeliveryDAO: Sendable {
             if key.state != .pending { set["at"] = .int64(time) }
             if let code = key.code { set["code"] = .string(code) }
             for chunk in IDChunks.of(groups[key] ?? []) {
-                statements.append(UpdateStatement(
-                    filter: ["_id": ["$in": .array(chunk.map(BSONValue.string))],
-                             "state": ["$in": ["pending", "deferred"]]],
-                    update: ["$set": .document(set)], many: true))
+                statements.append(
+                    UpdateStatement(
+                        filter: [
+                            "_id": ["$in": .array(chunk.map(BSONValue.string))],
+                            "state": ["$in": ["pending", "deferred"]],
+                        ],
+                        update: ["$set": .document(set)], many: true))
             }
         }
         let result = try await mapErrors { try await deliveries.bulkUpdate(statements) }
@@ -133,11 +144,14 @@ public struct DeliveryDAO: Sendable {
         var counts = DeliveryCounts(byState: Dictionary(uniqueKeysWithValues: Delivery.State.allCases.map { ($0, 0) }))
         for row in rows {
             guard let key = row["_id"]?.documentValue, let state = Delivery.State(rawValue: key.string("state")),
-                  let n = row["n"]?.int64Value else { continue }
+                let n = row["n"]?.int64Value
+            else { continue }
             counts.byState[state, default: 0] += n
             if let platform = Platform(rawValue: key.string("platform")) {
-                counts.byPlatform[platform, default: Dictionary(
-                    uniqueKeysWithValues: Delivery.State.allCases.map { ($0, 0) })][state, default: 0] += n
+                counts.byPlatform[
+                    platform,
+                    default: Dictionary(
+                        uniqueKeysWithValues: Delivery.State.allCases.map { ($0, 0) })][state, default: 0] += n
             }
         }
         return counts

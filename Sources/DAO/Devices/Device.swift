@@ -43,7 +43,8 @@ public struct Device: Sendable, CustomStringConvertible {
     /// Reads a stored device; nil when the document is not one.
     public init?(document: BSONDocument) {
         guard let id = document.objectID("_id"), let platform = Platform(rawValue: document.string("platform")),
-              let registration = document["registration"]?.stringValue else { return nil }
+            let registration = document["registration"]?.stringValue
+        else { return nil }
         self.id = id
         self.registration = registration
         self.platform = platform
@@ -55,8 +56,10 @@ public struct Device: Sendable, CustomStringConvertible {
         self.updatedAt = document["updated_at"]?.int64Value ?? createdAt
         self.person = document["person"]?.stringValue
         if let quiet = document["quiet_hours"]?.documentValue,
-           case .success(let hours) = QuietHours.parse(from: quiet.string("from"), to: quiet.string("to"),
-                                                       tz: quiet.string("tz")) {
+            case .success(let hours) = QuietHours.parse(
+                from: quiet.string("from"), to: quiet.string("to"),
+                tz: quiet.string("tz"))
+        {
             self.quietHours = hours
             self.quietTopic = quiet["topic"]?.stringValue
         }

@@ -9,8 +9,10 @@ extension DeviceDAO {
         var count: Int64 = 0
         for chunk in IDChunks.of(persons) {
             count += try await mapErrors {
-                try await collection.countDocuments(["person": ["$in": .array(chunk.map(BSONValue.string))],
-                                                     "state": "active"])
+                try await collection.countDocuments([
+                    "person": ["$in": .array(chunk.map(BSONValue.string))],
+                    "state": "active",
+                ])
             }
         }
         return Int(count)

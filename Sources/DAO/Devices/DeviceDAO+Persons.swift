@@ -6,9 +6,13 @@ extension DeviceDAO {
     /// - Throws: `DAOError` `.deviceNotFound`.
     public func setPersonNonce(_ id: ObjectID, hash: String, expiresAt: Int64) async throws {
         let result = try await mapErrors {
-            try await collection.updateOne(["_id": .objectID(id)], ["$set": [
-                "person_nonce": ["hash": .string(hash), "expires_at": .int64(expiresAt)],
-            ]])
+            try await collection.updateOne(
+                ["_id": .objectID(id)],
+                [
+                    "$set": [
+                        "person_nonce": ["hash": .string(hash), "expires_at": .int64(expiresAt)]
+                    ]
+                ])
         }
         guard result.matchedCount > 0 else { throw DAOError(.deviceNotFound, "no device has the id \(id.hex)") }
     }
@@ -19,7 +23,10 @@ extension DeviceDAO {
     public func takePersonNonce(_ id: ObjectID, hash: String, now: Int64) async throws -> Bool {
         let result = try await mapErrors {
             try await collection.updateOne(
-                ["_id": .objectID(id), "person_nonce.hash": .string(hash), "person_nonce.expires_at": ["$gt": .int64(now)]],
+                [
+                    "_id": .objectID(id), "person_nonce.hash": .string(hash),
+                    "person_nonce.expires_at": ["$gt": .int64(now)],
+                ],
                 ["$unset": ["person_nonce": ""]])
         }
         return result.modifiedCount > 0
@@ -29,8 +36,10 @@ extension DeviceDAO {
     /// the secret's hash), oldest first, on the `person` index.
     /// - Throws: `DAOError`.
     public func devices(ofPerson person: String) async throws -> [Device] {
-        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1, "created_at": 1,
-                                    "updated_at": 1]
+        let fields: BSONDocument = [
+            "registration": 1, "platform": 1, "state": 1, "person": 1, "created_at": 1,
+            "updated_at": 1,
+        ]
         return try await mapErrors {
             try await collection.find(["person": .string(person)], options: FindOptions(projection: fields))
         }.compactMap(Device.init(document:)).sorted { ($0.createdAt, $0.id.hex) < ($1.createdAt, $1.id.hex) }
@@ -41,8 +50,9 @@ extension DeviceDAO {
     /// - Throws: `DAOError`.
     public func unbind(_ id: ObjectID, fromPerson person: String?) async throws -> Bool {
         let result = try await mapErrors {
-            try await collection.updateOne(["_id": .objectID(id), "person": person.map(BSONValue.string) ?? ["$exists": true]],
-                                           ["$unset": ["person": ""], "$set": ["updated_at": .int64(now())]])
+            try await collection.updateOne(
+                ["_id": .objectID(id), "person": person.map(BSONValue.string) ?? ["$exists": true]],
+                ["$unset": ["person": ""], "$set": ["updated_at": .int64(now())]])
         }
         return result.modifiedCount > 0
     }

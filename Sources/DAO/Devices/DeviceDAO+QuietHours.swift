@@ -9,13 +9,20 @@ extension DeviceDAO {
     /// database answers by reading the whole collection.
     /// - Throws: `DAOError` `.deviceNotFound`, `.unavailable` when other changes kept winning (try again).
     public func setQuietHours(_ id: ObjectID, _ quietHours: QuietHours?, topic: String?) async throws
-        -> (before: Device, after: Device) {
+        -> (before: Device, after: Device)
+    {
         let time = now()
         let update: BSONDocument
         if let quietHours, let topic {
-            update = ["$set": ["quiet_hours": ["from": .string(quietHours.fromText), "to": .string(quietHours.toText),
-                                               "tz": .string(quietHours.timeZoneID), "topic": .string(topic)],
-                               "updated_at": .int64(time)]]
+            update = [
+                "$set": [
+                    "quiet_hours": [
+                        "from": .string(quietHours.fromText), "to": .string(quietHours.toText),
+                        "tz": .string(quietHours.timeZoneID), "topic": .string(topic),
+                    ],
+                    "updated_at": .int64(time),
+                ]
+            ]
         } else {
             update = ["$unset": ["quiet_hours": ""], "$set": ["updated_at": .int64(time)]]
         }

@@ -29,8 +29,10 @@ public struct DeviceDAO: Sendable {
     /// Returns the new device and, for a known registration, the ids this call retired (empty when another call
     /// retired them first); nil when the registration was new.
     /// - Throws: `DAOError` (`.duplicate` when other registrations of the token kept taking the place).
-    public func register(registration: String, platform: Platform, locale: String?, appVersion: String?,
-                         secretHash: String) async throws -> (device: Device, retired: [ObjectID]?) {
+    public func register(
+        registration: String, platform: Platform, locale: String?, appVersion: String?,
+        secretHash: String
+    ) async throws -> (device: Device, retired: [ObjectID]?) {
         var retired: [ObjectID]?
         for attempt in 0..<3 {
             let time = now()
@@ -50,8 +52,13 @@ public struct DeviceDAO: Sendable {
                 // left to the next round.
                 var ids = retired ?? []
                 if let holder = try await holder(of: registration),
-                   try await mapErrors({ try await collection.deleteOne(["_id": .objectID(holder.id),
-                                                                         "registration": .string(registration)]) }) > 0 {
+                    try await mapErrors({
+                        try await collection.deleteOne([
+                            "_id": .objectID(holder.id),
+                            "registration": .string(registration),
+                        ])
+                    }) > 0
+                {
                     ids.append(holder.id)
                 }
                 retired = ids
@@ -66,8 +73,10 @@ public struct DeviceDAO: Sendable {
     /// index: never a `findAndModify`, which the embedded database answers by reading the whole collection). Nil when
     /// no device has the registration with that secret.
     /// - Throws: `DAOError`.
-    public func renew(registration: String, provenBy currentHash: String, secretHash: String, platform: Platform,
-                      locale: String?, appVersion: String?) async throws -> Device? {
+    public func renew(
+        registration: String, provenBy currentHash: String, secretHash: String, platform: Platform,
+        locale: String?, appVersion: String?
+    ) async throws -> Device? {
         var set: BSONDocument = [
             "platform": .string(platform.rawValue), "secret_hash": .string(secretHash), "state": "active",
             "updated_at": .int64(now()),
@@ -116,7 +125,9 @@ public struct DeviceDAO: Sendable {
 
     /// Changes a device's registration (FCM rotated its token), locale or app version; nil leaves a field.
     /// - Throws: `DAOError` `.deviceNotFound`, `.duplicate` when another device has the registration.
-    public func update(_ id: ObjectID, registration: String?, locale: String?, appVersion: String?) async throws -> Device {
+    public func update(_ id: ObjectID, registration: String?, locale: String?, appVersion: String?) async throws
+        -> Device
+    {
         var set: BSONDocument = ["updated_at": .int64(now())]
         if let registration { set["registration"] = .string(registration); set["state"] = "active" }
         if let locale { set["locale"] = .string(locale) }
@@ -133,7 +144,9 @@ public struct DeviceDAO: Sendable {
     /// The device after `update`: one update by `_id`, then a read by `_id` (never a `findAndModify`, whose cost
     /// on the embedded database grows with the collection).
     private func changed(_ id: ObjectID, _ update: BSONDocument) async throws -> Device {
-        let matched = try await mapErrors { try await collection.updateOne(["_id": .objectID(id)], update).matchedCount }
+        let matched = try await mapErrors {
+            try await collection.updateOne(["_id": .objectID(id)], update).matchedCount
+        }
         guard matched > 0 else { throw DAOError(.deviceNotFound, "no device has the id \(id.hex)") }
         return try await get(id)
     }
@@ -149,8 +162,9 @@ public struct DeviceDAO: Sendable {
     /// - Throws: `DAOError`.
     public func markUnregistered(registration: String) async throws {
         _ = try await mapErrors {
-            try await collection.updateOne(["registration": .string(registration), "state": "active"],
-                                           ["$set": ["state": "unregistered", "unregistered_at": .int64(now())]])
+            try await collection.updateOne(
+                ["registration": .string(registration), "state": "active"],
+                ["$set": ["state": "unregistered", "unregistered_at": .int64(now())]])
         }
     }
 
@@ -174,8 +188,10 @@ public struct DeviceDAO: Sendable {
     public func active(ofPersons persons: [String]) async throws -> [Device] {
         // Quiet hours too: the fan-out holds back passive and active messages for a quiet device; the locale picks
         // the message's language.
-        let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "person": 1, "quiet_hours": 1,
-                                    "locale": 1]
+        let fields: BSONDocument = [
+            "registration": 1, "platform": 1, "state": 1, "person": 1, "quiet_hours": 1,
+            "locale": 1,
+        ]
         let chunks = stride(from: 0, to: persons.count, by: Self.personsPerQuery).map {
             persons[$0..<min($0 + Self.personsPerQuery, persons.count)].map(BSONValue.string)
         }
@@ -218,8 +234,9 @@ public struct DeviceDAO: Sendable {
     /// The ids of devices unregistered before `cutoff` (Unix ms), for their removal.
     public func unregistered(before cutoff: Int64, limit: Int64 = 500) async throws -> [ObjectID] {
         try await mapErrors {
-            try await collection.find(["state": "unregistered", "unregistered_at": ["$lt": .int64(cutoff)]],
-                                      options: FindOptions(projection: ["_id": 1], limit: limit))
+            try await collection.find(
+                ["state": "unregistered", "unregistered_at": ["$lt": .int64(cutoff)]],
+                options: FindOptions(projection: ["_id": 1], limit: limit))
         }.compactMap { $0.objectID("_id") }
     }
 
@@ -241,8 +258,9 @@ public struct DeviceDAO: Sendable {
     public func range(from first: ObjectID, through last: ObjectID) async throws -> [ObjectID: Device] {
         let fields: BSONDocument = ["registration": 1, "platform": 1, "state": 1, "locale": 1]
         let found = try await mapErrors {
-            try await collection.find(["_id": ["$gte": .objectID(first), "$lte": .objectID(last)]],
-                                      options: FindOptions(projection: fields))
+            try await collection.find(
+                ["_id": ["$gte": .objectID(first), "$lte": .objectID(last)]],
+                options: FindOptions(projection: fields))
         }.compactMap(Device.init(document:))
         return Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
@@ -251,9 +269,10 @@ public struct DeviceDAO: Sendable {
     public func countByPlatform() async throws -> [Platform: Int] {
         var counts: [Platform: Int] = [:]
         for platform in Platform.allCases {
-            counts[platform] = Int(try await mapErrors {
-                try await collection.countDocuments(["state": "active", "platform": .string(platform.rawValue)])
-            })
+            counts[platform] = Int(
+                try await mapErrors {
+                    try await collection.countDocuments(["state": "active", "platform": .string(platform.rawValue)])
+                })
         }
         return counts
     }

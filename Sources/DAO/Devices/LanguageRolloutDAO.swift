@@ -31,8 +31,9 @@ public struct LanguageRolloutDAO: Sendable {
         let document: BSONDocument?
         do {
             document = try await mapErrors {
-                try await collection.findOneAndUpdate(["_id": Self.id], ["$setOnInsert": ["started_at": .int64(now())]],
-                                                      options: FindOneAndUpdateOptions(returnNew: true, upsert: true))
+                try await collection.findOneAndUpdate(
+                    ["_id": Self.id], ["$setOnInsert": ["started_at": .int64(now())]],
+                    options: FindOneAndUpdateOptions(returnNew: true, upsert: true))
             }
         } catch let error as DAOError where error.code == .duplicate {
             // Two replicas started it at once: the other one's document is it.
@@ -45,7 +46,8 @@ public struct LanguageRolloutDAO: Sendable {
     /// - Throws: `DAOError`.
     public func advance(_ rollout: LanguageRollout, after device: ObjectID) async throws -> Bool {
         try await mapErrors {
-            try await collection.updateOne(Self.filter(rollout), ["$set": ["after": .objectID(device), "updated_at": .int64(now())]])
+            try await collection.updateOne(
+                Self.filter(rollout), ["$set": ["after": .objectID(device), "updated_at": .int64(now())]])
         }.matchedCount > 0
     }
 
@@ -60,7 +62,9 @@ public struct LanguageRolloutDAO: Sendable {
 
     /// The document while it is still at `rollout` (unfinished, at the same `after`).
     private static func filter(_ rollout: LanguageRollout) -> BSONDocument {
-        ["_id": id, "finished_at": ["$exists": false],
-         "after": rollout.after.map { .objectID($0) } ?? ["$exists": false]]
+        [
+            "_id": id, "finished_at": ["$exists": false],
+            "after": rollout.after.map { .objectID($0) } ?? ["$exists": false],
+        ]
     }
 }

@@ -25,7 +25,9 @@ public struct TopicRollout: Sendable, Equatable {
 
     init?(document: BSONDocument) {
         guard let topic = document["_id"]?.stringValue, let run = document.objectID("run") else { return nil }
-        self.init(topic: topic, run: run, after: document.objectID("after"), cancelled: document["cancelled"]?.boolValue ?? false)
+        self.init(
+            topic: topic, run: run, after: document.objectID("after"),
+            cancelled: document["cancelled"]?.boolValue ?? false)
     }
 }
 
@@ -52,10 +54,13 @@ public struct RolloutDAO: Sendable {
     public func start(_ topic: String) async throws -> TopicRollout {
         let rollout = TopicRollout(topic: topic, run: ObjectID(), after: nil)
         _ = try await mapErrors {
-            try await collection.updateOne(["_id": .string(topic)],
-                                           ["$set": ["run": .objectID(rollout.run), "started_at": .int64(now())],
-                                            "$unset": ["after": "", "cancelled": ""]],
-                                           options: UpdateOptions(upsert: true))
+            try await collection.updateOne(
+                ["_id": .string(topic)],
+                [
+                    "$set": ["run": .objectID(rollout.run), "started_at": .int64(now())],
+                    "$unset": ["after": "", "cancelled": ""],
+                ],
+                options: UpdateOptions(upsert: true))
         }
         return rollout
     }
@@ -81,8 +86,9 @@ public struct RolloutDAO: Sendable {
     /// Records that `rollout` is done with every device up to `device`; false when its run is over.
     public func advance(_ rollout: TopicRollout, after device: ObjectID) async throws -> Bool {
         try await mapErrors {
-            try await collection.updateOne(["_id": .string(rollout.topic), "run": .objectID(rollout.run), "cancelled": ["$ne": true]],
-                                           ["$set": ["after": .objectID(device), "updated_at": .int64(now())]])
+            try await collection.updateOne(
+                ["_id": .string(rollout.topic), "run": .objectID(rollout.run), "cancelled": ["$ne": true]],
+                ["$set": ["after": .objectID(device), "updated_at": .int64(now())]])
         }.matchedCount > 0
     }
 
@@ -90,15 +96,19 @@ public struct RolloutDAO: Sendable {
     /// one stays until `discard`, so its cleanup is never skipped).
     public func finish(_ rollout: TopicRollout) async throws {
         _ = try await mapErrors {
-            try await collection.deleteOne(["_id": .string(rollout.topic), "run": .objectID(rollout.run),
-                                            "cancelled": ["$ne": true]])
+            try await collection.deleteOne([
+                "_id": .string(rollout.topic), "run": .objectID(rollout.run),
+                "cancelled": ["$ne": true],
+            ])
         }
     }
 
     /// Ends a cancelled rollout once its topic is unwanted wherever it recorded it.
     public func discard(_ rollout: TopicRollout) async throws {
         _ = try await mapErrors {
-            try await collection.deleteOne(["_id": .string(rollout.topic), "run": .objectID(rollout.run), "cancelled": true])
+            try await collection.deleteOne([
+                "_id": .string(rollout.topic), "run": .objectID(rollout.run), "cancelled": true,
+            ])
         }
     }
 

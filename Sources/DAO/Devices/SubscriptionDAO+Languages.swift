@@ -8,17 +8,24 @@ extension SubscriptionDAO {
     /// - Throws: `DAOError`.
     public func setLanguage(_ topic: String?, for device: Device) async throws {
         let recorded = try await mapErrors {
-            try await collection.find(["registration": .string(device.registration),
-                                       "topic": ["$regex": .string("^" + LanguageTopic.prefix)], "gone": ["$ne": true]],
-                                      options: FindOptions(projection: ["topic": 1, "want": 1]))
+            try await collection.find(
+                [
+                    "registration": .string(device.registration),
+                    "topic": ["$regex": .string("^" + LanguageTopic.prefix)], "gone": ["$ne": true],
+                ],
+                options: FindOptions(projection: ["topic": 1, "want": 1]))
         }
         let wanted = recorded.filter { $0["want"]?.boolValue == true }.compactMap { $0["topic"]?.stringValue }
         // The new language first: a device between two is never left on none.
         if let topic, !wanted.contains(topic) { try await set(want: true, topics: [topic], for: device) }
         let stale = wanted.filter { $0 != topic }
         guard !stale.isEmpty else { return }
-        try await setWant(false, where: ["registration": .string(device.registration),
-                                         "topic": ["$in": .array(stale.map(BSONValue.string))]])
+        try await setWant(
+            false,
+            where: [
+                "registration": .string(device.registration),
+                "topic": ["$in": .array(stale.map(BSONValue.string))],
+            ])
     }
 
     /// Wants each device's topic where the registration has no wish for it yet (one recorded meanwhile decides),

@@ -8,16 +8,21 @@ extension SubscriptionDAO {
     /// registrations a query.
     /// - Throws: `DAOError`.
     public func quietSubscribers(of topic: String, quietTopics: [String]) async throws
-        -> [(subscription: TopicSubscription, quietTopic: String)] {
+        -> [(subscription: TopicSubscription, quietTopic: String)]
+    {
         guard !quietTopics.isEmpty else { return [] }
         let quiet = try await mapErrors {
-            try await collection.find(["topic": ["$in": .array(quietTopics.map(BSONValue.string))], "applied": true,
-                                       "dormant": ["$ne": true]],
-                                      options: FindOptions(projection: ["registration": 1, "topic": 1]))
+            try await collection.find(
+                [
+                    "topic": ["$in": .array(quietTopics.map(BSONValue.string))], "applied": true,
+                    "dormant": ["$ne": true],
+                ],
+                options: FindOptions(projection: ["registration": 1, "topic": 1]))
         }
         var quietTopicOf: [String: String] = [:]
         for document in quiet {
-            guard let registration = document["registration"]?.stringValue, let quietTopic = document["topic"]?.stringValue
+            guard let registration = document["registration"]?.stringValue,
+                let quietTopic = document["topic"]?.stringValue
             else { continue }
             quietTopicOf[registration] = quietTopic
         }
@@ -26,9 +31,11 @@ extension SubscriptionDAO {
         for start in stride(from: 0, to: registrations.count, by: 500) {
             let chunk = registrations[start..<min(start + 500, registrations.count)]
             let wishes = try await mapErrors {
-                try await collection.find(["topic": .string(topic), "want": true, "dormant": ["$ne": true],
-                                           "gone": ["$ne": true],
-                                           "registration": ["$in": .array(chunk.map(BSONValue.string))]])
+                try await collection.find([
+                    "topic": .string(topic), "want": true, "dormant": ["$ne": true],
+                    "gone": ["$ne": true],
+                    "registration": ["$in": .array(chunk.map(BSONValue.string))],
+                ])
             }
             for subscription in wishes.compactMap(TopicSubscription.init(document:)) {
                 if let quietTopic = quietTopicOf[subscription.registration] { found.append((subscription, quietTopic)) }

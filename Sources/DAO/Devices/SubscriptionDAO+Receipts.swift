@@ -6,19 +6,26 @@ extension SubscriptionDAO {
     /// of many requests at once: one query per 64 registrations, on the `registration.topic` index.
     /// - Throws: `DAOError`.
     public func wishes(of registrations: [String], for topics: [String]) async throws
-        -> [String: [String: WishRecord]] {
+        -> [String: [String: WishRecord]]
+    {
         guard !topics.isEmpty else { return [:] }
         var found: [String: [String: WishRecord]] = [:]
         for chunk in IDChunks.of(Array(Set(registrations))) {
             let documents = try await mapErrors {
-                try await collection.find(["registration": ["$in": .array(chunk.map(BSONValue.string))],
-                                           "topic": ["$in": .array(topics.map(BSONValue.string))]],
-                                          options: FindOptions(projection: ["registration": 1, "topic": 1, "want": 1,
-                                                                            "turns": 1]))
+                try await collection.find(
+                    [
+                        "registration": ["$in": .array(chunk.map(BSONValue.string))],
+                        "topic": ["$in": .array(topics.map(BSONValue.string))],
+                    ],
+                    options: FindOptions(projection: [
+                        "registration": 1, "topic": 1, "want": 1,
+                        "turns": 1,
+                    ]))
             }
             for document in documents {
                 guard let registration = document["registration"]?.stringValue,
-                      let topic = document["topic"]?.stringValue else { continue }
+                    let topic = document["topic"]?.stringValue
+                else { continue }
                 found[registration, default: [:]][topic] = WishRecord(document: document)
             }
         }
@@ -32,8 +39,12 @@ extension SubscriptionDAO {
         let rows = try await mapErrors {
             try await collection.aggregate([
                 ["$match": ["topic": .string(topic), "want": true, "gone": ["$ne": true]]],
-                ["$group": ["_id": ["platform": "$platform", "dormant": ["$eq": ["$dormant", true]]],
-                            "n": ["$sum": 1]]],
+                [
+                    "$group": [
+                        "_id": ["platform": "$platform", "dormant": ["$eq": ["$dormant", true]]],
+                        "n": ["$sum": 1],
+                    ]
+                ],
             ])
         }
         var result: [Platform: (devices: Int, dormant: Int)] = [:]
@@ -55,13 +66,17 @@ extension SubscriptionDAO {
     /// `dormant`).
     /// - Throws: `DAOError`.
     public func audiencePage(of topic: String, after: ObjectID?, limit: Int, dormant: Bool = true) async throws
-        -> [(device: ObjectID, platform: Platform)] {
+        -> [(device: ObjectID, platform: Platform)]
+    {
         var filter: BSONDocument = ["topic": .string(topic), "want": true, "gone": ["$ne": true]]
         if !dormant { filter["dormant"] = ["$ne": true] }
         if let after { filter["device"] = ["$gt": .objectID(after)] }
         let documents = try await mapErrors {
-            try await collection.find(filter, options: FindOptions(projection: ["device": 1, "platform": 1],
-                                                                   sort: ["device": 1], limit: Int64(max(limit, 1))))
+            try await collection.find(
+                filter,
+                options: FindOptions(
+                    projection: ["device": 1, "platform": 1],
+                    sort: ["device": 1], limit: Int64(max(limit, 1))))
         }
         return documents.compactMap { document in
             guard let device = document.objectID("device") else { return nil }

@@ -42,7 +42,11 @@ public struct SubscriptionDAO: Sendable {
     public func set(want: Bool, topics: [String], for device: Device) async throws {
         guard !topics.isEmpty else { return }
         try await insertMissing(topics.map { (device, $0) }, want: want)
-        try await setWant(want, where: ["registration": .string(device.registration), "topic": ["$in": .array(topics.map(BSONValue.string))]])
+        try await setWant(
+            want,
+            where: [
+                "registration": .string(device.registration), "topic": ["$in": .array(topics.map(BSONValue.string))],
+            ])
     }
 
     /// Wants `topic` wherever it is unwanted (the opt-outs): a subject turned Forced. The devices with no wish
@@ -73,7 +77,9 @@ public struct SubscriptionDAO: Sendable {
     /// Copies the wishes of `old` to `device`'s registration (FCM rotated the token) and removes the old ones.
     public func move(from old: String, to device: Device) async throws {
         guard old != device.registration else { return }
-        let documents = try await mapErrors { try await collection.find(["registration": .string(old), "gone": ["$ne": true]]) }
+        let documents = try await mapErrors {
+            try await collection.find(["registration": .string(old), "gone": ["$ne": true]])
+        }
         let wishes = documents.compactMap(TopicSubscription.init(document:))
         // Their turns travel with them: the registration's device stays in the audiences it was in.
         var turns: [String: [WishRecord.Turn]] = [:]
@@ -85,9 +91,10 @@ public struct SubscriptionDAO: Sendable {
         if !unwanted.isEmpty {
             // Opt-outs travel too, as wishes nobody applies.
             _ = try await mapErrors {
-                try await collection.insertMany(unwanted.map {
-                    newDocument(device: device, topic: $0, want: false, turns: turns[$0] ?? [])
-                }, ordered: false)
+                try await collection.insertMany(
+                    unwanted.map {
+                        newDocument(device: device, topic: $0, want: false, turns: turns[$0] ?? [])
+                    }, ordered: false)
             }
         }
         try await removeRegistration(old)
@@ -98,8 +105,9 @@ public struct SubscriptionDAO: Sendable {
     /// One update; the wishes themselves are left as they are.
     public func reassign(to device: Device) async throws {
         _ = try await mapErrors {
-            try await collection.updateMany(["registration": .string(device.registration), "device": ["$ne": .objectID(device.id)]],
-                                            ["$set": ["device": .objectID(device.id), "platform": .string(device.platform.rawValue)]])
+            try await collection.updateMany(
+                ["registration": .string(device.registration), "device": ["$ne": .objectID(device.id)]],
+                ["$set": ["device": .objectID(device.id), "platform": .string(device.platform.rawValue)]])
         }
     }
 
@@ -112,8 +120,10 @@ public struct SubscriptionDAO: Sendable {
     func setWant(_ want: Bool, where filter: BSONDocument, gone: Bool = false) async throws {
         let time = now()
         var settled: BSONDocument = ["want": .bool(want), "pending": false, "updated_at": .int64(time)]
-        var unsettled: BSONDocument = ["want": .bool(want), "pending": true, "due_at": .int64(time), "attempts": 0,
-                                       "updated_at": .int64(time)]
+        var unsettled: BSONDocument = [
+            "want": .bool(want), "pending": true, "due_at": .int64(time), "attempts": 0,
+            "updated_at": .int64(time),
+        ]
         if gone { settled["gone"] = true; unsettled["gone"] = true }
         let cases: [(state: BSONDocument, set: BSONDocument)] = [
             // Already as wanted at FCM: nothing to apply (gone: the reconciler removes the document).
@@ -129,8 +139,9 @@ public struct SubscriptionDAO: Sendable {
             before.map { was in
                 var update: BSONDocument = ["$set": .document(set)]
                 if was != want { update["$push"] = .document(Self.turn(to: want, at: time)) }
-                return UpdateStatement(filter: merging(merging(filter, state), ["want": .bool(was)]), update: update,
-                                       many: true)
+                return UpdateStatement(
+                    filter: merging(merging(filter, state), ["want": .bool(was)]), update: update,
+                    many: true)
             }
         }
         _ = try await mapErrors { try await collection.bulkUpdate(statements) }
@@ -142,8 +153,12 @@ public struct SubscriptionDAO: Sendable {
 
     /// The `$push` that records a turn of `want` at `time` (Unix ms) and keeps the newest `turnsKept`.
     static func turn(to want: Bool, at time: Int64) -> BSONDocument {
-        ["turns": ["$each": .array([.document(WishRecord.Turn(at: time, want: want).document)]),
-                   "$slice": .int64(-Int64(turnsKept))]]
+        [
+            "turns": [
+                "$each": .array([.document(WishRecord.Turn(at: time, want: want).document)]),
+                "$slice": .int64(-Int64(turnsKept)),
+            ]
+        ]
     }
 
     // MARK: Rollouts
@@ -152,8 +167,11 @@ public struct SubscriptionDAO: Sendable {
     /// wishes of the devices from `first` through `last` (a rollout's page): one range of the `topic.device` index,
     /// so a page costs its own wishes, not every wish for the topic.
     public func registrations(wishing topic: String, devices first: ObjectID, through last: ObjectID) async throws
-        -> Set<String> {
-        let filter: BSONDocument = ["topic": .string(topic), "device": ["$gte": .objectID(first), "$lte": .objectID(last)]]
+        -> Set<String>
+    {
+        let filter: BSONDocument = [
+            "topic": .string(topic), "device": ["$gte": .objectID(first), "$lte": .objectID(last)],
+        ]
         let documents = try await mapErrors {
             try await collection.find(filter, options: FindOptions(projection: ["registration": 1]))
         }
@@ -183,9 +201,12 @@ public struct SubscriptionDAO: Sendable {
         }
         if duplicates {
             _ = try await mapErrors {
-                try await collection.updateMany(["topic": .string(topic), "want": false, "applied": false,
-                                                 "gone": ["$ne": true], "updated_at": ["$gte": .int64(since)]],
-                                                ["$set": ["applied": true, "pending": true, "due_at": .int64(time)]])
+                try await collection.updateMany(
+                    [
+                        "topic": .string(topic), "want": false, "applied": false,
+                        "gone": ["$ne": true], "updated_at": ["$gte": .int64(since)],
+                    ],
+                    ["$set": ["applied": true, "pending": true, "due_at": .int64(time)]])
             }
         }
     }
@@ -208,7 +229,8 @@ public struct SubscriptionDAO: Sendable {
 
     /// Inserts a wish for each pair that has none (a duplicate key means one exists: kept as it is).
     func insertMissing(_ pairs: [(Device, String)], want: Bool = true, turns: [String: [WishRecord.Turn]] = [:])
-        async throws {
+        async throws
+    {
         guard !pairs.isEmpty else { return }
         for start in stride(from: 0, to: pairs.count, by: 1_000) {
             let documents = pairs[start..<min(start + 1_000, pairs.count)].map {
@@ -223,20 +245,25 @@ public struct SubscriptionDAO: Sendable {
     }
 
     private func newDocument(device: Device, topic: String, want: Bool, turns: [WishRecord.Turn]? = nil)
-        -> BSONDocument {
-        newDocument(id: ObjectID(), device: device.id, registration: device.registration, platform: device.platform,
-                    topic: topic, want: want, turns: turns)
+        -> BSONDocument
+    {
+        newDocument(
+            id: ObjectID(), device: device.id, registration: device.registration, platform: device.platform,
+            topic: topic, want: want, turns: turns)
     }
 
     private func newDocument(_ subscription: TopicSubscription) -> BSONDocument {
-        newDocument(id: subscription.id, device: subscription.device, registration: subscription.registration,
-                    platform: subscription.platform, topic: subscription.topic, want: subscription.want)
+        newDocument(
+            id: subscription.id, device: subscription.device, registration: subscription.registration,
+            platform: subscription.platform, topic: subscription.topic, want: subscription.want)
     }
 
     /// A new wish; one for the topic records its first turn (`turns`), unless `turns` carries an earlier
     /// registration's (a moved wish keeps when it was wanted).
-    private func newDocument(id: ObjectID, device: ObjectID, registration: String, platform: Platform, topic: String,
-                             want: Bool, turns: [WishRecord.Turn]? = nil) -> BSONDocument {
+    private func newDocument(
+        id: ObjectID, device: ObjectID, registration: String, platform: Platform, topic: String,
+        want: Bool, turns: [WishRecord.Turn]? = nil
+    ) -> BSONDocument {
         let time = now()
         let turns = turns ?? (want ? [WishRecord.Turn(at: time, want: true)] : [])
         return [
@@ -258,15 +285,18 @@ public struct SubscriptionDAO: Sendable {
     /// The topics `device`'s registration is meant to receive, each with whether FCM has it yet.
     public func wanted(by device: Device) async throws -> [TopicSubscription] {
         try await mapErrors {
-            try await collection.find(["registration": .string(device.registration), "want": true],
-                                      options: FindOptions(sort: ["topic": 1]))
+            try await collection.find(
+                ["registration": .string(device.registration), "want": true],
+                options: FindOptions(sort: ["topic": 1]))
         }.compactMap(TopicSubscription.init(document:))
     }
 
     /// Every wish recorded for `device`'s registration, opt-outs included.
     public func all(of device: Device) async throws -> [TopicSubscription] {
-        try await mapErrors { try await collection.find(["registration": .string(device.registration), "gone": ["$ne": true]]) }
-            .compactMap(TopicSubscription.init(document:))
+        try await mapErrors {
+            try await collection.find(["registration": .string(device.registration), "gone": ["$ne": true]])
+        }
+        .compactMap(TopicSubscription.init(document:))
     }
 
     /// How the wishes for one topic stand on one platform.
@@ -290,12 +320,17 @@ public struct SubscriptionDAO: Sendable {
         let rows = try await mapErrors {
             try await collection.aggregate([
                 ["$match": ["topic": .string(topic), "gone": ["$ne": true], "dormant": ["$ne": true]]],
-                ["$group": ["_id": ["platform": "$platform", "want": "$want", "applied": "$applied"], "count": ["$sum": 1]]],
+                [
+                    "$group": [
+                        "_id": ["platform": "$platform", "want": "$want", "applied": "$applied"], "count": ["$sum": 1],
+                    ]
+                ],
             ])
         }
         var result: [Platform: TopicWishes] = [:]
         for row in rows {
-            guard case .document(let key)? = row["_id"], let platform = Platform(rawValue: key.string("platform")) else { continue }
+            guard case .document(let key)? = row["_id"], let platform = Platform(rawValue: key.string("platform"))
+            else { continue }
             let count = Int(row["count"]?.int64Value ?? 0)
             switch (key["want"]?.boolValue ?? false, key["applied"]?.boolValue ?? false) {
             case (true, true): result[platform, default: TopicWishes()].applied += count
@@ -360,16 +395,22 @@ public struct SubscriptionDAO: Sendable {
             for chunk in IDChunks.of(batch.filter { $0.want == want }.map(\.id)) {
                 let ids = IDChunks.membership(chunk)
                 let settled = try await mapErrors {
-                    try await collection.updateMany(["_id": ids, "want": .bool(want), "dormant": ["$ne": true]],
-                                                    ["$set": ["applied": .bool(want), "pending": false, "attempts": 0,
-                                                              "updated_at": .int64(time)],
-                                                     "$unset": ["last_error": ""]])
+                    try await collection.updateMany(
+                        ["_id": ids, "want": .bool(want), "dormant": ["$ne": true]],
+                        [
+                            "$set": [
+                                "applied": .bool(want), "pending": false, "attempts": 0,
+                                "updated_at": .int64(time),
+                            ],
+                            "$unset": ["last_error": ""],
+                        ])
                 }
                 guard settled.matchedCount < Int64(chunk.count) else { continue }
                 // The wish changed while FCM was called: what FCM has is recorded, and the document is pending.
                 _ = try await mapErrors {
-                    try await collection.updateMany(["_id": ids, "want": .bool(!want), "dormant": ["$ne": true]],
-                                                    ["$set": ["applied": .bool(want), "pending": true, "due_at": .int64(time)]])
+                    try await collection.updateMany(
+                        ["_id": ids, "want": .bool(!want), "dormant": ["$ne": true]],
+                        ["$set": ["applied": .bool(want), "pending": true, "due_at": .int64(time)]])
                 }
             }
         }
@@ -378,10 +419,15 @@ public struct SubscriptionDAO: Sendable {
     /// Puts `subscription` back for a retry at `dueAt` (Unix ms), noting the error.
     public func retry(_ subscription: TopicSubscription, at dueAt: Int64, error: String) async throws {
         _ = try await mapErrors {
-            try await collection.updateOne(["_id": .objectID(subscription.id)],
-                                           ["$set": ["due_at": .int64(dueAt), "last_error": .string(error),
-                                                     "updated_at": .int64(now())],
-                                            "$inc": ["attempts": 1]])
+            try await collection.updateOne(
+                ["_id": .objectID(subscription.id)],
+                [
+                    "$set": [
+                        "due_at": .int64(dueAt), "last_error": .string(error),
+                        "updated_at": .int64(now()),
+                    ],
+                    "$inc": ["attempts": 1],
+                ])
         }
     }
 
@@ -390,8 +436,9 @@ public struct SubscriptionDAO: Sendable {
     public func sleep(registration: String) async throws {
         _ = try await mapErrors {
             try await collection.deleteMany(["registration": .string(registration), "gone": true])
-            try await collection.updateMany(["registration": .string(registration)],
-                                            ["$set": ["dormant": true, "pending": false, "applied": false]])
+            try await collection.updateMany(
+                ["registration": .string(registration)],
+                ["$set": ["dormant": true, "pending": false, "applied": false]])
         }
     }
 
@@ -399,10 +446,12 @@ public struct SubscriptionDAO: Sendable {
     public func wake(registration: String) async throws {
         let time = now()
         _ = try await mapErrors {
-            try await collection.updateMany(["registration": .string(registration), "dormant": true],
-                                            ["$unset": ["dormant": ""]])
-            try await collection.updateMany(["registration": .string(registration), "want": true, "applied": false],
-                                            ["$set": ["pending": true, "due_at": .int64(time), "attempts": 0]])
+            try await collection.updateMany(
+                ["registration": .string(registration), "dormant": true],
+                ["$unset": ["dormant": ""]])
+            try await collection.updateMany(
+                ["registration": .string(registration), "want": true, "applied": false],
+                ["$set": ["pending": true, "due_at": .int64(time), "attempts": 0]])
         }
     }
 
@@ -415,9 +464,14 @@ public struct SubscriptionDAO: Sendable {
             let present = atFCM.contains(subscription.topic)
             guard present != subscription.applied else { continue }
             _ = try await mapErrors {
-                try await collection.updateOne(["_id": .objectID(subscription.id)],
-                                               ["$set": ["applied": .bool(present), "pending": .bool(present != subscription.want),
-                                                         "due_at": .int64(time)]])
+                try await collection.updateOne(
+                    ["_id": .objectID(subscription.id)],
+                    [
+                        "$set": [
+                            "applied": .bool(present), "pending": .bool(present != subscription.want),
+                            "due_at": .int64(time),
+                        ]
+                    ])
             }
         }
         // Topics FCM has that the hub never recorded: unwanted, to be removed.

@@ -32,7 +32,7 @@ public struct TopicSubscription: Sendable {
     /// Reads a stored subscription; nil when the document is not one.
     public init?(document: BSONDocument) {
         guard let id = document.objectID("_id"), let device = document.objectID("device"),
-              let registration = document["registration"]?.stringValue, let topic = document["topic"]?.stringValue
+            let registration = document["registration"]?.stringValue, let topic = document["topic"]?.stringValue
         else { return nil }
         self.id = id
         self.device = device

@@ -34,7 +34,8 @@ public struct WishRecord: Sendable, Equatable {
         self.want = document["want"]?.boolValue ?? false
         self.turns = (document["turns"]?.arrayValue ?? []).compactMap { value in
             guard let turn = value.documentValue, let at = turn["at"]?.int64Value,
-                  let want = turn["want"]?.boolValue else { return nil }
+                let want = turn["want"]?.boolValue
+            else { return nil }
             return Turn(at: at, want: want)
         }
     }

@@ -25,24 +25,30 @@ public struct FenceDAO: Sendable {
     /// - Throws: `DAOError`.
     public func write(_ number: Int64) async throws {
         try await mapErrors {
-            _ = try await collection.updateOne(["_id": .objectID(id)],
-                                               ["$set": ["fence": .int64(number), "at": .datetime(UnixTime.nowMilliseconds())]],
-                                               options: UpdateOptions(upsert: true))
+            _ = try await collection.updateOne(
+                ["_id": .objectID(id)],
+                ["$set": ["fence": .int64(number), "at": .datetime(UnixTime.nowMilliseconds())]],
+                options: UpdateOptions(upsert: true))
         }
     }
 
     /// The change stream stage that keeps changes to `collections` and to this process's fence.
     public func changeFilter(collections: [String]) -> BSONDocument {
-        ["$match": ["$or": [
-            ["ns.coll": ["$in": .array(collections.map(BSONValue.string))]],
-            ["ns.coll": .string(CollectionName.fences), "documentKey._id": .objectID(id)],
-        ]]]
+        [
+            "$match": [
+                "$or": [
+                    ["ns.coll": ["$in": .array(collections.map(BSONValue.string))]],
+                    ["ns.coll": .string(CollectionName.fences), "documentKey._id": .objectID(id)],
+                ]
+            ]
+        ]
     }
 
     /// The fence number a change carries when it is a write of this process's fence, else nil.
     public func fenceNumber(in change: BSONDocument) -> Int64? {
         guard change[path: "ns.coll"]?.stringValue == CollectionName.fences,
-              change[path: "documentKey._id"]?.objectIDValue == id else { return nil }
+            change[path: "documentKey._id"]?.objectIDValue == id
+        else { return nil }
         return (change[path: "updateDescription.updatedFields.fence"] ?? change[path: "fullDocument.fence"])?.int64Value
     }
 }

@@ -57,22 +57,28 @@ public struct GroupDAO: Sendable {
     /// group and whether it was created.
     /// - Throws: `DAOError`.
     public func replace(id: String, name: String, access: [String], persons: [String]) async throws
-        -> (group: Group, created: Bool) {
+        -> (group: Group, created: Bool)
+    {
         let time = now()
         let stamp = BSONValue.objectID(ObjectID())
         let upsert = try await mapErrors {
             try await groups.updateOne(
                 ["_id": .string(id)],
-                ["$set": ["name": .string(name), "access": .array(access.map(BSONValue.string)),
-                          "member_marks": .array(Self.rangeMarks(of: persons).map(BSONValue.string)),
-                          "updated_at": .int64(time)],
-                 "$setOnInsert": ["member_count": .int64(0), "created_at": .int64(time)]],
+                [
+                    "$set": [
+                        "name": .string(name), "access": .array(access.map(BSONValue.string)),
+                        "member_marks": .array(Self.rangeMarks(of: persons).map(BSONValue.string)),
+                        "updated_at": .int64(time),
+                    ],
+                    "$setOnInsert": ["member_count": .int64(0), "created_at": .int64(time)],
+                ],
                 options: UpdateOptions(upsert: true))
         }
         for start in stride(from: 0, to: persons.count, by: Self.membersPerWrite) {
             let statements = persons[start..<min(start + Self.membersPerWrite, persons.count)].map { person in
-                UpdateStatement(filter: ["group": .string(id), "person": .string(person)],
-                                update: ["$set": ["sync": stamp]], options: UpdateOptions(upsert: true))
+                UpdateStatement(
+                    filter: ["group": .string(id), "person": .string(person)],
+                    update: ["$set": ["sync": stamp]], options: UpdateOptions(upsert: true))
             }
             _ = try await mapErrors { try await members.bulkUpdate(statements) }
         }
@@ -100,8 +106,11 @@ public struct GroupDAO: Sendable {
     public func page(after: String?, limit: Int) async throws -> [Group] {
         let filter: BSONDocument = after.map { ["_id": ["$gt": .string($0)]] } ?? [:]
         return try await mapErrors {
-            try await groups.find(filter, options: FindOptions(projection: Self.listed, sort: ["_id": 1],
-                                                               limit: Int64(max(limit, 1))))
+            try await groups.find(
+                filter,
+                options: FindOptions(
+                    projection: Self.listed, sort: ["_id": 1],
+                    limit: Int64(max(limit, 1))))
         }.compactMap(Group.init(document:))
     }
 
@@ -122,9 +131,10 @@ public struct GroupDAO: Sendable {
         var added = false
         do {
             let result = try await mapErrors {
-                try await members.updateOne(["group": .string(id), "person": .string(person)],
-                                            ["$setOnInsert": ["sync": .objectID(ObjectID())]],
-                                            options: UpdateOptions(upsert: true))
+                try await members.updateOne(
+                    ["group": .string(id), "person": .string(person)],
+                    ["$setOnInsert": ["sync": .objectID(ObjectID())]],
+                    options: UpdateOptions(upsert: true))
             }
             added = result.upsertedID != nil
         } catch let error as DAOError where error.code == .duplicate {
@@ -134,8 +144,13 @@ public struct GroupDAO: Sendable {
         // One update by `_id`, then a read by `_id`: never a `findAndModify`, whose cost on the embedded database
         // grows with the collection.
         let matched = try await mapErrors {
-            try await groups.updateOne(["_id": .string(id)], ["$inc": ["member_count": .int64(change)],
-                                                              "$set": ["updated_at": .int64(now())]]).matchedCount
+            try await groups.updateOne(
+                ["_id": .string(id)],
+                [
+                    "$inc": ["member_count": .int64(change)],
+                    "$set": ["updated_at": .int64(now())],
+                ]
+            ).matchedCount
         }
         guard matched > 0 else { return nil }
         return try await group(id: id).map { ($0, added) }
@@ -144,11 +159,17 @@ public struct GroupDAO: Sendable {
     /// Removes `person` from group `id`; returns whether they were a member.
     /// - Throws: `DAOError`.
     public func remove(_ person: String, from id: String) async throws -> Bool {
-        let deleted = try await mapErrors { try await members.deleteOne(["group": .string(id), "person": .string(person)]) }
+        let deleted = try await mapErrors {
+            try await members.deleteOne(["group": .string(id), "person": .string(person)])
+        }
         guard deleted > 0 else { return false }
         _ = try await mapErrors {
-            try await groups.updateOne(["_id": .string(id)], ["$inc": ["member_count": .int64(-1)],
-                                                              "$set": ["updated_at": .int64(now())]])
+            try await groups.updateOne(
+                ["_id": .string(id)],
+                [
+                    "$inc": ["member_count": .int64(-1)],
+                    "$set": ["updated_at": .int64(now())],
+                ])
         }
         return true
     }
@@ -159,8 +180,11 @@ public struct GroupDAO: Sendable {
         var filter: BSONDocument = ["group": .string(id)]
         if let after { filter["person"] = ["$gt": .string(after)] }
         let documents = try await mapErrors {
-            try await members.find(filter, options: FindOptions(projection: ["person": 1, "_id": 0],
-                                                                sort: ["person": 1], limit: Int64(limit)))
+            try await members.find(
+                filter,
+                options: FindOptions(
+                    projection: ["person": 1, "_id": 0],
+                    sort: ["person": 1], limit: Int64(limit)))
         }
         return documents.compactMap { $0["person"]?.stringValue }
     }
@@ -169,8 +193,9 @@ public struct GroupDAO: Sendable {
     /// - Throws: `DAOError`.
     public func groups(of person: String, limit: Int = 1_000) async throws -> [String] {
         let documents = try await mapErrors {
-            try await members.find(["person": .string(person)],
-                                   options: FindOptions(projection: ["group": 1, "_id": 0], limit: Int64(limit)))
+            try await members.find(
+                ["person": .string(person)],
+                options: FindOptions(projection: ["group": 1, "_id": 0], limit: Int64(limit)))
         }
         return documents.compactMap { $0["group"]?.stringValue }
     }

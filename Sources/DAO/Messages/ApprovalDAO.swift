@@ -19,9 +19,10 @@ public struct ApprovalDAO: Sendable {
 
     /// The index of the corrections of approved messages that wait for a second person (only those are in it), on
     /// the expiry the list of those still waiting reads by: never a scan of the archive.
-    static let correctionIndex = IndexModel(keys: ["pending_correction.expires_at": 1],
-                                            name: "pending_correction.expires_at",
-                                            partialFilter: ["pending_correction": ["$exists": true]])
+    static let correctionIndex = IndexModel(
+        keys: ["pending_correction.expires_at": 1],
+        name: "pending_correction.expires_at",
+        partialFilter: ["pending_correction": ["$exists": true]])
 
     /// The filter part that holds `approval.version` at `version` (a request stored before versions is version 1).
     /// Never a top-level `$or`: the embedded database serves no write whose filter has one from an index, and reads
@@ -36,19 +37,24 @@ public struct ApprovalDAO: Sendable {
     }
 
     /// The index the list of held messages runs on: it holds them alone, so other messages' inserts never write it.
-    static let index = IndexModel(keys: ["approval.requested_at": 1], name: "approval.awaiting",
-                                  partialFilter: ["relay.state": .string(RelayStatus.awaitingApproval.rawValue)])
+    static let index = IndexModel(
+        keys: ["approval.requested_at": 1], name: "approval.awaiting",
+        partialFilter: ["relay.state": .string(RelayStatus.awaitingApproval.rawValue)])
 
     /// The index of the overridden messages an admin has yet to review.
-    static let overrideIndex = IndexModel(keys: ["override.at": -1], name: "override.to_review",
-                                          partialFilter: ["override.reviewed": false])
+    static let overrideIndex = IndexModel(
+        keys: ["override.at": -1], name: "override.to_review",
+        partialFilter: ["override.reviewed": false])
 
     /// The `approval` sub-document of a new held message: who asked (the sender, and the person behind it, who may
     /// not approve), when, until when, why it is held, and the version of its text (1).
-    public static func request(by sender: String, author: String, at now: Int64, expiresAt: Int64,
-                               reasons: [String]) -> BSONDocument {
+    public static func request(
+        by sender: String, author: String, at now: Int64, expiresAt: Int64,
+        reasons: [String]
+    ) -> BSONDocument {
         [
-            "state": "awaiting", "requested_by": .string(sender), "author": .string(author), "requested_at": .int64(now),
+            "state": "awaiting", "requested_by": .string(sender), "author": .string(author),
+            "requested_at": .int64(now),
             "expires_at": .int64(expiresAt), "reasons": .array(reasons.map(BSONValue.string)), "version": 1,
         ]
     }
@@ -60,23 +66,32 @@ public struct ApprovalDAO: Sendable {
 
     /// The filter of a message still held and not expired at `now`.
     private static func held(_ msiKey: ObjectID, now: Int64) -> BSONDocument {
-        ["msi_key": .objectID(msiKey), "relay.state": .string(RelayStatus.awaitingApproval.rawValue),
-         "approval.expires_at": ["$gt": .int64(now)]]
+        [
+            "msi_key": .objectID(msiKey), "relay.state": .string(RelayStatus.awaitingApproval.rawValue),
+            "approval.expires_at": ["$gt": .int64(now)],
+        ]
     }
 
     /// Approves version `version` of the held message `msiKey` for `approver` at `now`: it becomes pending, due at
     /// `dueAt`, its retry deadline `deadlineAt`; returns the message as stored after, or nil when it was not held at
     /// that version (approved, rejected, expired or corrected meanwhile). One update by `msi_key`, then a read.
     /// - Throws: `DAOError`.
-    public func approve(_ msiKey: ObjectID, version: Int64, by approver: String, now: Int64, dueAt: Int64,
-                        deadlineAt: Int64) async throws -> Message? {
+    public func approve(
+        _ msiKey: ObjectID, version: Int64, by approver: String, now: Int64, dueAt: Int64,
+        deadlineAt: Int64
+    ) async throws -> Message? {
         var filter = Self.held(msiKey, now: now)
         for element in Self.atVersion(version) { filter[element.key] = element.value }
         let result = try await mapErrors {
-            try await collection.updateOne(filter, ["$set": [
-                "relay.state": "pending", "relay.due_at": .int64(dueAt), "relay.deadline_at": .int64(deadlineAt),
-                "approval.state": "approved", "approval.by": .string(approver), "approval.at": .int64(now),
-            ]])
+            try await collection.updateOne(
+                filter,
+                [
+                    "$set": [
+                        "relay.state": "pending", "relay.due_at": .int64(dueAt),
+                        "relay.deadline_at": .int64(deadlineAt),
+                        "approval.state": "approved", "approval.by": .string(approver), "approval.at": .int64(now),
+                    ]
+                ])
         }
         return result.matchedCount > 0 ? try await messages.get(msiKey: msiKey) : nil
     }
@@ -86,10 +101,15 @@ public struct ApprovalDAO: Sendable {
     /// - Throws: `DAOError`.
     public func reject(_ msiKey: ObjectID, by approver: String, reason: String, now: Int64) async throws -> Message? {
         let result = try await mapErrors {
-            try await collection.updateOne(Self.held(msiKey, now: now), ["$set": [
-                "relay.state": .string(RelayStatus.rejected.rawValue), "approval.state": "rejected",
-                "approval.by": .string(approver), "approval.at": .int64(now), "approval.reason": .string(reason),
-            ]])
+            try await collection.updateOne(
+                Self.held(msiKey, now: now),
+                [
+                    "$set": [
+                        "relay.state": .string(RelayStatus.rejected.rawValue), "approval.state": "rejected",
+                        "approval.by": .string(approver), "approval.at": .int64(now),
+                        "approval.reason": .string(reason),
+                    ]
+                ])
         }
         return result.matchedCount > 0 ? try await messages.get(msiKey: msiKey) : nil
     }
@@ -100,18 +120,28 @@ public struct ApprovalDAO: Sendable {
     /// waited already is replaced, and an approval of it no longer lands). Only while the message is approved, not
     /// withdrawn, at version `expectedVersion`; false otherwise (the caller reads it again).
     /// - Throws: `DAOError`.
-    public func requestCorrection(_ msiKey: ObjectID, expectedVersion: Int64, correction: BSONDocument, by: String,
-                                  author: String, now: Int64, expiresAt: Int64) async throws -> Bool {
-        var filter: BSONDocument = ["msi_key": .objectID(msiKey), "approval.state": "approved",
-                                    "withdrawn": ["$exists": false]]
+    public func requestCorrection(
+        _ msiKey: ObjectID, expectedVersion: Int64, correction: BSONDocument, by: String,
+        author: String, now: Int64, expiresAt: Int64
+    ) async throws -> Bool {
+        var filter: BSONDocument = [
+            "msi_key": .objectID(msiKey), "approval.state": "approved",
+            "withdrawn": ["$exists": false],
+        ]
         for element in Self.atVersion(expectedVersion) { filter[element.key] = element.value }
         let pending: BSONDocument = [
             "fields": .document(correction), "requested_by": .string(by), "author": .string(author),
             "requested_at": .int64(now), "expires_at": .int64(expiresAt),
         ]
         let result = try await mapErrors {
-            try await collection.updateOne(filter, ["$set": ["pending_correction": .document(pending),
-                                                             "approval.version": .int64(expectedVersion + 1)]])
+            try await collection.updateOne(
+                filter,
+                [
+                    "$set": [
+                        "pending_correction": .document(pending),
+                        "approval.version": .int64(expectedVersion + 1),
+                    ]
+                ])
         }
         return result.matchedCount > 0
     }
@@ -119,17 +149,25 @@ public struct ApprovalDAO: Sendable {
     /// Rejects the correction waiting on `msiKey` at version `version`: it is dropped (the phones keep the approved
     /// text) and the version moves one up; false when none waits at that version.
     /// - Throws: `DAOError`.
-    public func rejectCorrection(_ msiKey: ObjectID, version: Int64, by approver: String, reason: String,
-                                 now: Int64) async throws -> Bool {
+    public func rejectCorrection(
+        _ msiKey: ObjectID, version: Int64, by approver: String, reason: String,
+        now: Int64
+    ) async throws -> Bool {
         var filter: BSONDocument = ["msi_key": .objectID(msiKey), "pending_correction": ["$exists": true]]
         for element in Self.atVersion(version) { filter[element.key] = element.value }
         let result = try await mapErrors {
-            try await collection.updateOne(filter, [
-                "$unset": ["pending_correction": ""],
-                "$set": ["approval.version": .int64(version + 1),
-                         "approval.correction_rejected": ["by": .string(approver), "at": .int64(now),
-                                                          "reason": .string(reason)]],
-            ])
+            try await collection.updateOne(
+                filter,
+                [
+                    "$unset": ["pending_correction": ""],
+                    "$set": [
+                        "approval.version": .int64(version + 1),
+                        "approval.correction_rejected": [
+                            "by": .string(approver), "at": .int64(now),
+                            "reason": .string(reason),
+                        ],
+                    ],
+                ])
         }
         return result.matchedCount > 0
     }
@@ -154,8 +192,10 @@ public struct ApprovalDAO: Sendable {
     public func markExpired(_ msiKey: ObjectID, now: Int64) async throws -> Bool {
         let result = try await mapErrors {
             try await collection.updateOne(
-                ["msi_key": .objectID(msiKey), "relay.state": .string(RelayStatus.awaitingApproval.rawValue),
-                 "approval.state": "awaiting", "approval.expires_at": ["$lte": .int64(now)]],
+                [
+                    "msi_key": .objectID(msiKey), "relay.state": .string(RelayStatus.awaitingApproval.rawValue),
+                    "approval.state": "awaiting", "approval.expires_at": ["$lte": .int64(now)],
+                ],
                 ["$set": ["approval.state": "expired"]])
         }
         return result.modifiedCount == 1
@@ -166,10 +206,13 @@ public struct ApprovalDAO: Sendable {
     public func expiredUnrecorded(now: Int64, limit: Int = 500) async throws -> [Message] {
         try await mapErrors {
             try await collection.find(
-                ["relay.state": .string(RelayStatus.awaitingApproval.rawValue), "approval.state": "awaiting",
-                 "approval.expires_at": ["$lte": .int64(now)]],
-                options: FindOptions(projection: ["_id": 1, "msi_key": 1], sort: ["approval.requested_at": 1],
-                                     limit: Int64(limit)))
+                [
+                    "relay.state": .string(RelayStatus.awaitingApproval.rawValue), "approval.state": "awaiting",
+                    "approval.expires_at": ["$lte": .int64(now)],
+                ],
+                options: FindOptions(
+                    projection: ["_id": 1, "msi_key": 1], sort: ["approval.requested_at": 1],
+                    limit: Int64(limit)))
         }.compactMap(Message.init(document:))
     }
 
@@ -178,7 +221,10 @@ public struct ApprovalDAO: Sendable {
     public func awaiting(now: Int64, limit: Int = 500) async throws -> [Message] {
         try await mapErrors {
             try await collection.find(
-                ["relay.state": .string(RelayStatus.awaitingApproval.rawValue), "approval.expires_at": ["$gt": .int64(now)]],
+                [
+                    "relay.state": .string(RelayStatus.awaitingApproval.rawValue),
+                    "approval.expires_at": ["$gt": .int64(now)],
+                ],
                 options: FindOptions(sort: ["approval.requested_at": 1], limit: Int64(limit)))
         }.compactMap(Message.init(document:))
     }
@@ -187,8 +233,9 @@ public struct ApprovalDAO: Sendable {
     /// - Throws: `DAOError`.
     public func overridesToReview(limit: Int = 200) async throws -> [Message] {
         try await mapErrors {
-            try await collection.find(["override.reviewed": false],
-                                      options: FindOptions(sort: ["override.at": -1], limit: Int64(limit)))
+            try await collection.find(
+                ["override.reviewed": false],
+                options: FindOptions(sort: ["override.at": -1], limit: Int64(limit)))
         }.compactMap(Message.init(document:))
     }
 
@@ -196,9 +243,14 @@ public struct ApprovalDAO: Sendable {
     /// - Throws: `DAOError`.
     public func markReviewed(_ msiKey: ObjectID, by admin: String, now: Int64) async throws -> Bool {
         let result = try await mapErrors {
-            try await collection.updateOne(["msi_key": .objectID(msiKey), "override.reviewed": false], [
-                "$set": ["override.reviewed": true, "override.reviewed_by": .string(admin),
-                         "override.reviewed_at": .int64(now)]])
+            try await collection.updateOne(
+                ["msi_key": .objectID(msiKey), "override.reviewed": false],
+                [
+                    "$set": [
+                        "override.reviewed": true, "override.reviewed_by": .string(admin),
+                        "override.reviewed_at": .int64(now),
+                    ]
+                ])
         }
         return result.modifiedCount == 1
     }

@@ -14,7 +14,7 @@ public struct IdempotencyKeyDAO: Sendable {
 
     /// The index `DatabaseIndexes.ensure` creates: expiry (`_id` is the unique one).
     static let indexes = [
-        IndexModel(keys: ["created_at": 1], name: "created_at", expireAfterSeconds: lifetimeSeconds),
+        IndexModel(keys: ["created_at": 1], name: "created_at", expireAfterSeconds: lifetimeSeconds)
     ]
 
     public init(database: MongoDatabase) {
@@ -35,8 +35,10 @@ public struct IdempotencyKeyDAO: Sendable {
     /// request recorded it already.
     /// - Throws: `DAOError` `.unavailable` when the database did not settle it by `deadline` (the message is not
     ///   stored then, whatever became of the record).
-    public func claim(sender: String, key: String, fingerprint: String, message: BSONDocument,
-                      deadline: ContinuousClock.Instant) async throws -> Claim {
+    public func claim(
+        sender: String, key: String, fingerprint: String, message: BSONDocument,
+        deadline: ContinuousClock.Instant
+    ) async throws -> Claim {
         let id: BSONValue = ["sender": .string(sender), "key": .string(key)]
         let record: BSONDocument = [
             "_id": id, "fingerprint": .string(fingerprint), "message": .document(message),

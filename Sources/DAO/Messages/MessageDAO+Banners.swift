@@ -16,8 +16,10 @@ public struct BannerQuery: Sendable {
     /// At most this many, newest first.
     public var limit: Int
 
-    public init(topicKeys: [String], person: String? = nil, groups: [String] = [], now: Int64, storedSince: Int64,
-                limit: Int) {
+    public init(
+        topicKeys: [String], person: String? = nil, groups: [String] = [], now: Int64, storedSince: Int64,
+        limit: Int
+    ) {
         self.topicKeys = topicKeys
         self.person = person
         self.groups = person == nil ? [] : groups
@@ -35,8 +37,9 @@ extension MessageDAO {
     /// `Broadcast.document` on banners alone), so other messages' inserts never write to it; in time order, newest
     /// first. A sparse compound index would not do: MongoDB puts a document in one when any of its fields is
     /// present, and every message has a `timestamp`.
-    public static let bannerIndex = IndexModel(keys: ["banner": 1, "timestamp": -1, "_id": -1], name: "banner.timestamp",
-                                               partialFilter: ["banner": true])
+    public static let bannerIndex = IndexModel(
+        keys: ["banner": 1, "timestamp": -1, "_id": -1], name: "banner.timestamp",
+        partialFilter: ["banner": true])
 
     /// The live banners of `query`, newest first (timestamp, then `_id`), at most `query.limit`: the messages stored
     /// with `banner: true` whose send time has come (`relay.send_at`), that have not expired (`relay.expires_at`
@@ -47,8 +50,9 @@ extension MessageDAO {
     public func activeBanners(_ query: BannerQuery) async throws -> [Message] {
         guard !query.topicKeys.isEmpty || query.person != nil else { return [] }
         let documents = try await mapErrors {
-            try await collection.find(Self.bannerFilter(query),
-                                      options: FindOptions(sort: ["timestamp": -1, "_id": -1], limit: Int64(max(query.limit, 1))))
+            try await collection.find(
+                Self.bannerFilter(query),
+                options: FindOptions(sort: ["timestamp": -1, "_id": -1], limit: Int64(max(query.limit, 1))))
         }
         return documents.compactMap(Message.init(document:))
     }
@@ -62,7 +66,9 @@ extension MessageDAO {
         // A device's person's messages and their groups' (never another person's: only these names are asked for).
         if let person = query.person {
             audience.append(["to.persons": .string(person)])
-            if !query.groups.isEmpty { audience.append(["to.groups": ["$in": .array(query.groups.map(BSONValue.string))]]) }
+            if !query.groups.isEmpty {
+                audience.append(["to.groups": ["$in": .array(query.groups.map(BSONValue.string))]])
+            }
         }
         let sentSince = query.now - bannerLifetimeWithoutExpiryMS
         let unexpired: BSONValue = [
@@ -71,7 +77,7 @@ extension MessageDAO {
                 // No expiry: live for 28 days from when it went out, its timestamp or its later send time.
                 ["relay.expires_at": ["$exists": false], "timestamp": ["$gte": .int64(sentSince)]],
                 ["relay.expires_at": ["$exists": false], "relay.send_at": ["$gte": .int64(sentSince)]],
-            ],
+            ]
         ]
         return [
             "banner": true,

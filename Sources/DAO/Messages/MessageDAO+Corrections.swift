@@ -44,8 +44,10 @@ public struct RelayNotice: Sendable {
     public var markSent: [RelayComponent]
     public var handover: Handover
 
-    public init(component: RelayComponent, dueAt: Int64, deadlineAt: Int64, markSent: [RelayComponent] = [],
-                handover: Handover = .again) {
+    public init(
+        component: RelayComponent, dueAt: Int64, deadlineAt: Int64, markSent: [RelayComponent] = [],
+        handover: Handover = .again
+    ) {
         (self.component, self.dueAt, self.deadlineAt, self.markSent) = (component, dueAt, deadlineAt, markSent)
         self.handover = handover
     }
@@ -118,23 +120,29 @@ extension MessageDAO {
     /// not (withdrawn, claimed, corrected meanwhile): the caller reads it again. With an `approval` step, the
     /// approval moves in the same update (and only while its version is as named).
     /// - Throws: `DAOError`.
-    public func correct(msiKey: ObjectID, expected: RelayState?, corrections count: Int, at: Int64, by: String,
-                        before: MessageTexts, after: MessageTexts, notice: RelayNotice?,
-                        approval: CorrectionApprovalStep? = nil) async throws -> Bool {
+    public func correct(
+        msiKey: ObjectID, expected: RelayState?, corrections count: Int, at: Int64, by: String,
+        before: MessageTexts, after: MessageTexts, notice: RelayNotice?,
+        approval: CorrectionApprovalStep? = nil
+    ) async throws -> Bool {
         var filter = Self.unchanged(msiKey, expected: expected, claims: notice?.isLive ?? false)
         filter["corrections.\(count)"] = ["$exists": false]
         var set: [(key: String, value: BSONValue)] = [
             ("title", .string(after.title)), ("desc", .string(after.desc)), ("message", .string(after.message)),
         ]
         if let translations = after.translations { set.append(("translations", .document(translations))) }
-        var entry: BSONDocument = ["at": .int64(at), "by": .string(by), "before": .document(before.document),
-                                   "after": .document(after.document)]
+        var entry: BSONDocument = [
+            "at": .int64(at), "by": .string(by), "before": .document(before.document),
+            "after": .document(after.document),
+        ]
         var unset: BSONDocument = notice?.unset ?? [:]
         switch approval {
         case .restart(let version, let requestedAt, let expiresAt)?:
             for element in ApprovalDAO.atVersion(version) { filter[element.key] = element.value }
-            set += [("approval.version", .int64(version + 1)), ("approval.requested_at", .int64(requestedAt)),
-                    ("approval.expires_at", .int64(expiresAt))]
+            set += [
+                ("approval.version", .int64(version + 1)), ("approval.requested_at", .int64(requestedAt)),
+                ("approval.expires_at", .int64(expiresAt)),
+            ]
         case .approved(let version, let approver)?:
             for element in ApprovalDAO.atVersion(version) { filter[element.key] = element.value }
             filter["pending_correction"] = ["$exists": true]
@@ -160,8 +168,10 @@ extension MessageDAO {
     /// sends nothing more of it (a worker holding it stops: `RelayNotice.Handover`).
     /// False when the message was not as expected.
     /// - Throws: `DAOError`.
-    public func withdraw(msiKey: ObjectID, expected: RelayState?, at: Int64, by: String, reason: String?,
-                         cancel: Bool, notice: RelayNotice?) async throws -> Bool {
+    public func withdraw(
+        msiKey: ObjectID, expected: RelayState?, at: Int64, by: String, reason: String?,
+        cancel: Bool, notice: RelayNotice?
+    ) async throws -> Bool {
         var filter = Self.unchanged(msiKey, expected: expected, claims: notice?.isLive ?? false)
         var withdrawn: BSONDocument = ["at": .int64(at), "by": .string(by)]
         if let reason { withdrawn["reason"] = .string(reason) }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import HubModel
 import HubTime
@@ -18,8 +18,10 @@ public struct MessageDAO: Sendable {
     /// its configured deadline (`DATABASE_WRITE_DEADLINE_MS`); other users (tools, tests) wait a minute.
     public let writeDeadline: Duration
 
-    public init(database: MongoDatabase, writeDeadline: Duration = .seconds(60),
-                now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    public init(
+        database: MongoDatabase, writeDeadline: Duration = .seconds(60),
+        now: @escaping UnixClock = UnixTime.nowMilliseconds
+    ) {
         self.collection = database.collection(CollectionName.message)
         self.inserts = InsertBatcher(collection: collection)
         self.writeDeadline = writeDeadline
@@ -56,9 +58,15 @@ public struct MessageDAO: Sendable {
             ("timestamp", .int64(now())),
         ]
         if !draft.data.isEmpty {
-            elements.append(("data", .document(BSONDocument(draft.data.sorted { $0.key < $1.key }.map {
-                (key: $0.key, value: BSONValue.string($0.value))
-            }))))
+            elements.append(
+                (
+                    "data",
+                    .document(
+                        BSONDocument(
+                            draft.data.sorted { $0.key < $1.key }.map {
+                                (key: $0.key, value: BSONValue.string($0.value))
+                            }))
+                ))
         }
         elements.append(contentsOf: draft.broadcast.document.elements)
         elements.append(contentsOf: draft.extra.elements)
@@ -70,7 +78,9 @@ public struct MessageDAO: Sendable {
     public func add(document: BSONDocument, deadline: ContinuousClock.Instant? = nil) async throws -> Message {
         let deadline = deadline ?? ContinuousClock.now.advanced(by: writeDeadline)
         try await mapErrors { try await inserts.insert(document, deadline: deadline) }
-        guard let message = Message(document: document) else { preconditionFailure("a message made here has ObjectIds") }
+        guard let message = Message(document: document) else {
+            preconditionFailure("a message made here has ObjectIds")
+        }
         return message
     }
 
@@ -105,7 +115,9 @@ public struct MessageDAO: Sendable {
         // A sample of a topic's devices (`sample`) is as private as a message to persons: it went to some devices only.
         case .none: conditions.append(["to": ["$exists": false], "sample": ["$exists": false]])
         case .sentBy(let sender):
-            conditions.append(["$or": [["to": ["$exists": false], "sample": ["$exists": false]], ["sender": .string(sender)]]])
+            conditions.append([
+                "$or": [["to": ["$exists": false], "sample": ["$exists": false]], ["sender": .string(sender)]]
+            ])
         }
         if let since = query.since { conditions.append(["timestamp": ["$gte": .int64(since)]]) }
         if let sentBy = query.sentBy {
@@ -114,16 +126,19 @@ public struct MessageDAO: Sendable {
             conditions.append(query.scheduledOf.map { ["$or": [sent, ["sender": .string($0)]]] } ?? sent)
         }
         if let after = query.after {
-            conditions.append(["$or": [
-                ["timestamp": ["$lt": .int64(after.timestamp)]],
-                ["timestamp": .int64(after.timestamp), "_id": ["$lt": .objectID(after.id)]],
-            ]])
+            conditions.append([
+                "$or": [
+                    ["timestamp": ["$lt": .int64(after.timestamp)]],
+                    ["timestamp": .int64(after.timestamp), "_id": ["$lt": .objectID(after.id)]],
+                ]
+            ])
         }
         let filter: BSONDocument = conditions.isEmpty ? [:] : ["$and": .array(conditions)]
         let limit = max(query.limit, 1)
         // One more than asked tells whether another page follows.
         let documents = try await mapErrors {
-            try await collection.find(filter, options: FindOptions(sort: ["timestamp": -1, "_id": -1], limit: Int64(limit + 1)))
+            try await collection.find(
+                filter, options: FindOptions(sort: ["timestamp": -1, "_id": -1], limit: Int64(limit + 1)))
         }
         let messages = documents.compactMap(Message.init(document:))
         let page = Array(messages.prefix(limit))
@@ -147,8 +162,9 @@ extension MessageDAO {
         guard !query.topicKeys.isEmpty || query.person != nil else { return MessagePage(messages: [], next: nil) }
         let limit = max(query.limit, 1)
         let documents = try await mapErrors {
-            try await collection.find(Self.catchUpFilter(query),
-                                      options: FindOptions(sort: Self.catchUpSort, limit: Int64(limit + 1)))
+            try await collection.find(
+                Self.catchUpFilter(query),
+                options: FindOptions(sort: Self.catchUpSort, limit: Int64(limit + 1)))
         }
         let messages = documents.compactMap(Message.init(document:))
         let page = Array(messages.prefix(limit))
@@ -167,7 +183,9 @@ extension MessageDAO {
         var audience: BSONDocument = topics
         if let person = query.person {
             var branches: [BSONValue] = [.document(topics), ["to.persons": .string(person)]]
-            if !query.groups.isEmpty { branches.append(["to.groups": ["$in": .array(query.groups.map(BSONValue.string))]]) }
+            if !query.groups.isEmpty {
+                branches.append(["to.groups": ["$in": .array(query.groups.map(BSONValue.string))]])
+            }
             audience = ["$and": [["$or": .array(branches)]]]
         }
         var filter: BSONDocument = audience

@@ -39,9 +39,11 @@ public struct Broadcast: Sendable, Equatable {
     /// The name whose hash with a device id picks the sample (`cohort`): the same name picks the same devices.
     public var cohort: String?
 
-    public init(language: String? = nil, translations: [(language: String, text: Text)] = [], image: String? = nil,
-                kind: String? = nil, dismissible: Bool = true, expiresAt: Int64? = nil, display: Bool = true,
-                sample: Double? = nil, cohort: String? = nil) {
+    public init(
+        language: String? = nil, translations: [(language: String, text: Text)] = [], image: String? = nil,
+        kind: String? = nil, dismissible: Bool = true, expiresAt: Int64? = nil, display: Bool = true,
+        sample: Double? = nil, cohort: String? = nil
+    ) {
         self.language = language
         self.translations = translations
         self.image = image
@@ -59,8 +61,12 @@ public struct Broadcast: Sendable, Equatable {
         language = document["lang"]?.stringValue
         translations = (document["translations"]?.documentValue ?? [:]).compactMap { language, value in
             guard let text = value.documentValue, let title = text["title"]?.stringValue else { return nil }
-            return (language, Text(title: title, desc: text["desc"]?.stringValue ?? "",
-                                   message: text["message"]?.stringValue ?? ""))
+            return (
+                language,
+                Text(
+                    title: title, desc: text["desc"]?.stringValue ?? "",
+                    message: text["message"]?.stringValue ?? "")
+            )
         }
         image = document["image"]?.stringValue
         kind = document["kind"]?.stringValue
@@ -76,10 +82,21 @@ public struct Broadcast: Sendable, Equatable {
         var fields: [(key: String, value: BSONValue)] = []
         if let language { fields.append(("lang", .string(language))) }
         if !translations.isEmpty {
-            fields.append(("translations", .document(BSONDocument(translations.map { language, text in
-                (language, .document(["title": .string(text.title), "desc": .string(text.desc),
-                                      "message": .string(text.message)]))
-            }))))
+            fields.append(
+                (
+                    "translations",
+                    .document(
+                        BSONDocument(
+                            translations.map { language, text in
+                                (
+                                    language,
+                                    .document([
+                                        "title": .string(text.title), "desc": .string(text.desc),
+                                        "message": .string(text.message),
+                                    ])
+                                )
+                            }))
+                ))
         }
         if let image { fields.append(("image", .string(image))) }
         if let kind { fields.append(("kind", .string(kind))) }

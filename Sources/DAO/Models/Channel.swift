@@ -109,8 +109,10 @@ public enum CubeApproval {
 
     /// Adds to an update the write of a mark (`true`: `$set` "required"; `false`: `$unset`; nil: nothing) at
     /// `path` ("" for a channel, else the element's positional path and a dot): one positional write, never read first.
-    public static func update(_ required: Bool?, _ set: inout [(key: String, value: BSONValue)],
-                              unset: inout [(key: String, value: BSONValue)], path: String) {
+    public static func update(
+        _ required: Bool?, _ set: inout [(key: String, value: BSONValue)],
+        unset: inout [(key: String, value: BSONValue)], path: String
+    ) {
         switch required {
         case true?: set.append((path + "approval", .string(Self.required)))
         case false?: unset.append((path + "approval", ""))
@@ -119,8 +121,10 @@ public enum CubeApproval {
     }
 
     /// The update document of `set` and `unset` (`$unset` only when it has a field).
-    public static func document(set: [(key: String, value: BSONValue)],
-                                unset: [(key: String, value: BSONValue)]) -> BSONDocument {
+    public static func document(
+        set: [(key: String, value: BSONValue)],
+        unset: [(key: String, value: BSONValue)]
+    ) -> BSONDocument {
         var update: BSONDocument = ["$set": .document(BSONDocument(set))]
         if !unset.isEmpty { update["$unset"] = .document(BSONDocument(unset)) }
         return update

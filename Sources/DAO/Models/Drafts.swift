@@ -32,8 +32,10 @@ public struct SubjectDraft: Sendable {
     /// `approval`: true marks it "required", false removes the mark; nil leaves it alone.
     public var approvalRequired: Bool?
 
-    public init(name: String, desc: String, level: SubscriptionLevel, distribution: Distribution,
-                access: [String]? = nil, approvalRequired: Bool? = nil) {
+    public init(
+        name: String, desc: String, level: SubscriptionLevel, distribution: Distribution,
+        access: [String]? = nil, approvalRequired: Bool? = nil
+    ) {
         self.approvalRequired = approvalRequired
         self.name = name
         self.desc = desc

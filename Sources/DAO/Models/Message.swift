@@ -72,9 +72,11 @@ public struct MessageDraft: Sendable {
     /// msi-hub's own fields to store beside the legacy ones (for instance `relay`).
     public var extra: BSONDocument
 
-    public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
-                data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default,
-                broadcast: Broadcast = Broadcast(), sender: String, extra: BSONDocument = [:]) {
+    public init(
+        title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
+        data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default,
+        broadcast: Broadcast = Broadcast(), sender: String, extra: BSONDocument = [:]
+    ) {
         self.urgency = urgency
         self.broadcast = broadcast
         self.title = title
@@ -118,9 +120,11 @@ public struct MessageQuery: Sendable {
         case sentBy(String)
     }
 
-    public init(topicKeys: [String] = [], since: Int64? = nil, limit: Int = 50, after: MessageCursor? = nil,
-                sender: String? = nil, sentBy: Int64? = nil, scheduledOf: String? = nil,
-                addressed: AddressedMessages = .all) {
+    public init(
+        topicKeys: [String] = [], since: Int64? = nil, limit: Int = 50, after: MessageCursor? = nil,
+        sender: String? = nil, sentBy: Int64? = nil, scheduledOf: String? = nil,
+        addressed: AddressedMessages = .all
+    ) {
         self.addressed = addressed
         self.topicKeys = topicKeys
         self.since = since
@@ -149,8 +153,10 @@ public struct CatchUpQuery: Sendable {
     /// The time (Unix ms) against which a message's expiry and due time are judged.
     public var now: Int64
 
-    public init(topicKeys: [String], person: String? = nil, groups: [String] = [], since: Int64, limit: Int,
-                after: MessageCursor? = nil, now: Int64) {
+    public init(
+        topicKeys: [String], person: String? = nil, groups: [String] = [], since: Int64, limit: Int,
+        after: MessageCursor? = nil, now: Int64
+    ) {
         self.topicKeys = topicKeys
         self.person = person
         self.groups = person == nil ? [] : groups

@@ -14,8 +14,9 @@ public struct OutboxDAO: Sendable {
     }
 
     /// The index the claim query runs on.
-    static let index = IndexModel(keys: ["relay.state": 1, "relay.due_at": 1], name: "relay.state.due_at",
-                                  partialFilter: ["relay.state": "pending"])
+    static let index = IndexModel(
+        keys: ["relay.state": 1, "relay.due_at": 1], name: "relay.state.due_at",
+        partialFilter: ["relay.state": "pending"])
 
     /// Messages due at `now` whose lease, if any, has run out. A lease sets and ends `lease_owner` and
     /// `lease_until` together, so "no lease or one that ran out" is one condition on `lease_until`
@@ -42,8 +43,10 @@ public struct OutboxDAO: Sendable {
     /// it has to do. A slice (`due`) reads only what is pending in it. Either way the lease is checked here rather
     /// than in the query (`LeaseCandidates`).
     /// - Throws: `DAOError`.
-    public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int, excluding held: [ObjectID] = [],
-                      due: ClosedRange<Int64>? = nil) async throws -> OutboxBatch? {
+    public func claim(
+        owner: String, now: Int64, leaseMS: Int64, limit: Int, excluding held: [ObjectID] = [],
+        due: ClosedRange<Int64>? = nil
+    ) async throws -> OutboxBatch? {
         try await mapErrors {
             let ids: [BSONValue]
             // Left out here rather than in the query (a long `$nin` costs every candidate a scan of it): a held
@@ -53,34 +56,45 @@ public struct OutboxDAO: Sendable {
                 // The whole slice (no limit: the messages this worker or another holds must not hide the free ones
                 // behind them; a slice is a few hundred ms of messages).
                 let candidates = try await collection.find(
-                    ["relay.state": "pending",
-                     "relay.due_at": ["$gte": .int64(due.lowerBound), "$lte": .int64(min(due.upperBound, now))]],
-                    options: FindOptions(projection: ["_id": 1, "relay.lease_until": 1, "relay.due_at": 1],
-                                         sort: ["relay.due_at": 1]))
-                ids = LeaseCandidates.free(candidates, leasePath: "relay.lease_until", now: now, limit: limit,
-                                           skipping: skipped)
+                    [
+                        "relay.state": "pending",
+                        "relay.due_at": ["$gte": .int64(due.lowerBound), "$lte": .int64(min(due.upperBound, now))],
+                    ],
+                    options: FindOptions(
+                        projection: ["_id": 1, "relay.lease_until": 1, "relay.due_at": 1],
+                        sort: ["relay.due_at": 1]))
+                ids = LeaseCandidates.free(
+                    candidates, leasePath: "relay.lease_until", now: now, limit: limit,
+                    skipping: skipped)
             } else {
-                let candidates = try await collection.find(Self.due(now: now), options: FindOptions(
-                    projection: ["_id": 1, "relay.lease_until": 1], sort: ["relay.due_at": 1],
-                    limit: Int64(max(limit, 1) + LeaseCandidates.leasedAllowance)))
-                ids = LeaseCandidates.free(candidates, leasePath: "relay.lease_until", now: now, limit: limit,
-                                           skipping: skipped)
+                let candidates = try await collection.find(
+                    Self.due(now: now),
+                    options: FindOptions(
+                        projection: ["_id": 1, "relay.lease_until": 1], sort: ["relay.due_at": 1],
+                        limit: Int64(max(limit, 1) + LeaseCandidates.leasedAllowance)))
+                ids = LeaseCandidates.free(
+                    candidates, leasePath: "relay.lease_until", now: now, limit: limit,
+                    skipping: skipped)
             }
             guard !ids.isEmpty else { return nil }
             let lease = "\(owner)/\(ObjectID().hex)"
             // `_id` first: a server that plans by the first indexed field it meets (the embedded one)
             // then visits only these documents, not every pending one.
             let filter = BSONDocument([(key: "_id", value: ["$in": .array(ids)])] + Self.claimable(now: now).elements)
-            let leased = try await collection.updateMany(filter, [
-                "$set": ["relay.lease_owner": .string(lease), "relay.lease_until": .int64(now + leaseMS)],
-                "$inc": ["relay.attempts": 1],
-            ])
+            let leased = try await collection.updateMany(
+                filter,
+                [
+                    "$set": ["relay.lease_owner": .string(lease), "relay.lease_until": .int64(now + leaseMS)],
+                    "$inc": ["relay.attempts": 1],
+                ])
             guard leased.modifiedCount > 0 else { return nil }
             // Read back what this lease holds: another worker may have taken some candidates first.
-            let documents = try await collection.find(["_id": ["$in": .array(ids)], "relay.lease_owner": .string(lease)],
-                                                      options: FindOptions(sort: ["relay.due_at": 1]))
-            return OutboxBatch(lease: lease, leaseUntil: now + leaseMS,
-                               messages: documents.compactMap(Message.init(document:)))
+            let documents = try await collection.find(
+                ["_id": ["$in": .array(ids)], "relay.lease_owner": .string(lease)],
+                options: FindOptions(sort: ["relay.due_at": 1]))
+            return OutboxBatch(
+                lease: lease, leaseUntil: now + leaseMS,
+                messages: documents.compactMap(Message.init(document:)))
         }
     }
 
@@ -102,8 +116,9 @@ public struct OutboxDAO: Sendable {
         var moved = 0
         for chunk in IDChunks.of(ids) {
             let result = try await mapErrors {
-                try await collection.updateMany(Self.held(chunk, leases: leases),
-                                                ["$set": ["relay.lease_until": .int64(until)]])
+                try await collection.updateMany(
+                    Self.held(chunk, leases: leases),
+                    ["$set": ["relay.lease_until": .int64(until)]])
             }
             moved += Int(result.matchedCount)
         }
@@ -117,7 +132,8 @@ public struct OutboxDAO: Sendable {
         var held: Set<ObjectID> = []
         for chunk in IDChunks.of(ids) {
             let documents = try await mapErrors {
-                try await collection.find(Self.held(chunk, leases: leases), options: FindOptions(projection: ["_id": 1]))
+                try await collection.find(
+                    Self.held(chunk, leases: leases), options: FindOptions(projection: ["_id": 1]))
             }
             held.formUnion(documents.compactMap { $0["_id"]?.objectIDValue })
         }
@@ -131,8 +147,9 @@ public struct OutboxDAO: Sendable {
         guard !leases.isEmpty else { return }
         for chunk in IDChunks.of(ids) {
             _ = try await mapErrors {
-                try await collection.updateMany(Self.held(chunk, leases: leases),
-                                                ["$unset": ["relay.lease_owner": "", "relay.lease_until": ""]])
+                try await collection.updateMany(
+                    Self.held(chunk, leases: leases),
+                    ["$unset": ["relay.lease_owner": "", "relay.lease_until": ""]])
             }
         }
     }
@@ -145,8 +162,9 @@ public struct OutboxDAO: Sendable {
         var edits: [ObjectID: Int64] = [:]
         for chunk in IDChunks.of(ids) {
             let documents = try await mapErrors {
-                try await collection.find(["_id": IDChunks.membership(chunk), "relay.edit": ["$exists": true]],
-                                          options: FindOptions(projection: ["_id": 1, "relay.edit": 1]))
+                try await collection.find(
+                    ["_id": IDChunks.membership(chunk), "relay.edit": ["$exists": true]],
+                    options: FindOptions(projection: ["_id": 1, "relay.edit": 1]))
             }
             for document in documents {
                 if let id = document["_id"]?.objectIDValue, let edit = document[path: "relay.edit"]?.int64Value {
@@ -164,7 +182,8 @@ public struct OutboxDAO: Sendable {
     }
 
     private static func held(_ ids: ArraySlice<ObjectID>, leases: Set<String>) -> BSONDocument {
-        let owner: BSONValue = leases.count == 1
+        let owner: BSONValue =
+            leases.count == 1
             ? .string(leases.first!)
             : ["$in": .array(leases.sorted().map(BSONValue.string))]
         return ["_id": IDChunks.membership(ids), "relay.lease_owner": owner]
@@ -214,9 +233,11 @@ public struct OutboxDAO: Sendable {
             "relay.state": "direct", "relay.lease_owner": .string(owner), "relay.seq": seqs,
         ]
         let result = try await mapErrors {
-            try await collection.updateMany(filter, [
-                "$set": ["relay.state": "pending"], "$unset": ["relay.lease_owner": "", "relay.seq": ""],
-            ])
+            try await collection.updateMany(
+                filter,
+                [
+                    "$set": ["relay.state": "pending"], "$unset": ["relay.lease_owner": "", "relay.seq": ""],
+                ])
         }
         return Int(result.modifiedCount)
     }
@@ -248,11 +269,14 @@ public struct OutboxDAO: Sendable {
     /// - Throws: `DAOError`.
     public func oldestWaitingDueAt(now: Int64) async throws -> Int64? {
         let candidates = try await mapErrors {
-            try await collection.find(Self.due(now: now), options: FindOptions(
-                projection: ["_id": 1, "relay.lease_until": 1, "relay.due_at": 1], sort: ["relay.due_at": 1],
-                limit: Int64(1 + LeaseCandidates.leasedAllowance)))
+            try await collection.find(
+                Self.due(now: now),
+                options: FindOptions(
+                    projection: ["_id": 1, "relay.lease_until": 1, "relay.due_at": 1], sort: ["relay.due_at": 1],
+                    limit: Int64(1 + LeaseCandidates.leasedAllowance)))
         }
-        return candidates.first { LeaseCandidates.isFree($0, leasePath: "relay.lease_until", now: now) }?[path: "relay.due_at"]?
+        return candidates.first { LeaseCandidates.isFree($0, leasePath: "relay.lease_until", now: now) }?[
+            path: "relay.due_at"]?
             .int64Value
     }
 
@@ -262,7 +286,8 @@ public struct OutboxDAO: Sendable {
         try await mapErrors {
             let filter: BSONDocument = ["relay.state": "pending", "relay.due_at": ["$lte": .int64(now)]]
             let count = try await collection.countDocuments(filter)
-            let oldest = try await collection.findOne(filter, projection: ["relay.due_at": 1], sort: ["relay.due_at": 1])
+            let oldest = try await collection.findOne(
+                filter, projection: ["relay.due_at": 1], sort: ["relay.due_at": 1])
             return (count, oldest?[path: "relay.due_at"]?.int64Value)
         }
     }

@@ -51,7 +51,8 @@ public final class OutboxHandoff: Sendable {
     public func ticket(now: Int64) -> DirectRelay? {
         state.withLock { state in
             guard let owner = state.owner, !state.closed, !state.paused, now + state.margin <= state.recordUntil,
-                  state.queue.count + state.backlog < state.limit else { return nil }
+                state.queue.count + state.backlog < state.limit
+            else { return nil }
             defer { state.nextSeq += 1 }
             state.outstanding[state.nextSeq] = now
             return DirectRelay(owner: owner, seq: state.nextSeq)

@@ -30,8 +30,10 @@ public struct RelayOutcome: Sendable {
     /// on, the outcome leaves the message pending and due at once instead, for its notice (nil: not checked).
     public var edit: Int64?
 
-    public init(id: ObjectID, status: RelayStatus, retryAt: Int64? = nil,
-                components: [RelayComponent: ComponentResult] = [:], lastError: String? = nil, edit: Int64? = nil) {
+    public init(
+        id: ObjectID, status: RelayStatus, retryAt: Int64? = nil,
+        components: [RelayComponent: ComponentResult] = [:], lastError: String? = nil, edit: Int64? = nil
+    ) {
         self.edit = edit
         self.id = id
         self.status = status
@@ -84,7 +86,8 @@ public struct RelayUpdate: Sendable {
     }
 
     /// What happened to one component, recorded as it happens (at `at`, Unix ms), before the message's outcome.
-    public init(id: ObjectID, lease: String, component: RelayComponent, result: RelayOutcome.ComponentResult, at: Int64) {
+    public init(id: ObjectID, lease: String, component: RelayComponent, result: RelayOutcome.ComponentResult, at: Int64)
+    {
         self.init(id: id, lease: lease)
         let path = "relay.components.\(component.rawValue)"
         increments.append(("\(path).attempts", 1))
@@ -112,11 +115,16 @@ public struct RelayUpdate: Sendable {
     public mutating func merge(_ later: RelayUpdate) {
         precondition(later.id == id, "only writes of one message merge")
         for (key, value) in later.set {
-            if let index = set.firstIndex(where: { $0.key == key }) { set[index].value = value } else { set.append((key, value)) }
+            if let index = set.firstIndex(where: { $0.key == key }) {
+                set[index].value = value
+            } else {
+                set.append((key, value))
+            }
         }
         for (key, value) in later.increments {
             if let index = increments.firstIndex(where: { $0.key == key }),
-               let sum = (increments[index].value.int64Value).map({ $0 + (value.int64Value ?? 0) }) {
+                let sum = (increments[index].value.int64Value).map({ $0 + (value.int64Value ?? 0) })
+            {
                 increments[index].value = Int32(exactly: sum).map(BSONValue.int32) ?? .int64(sum)
             } else {
                 increments.append((key, value))
@@ -137,8 +145,9 @@ public struct RelayUpdate: Sendable {
     }
 
     var shape: Shape {
-        Shape(lease: lease, set: set.map(\.key), increments: increments.map(\.key), endsLease: endsLease,
-              guarded: edit != nil)
+        Shape(
+            lease: lease, set: set.map(\.key), increments: increments.map(\.key), endsLease: endsLease,
+            guarded: edit != nil)
     }
 
     /// How many messages one statement names: an update pipeline picks each message's own values by `_id`, so a
@@ -180,8 +189,12 @@ public struct RelayUpdate: Sendable {
         }
         if shape.guarded {
             // Edited since the attempt read it: pending, due now, whatever the attempt came to (`EditGuard`).
-            let unedited: BSONValue = ["$eq": .array([["$ifNull": .array(["$relay.edit", .int64(0)])],
-                                                      value { .int64($0.edit?.seen ?? 0) }])]
+            let unedited: BSONValue = [
+                "$eq": .array([
+                    ["$ifNull": .array(["$relay.edit", .int64(0)])],
+                    value { .int64($0.edit?.seen ?? 0) },
+                ])
+            ]
             func guarded(_ kept: BSONValue, otherwise: BSONValue) -> BSONValue {
                 ["$switch": ["branches": [["case": unedited, "then": kept]], "default": otherwise]]
             }
@@ -196,7 +209,15 @@ public struct RelayUpdate: Sendable {
             }
         }
         for (index, key) in shape.increments.enumerated() {
-            fields.append((key, ["$add": .array([["$ifNull": .array([.string("$" + key), 0])], value { $0.increments[index].value }])]))
+            fields.append(
+                (
+                    key,
+                    [
+                        "$add": .array([
+                            ["$ifNull": .array([.string("$" + key), 0])], value { $0.increments[index].value },
+                        ])
+                    ]
+                ))
         }
         var stages: [BSONValue] = []
         if !fields.isEmpty { stages.append(["$set": .document(BSONDocument(fields))]) }
@@ -205,7 +226,8 @@ public struct RelayUpdate: Sendable {
         }
         // A pipeline is an array; the C driver takes it as a document keyed "0", "1", ...
         let pipeline = BSONDocument(stages.enumerated().map { (key: String($0.offset), value: $0.element) })
-        return UpdateStatement(filter: ["_id": IDChunks.membership(updates.map(\.id)), "relay.lease_owner": .string(shape.lease)],
-                               update: pipeline, many: true)
+        return UpdateStatement(
+            filter: ["_id": IDChunks.membership(updates.map(\.id)), "relay.lease_owner": .string(shape.lease)],
+            update: pipeline, many: true)
     }
 }

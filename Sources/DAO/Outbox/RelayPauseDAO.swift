@@ -15,10 +15,12 @@ public struct RelayPauseDAO: Sendable {
     /// - Throws: `DAOError`.
     public func pause(project: String, until: Int64, reason: String, by owner: String, now: Int64) async throws {
         _ = try await mapErrors {
-            try await collection.updateOne(["_id": .string(project)], [
-                "$max": ["until": .int64(until)],
-                "$set": ["reason": .string(reason), "by": .string(owner), "updated_at": .int64(now)],
-            ], options: UpdateOptions(upsert: true))
+            try await collection.updateOne(
+                ["_id": .string(project)],
+                [
+                    "$max": ["until": .int64(until)],
+                    "$set": ["reason": .string(reason), "by": .string(owner), "updated_at": .int64(now)],
+                ], options: UpdateOptions(upsert: true))
         }
     }
 

@@ -56,10 +56,14 @@ public struct RelayProgressDAO: Sendable {
     public func report(owner: String, through: Int64, since: Int64, until: Int64, now: Int64) async throws -> Bool {
         do {
             let result = try await mapErrors {
-                try await collection.updateOne(["_id": .string(owner), "taken_at": ["$exists": false]], [
-                    "$set": ["through": .int64(through), "since": .int64(since), "until": .int64(until),
-                             "updated_at": .int64(now)],
-                ], options: UpdateOptions(upsert: true))
+                try await collection.updateOne(
+                    ["_id": .string(owner), "taken_at": ["$exists": false]],
+                    [
+                        "$set": [
+                            "through": .int64(through), "since": .int64(since), "until": .int64(until),
+                            "updated_at": .int64(now),
+                        ]
+                    ], options: UpdateOptions(upsert: true))
             }
             return result.matchedCount > 0 || result.upsertedID != nil
         } catch let error as DAOError where error.code == .duplicate {
@@ -74,13 +78,19 @@ public struct RelayProgressDAO: Sendable {
     public func takeOverExpired(now: Int64, limit: Int = 16) async throws -> [Progress] {
         try await mapErrors {
             let expired = ["until": ["$lt": .int64(now)], "settled": ["$ne": true]] as BSONDocument
-            let candidates = try await collection.find(expired, options: FindOptions(projection: ["_id": 1],
-                                                                                     limit: Int64(limit)))
+            let candidates = try await collection.find(
+                expired,
+                options: FindOptions(
+                    projection: ["_id": 1],
+                    limit: Int64(limit)))
             let owners = candidates.compactMap { $0["_id"] }
             guard !owners.isEmpty else { return [] }
-            _ = try await collection.updateMany(["_id": ["$in": .array(owners)], "until": ["$lt": .int64(now)],
-                                                 "taken_at": ["$exists": false]],
-                                                ["$set": ["taken_at": .int64(now)]])
+            _ = try await collection.updateMany(
+                [
+                    "_id": ["$in": .array(owners)], "until": ["$lt": .int64(now)],
+                    "taken_at": ["$exists": false],
+                ],
+                ["$set": ["taken_at": .int64(now)]])
             let taken = try await collection.find(["_id": ["$in": .array(owners)], "taken_at": ["$exists": true]])
             return taken.compactMap(Progress.init)
         }
@@ -90,8 +100,9 @@ public struct RelayProgressDAO: Sendable {
     /// - Throws: `DAOError`.
     public func settle(owner: String) async throws {
         _ = try await mapErrors {
-            try await collection.updateOne(["_id": .string(owner), "taken_at": ["$exists": true]],
-                                           ["$set": ["settled": true]])
+            try await collection.updateOne(
+                ["_id": .string(owner), "taken_at": ["$exists": true]],
+                ["$set": ["settled": true]])
         }
     }
 
@@ -133,24 +144,29 @@ extension RelayProgressDAO {
     /// `document` with its `relay` shown as `sent` or `pending` in place of `direct` (pending: as any worker
     /// claims it).
     public static func shown(_ document: BSONDocument, sent: Bool) -> BSONDocument {
-        BSONDocument(document.elements.map { element in
-            guard element.key == "relay", let relay = element.value.documentValue else { return element }
-            let fields = relay.elements.compactMap { field -> (key: String, value: BSONValue)? in
-                switch field.key {
-                case "lease_owner", "seq": return nil
-                case "state": return (field.key, sent ? "sent" : "pending")
-                case "components" where sent:
-                    let components = (field.value.documentValue ?? [:]).elements.map { component in
-                        (key: component.key, value: BSONValue.document(BSONDocument(
-                            (component.value.documentValue ?? [:]).elements.map {
-                                $0.key == "state" ? (key: "state", value: "sent") : $0
-                            })))
+        BSONDocument(
+            document.elements.map { element in
+                guard element.key == "relay", let relay = element.value.documentValue else { return element }
+                let fields = relay.elements.compactMap { field -> (key: String, value: BSONValue)? in
+                    switch field.key {
+                    case "lease_owner", "seq": return nil
+                    case "state": return (field.key, sent ? "sent" : "pending")
+                    case "components" where sent:
+                        let components = (field.value.documentValue ?? [:]).elements.map { component in
+                            (
+                                key: component.key,
+                                value: BSONValue.document(
+                                    BSONDocument(
+                                        (component.value.documentValue ?? [:]).elements.map {
+                                            $0.key == "state" ? (key: "state", value: "sent") : $0
+                                        }))
+                            )
+                        }
+                        return (field.key, .document(BSONDocument(components)))
+                    default: return field
                     }
-                    return (field.key, .document(BSONDocument(components)))
-                default: return field
                 }
-            }
-            return (element.key, .document(BSONDocument(fields)))
-        })
+                return (element.key, .document(BSONDocument(fields)))
+            })
     }
 }

@@ -93,8 +93,10 @@ public struct RelayComponent: RawRepresentable, Sendable, Hashable, Comparable, 
     /// shown (`display` false) and an Information the data component alone, an Alert with translations one component
     /// per language that may go separately (the first `maximumSeparateLanguages` of `languages`, in order) and
     /// `lang-default`, any other Alert the notification and data components.
-    public static func components(for distribution: Distribution, addressed: Bool = false, languages: [String] = [],
-                                  display: Bool = true) -> [RelayComponent] {
+    public static func components(
+        for distribution: Distribution, addressed: Bool = false, languages: [String] = [],
+        display: Bool = true
+    ) -> [RelayComponent] {
         if addressed { return [.devices] }
         guard distribution == .alert, display else { return [.data] }
         if languages.isEmpty { return [.notification, .data] }
@@ -169,9 +171,11 @@ public struct RelayPlan: Sendable {
     /// Whether it waits for a second person's approval (`RelayStatus.awaitingApproval`) rather than for the relay.
     public var awaitsApproval: Bool
 
-    public init(dueAt: Int64, sendAt: Int64? = nil, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil,
-                deadlineAt: Int64, direct: DirectRelay? = nil, addressed: Bool = false, languages: [String] = [],
-                display: Bool = true, awaitsApproval: Bool = false) {
+    public init(
+        dueAt: Int64, sendAt: Int64? = nil, expiresAt: Int64? = nil, ttlSeconds: Int64? = nil,
+        deadlineAt: Int64, direct: DirectRelay? = nil, addressed: Bool = false, languages: [String] = [],
+        display: Bool = true, awaitsApproval: Bool = false
+    ) {
         self.awaitsApproval = awaitsApproval
         self.addressed = addressed
         self.languages = languages
@@ -187,12 +191,17 @@ public struct RelayPlan: Sendable {
     /// The `relay` sub-document for a message of `distribution`.
     public func document(for distribution: Distribution) -> BSONDocument {
         var components: [(key: String, value: BSONValue)] = []
-        for component in RelayComponent.components(for: distribution, addressed: addressed, languages: languages,
-                                                    display: display) {
+        for component in RelayComponent.components(
+            for: distribution, addressed: addressed, languages: languages,
+            display: display)
+        {
             components.append((component.rawValue, ["state": "pending", "attempts": 0]))
         }
         var relay: [(key: String, value: BSONValue)] = [
-            ("state", .string(awaitsApproval ? RelayStatus.awaitingApproval.rawValue : direct == nil ? "pending" : "direct")),
+            (
+                "state",
+                .string(awaitsApproval ? RelayStatus.awaitingApproval.rawValue : direct == nil ? "pending" : "direct")
+            ),
             ("due_at", .int64(dueAt)), ("deadline_at", .int64(deadlineAt)),
             // A message its storing process sends is on its first attempt, as a claim would count it.
             ("attempts", .int32(direct == nil ? 0 : 1)), ("components", .document(BSONDocument(components))),
@@ -248,7 +257,8 @@ public struct RelayState: Sendable {
     /// Reads the `relay` sub-document; nil when the message has none (written by the legacy hub).
     public init?(message: BSONDocument) {
         guard let relay = message["relay"]?.documentValue,
-              let status = RelayStatus(rawValue: relay.string("state")) else { return nil }
+            let status = RelayStatus(rawValue: relay.string("state"))
+        else { return nil }
         self.status = status
         self.dueAt = relay["due_at"]?.int64Value ?? 0
         self.sendAt = relay["send_at"]?.int64Value

@@ -52,10 +52,13 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
 
     /// A pending notice of `message` for `device` (its registration and platform), due at `dueAt`: its `_id` is
     /// "<message _id hex>/<device id hex>/<notice>", apart from a held-back send of the message itself.
-    public static func notice(_ notice: Notice, message: ObjectID, msiKey: ObjectID, device: ObjectID,
-                              registration: String, platform: Platform, dueAt: Int64) -> QuietDeferral {
-        var deferral = QuietDeferral(message: message, msiKey: msiKey, device: device, registration: registration,
-                                     platform: platform, quietTopic: "", dueAt: dueAt)
+    public static func notice(
+        _ notice: Notice, message: ObjectID, msiKey: ObjectID, device: ObjectID,
+        registration: String, platform: Platform, dueAt: Int64
+    ) -> QuietDeferral {
+        var deferral = QuietDeferral(
+            message: message, msiKey: msiKey, device: device, registration: registration,
+            platform: platform, quietTopic: "", dueAt: dueAt)
         deferral.notice = notice
         deferral.id += "/\(notice.rawValue)"
         return deferral
@@ -63,9 +66,11 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
 
     /// A new pending deferral of `message` for `device` (its registration and platform), due at `dueAt`; `person`
     /// (and `group`) for a message to persons and groups.
-    public init(message: ObjectID, msiKey: ObjectID, device: ObjectID, registration: String, platform: Platform,
-                quietTopic: String, dueAt: Int64, person: String? = nil, group: String? = nil,
-                via: Delivery.Via? = nil, locale: String? = nil) {
+    public init(
+        message: ObjectID, msiKey: ObjectID, device: ObjectID, registration: String, platform: Platform,
+        quietTopic: String, dueAt: Int64, person: String? = nil, group: String? = nil,
+        via: Delivery.Via? = nil, locale: String? = nil
+    ) {
         self.via = via
         self.locale = locale
         self.id = "\(message.hex)/\(device.hex)"
@@ -84,7 +89,8 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
     /// Reads a stored deferral; nil when the document is not one.
     init?(document: BSONDocument) {
         guard let id = document["_id"]?.stringValue, let message = document.objectID("message"),
-              let msiKey = document.objectID("msi_key"), let device = document.objectID("device"), let platform = Platform(rawValue: document.string("platform"))
+            let msiKey = document.objectID("msi_key"), let device = document.objectID("device"),
+            let platform = Platform(rawValue: document.string("platform"))
         else { return nil }
         self.id = id
         self.message = message
@@ -105,16 +111,21 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
     /// The delivery this deferral holds back (a message to persons and groups), to record its answer on; nil for a
     /// topic message.
     public var delivery: Delivery? {
-        person.map { Delivery(message: message, device: device, person: $0, group: group, platform: platform,
-                              registration: registration, via: via, locale: locale) }
+        person.map {
+            Delivery(
+                message: message, device: device, person: $0, group: group, platform: platform,
+                registration: registration, via: via, locale: locale)
+        }
     }
 
     /// The document stored for a new deferral.
     var document: BSONDocument {
         var document: BSONDocument = [
-            "_id": .string(id), "message": .objectID(message), "msi_key": .objectID(msiKey), "device": .objectID(device),
+            "_id": .string(id), "message": .objectID(message), "msi_key": .objectID(msiKey),
+            "device": .objectID(device),
             "registration": .string(registration), "platform": .string(platform.rawValue),
-            "quiet_topic": .string(quietTopic), "due_at": .int64(dueAt), "state": .string(state.rawValue)]
+            "quiet_topic": .string(quietTopic), "due_at": .int64(dueAt), "state": .string(state.rawValue),
+        ]
         if let person { document["person"] = .string(person) }
         if let group { document["group"] = .string(group) }
         if let via { document["via"] = .string(via.rawValue) }

@@ -35,8 +35,9 @@ public struct QuietDeferralDAO: Sendable {
     /// - Throws: `DAOError`.
     public func due(at time: Int64? = nil, limit: Int) async throws -> [QuietDeferral] {
         try await mapErrors {
-            try await collection.find(["state": "pending", "due_at": ["$lte": .int64(time ?? now())]],
-                                      options: FindOptions(sort: ["due_at": 1], limit: Int64(limit)))
+            try await collection.find(
+                ["state": "pending", "due_at": ["$lte": .int64(time ?? now())]],
+                options: FindOptions(sort: ["due_at": 1], limit: Int64(limit)))
         }.compactMap(QuietDeferral.init(document:))
     }
 
@@ -49,17 +50,28 @@ public struct QuietDeferralDAO: Sendable {
         let time = now()
         let due: BSONDocument = ["state": "pending", "due_at": ["$lte": .int64(time)]]
         let documents: [BSONDocument] = try await mapErrors {
-            let ids = try await collection.find(due, options: FindOptions(projection: ["_id": 1], sort: ["due_at": 1],
-                                                                          limit: Int64(max(limit, 1))))
-                .compactMap { $0["_id"] }
+            let ids = try await collection.find(
+                due,
+                options: FindOptions(
+                    projection: ["_id": 1], sort: ["due_at": 1],
+                    limit: Int64(max(limit, 1)))
+            )
+            .compactMap { $0["_id"] }
             guard !ids.isEmpty else { return [] }
             let claim = "\(owner)/\(ObjectID().hex)"
             let filter = BSONDocument([(key: "_id", value: ["$in": .array(ids)])] + due.elements)
-            let claimed = try await collection.updateMany(filter, ["$set": ["due_at": .int64(time + leaseMS),
-                                                                            "claim": .string(claim)]])
+            let claimed = try await collection.updateMany(
+                filter,
+                [
+                    "$set": [
+                        "due_at": .int64(time + leaseMS),
+                        "claim": .string(claim),
+                    ]
+                ])
             guard claimed.modifiedCount > 0 else { return [] }
-            return try await collection.find(["_id": ["$in": .array(ids)], "claim": .string(claim)],
-                                             options: FindOptions(sort: ["_id": 1]))
+            return try await collection.find(
+                ["_id": ["$in": .array(ids)], "claim": .string(claim)],
+                options: FindOptions(sort: ["_id": 1]))
         }
         return documents.compactMap(QuietDeferral.init(document:))
     }
@@ -79,8 +91,9 @@ public struct QuietDeferralDAO: Sendable {
     /// - Throws: `DAOError`.
     public func retry(_ id: String, at dueAt: Int64) async throws {
         _ = try await mapErrors {
-            try await collection.updateOne(["_id": .string(id), "state": "pending"],
-                                           ["$set": ["due_at": .int64(dueAt)], "$inc": ["attempts": .int64(1)]])
+            try await collection.updateOne(
+                ["_id": .string(id), "state": "pending"],
+                ["$set": ["due_at": .int64(dueAt)], "$inc": ["attempts": .int64(1)]])
         }
     }
 
@@ -88,8 +101,9 @@ public struct QuietDeferralDAO: Sendable {
     /// - Throws: `DAOError`.
     public func deferrals(of message: ObjectID) async throws -> [QuietDeferral] {
         try await mapErrors {
-            try await collection.find(["message": .objectID(message)],
-                                      options: FindOptions(projection: ["registration": 0], sort: ["_id": 1]))
+            try await collection.find(
+                ["message": .objectID(message)],
+                options: FindOptions(projection: ["registration": 0], sort: ["_id": 1]))
         }.compactMap(QuietDeferral.init(document:))
     }
 }

@@ -20,8 +20,10 @@ public struct QuietWindow: Sendable, Hashable {
     /// Reads a stored window; nil when the document is not one.
     init?(document: BSONDocument) {
         guard let topic = document["_id"]?.stringValue,
-              case .success(let hours) = QuietHours.parse(from: document.string("from"), to: document.string("to"),
-                                                          tz: document.string("tz")) else { return nil }
+            case .success(let hours) = QuietHours.parse(
+                from: document.string("from"), to: document.string("to"),
+                tz: document.string("tz"))
+        else { return nil }
         self.init(topic: topic, quietHours: hours, devices: Int(document["devices"]?.int64Value ?? 0))
     }
 }

@@ -17,9 +17,13 @@ public struct QuietWindowDAO: Sendable {
         _ = try await mapErrors {
             try await collection.updateOne(
                 ["_id": .string(topic)],
-                ["$inc": ["devices": .int64(1)],
-                 "$setOnInsert": ["from": .string(quietHours.fromText), "to": .string(quietHours.toText),
-                                  "tz": .string(quietHours.timeZoneID)]],
+                [
+                    "$inc": ["devices": .int64(1)],
+                    "$setOnInsert": [
+                        "from": .string(quietHours.fromText), "to": .string(quietHours.toText),
+                        "tz": .string(quietHours.timeZoneID),
+                    ],
+                ],
                 options: UpdateOptions(upsert: true))
         }
     }
@@ -28,8 +32,9 @@ public struct QuietWindowDAO: Sendable {
     /// - Throws: `DAOError`.
     public func remove(topic: String) async throws {
         _ = try await mapErrors {
-            try await collection.updateOne(["_id": .string(topic), "devices": ["$gt": .int64(0)]],
-                                           ["$inc": ["devices": .int64(-1)]])
+            try await collection.updateOne(
+                ["_id": .string(topic), "devices": ["$gt": .int64(0)]],
+                ["$inc": ["devices": .int64(-1)]])
         }
     }
 

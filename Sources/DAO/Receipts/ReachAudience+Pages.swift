@@ -16,7 +16,8 @@ extension ReachAudience {
     /// The mark that bounds the read of `spans` pages (at least one) after `device` (nil: the read goes to the end,
     /// unbounded).
     public func mark(after device: ObjectID?, spans: Int = 1) -> ObjectID? {
-        let first = device.map { device in marks.firstIndex { $0.hex > device.hex } ?? marks.endIndex } ?? marks.startIndex
+        let first =
+            device.map { device in marks.firstIndex { $0.hex > device.hex } ?? marks.endIndex } ?? marks.startIndex
         let index = first + max(spans, 1) - 1
         return index < marks.endIndex ? marks[index] : nil
     }
@@ -27,8 +28,9 @@ extension SubscriptionDAO {
     /// - Throws: `DAOError`.
     public func audienceDevices(of topic: String) async throws -> [ObjectID] {
         try await mapErrors {
-            try await collection.find(["topic": .string(topic), "want": true, "gone": ["$ne": true]],
-                                      options: FindOptions(projection: ["device": 1]))
+            try await collection.find(
+                ["topic": .string(topic), "want": true, "gone": ["$ne": true]],
+                options: FindOptions(projection: ["device": 1]))
         }.compactMap { $0.objectID("device") }
     }
 
@@ -37,19 +39,25 @@ extension SubscriptionDAO {
     /// that the server reads the range alone).
     /// - Throws: `DAOError`.
     public func audienceRange(of topic: String, after: ObjectID?, through: ObjectID?) async throws
-        -> [(device: ObjectID, platform: Platform)] {
+        -> [(device: ObjectID, platform: Platform)]
+    {
         var range: BSONDocument = [:]
         if let after { range["$gt"] = .objectID(after) }
         if let through { range["$lte"] = .objectID(through) }
         var filter: BSONDocument = ["topic": .string(topic)]
         if !range.isEmpty { filter["device"] = .document(range) }
         let documents = try await mapErrors {
-            try await collection.find(filter, options: FindOptions(projection: ["device": 1, "platform": 1,
-                                                                                "want": 1, "gone": 1]))
+            try await collection.find(
+                filter,
+                options: FindOptions(projection: [
+                    "device": 1, "platform": 1,
+                    "want": 1, "gone": 1,
+                ]))
         }
         return documents.compactMap { document -> (device: ObjectID, platform: Platform)? in
             guard document["want"]?.boolValue == true, document["gone"]?.boolValue != true,
-                  let device = document.objectID("device") else { return nil }
+                let device = document.objectID("device")
+            else { return nil }
             return (device, Platform(rawValue: document.string("platform")) ?? .android)
         }.sorted { $0.device.hex < $1.device.hex }
     }

@@ -22,8 +22,10 @@ public struct ReachAudience: Sendable, Equatable {
     /// not answered; empty while the audience is not stored.
     public var marks: [ObjectID]
 
-    public init(source: Source, devices: Int64, fcmAccepted: Int64, unreachable: Int64, platforms: [Platform: Int64],
-                marks: [ObjectID] = []) {
+    public init(
+        source: Source, devices: Int64, fcmAccepted: Int64, unreachable: Int64, platforms: [Platform: Int64],
+        marks: [ObjectID] = []
+    ) {
         self.source = source
         self.devices = devices
         self.fcmAccepted = fcmAccepted
@@ -35,15 +37,17 @@ public struct ReachAudience: Sendable, Equatable {
     /// The audience stored on `message`; nil when none is stored yet.
     public init?(message: BSONDocument) {
         guard let stored = message["reach_audience"]?.documentValue,
-              let source = stored["source"]?.stringValue.flatMap(Source.init(rawValue:)) else { return nil }
+            let source = stored["source"]?.stringValue.flatMap(Source.init(rawValue:))
+        else { return nil }
         var platforms: [Platform: Int64] = [:]
         for (key, value) in stored["platforms"]?.documentValue ?? [:] {
             if let platform = Platform(rawValue: key) { platforms[platform] = value.int64Value ?? 0 }
         }
-        self.init(source: source, devices: stored["devices"]?.int64Value ?? 0,
-                  fcmAccepted: stored["fcm_accepted"]?.int64Value ?? 0,
-                  unreachable: stored["unreachable"]?.int64Value ?? 0, platforms: platforms,
-                  marks: stored["marks"]?.arrayValue?.compactMap(\.objectIDValue) ?? [])
+        self.init(
+            source: source, devices: stored["devices"]?.int64Value ?? 0,
+            fcmAccepted: stored["fcm_accepted"]?.int64Value ?? 0,
+            unreachable: stored["unreachable"]?.int64Value ?? 0, platforms: platforms,
+            marks: stored["marks"]?.arrayValue?.compactMap(\.objectIDValue) ?? [])
     }
 
     /// The audience size the relay wrote on `message` when it fixed its audience (`audience_size`), or the devices
@@ -56,11 +60,15 @@ public struct ReachAudience: Sendable, Equatable {
 
     /// The stored sub-document.
     var document: BSONDocument {
-        ["source": .string(source.rawValue), "devices": .int64(devices), "fcm_accepted": .int64(fcmAccepted),
-         "unreachable": .int64(unreachable),
-         "platforms": .document(BSONDocument(platforms.sorted { $0.key.rawValue < $1.key.rawValue }
-             .map { (key: $0.key.rawValue, value: .int64($0.value)) })),
-         "marks": .array(marks.map(BSONValue.objectID))]
+        [
+            "source": .string(source.rawValue), "devices": .int64(devices), "fcm_accepted": .int64(fcmAccepted),
+            "unreachable": .int64(unreachable),
+            "platforms": .document(
+                BSONDocument(
+                    platforms.sorted { $0.key.rawValue < $1.key.rawValue }
+                        .map { (key: $0.key.rawValue, value: .int64($0.value)) })),
+            "marks": .array(marks.map(BSONValue.objectID)),
+        ]
     }
 }
 
@@ -77,12 +85,14 @@ public struct ReachAudienceDAO: Sendable {
     /// - Throws: `DAOError`.
     public func store(_ audience: ReachAudience, on id: ObjectID) async throws {
         _ = try await mapErrors {
-            try await messages.updateOne(["_id": .objectID(id), "reach_audience": ["$exists": false]],
-                                         ["$set": ["reach_audience": .document(audience.document)]])
+            try await messages.updateOne(
+                ["_id": .objectID(id), "reach_audience": ["$exists": false]],
+                ["$set": ["reach_audience": .document(audience.document)]])
         }
         _ = try await mapErrors {
-            try await messages.updateOne(["_id": .objectID(id), "audience_size": ["$exists": false]],
-                                         ["$set": ["audience_size": .int64(audience.devices)]])
+            try await messages.updateOne(
+                ["_id": .objectID(id), "audience_size": ["$exists": false]],
+                ["$set": ["audience_size": .int64(audience.devices)]])
         }
     }
 }

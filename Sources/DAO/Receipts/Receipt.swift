@@ -25,8 +25,10 @@ public struct Receipt: Sendable, Equatable {
     public var at: Int64
     public var platform: Platform
 
-    public init(message: ObjectID, device: ObjectID, person: String?, event: Event, response: String?,
-                responseOffered: Bool = false, at: Int64, platform: Platform) {
+    public init(
+        message: ObjectID, device: ObjectID, person: String?, event: Event, response: String?,
+        responseOffered: Bool = false, at: Int64, platform: Platform
+    ) {
         self.message = message
         self.device = device
         self.person = person
@@ -40,12 +42,14 @@ public struct Receipt: Sendable, Equatable {
     /// Reads a stored receipt; nil when it is not one.
     init?(document: BSONDocument) {
         guard let message = document.objectID("message"), let device = document.objectID("device"),
-              let event = document["event"]?.stringValue.flatMap(Event.init(rawValue:)),
-              let platform = document["platform"]?.stringValue.flatMap(Platform.init(rawValue:)) else { return nil }
-        self.init(message: message, device: device, person: document["person"]?.stringValue, event: event,
-                  response: document["response"]?.stringValue,
-                  responseOffered: document["response_offered"]?.boolValue ?? false,
-                  at: document["at"]?.int64Value ?? 0, platform: platform)
+            let event = document["event"]?.stringValue.flatMap(Event.init(rawValue:)),
+            let platform = document["platform"]?.stringValue.flatMap(Platform.init(rawValue:))
+        else { return nil }
+        self.init(
+            message: message, device: device, person: document["person"]?.stringValue, event: event,
+            response: document["response"]?.stringValue,
+            responseOffered: document["response_offered"]?.boolValue ?? false,
+            at: document["at"]?.int64Value ?? 0, platform: platform)
     }
 
     /// The `_id` of `device`'s receipt of `event` for `message`.
@@ -65,8 +69,10 @@ public struct Receipt: Sendable, Equatable {
             elements.append(("response", .string(response)))
             if responseOffered { elements.append(("response_offered", true)) }
         }
-        elements += [("at", .int64(at)), ("platform", .string(platform.rawValue)), ("stored_at", .int64(storedAt)),
-                     ("batch", .string(batch))]
+        elements += [
+            ("at", .int64(at)), ("platform", .string(platform.rawValue)), ("stored_at", .int64(storedAt)),
+            ("batch", .string(batch)),
+        ]
         return BSONDocument(elements)
     }
 }
@@ -85,8 +91,10 @@ public struct ReceiptCounts: Sendable, Equatable {
     /// The channel and area of a topic message (ids as hex), noted when its first receipt was counted.
     public var channel: String?, area: String?
 
-    public init(byEvent: [Receipt.Event: Int64] = [:], byPlatform: [Platform: [Receipt.Event: Int64]] = [:],
-                responses: [String: Int64] = [:], freeText: Int64 = 0, channel: String? = nil, area: String? = nil) {
+    public init(
+        byEvent: [Receipt.Event: Int64] = [:], byPlatform: [Platform: [Receipt.Event: Int64]] = [:],
+        responses: [String: Int64] = [:], freeText: Int64 = 0, channel: String? = nil, area: String? = nil
+    ) {
         self.byEvent = Dictionary(uniqueKeysWithValues: Receipt.Event.allCases.map { ($0, byEvent[$0] ?? 0) })
         self.byPlatform = byPlatform
         self.responses = responses
@@ -102,19 +110,22 @@ public struct ReceiptCounts: Sendable, Equatable {
         var byPlatform: [Platform: [Receipt.Event: Int64]] = [:]
         for (key, value) in document["platforms"]?.documentValue ?? [:] {
             guard let platform = Platform(rawValue: key), let counts = value.documentValue else { continue }
-            byPlatform[platform] = Dictionary(uniqueKeysWithValues: Receipt.Event.allCases.map {
-                ($0, counts[$0.rawValue]?.int64Value ?? 0)
-            })
+            byPlatform[platform] = Dictionary(
+                uniqueKeysWithValues: Receipt.Event.allCases.map {
+                    ($0, counts[$0.rawValue]?.int64Value ?? 0)
+                })
         }
         var responses: [String: Int64] = [:]
         for (key, value) in document["responses"]?.documentValue ?? [:] {
             responses[ResponseKey.decode(key)] = value.int64Value ?? 0
         }
-        self.init(byEvent: Dictionary(uniqueKeysWithValues: Receipt.Event.allCases.map {
-            ($0, events[$0.rawValue]?.int64Value ?? 0)
-        }), byPlatform: byPlatform, responses: responses, freeText: document["free_text"]?.int64Value ?? 0,
-                  channel: document["channel"]?.stringValue,
-                  area: document["area"]?.stringValue)
+        self.init(
+            byEvent: Dictionary(
+                uniqueKeysWithValues: Receipt.Event.allCases.map {
+                    ($0, events[$0.rawValue]?.int64Value ?? 0)
+                }), byPlatform: byPlatform, responses: responses, freeText: document["free_text"]?.int64Value ?? 0,
+            channel: document["channel"]?.stringValue,
+            area: document["area"]?.stringValue)
     }
 }
 
@@ -140,8 +151,9 @@ enum ResponseKey {
         var scalars = Array(key.unicodeScalars)[...]
         while let scalar = scalars.popFirst() {
             if scalar == "%", scalars.count >= 2,
-               let value = UInt32(String(String.UnicodeScalarView(scalars.prefix(2))), radix: 16),
-               let decoded = Unicode.Scalar(value) {
+                let value = UInt32(String(String.UnicodeScalarView(scalars.prefix(2))), radix: 16),
+                let decoded = Unicode.Scalar(value)
+            {
                 result.append(decoded)
                 scalars.removeFirst(2)
             } else {

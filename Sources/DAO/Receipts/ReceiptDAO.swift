@@ -61,18 +61,24 @@ public struct ReceiptDAO: Sendable {
     /// Write (1): `batch` and its receipts' `_id`s pushed onto the counts of each of their messages (one upsert per
     /// message, in one bulk write), before any receipt is stored.
     private func notePending(_ batch: String, _ list: [Receipt], places: [ObjectID: Place], at time: Int64)
-        async throws {
+        async throws
+    {
         var ids: [ObjectID: [BSONValue]] = [:]
         for receipt in list { ids[receipt.message, default: []].append(.string(receipt.id)) }
         let statements = Self.messages(of: list).map { message in
-            var update: BSONDocument = ["$push": ["pending": [
-                "batch": .string(batch), "receipts": .array(ids[message] ?? []), "at": .int64(time),
-            ]]]
+            var update: BSONDocument = [
+                "$push": [
+                    "pending": [
+                        "batch": .string(batch), "receipts": .array(ids[message] ?? []), "at": .int64(time),
+                    ]
+                ]
+            ]
             if let place = places[message] {
                 update["$setOnInsert"] = ["channel": .string(place.channel), "area": .string(place.area)]
             }
-            return UpdateStatement(filter: ["_id": .objectID(message)], update: update,
-                                   options: UpdateOptions(upsert: true))
+            return UpdateStatement(
+                filter: ["_id": .objectID(message)], update: update,
+                options: UpdateOptions(upsert: true))
         }
         _ = try await mapErrors { try await counts.bulkUpdate(statements) }
     }
@@ -99,7 +105,8 @@ public struct ReceiptDAO: Sendable {
             if !paths.isEmpty {
                 update["$inc"] = .document(BSONDocument(paths.map { (key: $0.key, value: .int64($0.value)) }))
             }
-            return UpdateStatement(filter: ["_id": .objectID(message), "pending.batch": .string(batch)], update: update)
+            return UpdateStatement(
+                filter: ["_id": .objectID(message), "pending.batch": .string(batch)], update: update)
         }
         guard !statements.isEmpty else { return }
         _ = try await mapErrors { try await counts.bulkUpdate(statements) }
@@ -113,8 +120,9 @@ public struct ReceiptDAO: Sendable {
     @discardableResult
     public func recountInterrupted(before cutoff: Int64) async throws -> Int {
         let documents = try await mapErrors {
-            try await counts.find(["pending.at": ["$lt": .int64(cutoff)]],
-                                  options: FindOptions(projection: ["pending": 1]))
+            try await counts.find(
+                ["pending.at": ["$lt": .int64(cutoff)]],
+                options: FindOptions(projection: ["pending": 1]))
         }
         var folded = 0
         for document in documents {

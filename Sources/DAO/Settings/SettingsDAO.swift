@@ -24,7 +24,8 @@ public struct StoredApprovalSettings: Sendable, Equatable {
     /// The settings a stored document holds; nil when a field is missing or of the wrong type.
     init?(document: BSONDocument) {
         guard let defaults = document["defaults"]?.boolValue, let groupSize = document["group_size"]?.int64Value,
-              let timeout = document["timeout_seconds"]?.int64Value else { return nil }
+            let timeout = document["timeout_seconds"]?.int64Value
+        else { return nil }
         self.init(defaults: defaults, groupSize: groupSize, timeoutSeconds: timeout)
     }
 }
@@ -45,7 +46,8 @@ public struct SettingsDAO: Sendable {
     /// - Throws: `DAOError`.
     public func approval() async throws -> StoredApprovalSettings? {
         try await mapErrors {
-            try await collection.findOne(["_id": .string(Self.approvalID)]).flatMap(StoredApprovalSettings.init(document:))
+            try await collection.findOne(["_id": .string(Self.approvalID)]).flatMap(
+                StoredApprovalSettings.init(document:))
         }
     }
 
@@ -57,8 +59,9 @@ public struct SettingsDAO: Sendable {
         fields["updated_at"] = .int64(now)
         fields["updated_by"] = .string("")
         _ = try await mapErrors {
-            try await collection.updateOne(["_id": .string(Self.approvalID)], ["$setOnInsert": .document(fields)],
-                                           options: UpdateOptions(upsert: true))
+            try await collection.updateOne(
+                ["_id": .string(Self.approvalID)], ["$setOnInsert": .document(fields)],
+                options: UpdateOptions(upsert: true))
         }
     }
 
@@ -69,8 +72,9 @@ public struct SettingsDAO: Sendable {
         fields["updated_at"] = .int64(now)
         fields["updated_by"] = .string(user)
         _ = try await mapErrors {
-            try await collection.updateOne(["_id": .string(Self.approvalID)], ["$set": .document(fields)],
-                                           options: UpdateOptions(upsert: true))
+            try await collection.updateOne(
+                ["_id": .string(Self.approvalID)], ["$set": .document(fields)],
+                options: UpdateOptions(upsert: true))
         }
     }
 }

@@ -18,8 +18,10 @@ public struct Backoff: Sendable {
     private let random: @Sendable () -> Double
 
     /// A backoff from `first` doubling up to `cap`, each wait cut by up to `jitter` of its step.
-    public init(first: Duration, cap: Duration, jitter: Double = 0.25,
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }) {
+    public init(
+        first: Duration, cap: Duration, jitter: Double = 0.25,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+    ) {
         self.first = first
         self.cap = max(cap, first)
         self.jitter = min(max(jitter, 0), 1)

@@ -9,7 +9,9 @@ enum IDChunks {
 
     /// `ids` in slices of at most `perCommand`.
     static func of<C: RandomAccessCollection>(_ ids: C) -> [C.SubSequence] where C.Index == Int {
-        stride(from: ids.startIndex, to: ids.endIndex, by: perCommand).map { ids[$0..<min($0 + perCommand, ids.endIndex)] }
+        stride(from: ids.startIndex, to: ids.endIndex, by: perCommand).map {
+            ids[$0..<min($0 + perCommand, ids.endIndex)]
+        }
     }
 
     /// `{"$in": ids}`.

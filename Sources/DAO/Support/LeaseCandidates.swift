@@ -11,12 +11,15 @@ enum LeaseCandidates {
 
     /// The `_id`s of `documents` (read with their lease at `leasePath`) that no lease holds at `now`, in order,
     /// at most `limit`, leaving out `skipped`.
-    static func free(_ documents: [BSONDocument], leasePath: String, now: Int64, limit: Int,
-                     skipping skipped: Set<ObjectID> = []) -> [BSONValue] {
-        Array(documents.filter { document in
-            guard let id = document.objectID("_id"), !skipped.contains(id) else { return false }
-            return isFree(document, leasePath: leasePath, now: now)
-        }.compactMap { $0["_id"] }.prefix(max(limit, 1)))
+    static func free(
+        _ documents: [BSONDocument], leasePath: String, now: Int64, limit: Int,
+        skipping skipped: Set<ObjectID> = []
+    ) -> [BSONValue] {
+        Array(
+            documents.filter { document in
+                guard let id = document.objectID("_id"), !skipped.contains(id) else { return false }
+                return isFree(document, leasePath: leasePath, now: now)
+            }.compactMap { $0["_id"] }.prefix(max(limit, 1)))
     }
 
     /// Whether no lease holds `document` at `now` (a missing lease holds nothing).

@@ -18,11 +18,14 @@ public struct LeaseDAO: Sendable {
     /// - Throws: `DAOError`.
     public func hold(_ name: String, owner: String, leaseMS: Int64) async throws -> Int64? {
         let time = now(), until = time + leaseMS
-        let free: BSONDocument = ["_id": .string(name), "$or": [["until": ["$lt": .int64(time)]], ["owner": .string(owner)]]]
+        let free: BSONDocument = [
+            "_id": .string(name), "$or": [["until": ["$lt": .int64(time)]], ["owner": .string(owner)]],
+        ]
         do {
             let document = try await mapErrors {
-                try await collection.findOneAndUpdate(free, ["$set": ["owner": .string(owner), "until": .int64(until)]],
-                                                      options: FindOneAndUpdateOptions(returnNew: true, upsert: true))
+                try await collection.findOneAndUpdate(
+                    free, ["$set": ["owner": .string(owner), "until": .int64(until)]],
+                    options: FindOneAndUpdateOptions(returnNew: true, upsert: true))
             }
             return document?["owner"]?.stringValue == owner ? until : nil
         } catch let error as DAOError where error.code == .duplicate {

@@ -18,13 +18,17 @@ public struct RateWindowDAO: Sendable {
     /// all; returns how many were granted (0 when the window is spent) and when the window after it starts (Unix ms).
     /// - Throws: `DAOError`.
     public func take(_ count: Int, of key: String, limit: Int, windowMS: Int64, at time: Int64? = nil) async throws
-        -> (granted: Int, nextWindowAt: Int64) {
+        -> (granted: Int, nextWindowAt: Int64)
+    {
         let window = (time ?? now()) / windowMS
         let nextWindowAt = (window + 1) * windowMS
         let document = try await mapErrors {
             try await collection.findOneAndUpdate(
                 ["_id": .string("\(key):\(window)")],
-                ["$inc": ["used": .int64(Int64(count))], "$setOnInsert": ["expire_at": .datetime(nextWindowAt + 60_000)]],
+                [
+                    "$inc": ["used": .int64(Int64(count))],
+                    "$setOnInsert": ["expire_at": .datetime(nextWindowAt + 60_000)],
+                ],
                 options: FindOneAndUpdateOptions(returnNew: true, upsert: true))
         }
         let used = Int(document?["used"]?.int64Value ?? Int64(count))

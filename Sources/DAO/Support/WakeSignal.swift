@@ -28,7 +28,11 @@ public final class WakeSignal: Sendable {
     /// Returns after a `notify()` (true) or after `timeout` or cancellation (false), whichever comes first.
     @discardableResult
     public func wait(timeout: Duration) async -> Bool {
-        if state.withLock({ state in defer { state.pending = false }; return state.pending }) { return true }
+        if state.withLock({ state in
+            defer { state.pending = false }; return state.pending
+        }) {
+            return true
+        }
         return await withTaskGroup(of: Bool.self) { group in
             group.addTask { [self] in
                 await waitForNotify()

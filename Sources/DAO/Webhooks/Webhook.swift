@@ -28,16 +28,18 @@ public struct Webhook: Sendable, Hashable {
     /// The webhook a stored document holds, or nil when a field is missing or of the wrong type.
     init?(document: BSONDocument) {
         guard let id = document["_id"]?.objectIDValue, let url = document["url"]?.stringValue,
-              let events = document["events"]?.arrayValue?.compactMap(\.stringValue),
-              let secret = document["secret"]?.stringValue, let createdAt = document["created_at"]?.int64Value
+            let events = document["events"]?.arrayValue?.compactMap(\.stringValue),
+            let secret = document["secret"]?.stringValue, let createdAt = document["created_at"]?.int64Value
         else { return nil }
         self.init(id: id, url: url, events: events, secret: secret, createdAt: createdAt)
     }
 
     /// The document stored for this webhook.
     var document: BSONDocument {
-        ["_id": .objectID(id), "url": .string(url), "events": .array(events.map(BSONValue.string)),
-         "secret": .string(secret), "created_at": .int64(createdAt)]
+        [
+            "_id": .objectID(id), "url": .string(url), "events": .array(events.map(BSONValue.string)),
+            "secret": .string(secret), "created_at": .int64(createdAt),
+        ]
     }
 }
 
@@ -83,9 +85,9 @@ public struct WebhookDelivery: Sendable, Hashable {
     /// The delivery a stored document holds, or nil when a field is missing or of the wrong type.
     init?(document: BSONDocument) {
         guard let id = document["_id"]?.objectIDValue, let webhook = document["webhook"]?.objectIDValue,
-              let event = document["event"]?.stringValue, let body = document["body"]?.stringValue,
-              let state = document["state"]?.stringValue.flatMap(State.init(rawValue:)),
-              let createdAt = document["created_at"]?.int64Value
+            let event = document["event"]?.stringValue, let body = document["body"]?.stringValue,
+            let state = document["state"]?.stringValue.flatMap(State.init(rawValue:)),
+            let createdAt = document["created_at"]?.int64Value
         else { return nil }
         self.id = id
         self.webhook = webhook

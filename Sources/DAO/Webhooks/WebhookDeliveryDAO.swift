@@ -38,20 +38,25 @@ public struct WebhookDeliveryDAO: Sendable {
     /// - Throws: `DAOError`.
     public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int) async throws -> WebhookClaim? {
         try await mapErrors {
-            let candidates = try await collection.find(Self.due(now: now), options: FindOptions(
-                projection: ["_id": 1, "lease_until": 1], sort: ["due_at": 1],
-                limit: Int64(max(limit, 1) + LeaseCandidates.leasedAllowance)))
+            let candidates = try await collection.find(
+                Self.due(now: now),
+                options: FindOptions(
+                    projection: ["_id": 1, "lease_until": 1], sort: ["due_at": 1],
+                    limit: Int64(max(limit, 1) + LeaseCandidates.leasedAllowance)))
             let ids = LeaseCandidates.free(candidates, leasePath: "lease_until", now: now, limit: limit)
             guard !ids.isEmpty else { return nil }
             let lease = "\(owner)/\(ObjectID().hex)"
             let filter = BSONDocument([(key: "_id", value: ["$in": .array(ids)])] + Self.claimable(now: now).elements)
-            let leased = try await collection.updateMany(filter, [
-                "$set": ["lease_owner": .string(lease), "lease_until": .int64(now + leaseMS)],
-                "$inc": ["attempts": 1],
-            ])
+            let leased = try await collection.updateMany(
+                filter,
+                [
+                    "$set": ["lease_owner": .string(lease), "lease_until": .int64(now + leaseMS)],
+                    "$inc": ["attempts": 1],
+                ])
             guard leased.modifiedCount > 0 else { return nil }
-            let documents = try await collection.find(["_id": ["$in": .array(ids)], "lease_owner": .string(lease)],
-                                                      options: FindOptions(sort: ["due_at": 1]))
+            let documents = try await collection.find(
+                ["_id": ["$in": .array(ids)], "lease_owner": .string(lease)],
+                options: FindOptions(sort: ["due_at": 1]))
             return WebhookClaim(lease: lease, deliveries: documents.compactMap(WebhookDelivery.init(document:)))
         }
     }
@@ -91,8 +96,9 @@ public struct WebhookDeliveryDAO: Sendable {
             unset["due_at"] = ""
         }
         let result = try await mapErrors {
-            try await collection.updateOne(["_id": .objectID(id), "lease_owner": .string(lease)],
-                                           ["$set": .document(set), "$unset": .document(unset)])
+            try await collection.updateOne(
+                ["_id": .objectID(id), "lease_owner": .string(lease)],
+                ["$set": .document(set), "$unset": .document(unset)])
         }
         return result.matchedCount > 0
     }
@@ -102,8 +108,9 @@ public struct WebhookDeliveryDAO: Sendable {
     /// - Throws: `DAOError`.
     public func release(_ id: ObjectID, lease: String) async throws {
         _ = try await mapErrors {
-            try await collection.updateOne(["_id": .objectID(id), "lease_owner": .string(lease)],
-                                           ["$unset": ["lease_owner": "", "lease_until": ""], "$inc": ["attempts": -1]])
+            try await collection.updateOne(
+                ["_id": .objectID(id), "lease_owner": .string(lease)],
+                ["$unset": ["lease_owner": "", "lease_until": ""], "$inc": ["attempts": -1]])
         }
     }
 

@@ -15,8 +15,10 @@ public struct WebhookEventDAO: Sendable {
     let now: UnixClock
 
     /// Events of `database`, read against the hub's `subscribers`.
-    public init(database: MongoDatabase, subscribers: WebhookSubscribers,
-                now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    public init(
+        database: MongoDatabase, subscribers: WebhookSubscribers,
+        now: @escaping UnixClock = UnixTime.nowMilliseconds
+    ) {
         self.deliveries = database.collection(CollectionName.webhookDeliveries)
         self.webhooks = WebhookDAO(database: database, subscribers: subscribers)
         self.subscribers = subscribers
@@ -35,9 +37,12 @@ public struct WebhookEventDAO: Sendable {
             "type": .string(event.rawValue), "timestamp": .datetime(time), "data": .document(payload),
         ])
         let documents: [BSONDocument] = targets.map { webhook in
-            ["_id": .objectID(ObjectID()), "webhook": .objectID(webhook), "event": .string(event.rawValue), "body": .string(body),
-             "state": .string(WebhookDelivery.State.pending.rawValue), "attempts": .int64(0),
-             "created_at": .int64(time), "due_at": .int64(time)]
+            [
+                "_id": .objectID(ObjectID()), "webhook": .objectID(webhook), "event": .string(event.rawValue),
+                "body": .string(body),
+                "state": .string(WebhookDelivery.State.pending.rawValue), "attempts": .int64(0),
+                "created_at": .int64(time), "due_at": .int64(time),
+            ]
         }
         _ = try await mapErrors { try await deliveries.insertMany(documents, ordered: false) }
         subscribers.wake.notify()

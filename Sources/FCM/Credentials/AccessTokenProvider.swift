@@ -103,7 +103,8 @@ public actor AccessTokenProvider: AccessTokenSource {
         } catch {
             throw AccessTokenError(code: .signingFailed, message: "the assertion could not be signed")
         }
-        let form = "grant_type=" + formEncode("urn:ietf:params:oauth:grant-type:jwt-bearer")
+        let form =
+            "grant_type=" + formEncode("urn:ietf:params:oauth:grant-type:jwt-bearer")
             + "&assertion=" + formEncode(assertion)
         let response: CurlResponse
         do {
@@ -119,9 +120,11 @@ public actor AccessTokenProvider: AccessTokenSource {
             let detail = OAuthErrorBody(response.body)
             let overloaded = response.status == 429 || response.status >= 500
             let code: AccessTokenError.Code = overloaded ? .unavailable : .rejected
-            logger.warning("token exchange refused", metadata: [
-                "status": "\(response.status)", "error": "\(detail.error ?? "-")",
-            ])
+            logger.warning(
+                "token exchange refused",
+                metadata: [
+                    "status": "\(response.status)", "error": "\(detail.error ?? "-")",
+                ])
             throw AccessTokenError(
                 code: code,
                 status: response.status,
@@ -130,7 +133,7 @@ public actor AccessTokenProvider: AccessTokenSource {
             )
         }
         guard let body = try? JSONDecoder().decode(TokenResponse.self, from: Data(response.body)),
-              !body.accessToken.isEmpty, body.expiresIn > 0
+            !body.accessToken.isEmpty, body.expiresIn > 0
         else {
             throw AccessTokenError(code: .malformedResponse, status: 200, message: "no access_token in the answer")
         }

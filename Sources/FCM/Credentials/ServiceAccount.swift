@@ -113,7 +113,7 @@ public struct ServiceAccount: Sendable {
     private static func reason(_ error: any Error) -> String {
         let nsError = error as NSError
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
-           underlying.domain == NSPOSIXErrorDomain
+            underlying.domain == NSPOSIXErrorDomain
         {
             return String(cString: strerror(Int32(underlying.code)))
         }

@@ -46,8 +46,9 @@ extension FCMClient {
             return .logOnly(configuration: configuration, logger: logger)
         }
         let account = try ServiceAccount(contentsOfFile: credentialsPath)
-        try plainHTTP.check(account.tokenURI,
-                            source: "the token_uri of GOOGLE_APPLICATION_CREDENTIALS (\"\(credentialsPath)\")")
+        try plainHTTP.check(
+            account.tokenURI,
+            source: "the token_uri of GOOGLE_APPLICATION_CREDENTIALS (\"\(credentialsPath)\")")
         return FCMClient(account: account, httpClient: httpClient, configuration: configuration, logger: logger)
     }
 }

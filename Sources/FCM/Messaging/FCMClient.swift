@@ -177,8 +177,9 @@ public struct FCMClient: FCMSending {
     private static func messageName(_ response: CurlResponse) throws -> String {
         let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
         guard let name = object?["name"] as? String, !name.isEmpty else {
-            throw FCMError(code: .other, httpStatus: 200, message: "FCM's answer has no message name",
-                           isRetryable: false)
+            throw FCMError(
+                code: .other, httpStatus: 200, message: "FCM's answer has no message name",
+                isRetryable: false)
         }
         return name
     }

@@ -113,7 +113,8 @@ extension FCMError {
         if code == .quotaExceeded, retryAfter == nil {
             retryAfter = Self.defaultQuotaRetryAfter
         }
-        let retryable = [.quotaExceeded, .unavailable, .internal, .timeout].contains(code)
+        let retryable =
+            [.quotaExceeded, .unavailable, .internal, .timeout].contains(code)
             || (code == .other && response.status >= 500)
         self.init(
             code: code,
@@ -143,13 +144,15 @@ extension FCMError {
     init(token error: AccessTokenError) {
         switch error.code {
         case .unavailable:
-            self.init(code: .unavailable, httpStatus: error.status, message: "token endpoint: \(error.message)",
-                      isRetryable: true)
+            self.init(
+                code: .unavailable, httpStatus: error.status, message: "token endpoint: \(error.message)",
+                isRetryable: true)
         case .transport:
             self.init(code: .connectionFailed, message: error.message, isRetryable: true)
         default:
-            self.init(code: .unauthenticated, httpStatus: error.status, status: error.oauthError,
-                      message: "token endpoint: \(error.message)", isRetryable: false)
+            self.init(
+                code: .unauthenticated, httpStatus: error.status, status: error.oauthError,
+                message: "token endpoint: \(error.message)", isRetryable: false)
         }
     }
 

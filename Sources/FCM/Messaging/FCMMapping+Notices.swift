@@ -12,9 +12,12 @@ public enum FCMNotice: String, Sendable, Hashable {
 
 extension FCMMapping {
     /// The one request that tells the phones of `topic` about `notice` on `message` (its texts as corrected).
-    public static func noticeRequest(_ notice: FCMNotice, for message: RelayMessage, topic: String,
-                                     component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions())
-        -> FCMRequest {
+    public static func noticeRequest(
+        _ notice: FCMNotice, for message: RelayMessage, topic: String,
+        component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions()
+    )
+        -> FCMRequest
+    {
         noticeRequest(notice, message, options, target: .topic(topic), component: component, language: nil)
     }
 
@@ -23,9 +26,11 @@ extension FCMMapping {
     /// message in that language) and one in the main language to the others, so that every phone's pop-up is
     /// replaced in the language it was shown in. A correction leaves out the phones of the quiet topics `excluding`
     /// (as many as a condition's budget has room for beside the languages); a withdrawal, shown nowhere, does not.
-    public static func noticeRequests(_ notice: FCMNotice, for message: RelayMessage, topic: String,
-                                      component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions(),
-                                      languages: [String], excluding: [String] = []) -> [FCMRequest] {
+    public static func noticeRequests(
+        _ notice: FCMNotice, for message: RelayMessage, topic: String,
+        component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions(),
+        languages: [String], excluding: [String] = []
+    ) -> [FCMRequest] {
         let split = notice == .correction && splitsLanguages(message) ? languages : []
         let quiet = notice == .correction ? Array(excluding.prefix(maximumExcludedTopics - split.count)) : []
         guard !split.isEmpty else {
@@ -33,27 +38,33 @@ extension FCMMapping {
             return [noticeRequest(notice, message, options, target: target, component: component, language: nil)]
         }
         let separate = split.map { code in
-            noticeRequest(notice, message, options,
-                          target: .condition(condition(topic, requiring: languageTopic(code), excluding: quiet)),
-                          component: component, language: code)
+            noticeRequest(
+                notice, message, options,
+                target: .condition(condition(topic, requiring: languageTopic(code), excluding: quiet)),
+                component: component, language: code)
         }
         let others = Target.condition(condition(topic, requiring: nil, excluding: quiet + split.map(languageTopic)))
         return separate + [noticeRequest(notice, message, options, target: others, component: component, language: nil)]
     }
 
     /// The one request that tells one device (`token`, of locale `language`) about `notice` on `message`.
-    public static func noticeRequest(_ notice: FCMNotice, for message: RelayMessage, token: String,
-                                     component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions(),
-                                     language: String? = nil) -> FCMRequest {
-        noticeRequest(notice, message, options, target: .token(token), component: component,
-                      language: primaryLanguage(of: language))
+    public static func noticeRequest(
+        _ notice: FCMNotice, for message: RelayMessage, token: String,
+        component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions(),
+        language: String? = nil
+    ) -> FCMRequest {
+        noticeRequest(
+            notice, message, options, target: .token(token), component: component,
+            language: primaryLanguage(of: language))
     }
 
     /// A correction: a displayed Alert's pop-up in `language` (its translation when it has one) under the
     /// message's key, with the data (`msi_key`, `correction`, the texts, `translations` that fit); any other
     /// message its data alone. A withdrawal: `msi_key`, `withdrawn` (and `topic_key` for a topic), in the background.
-    private static func noticeRequest(_ notice: FCMNotice, _ message: RelayMessage, _ options: FCMMappingOptions,
-                                      target: Target, component: FCMComponent, language: String?) -> FCMRequest {
+    private static func noticeRequest(
+        _ notice: FCMNotice, _ message: RelayMessage, _ options: FCMMappingOptions,
+        target: Target, component: FCMComponent, language: String?
+    ) -> FCMRequest {
         var topicKey: Bool {
             if case .topic = target { return true }
             return false
@@ -61,15 +72,17 @@ extension FCMMapping {
         switch notice {
         case .acknowledged:
             let data = ["msi_key": message.msiKey, "acknowledged": "1"]
-            var wire = Wire.Message(notification: nil, data: data, android: backgroundAndroid(message),
-                                    apns: backgroundAPNS(message))
+            var wire = Wire.Message(
+                notification: nil, data: data, android: backgroundAndroid(message),
+                apns: backgroundAPNS(message))
             target.apply(to: &wire)
             return request(component, wire, options, size: payloadSize(data: data, notification: nil), false)
         case .withdrawal:
             var data = ["msi_key": message.msiKey, "withdrawn": "1"]
             if topicKey { data["topic_key"] = message.topicKey }
-            var wire = Wire.Message(notification: nil, data: data, android: backgroundAndroid(message),
-                                    apns: backgroundAPNS(message))
+            var wire = Wire.Message(
+                notification: nil, data: data, android: backgroundAndroid(message),
+                apns: backgroundAPNS(message))
             target.apply(to: &wire)
             return request(component, wire, options, size: payloadSize(data: data, notification: nil), false)
         case .correction:
@@ -84,8 +97,9 @@ extension FCMMapping {
                 android: alert ? alertAndroid(message, options) : backgroundAndroid(message),
                 apns: alert ? alertAPNS(message, options) : backgroundAPNS(message))
             target.apply(to: &wire)
-            return request(component, wire, options, size: payloadSize(data: data, notification: notification),
-                           truncated)
+            return request(
+                component, wire, options, size: payloadSize(data: data, notification: notification),
+                truncated)
         }
     }
 }

@@ -17,27 +17,34 @@ public enum FCMMapping {
     /// (`languageSplit`). `sentSeparately` names languages an earlier attempt sent in requests of their own: they
     /// keep theirs whatever the budget, before the quiet exclusions (a retry reaches nobody twice). A message with
     /// `display` false is the data component alone, whatever its distribution.
-    public static func requests(for message: RelayMessage, options: FCMMappingOptions = FCMMappingOptions(),
-                                excluding: [String] = [], sentSeparately: [String] = []) -> [FCMRequest]
-    {
+    public static func requests(
+        for message: RelayMessage, options: FCMMappingOptions = FCMMappingOptions(),
+        excluding: [String] = [], sentSeparately: [String] = []
+    ) -> [FCMRequest] {
         guard splitsLanguages(message) else {
-            let target: Target = excluding.isEmpty
+            let target: Target =
+                excluding.isEmpty
                 ? .topic(message.topicKey) : .condition(condition(topic: message.topicKey, excluding: excluding))
             return components(message, options, target: target, text: localized(message, in: nil))
         }
         let split = languageSplit(for: message, excluding: excluding, sentSeparately: sentSeparately)
         var requests = split.languages.map { code in
-            combinedRequest(message, options,
-                            target: .condition(condition(message.topicKey, requiring: languageTopic(code),
-                                                         excluding: split.quiet)),
-                            component: .language(code), text: localized(message, in: code), topicKey: true)
+            combinedRequest(
+                message, options,
+                target: .condition(
+                    condition(
+                        message.topicKey, requiring: languageTopic(code),
+                        excluding: split.quiet)),
+                component: .language(code), text: localized(message, in: code), topicKey: true)
         }
         let others = split.quiet + split.languages.map(languageTopic)
-        requests.append(combinedRequest(
-            message, options,
-            target: others.isEmpty ? .topic(message.topicKey)
-                                   : .condition(condition(message.topicKey, requiring: nil, excluding: others)),
-            component: .defaultLanguage, text: localized(message, in: nil), topicKey: true))
+        requests.append(
+            combinedRequest(
+                message, options,
+                target: others.isEmpty
+                    ? .topic(message.topicKey)
+                    : .condition(condition(message.topicKey, requiring: nil, excluding: others)),
+                component: .defaultLanguage, text: localized(message, in: nil), topicKey: true))
         return requests
     }
 
@@ -45,16 +52,21 @@ public enum FCMMapping {
     /// requests otherwise (the data keeps `topic_key`): a topic message held back for a device in its quiet hours.
     /// With the device's `language` (a locale such as "hi-IN", or a primary subtag), the texts are its translation
     /// when the message has one; a translated Alert is then its one request (notification and data in that language).
-    public static func requests(for message: RelayMessage, token: String,
-                                options: FCMMappingOptions = FCMMappingOptions(),
-                                language: String? = nil) -> [FCMRequest] {
+    public static func requests(
+        for message: RelayMessage, token: String,
+        options: FCMMappingOptions = FCMMappingOptions(),
+        language: String? = nil
+    ) -> [FCMRequest] {
         let text = localized(message, in: primaryLanguage(of: language))
         guard splitsLanguages(message) else {
             return components(message, options, target: .token(token), text: text)
         }
-        return [combinedRequest(message, options, target: .token(token),
-                                component: text.isTranslation ? .language(text.language ?? "") : .defaultLanguage,
-                                text: text, topicKey: true)]
+        return [
+            combinedRequest(
+                message, options, target: .token(token),
+                component: text.isTranslation ? .language(text.language ?? "") : .defaultLanguage,
+                text: text, topicKey: true)
+        ]
     }
 
     /// Whom a request goes to: `message.topic`, `message.condition` or `message.token`.
@@ -73,12 +85,16 @@ public enum FCMMapping {
 
     /// An Alert's notification and data components, or an Information's (or a non-display message's) data
     /// component, for `target`.
-    private static func components(_ message: RelayMessage, _ options: FCMMappingOptions, target: Target,
-                                   text: Localized) -> [FCMRequest] {
+    private static func components(
+        _ message: RelayMessage, _ options: FCMMappingOptions, target: Target,
+        text: Localized
+    ) -> [FCMRequest] {
         switch message.distribution {
         case .alert where message.display:
-            [notificationComponent(message, options, target: target),
-             dataComponent(message, options, target: target, text: text)]
+            [
+                notificationComponent(message, options, target: target),
+                dataComponent(message, options, target: target, text: text),
+            ]
         case .alert, .information:
             [dataComponent(message, options, target: target, text: text)]
         }
@@ -114,8 +130,10 @@ public enum FCMMapping {
     }
 
     /// The split of `message`'s translations for the quiet topics `excluding` (see `LanguageSplit`).
-    public static func languageSplit(for message: RelayMessage, excluding: [String],
-                                     sentSeparately: [String] = []) -> LanguageSplit {
+    public static func languageSplit(
+        for message: RelayMessage, excluding: [String],
+        sentSeparately: [String] = []
+    ) -> LanguageSplit {
         let codes = message.translations.map(\.language).filter { $0 != message.language }
         let kept = codes.filter(sentSeparately.contains)
         let quiet = Array(excluding.prefix(maximumExcludedTopics - kept.count))
@@ -147,15 +165,18 @@ public enum FCMMapping {
     /// `message`'s texts in `language` when it has that translation, else its main texts.
     static func localized(_ message: RelayMessage, in language: String?) -> Localized {
         if let translation = message.translation(for: language) {
-            let main = RelayMessage.Translation(language: message.language ?? unnamedLanguage, title: message.title,
-                                                desc: message.desc, message: message.message)
-            return Localized(language: translation.language, isTranslation: true, title: translation.title,
-                             desc: translation.desc, message: translation.message,
-                             others: [main] + message.translations.filter { $0.language != translation.language })
+            let main = RelayMessage.Translation(
+                language: message.language ?? unnamedLanguage, title: message.title,
+                desc: message.desc, message: message.message)
+            return Localized(
+                language: translation.language, isTranslation: true, title: translation.title,
+                desc: translation.desc, message: translation.message,
+                others: [main] + message.translations.filter { $0.language != translation.language })
         }
-        return Localized(language: message.language, isTranslation: false, title: message.title, desc: message.desc,
-                         message: message.message,
-                         others: message.translations.filter { $0.language != message.language })
+        return Localized(
+            language: message.language, isTranslation: false, title: message.title, desc: message.desc,
+            message: message.message,
+            others: message.translations.filter { $0.language != message.language })
     }
 
     /// `translations` as the data's compact JSON object, in order: `{"hi":{"title":..,"desc":..,"message":..}}`.
@@ -213,13 +234,15 @@ public enum FCMMapping {
     /// critical sound for a critical one APNs may play as such).
     static func alertAPS(_ message: RelayMessage, _ options: FCMMappingOptions) -> Wire.APS {
         let level = apnsLevel(message.urgency, options)
-        let sound: Wire.Sound? = switch level {
-        case .passive: nil
-        case .active, .timeSensitive: "default"
-        case .critical: .critical(name: "default", volume: 1.0)
-        }
-        return Wire.APS(sound: sound, contentAvailable: nil, interruptionLevel: level.rawValue,
-                        relevanceScore: relevanceScore(message.urgency))
+        let sound: Wire.Sound? =
+            switch level {
+            case .passive: nil
+            case .active, .timeSensitive: "default"
+            case .critical: .critical(name: "default", volume: 1.0)
+            }
+        return Wire.APS(
+            sound: sound, contentAvailable: nil, interruptionLevel: level.rawValue,
+            relevanceScore: relevanceScore(message.urgency))
     }
 
     /// `android.priority`: `HIGH` (wakes the phone at once) for active and above, `NORMAL` for passive.
@@ -230,16 +253,20 @@ public enum FCMMapping {
     /// The `android` block of a pop-up: priority, ttl, and the notification on the urgency's channel.
     /// Its `tag` is the message's key, so a correction's pop-up replaces the one the phone shows.
     static func alertAndroid(_ message: RelayMessage, _ options: FCMMappingOptions) -> Wire.Android {
-        Wire.Android(priority: androidPriority(message), ttl: androidTTL(message),
-                     notification: .init(sound: "default", channelID: options.androidChannels[message.urgency],
-                                         image: message.image, tag: message.msiKey))
+        Wire.Android(
+            priority: androidPriority(message), ttl: androidTTL(message),
+            notification: .init(
+                sound: "default", channelID: options.androidChannels[message.urgency],
+                image: message.image, tag: message.msiKey))
     }
 
     /// The `android` block of a data message: no notification; a non-display message wakes the phone at once only
     /// when time-sensitive or critical.
     static func backgroundAndroid(_ message: RelayMessage) -> Wire.Android {
-        let priority = message.display ? androidPriority(message)
-                                       : (message.urgency >= .timeSensitive ? "HIGH" : "NORMAL")
+        let priority =
+            message.display
+            ? androidPriority(message)
+            : (message.urgency >= .timeSensitive ? "HIGH" : "NORMAL")
         return Wire.Android(priority: priority, ttl: androidTTL(message), notification: nil)
     }
 
@@ -251,8 +278,9 @@ public enum FCMMapping {
         headers.merge(expirationHeaders(message)) { $1 }
         var aps = alertAPS(message, options)
         if message.image != nil { aps.mutableContent = 1 }
-        return Wire.APNS(headers: headers, payload: .init(aps: aps),
-                         fcmOptions: message.image.map(Wire.FCMOptions.init))
+        return Wire.APNS(
+            headers: headers, payload: .init(aps: aps),
+            fcmOptions: message.image.map(Wire.FCMOptions.init))
     }
 
     /// The `apns` block of a data message: a background push (APNs refuses one whose priority is not 5).
@@ -263,8 +291,10 @@ public enum FCMMapping {
     }
 
     /// The notification component: a pop-up with the message's key, so the app can open it.
-    private static func notificationComponent(_ message: RelayMessage, _ options: FCMMappingOptions,
-                                              target: Target) -> FCMRequest {
+    private static func notificationComponent(
+        _ message: RelayMessage, _ options: FCMMappingOptions,
+        target: Target
+    ) -> FCMRequest {
         var notification = Wire.Notification(title: message.title, body: message.desc, image: message.image)
         var data = ["msi_key": message.msiKey, "urgency": message.urgency.rawValue]
         // The flag alone: the pop-up's payload is the smallest, and the app reads the responses from the data
@@ -289,23 +319,28 @@ public enum FCMMapping {
 
     /// The data component: every field as a string, delivered silently (an APNs background push), its texts in
     /// `text`'s language.
-    private static func dataComponent(_ message: RelayMessage, _ options: FCMMappingOptions,
-                                      target: Target, text: Localized) -> FCMRequest {
+    private static func dataComponent(
+        _ message: RelayMessage, _ options: FCMMappingOptions,
+        target: Target, text: Localized
+    ) -> FCMRequest {
         var data = messageData(message, text: text, topicKey: true)
         var notification: Wire.Notification?
         // The full text stays at GET /message/:msiKey; the phone fetches it when it sees `truncated`.
         let truncated = fit(&data, &notification, translations: text.others, limit: options.payloadLimit)
-        var wire = Wire.Message(notification: nil, data: data, android: backgroundAndroid(message),
-                                apns: backgroundAPNS(message))
+        var wire = Wire.Message(
+            notification: nil, data: data, android: backgroundAndroid(message),
+            apns: backgroundAPNS(message))
         target.apply(to: &wire)
         return request(.data, wire, options, size: payloadSize(data: data, notification: nil), truncated)
     }
 
     /// One request carrying an Alert's notification and its data in `text`'s language (a translated Alert's
     /// language request, or its token send), or, for an Information or a non-display message, the data alone.
-    private static func combinedRequest(_ message: RelayMessage, _ options: FCMMappingOptions, target: Target,
-                                        component: FCMComponent, text: Localized, topicKey: Bool,
-                                        extra: [String: String?] = [:]) -> FCMRequest {
+    private static func combinedRequest(
+        _ message: RelayMessage, _ options: FCMMappingOptions, target: Target,
+        component: FCMComponent, text: Localized, topicKey: Bool,
+        extra: [String: String?] = [:]
+    ) -> FCMRequest {
         var data = messageData(message, text: text, topicKey: topicKey)
         for (key, value) in extra { data[key] = value }
         let alert = message.distribution == .alert && message.display
@@ -330,18 +365,22 @@ public enum FCMMapping {
     /// desc and title are cut first, then the notification's body and title (`truncated: "true"`).
     /// With the device's `language` (its locale, "hi-IN", or a primary subtag), the texts are that translation when
     /// the message has it.
-    public static func deviceRequest(for message: RelayMessage, token: String, audience: FCMAudience,
-                                     options: FCMMappingOptions = FCMMappingOptions(),
-                                     language: String? = nil) -> FCMRequest {
+    public static func deviceRequest(
+        for message: RelayMessage, token: String, audience: FCMAudience,
+        options: FCMMappingOptions = FCMMappingOptions(),
+        language: String? = nil
+    ) -> FCMRequest {
         // The sender's keys never collide with the hub's (the send rules reserve them); the hub's win regardless.
-        let extra: [String: String?] = switch audience {
-        case .person: ["audience": "person", "group": nil]
-        case .group(let id): ["audience": "group", "group": id]
-        case .cohort: ["audience": "cohort", "group": nil]
-        }
-        return combinedRequest(message, options, target: .token(token), component: .device,
-                               text: localized(message, in: primaryLanguage(of: language)), topicKey: audience == .cohort,
-                               extra: extra)
+        let extra: [String: String?] =
+            switch audience {
+            case .person: ["audience": "person", "group": nil]
+            case .group(let id): ["audience": "group", "group": id]
+            case .cohort: ["audience": "cohort", "group": nil]
+            }
+        return combinedRequest(
+            message, options, target: .token(token), component: .device,
+            text: localized(message, in: primaryLanguage(of: language)), topicKey: audience == .cohort,
+            extra: extra)
     }
 
     /// The data of a data component or a combined request: the sender's `data`, then the hub's keys (which win),
@@ -370,8 +409,10 @@ public enum FCMMapping {
     /// The translations go in first, in order, each while it fits (with `truncated` when one does not); when the
     /// rest alone does not fit, none goes in and the data's texts are cut (`cutTexts`), then the notification's body
     /// and title.
-    static func fit(_ data: inout [String: String], _ notification: inout Wire.Notification?,
-                            translations: [RelayMessage.Translation], limit: Int) -> Bool {
+    static func fit(
+        _ data: inout [String: String], _ notification: inout Wire.Notification?,
+        translations: [RelayMessage.Translation], limit: Int
+    ) -> Bool {
         if !translations.isEmpty {
             data["translations"] = translationsJSON(translations)
             if payloadSize(data: data, notification: notification) <= limit { return false }
@@ -392,12 +433,17 @@ public enum FCMMapping {
 
     /// `notification` with its body cut, then its title, until it fits `limit` beside `data` (its image kept).
     private static func cutNotification(_ notification: Wire.Notification, data: [String: String], limit: Int)
-        -> Wire.Notification {
+        -> Wire.Notification
+    {
         let fits = { (candidate: Wire.Notification) in payloadSize(data: data, notification: candidate) <= limit }
         var shown = notification
         // The body (desc) goes first: the title is what a person reads on the lock screen.
-        shown.body = cut(notification.body) { var trial = shown; trial.body = $0; return fits(trial) }
-        shown.title = cut(notification.title) { var trial = shown; trial.title = $0; return fits(trial) }
+        shown.body = cut(notification.body) {
+            var trial = shown; trial.body = $0; return fits(trial)
+        }
+        shown.title = cut(notification.title) {
+            var trial = shown; trial.title = $0; return fits(trial)
+        }
         return shown
     }
 
@@ -409,8 +455,9 @@ public enum FCMMapping {
         _ truncated: Bool
     ) -> FCMRequest {
         let body = Wire.SendRequest(message: message, validateOnly: options.validateOnly ? true : nil)
-        return FCMRequest(component: component, body: FCMJSON.bytes(body.json), payloadSize: size,
-                          isTruncated: truncated)
+        return FCMRequest(
+            component: component, body: FCMJSON.bytes(body.json), payloadSize: size,
+            isTruncated: truncated)
     }
 
     /// `android.ttl`: "<seconds>s", at most 4 weeks. With the sender's `expires_at`, what is left of the expiry

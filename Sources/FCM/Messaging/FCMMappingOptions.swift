@@ -19,8 +19,10 @@ public struct FCMMappingOptions: Sendable, Hashable {
 
     /// Options; the defaults send for real with a 2048-byte payload limit, without critical alerts, on the
     /// default channels.
-    public init(validateOnly: Bool = false, payloadLimit: Int = FCMMappingOptions.defaultPayloadLimit,
-                criticalAlerts: Bool = false, androidChannels: AndroidChannels = AndroidChannels()) {
+    public init(
+        validateOnly: Bool = false, payloadLimit: Int = FCMMappingOptions.defaultPayloadLimit,
+        criticalAlerts: Bool = false, androidChannels: AndroidChannels = AndroidChannels()
+    ) {
         self.validateOnly = validateOnly
         self.payloadLimit = payloadLimit
         self.criticalAlerts = criticalAlerts
@@ -41,8 +43,10 @@ public struct FCMMappingOptions: Sendable, Hashable {
         public var critical: String
 
         /// The channels; the defaults are the ids MSIKit's documentation tells apps to create.
-        public init(passive: String = "msi_passive", active: String = "msi_active",
-                    timeSensitive: String = "msi_time_sensitive", critical: String = "msi_critical") {
+        public init(
+            passive: String = "msi_passive", active: String = "msi_active",
+            timeSensitive: String = "msi_time_sensitive", critical: String = "msi_critical"
+        ) {
             self.passive = passive
             self.active = active
             self.timeSensitive = timeSensitive

@@ -45,7 +45,8 @@ struct FCMTransport: Sendable {
         case .delete: request = (.delete, [])
         }
         if Task.isCancelled {
-            throw FCMError(transport: CurlError(code: .cancelled, message: "the request was cancelled before it was sent"))
+            throw FCMError(
+                transport: CurlError(code: .cancelled, message: "the request was cancelled before it was sent"))
         }
         // Once sent, a request runs to its end whatever happens to the caller's task: FCM may deliver a message
         // whose request was abandoned, and the relay must learn the outcome to record it (so a stopping hub hands

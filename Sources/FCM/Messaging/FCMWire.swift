@@ -174,7 +174,8 @@ extension Wire.APNS: FCMJSONRepresentable {
         switch payload.aps.sound {
         case .named(let name)?: aps.append(("sound", .string(name)))
         case .critical(let name, let volume)?:
-            aps.append(("sound", .object([("critical", .int(1)), ("name", .string(name)), ("volume", .double(volume))])))
+            aps.append(
+                ("sound", .object([("critical", .int(1)), ("name", .string(name)), ("volume", .double(volume))])))
         case nil: break
         }
         if let available = payload.aps.contentAvailable { aps.append(("content-available", .int(available))) }

@@ -37,9 +37,10 @@ public struct FCMTopicSubscriptions: Sendable {
         tokens: (any AccessTokenSource)? = nil,
         logger: Logger = Logger(label: "msi-hub.relay.fcm")
     ) {
-        self = FCMClient(
-            account: account, httpClient: httpClient, configuration: configuration, tokens: tokens, logger: logger
-        ).topicSubscriptions
+        self =
+            FCMClient(
+                account: account, httpClient: httpClient, configuration: configuration, tokens: tokens, logger: logger
+            ).topicSubscriptions
     }
 
     init(configuration: FCMClient.Configuration, projectID: String?, transport: FCMTransport?, logger: Logger) {
@@ -103,8 +104,9 @@ public struct FCMTopicSubscriptions: Sendable {
             topics.append(contentsOf: page.topics)
             pageToken = page.nextPageToken
             if let pageToken, !seenTokens.insert(pageToken).inserted {
-                throw FCMError(code: .other, httpStatus: 200, message: "FCM repeated a page token",
-                               isRetryable: false)
+                throw FCMError(
+                    code: .other, httpStatus: 200, message: "FCM repeated a page token",
+                    isRetryable: false)
             }
         } while pageToken != nil
         return topics
@@ -117,11 +119,13 @@ public struct FCMTopicSubscriptions: Sendable {
     /// The transport for a real call, or nil in log mode after logging what would have been called.
     private func live(_ call: Call, registration: String, topic: String?) -> FCMTransport? {
         guard configuration.mode == .log || transport == nil else { return transport }
-        logger.debug("fcm log mode: no subscription call", metadata: [
-            "call": "\(call.rawValue)",
-            "topic": "\(topic ?? "-")",
-            "registration": "\(registration.prefix(8))…",
-        ])
+        logger.debug(
+            "fcm log mode: no subscription call",
+            metadata: [
+                "call": "\(call.rawValue)",
+                "topic": "\(topic ?? "-")",
+                "registration": "\(registration.prefix(8))…",
+            ])
         return nil
     }
 
@@ -157,15 +161,17 @@ private struct SubscriptionPage {
 
     init(_ response: CurlResponse) throws {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any],
-              let subscriptions = (object["topicSubscriptions"] ?? [Any]()) as? [[String: Any]]
+            let subscriptions = (object["topicSubscriptions"] ?? [Any]()) as? [[String: Any]]
         else {
-            throw FCMError(code: .other, httpStatus: 200, message: "FCM's answer is not a page of subscriptions",
-                           isRetryable: false)
+            throw FCMError(
+                code: .other, httpStatus: 200, message: "FCM's answer is not a page of subscriptions",
+                isRetryable: false)
         }
         let topics = subscriptions.compactMap { $0["topic_name"] as? String }
         guard topics.count == subscriptions.count else {
-            throw FCMError(code: .other, httpStatus: 200, message: "FCM listed a subscription without a topic",
-                           isRetryable: false)
+            throw FCMError(
+                code: .other, httpStatus: 200, message: "FCM listed a subscription without a topic",
+                isRetryable: false)
         }
         self.topics = topics
         let token = object["nextPageToken"] as? String

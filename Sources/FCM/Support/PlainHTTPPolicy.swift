@@ -19,7 +19,7 @@ struct PlainHTTPPolicy: Sendable {
     /// - Throws: `RelayConfigurationError` naming `source` and `FCM_ALLOW_INSECURE`.
     func check(_ url: String, source: String) throws(RelayConfigurationError) {
         guard let parsed = URLComponents(string: url), let scheme = parsed.scheme?.lowercased(),
-              let host = parsed.host, !host.isEmpty, scheme == "https" || scheme == "http"
+            let host = parsed.host, !host.isEmpty, scheme == "https" || scheme == "http"
         else {
             throw RelayConfigurationError(message: "\(source) must be an http(s) URL with a host, not \"\(url)\"")
         }

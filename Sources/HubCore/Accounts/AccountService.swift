@@ -19,17 +19,22 @@ public struct AccountService: Sendable {
     /// Where changes to users and tokens, and logins refused past the throttle, are recorded.
     let audit: AuditLog
 
-    init(database: MongoDatabase, bcryptCost: UInt8, loginLimits: LoginLimits = LoginLimits(),
-         now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    init(
+        database: MongoDatabase, bcryptCost: UInt8, loginLimits: LoginLimits = LoginLimits(),
+        now: @escaping UnixClock = UnixTime.nowMilliseconds
+    ) {
         self.users = UserDAO(database: database, now: now)
         self.tokens = TokenDAO(database: database, now: now)
         self.sessions = SessionDAO(database: database, now: now)
         self.tokenDirectory = TokenDirectory(tokens: tokens)
-        self.credentials = Credentials(users: users, tokens: tokens, bcryptCost: bcryptCost, directory: tokenDirectory,
-                                       gate: BcryptGate(concurrency: loginLimits.concurrentChecks,
-                                                        queue: loginLimits.waitingChecks))
-        self.login = LoginPolicy(failures: LoginFailureDAO(database: database, now: now), credentials: credentials,
-                                 limits: loginLimits)
+        self.credentials = Credentials(
+            users: users, tokens: tokens, bcryptCost: bcryptCost, directory: tokenDirectory,
+            gate: BcryptGate(
+                concurrency: loginLimits.concurrentChecks,
+                queue: loginLimits.waitingChecks))
+        self.login = LoginPolicy(
+            failures: LoginFailureDAO(database: database, now: now), credentials: credentials,
+            limits: loginLimits)
         self.audit = AuditLog(database: database, now: now)
     }
 
@@ -53,7 +58,8 @@ public struct AccountService: Sendable {
     /// Why `name` cannot be a username or token name, or nil when it can: what `access` lists and message
     /// senders hold, short and printable.
     public static func nameProblem(_ name: String) -> String? {
-        guard (1...64).contains(name.count), name.allSatisfy({ $0.isLetter || $0.isNumber || "._-@".contains($0) }) else {
+        guard (1...64).contains(name.count), name.allSatisfy({ $0.isLetter || $0.isNumber || "._-@".contains($0) })
+        else {
             return "Use 1 to 64 letters, digits, “.”, “_”, “-” or “@”."
         }
         return nil
@@ -65,12 +71,15 @@ public struct AccountService: Sendable {
     /// the one login policy: failures counted per username and per address in the database and checked before
     /// bcrypt runs; the bcrypt work bounded.
     /// - Throws: `LoginRefusal` (`.invalidCredentials`, `.throttled` with when to retry, `.busy`); `DAOError`.
-    public func logIn(username: String, password: String, from address: ClientAddress?,
-                      logger: Logger = Logger(label: "msi-hub")) async throws -> Identity {
+    public func logIn(
+        username: String, password: String, from address: ClientAddress?,
+        logger: Logger = Logger(label: "msi-hub")
+    ) async throws -> Identity {
         do {
             return try await login.logIn(username: username, password: password, from: address, logger: logger)
         } catch let refusal as LoginRefusal where refusal.code == .throttled {
-            await audit.recordThrottledLogin(username: username, address: address?.throttleKey ?? LoginPolicy.localAddress)
+            await audit.recordThrottledLogin(
+                username: username, address: address?.throttleKey ?? LoginPolicy.localAddress)
             throw refusal
         }
     }
@@ -86,10 +95,13 @@ public struct AccountService: Sendable {
 
     /// Stores a new portal session of `username` under `key` (a hash of the cookie's secret).
     /// - Throws: `DAOError`.
-    public func startSession(key: String, username: String, csrfToken: String,
-                             lifetime: SessionLifetime) async throws -> PortalSession {
-        try await sessions.create(key: key, username: username, csrfToken: csrfToken,
-                                  lifetimeMS: lifetime.idleMS, maxLifetimeMS: lifetime.maximumMS)
+    public func startSession(
+        key: String, username: String, csrfToken: String,
+        lifetime: SessionLifetime
+    ) async throws -> PortalSession {
+        try await sessions.create(
+            key: key, username: username, csrfToken: csrfToken,
+            lifetimeMS: lifetime.idleMS, maxLifetimeMS: lifetime.maximumMS)
     }
 
     /// The session stored under `key` and its user, or nil when there is none: it expired (idle, or older than
@@ -105,9 +117,10 @@ public struct AccountService: Sendable {
             return nil
         }
         guard !user.disabled else { return nil }
-        session.expiresAt = try await sessions.extend(session, lifetimeMS: lifetime.idleMS,
-                                                      maxLifetimeMS: lifetime.maximumMS,
-                                                      slackMS: min(lifetime.idleMS / 10, 300_000))
+        session.expiresAt = try await sessions.extend(
+            session, lifetimeMS: lifetime.idleMS,
+            maxLifetimeMS: lifetime.maximumMS,
+            slackMS: min(lifetime.idleMS / 10, 300_000))
         return (session, user)
     }
 
@@ -145,7 +158,9 @@ public struct AccountService: Sendable {
     /// returns the password to show once.
     /// - Throws: `AccountRefusal` (`.invalidName`, `.nameTaken`, `.weakPassword`); `DAOError`.
     @discardableResult
-    public func addUser(_ username: String, role: Role, password: String? = nil, direct: Bool = false) async throws -> String {
+    public func addUser(_ username: String, role: Role, password: String? = nil, direct: Bool = false) async throws
+        -> String
+    {
         if let problem = Self.nameProblem(username) { throw AccountRefusal(.invalidName, problem) }
         let password = try Self.checked(password ?? PasswordGenerator.make())
         // A token of the same name would pass every access list that names the user, and the other way round.
@@ -162,8 +177,9 @@ public struct AccountService: Sendable {
             try await users.delete(id: user.id)
             throw Self.tokenHasName(username)
         }
-        await audit.record(action: "user.create", target: AuditTarget(kind: "user", id: username),
-                           change: AuditChange.created(["role": .string(role.rawValue), "direct": .bool(direct)]))
+        await audit.record(
+            action: "user.create", target: AuditTarget(kind: "user", id: username),
+            change: AuditChange.created(["role": .string(role.rawValue), "direct": .bool(direct)]))
         return password
     }
 
@@ -173,8 +189,9 @@ public struct AccountService: Sendable {
         let password = PasswordGenerator.make()
         let hash = try await credentials.hash(password: password)
         guard try await users.addFirst(username: "admin", passwordHash: hash, role: .admin) != nil else { return nil }
-        await audit.record(action: "user.create", target: AuditTarget(kind: "user", id: "admin"),
-                           change: AuditChange.created(["role": .string(Role.admin.rawValue)]))
+        await audit.record(
+            action: "user.create", target: AuditTarget(kind: "user", id: "admin"),
+            change: AuditChange.created(["role": .string(Role.admin.rawValue)]))
         return ("admin", password)
     }
 
@@ -182,7 +199,9 @@ public struct AccountService: Sendable {
     /// user (an admin changing their own password stays logged in); returns the password to show once.
     /// - Throws: `AccountRefusal` (`.userNotFound`, `.weakPassword`); `DAOError`.
     @discardableResult
-    public func resetPassword(of username: String, to password: String? = nil, by actor: String? = nil) async throws -> String {
+    public func resetPassword(of username: String, to password: String? = nil, by actor: String? = nil) async throws
+        -> String
+    {
         let password = try Self.checked(password ?? PasswordGenerator.make())
         _ = try await user(username)
         try await users.setPasswordHash(username: username, try await credentials.hash(password: password))
@@ -199,9 +218,11 @@ public struct AccountService: Sendable {
             throw AccountRefusal(.selfLockout, "you cannot take away your own admin role")
         }
         try await users.setRole(username: username, role)
-        await audit.record(action: "user.role", target: AuditTarget(kind: "user", id: username),
-                           change: AuditChange.edit(before: ["role": .string(before.role.rawValue)],
-                                                    after: ["role": .string(role.rawValue)]))
+        await audit.record(
+            action: "user.role", target: AuditTarget(kind: "user", id: username),
+            change: AuditChange.edit(
+                before: ["role": .string(before.role.rawValue)],
+                after: ["role": .string(role.rawValue)]))
         if username != actor { try await endSessions(of: username) }
     }
 
@@ -211,8 +232,9 @@ public struct AccountService: Sendable {
     public func setDirect(of username: String, to direct: Bool) async throws {
         do {
             try await users.setDirect(username: username, direct)
-            await audit.record(action: "user.direct", target: AuditTarget(kind: "user", id: username),
-                               change: AuditChange.edit(before: ["direct": .bool(!direct)], after: ["direct": .bool(direct)]))
+            await audit.record(
+                action: "user.direct", target: AuditTarget(kind: "user", id: username),
+                change: AuditChange.edit(before: ["direct": .bool(!direct)], after: ["direct": .bool(direct)]))
         } catch let error as DAOError where error.code == .userNotFound {
             throw AccountRefusal(.userNotFound, "no user is called \(username)")
         }
@@ -224,7 +246,8 @@ public struct AccountService: Sendable {
         _ = try await user(username)
         if disabled, username == actor { throw AccountRefusal(.selfLockout, "you cannot disable yourself") }
         try await users.setDisabled(username: username, disabled)
-        await audit.record(action: disabled ? "user.disable" : "user.enable", target: AuditTarget(kind: "user", id: username))
+        await audit.record(
+            action: disabled ? "user.disable" : "user.enable", target: AuditTarget(kind: "user", id: username))
         if disabled { try await endSessions(of: username) }
     }
 
@@ -239,7 +262,8 @@ public struct AccountService: Sendable {
     /// its own) and returns its secret, shown only this once; it works at once in this process.
     /// - Throws: `AccountRefusal` (`.invalidName`, `.nameTaken`, `.userNotFound` for an owner who is no user);
     ///   `DAOError`.
-    public func createToken(name: String, role: Role, direct: Bool = false, owner: String? = nil) async throws -> String {
+    public func createToken(name: String, role: Role, direct: Bool = false, owner: String? = nil) async throws -> String
+    {
         if let problem = Self.nameProblem(name) { throw AccountRefusal(.invalidName, problem) }
         // Messages sent with the token carry its name as sender, and access lists name users: a token named like
         // a user would send wherever that user may.
@@ -259,9 +283,12 @@ public struct AccountService: Sendable {
             try await tokens.revoke(nameOrID: token.id.hex)
             throw Self.userHasName(name)
         }
-        await audit.record(action: "token.create", target: AuditTarget(kind: "token", id: name),
-                           change: AuditChange.created(["id": .string(token.id.hex), "role": .string(role.rawValue),
-                                                        "direct": .bool(direct), "owner": .string(owner ?? "")]))
+        await audit.record(
+            action: "token.create", target: AuditTarget(kind: "token", id: name),
+            change: AuditChange.created([
+                "id": .string(token.id.hex), "role": .string(role.rawValue),
+                "direct": .bool(direct), "owner": .string(owner ?? ""),
+            ]))
         return secret
     }
 

@@ -16,8 +16,9 @@ public struct Credentials: Sendable {
 
     public init(users: UserDAO, tokens: TokenDAO, bcryptCost: UInt8 = 11, directory: TokenDirectory? = nil) {
         let limits = LoginLimits()
-        self.init(users: users, tokens: tokens, bcryptCost: bcryptCost, directory: directory,
-                  gate: BcryptGate(concurrency: limits.concurrentChecks, queue: limits.waitingChecks))
+        self.init(
+            users: users, tokens: tokens, bcryptCost: bcryptCost, directory: directory,
+            gate: BcryptGate(concurrency: limits.concurrentChecks, queue: limits.waitingChecks))
     }
 
     init(users: UserDAO, tokens: TokenDAO, bcryptCost: UInt8, directory: TokenDirectory?, gate: BcryptGate) {

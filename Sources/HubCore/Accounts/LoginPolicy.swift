@@ -18,9 +18,11 @@ public struct LoginLimits: Sendable {
     /// Password checks waiting for one of those; one more is refused at once (`LoginRefusal.busy`).
     public var waitingChecks: Int
 
-    public init(perUsername: Int = 5, perAddress: Int = 20, window: Duration = .seconds(60),
-                concurrentChecks: Int = NIOSingletons.blockingPoolThreadCountSuggestion,
-                waitingChecks: Int = 4 * NIOSingletons.blockingPoolThreadCountSuggestion) {
+    public init(
+        perUsername: Int = 5, perAddress: Int = 20, window: Duration = .seconds(60),
+        concurrentChecks: Int = NIOSingletons.blockingPoolThreadCountSuggestion,
+        waitingChecks: Int = 4 * NIOSingletons.blockingPoolThreadCountSuggestion
+    ) {
         self.perUsername = perUsername
         self.perAddress = perAddress
         self.window = window
@@ -54,8 +56,10 @@ struct LoginPolicy: Sendable {
     /// The enabled user `username` with `password`, logging in from `address`.
     /// - Throws: `LoginRefusal` (`.throttled` before any password check, `.invalidCredentials` after a failed
     ///   one, `.busy` when the checks are full); `DAOError` when the database fails.
-    func logIn(username: String, password: String, from address: ClientAddress?,
-               logger: Logger) async throws -> Identity {
+    func logIn(
+        username: String, password: String, from address: ClientAddress?,
+        logger: Logger
+    ) async throws -> Identity {
         // No username or password is this long (64 characters, 72 bytes): refused without a query or a check.
         guard username.utf8.count <= 256, password.utf8.count <= 1_024 else { throw LoginRefusal.invalidCredentials }
         let key = address?.throttleKey ?? Self.localAddress
@@ -63,17 +67,23 @@ struct LoginPolicy: Sendable {
         let windowMS = limits.windowMS
         let counts = try await failures.counts(username: username, address: key, site: site, windowMS: windowMS)
         if counts.address >= limits.perAddress || counts.site >= limits.perSite
-            || (counts.username >= limits.perUsername && counts.address > 0) {
+            || (counts.username >= limits.perUsername && counts.address > 0)
+        {
             // debugDescription quotes the name and escapes control characters: it cannot forge a log line.
-            logger.notice("login throttled", metadata: [
-                "username": "\(username.debugDescription)", "address": "\(key)",
-                "failures_of_username": "\(counts.username)", "failures_from_address": "\(counts.address)",
-                "failures_from_site": "\(counts.site)",
-            ])
-            let scope = counts.address >= limits.perAddress ? "from this address"
+            logger.notice(
+                "login throttled",
+                metadata: [
+                    "username": "\(username.debugDescription)", "address": "\(key)",
+                    "failures_of_username": "\(counts.username)", "failures_from_address": "\(counts.address)",
+                    "failures_from_site": "\(counts.site)",
+                ])
+            let scope =
+                counts.address >= limits.perAddress
+                ? "from this address"
                 : counts.site >= limits.perSite ? "from this network" : "for this username"
-            throw LoginRefusal(.throttled, "too many failed logins \(scope); try again in a minute",
-                               retryAfterSeconds: Int(max(1, windowMS / 1000)))
+            throw LoginRefusal(
+                .throttled, "too many failed logins \(scope); try again in a minute",
+                retryAfterSeconds: Int(max(1, windowMS / 1000)))
         }
         guard let identity = try await credentials.identity(username: username, password: password) else {
             try await failures.record(username: username, address: key, site: site)

@@ -36,6 +36,7 @@ public struct LoginRefusal: Error, Sendable, CustomStringConvertible {
     static let invalidCredentials = LoginRefusal(.invalidCredentials, "the username or password is not right")
 
     /// The refusal when every password check is taken and the queue is full.
-    static let busy = LoginRefusal(.busy, "the hub is checking too many passwords at once; try again in a second",
-                                   retryAfterSeconds: 1)
+    static let busy = LoginRefusal(
+        .busy, "the hub is checking too many passwords at once; try again in a second",
+        retryAfterSeconds: 1)
 }

@@ -29,7 +29,9 @@ public final class TokenDirectory: Sendable {
         try await loader.load { [self] in
             let started = ContinuousClock.now
             let live = try await tokens.live()
-            byHash.withLock { $0 = Dictionary(live.map { ($0.secretHash, $0) }, uniquingKeysWith: { first, _ in first }) }
+            byHash.withLock {
+                $0 = Dictionary(live.map { ($0.secretHash, $0) }, uniquingKeysWith: { first, _ in first })
+            }
             if freshness.isFollowed { freshness.confirm(asOf: started) }
         }
     }

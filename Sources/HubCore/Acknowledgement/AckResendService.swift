@@ -103,7 +103,8 @@ extension HubServices {
     /// Bringing a message's next round of re-sends forward (the portal's "Send again to those who have not
     /// answered").
     public var ackResends: AckResendService {
-        AckResendService(messages: messages, acknowledgements: AcknowledgementDAO(database: database, now: now),
-                         now: now)
+        AckResendService(
+            messages: messages, acknowledgements: AcknowledgementDAO(database: database, now: now),
+            now: now)
     }
 }

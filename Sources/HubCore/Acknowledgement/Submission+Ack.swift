@@ -22,20 +22,26 @@ extension MessageService.Submission {
         guard let value, !value.isNull else { return nil }
         func refuse(_ problem: String) -> SendRefusal { SendRefusal(.invalidAck, "the field \"ack\" \(problem)") }
         guard let object = value.documentValue else { throw refuse("must be an object") }
-        if let unknown = object.elements.map(\.key).first(where: { !["responses", "within_s", "resend"].contains($0) }) {
+        if let unknown = object.elements.map(\.key).first(where: { !["responses", "within_s", "resend"].contains($0) })
+        {
             throw refuse("has no field \"\(unknown)\" (responses, within_s, resend)")
         }
         var responses: [String] = []
         if let list = object["responses"], !list.isNull {
-            guard let items = list.arrayValue, case let texts = items.compactMap(\.stringValue), texts.count == items.count
+            guard let items = list.arrayValue, case let texts = items.compactMap(\.stringValue),
+                texts.count == items.count
             else { throw refuse("must have \"responses\" as an array of strings") }
             guard texts.count <= maximumResponses else { throw refuse("offers at most \(maximumResponses) responses") }
             // A device answers with the response itself, which a receipt carries in at most 200 bytes.
-            guard texts.allSatisfy({
-                (1...maximumResponseLength).contains($0.count) && $0.utf8.count <= ReceiptService.maximumResponseBytes
-            }) else {
-                throw refuse("has responses of 1 to \(maximumResponseLength) characters and at most "
-                             + "\(ReceiptService.maximumResponseBytes) bytes of UTF-8")
+            guard
+                texts.allSatisfy({
+                    (1...maximumResponseLength).contains($0.count)
+                        && $0.utf8.count <= ReceiptService.maximumResponseBytes
+                })
+            else {
+                throw refuse(
+                    "has responses of 1 to \(maximumResponseLength) characters and at most "
+                        + "\(ReceiptService.maximumResponseBytes) bytes of UTF-8")
             }
             guard Set(texts).count == texts.count else { throw refuse("has each response once") }
             responses = texts

@@ -41,8 +41,10 @@ public struct ApprovalPolicy: Sendable {
     /// an admin turns them on: a default deployment holds no message a legacy client sends.
     public var defaults: Bool
 
-    public init(groupSize: Int64 = ApprovalPolicy.defaultGroupSize, timeout: Duration = ApprovalPolicy.defaultTimeout,
-                defaults: Bool = false) {
+    public init(
+        groupSize: Int64 = ApprovalPolicy.defaultGroupSize, timeout: Duration = ApprovalPolicy.defaultTimeout,
+        defaults: Bool = false
+    ) {
         self.groupSize = groupSize
         self.timeout = timeout
         self.defaults = defaults
@@ -107,7 +109,8 @@ public struct ApprovalPolicy: Sendable {
 
     /// The refusal `identity` meets overriding the approval of its own send: only admins may.
     public func overrideRefusal(for identity: Identity) -> ApprovalRefusal? {
-        identity.role == .admin ? nil
+        identity.role == .admin
+            ? nil
             : ApprovalRefusal(.overrideForbidden, "only an admin may send past the approval rule (\"override\")")
     }
 }

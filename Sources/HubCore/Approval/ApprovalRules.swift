@@ -59,14 +59,16 @@ public final class ApprovalRules: Sendable {
 
     /// `policy` as stored.
     static func stored(_ policy: ApprovalPolicy) -> StoredApprovalSettings {
-        StoredApprovalSettings(defaults: policy.defaults, groupSize: policy.groupSize,
-                               timeoutSeconds: policy.timeout.components.seconds)
+        StoredApprovalSettings(
+            defaults: policy.defaults, groupSize: policy.groupSize,
+            timeoutSeconds: policy.timeout.components.seconds)
     }
 
     /// The policy `stored` holds; `fallback` when nothing (or nothing readable) is stored.
     static func policy(_ stored: StoredApprovalSettings?, over fallback: ApprovalPolicy) -> ApprovalPolicy {
         guard let stored, stored.groupSize >= 1, stored.timeoutSeconds >= 60 else { return fallback }
-        return ApprovalPolicy(groupSize: stored.groupSize, timeout: .seconds(stored.timeoutSeconds),
-                              defaults: stored.defaults)
+        return ApprovalPolicy(
+            groupSize: stored.groupSize, timeout: .seconds(stored.timeoutSeconds),
+            defaults: stored.defaults)
     }
 }

@@ -26,8 +26,10 @@ public struct ApprovalService: Sendable {
     let logger: Logger
     let now: UnixClock
 
-    init(database: MongoDatabase, messages: MessageService, cube: CubeCache, relay: OutboxHandoff, rules: ApprovalRules,
-         relayDeadline: Duration, audit: AuditLog, logger: Logger, now: @escaping UnixClock) {
+    init(
+        database: MongoDatabase, messages: MessageService, cube: CubeCache, relay: OutboxHandoff, rules: ApprovalRules,
+        relayDeadline: Duration, audit: AuditLog, logger: Logger, now: @escaping UnixClock
+    ) {
         self.audit = audit
         self.logger = logger
         self.approvals = ApprovalDAO(database: database)
@@ -56,23 +58,28 @@ public struct ApprovalService: Sendable {
             throw ApprovalRefusal(.settingsForbidden, "only an admin may change the approval rules")
         }
         guard ApprovalPolicy.groupSizes.contains(policy.groupSize) else {
-            throw ApprovalRefusal(.settingsInvalid, "the group size must be \(ApprovalPolicy.groupSizes.lowerBound) to "
-                                  + "\(ApprovalPolicy.groupSizes.upperBound) persons")
+            throw ApprovalRefusal(
+                .settingsInvalid,
+                "the group size must be \(ApprovalPolicy.groupSizes.lowerBound) to "
+                    + "\(ApprovalPolicy.groupSizes.upperBound) persons")
         }
         guard ApprovalPolicy.timeoutSeconds.contains(policy.timeout.components.seconds) else {
             throw ApprovalRefusal(.settingsInvalid, "the timeout must be 1 minute to 7 days")
         }
         let before = try await rules.current()
         try await rules.store(policy, by: identity.name, now: now())
-        await audit.record(actor: AuditActor(identity), action: "settings.approval",
-                           target: AuditTarget(kind: "settings", id: "approval"),
-                           change: AuditChange.edit(before: Self.auditFields(before), after: Self.auditFields(policy)))
+        await audit.record(
+            actor: AuditActor(identity), action: "settings.approval",
+            target: AuditTarget(kind: "settings", id: "approval"),
+            change: AuditChange.edit(before: Self.auditFields(before), after: Self.auditFields(policy)))
     }
 
     /// The fields of the rules as the audit log records them.
     static func auditFields(_ policy: ApprovalPolicy) -> BSONDocument {
-        ["defaults": .bool(policy.defaults), "group_size": .int64(policy.groupSize),
-         "timeout_seconds": .int64(policy.timeout.components.seconds)]
+        [
+            "defaults": .bool(policy.defaults), "group_size": .int64(policy.groupSize),
+            "timeout_seconds": .int64(policy.timeout.components.seconds),
+        ]
     }
 
     /// Approves version `version` of what waits on `msiKey` as `identity`: a held message is sent as if just submitted
@@ -85,8 +92,10 @@ public struct ApprovalService: Sendable {
     public func approve(msiKey: ObjectID, version: Int64?, as identity: Identity) async throws -> Message {
         let message = try await checked(msiKey: msiKey, as: identity)
         guard let version else {
-            throw ApprovalRefusal(.versionRequired, "an approval names the version of the text it approves "
-                                  + "(version \(ApprovalDAO.version(of: message)) awaits): {\"version\": n} or If-Match")
+            throw ApprovalRefusal(
+                .versionRequired,
+                "an approval names the version of the text it approves "
+                    + "(version \(ApprovalDAO.version(of: message)) awaits): {\"version\": n} or If-Match")
         }
         let now = self.now()
         if ApprovalState.of(message, now: now) == .approved, message.document["pending_correction"] != nil {
@@ -95,15 +104,19 @@ public struct ApprovalService: Sendable {
         guard ApprovalDAO.version(of: message) == version else { throw Self.stale(msiKey, message) }
         let sendAt = RelayState(message: message.document)?.sendAt ?? now
         let dueAt = max(sendAt, now)
-        guard let approved = try await approvals.approve(msiKey, version: version, by: identity.name, now: now,
-                                                         dueAt: dueAt, deadlineAt: dueAt + relayDeadline.milliseconds)
+        guard
+            let approved = try await approvals.approve(
+                msiKey, version: version, by: identity.name, now: now,
+                dueAt: dueAt, deadlineAt: dueAt + relayDeadline.milliseconds)
         else {
             throw try await notHeld(msiKey, version: version)
         }
         relay.notify()
-        await audit.record(actor: AuditActor(identity), action: "message.approve", target: Self.target(msiKey),
-                           change: AuditChange.edit(before: ["state": "awaiting_approval"],
-                                                    after: ["state": "pending", "version": .int64(version)]))
+        await audit.record(
+            actor: AuditActor(identity), action: "message.approve", target: Self.target(msiKey),
+            change: AuditChange.edit(
+                before: ["state": "awaiting_approval"],
+                after: ["state": "pending", "version": .int64(version)]))
         return approved
     }
 
@@ -117,16 +130,20 @@ public struct ApprovalService: Sendable {
         guard try await messages.approveCorrection(msiKey: msiKey, version: version, by: identity) else {
             throw Self.stale(msiKey, try await messageDAO.get(msiKey: msiKey))
         }
-        await audit.record(actor: AuditActor(identity), action: "message.approve", target: Self.target(msiKey),
-                           change: AuditChange.edit(before: ["state": "correction_awaiting_approval"],
-                                                    after: ["state": "corrected", "version": .int64(version)]))
+        await audit.record(
+            actor: AuditActor(identity), action: "message.approve", target: Self.target(msiKey),
+            change: AuditChange.edit(
+                before: ["state": "correction_awaiting_approval"],
+                after: ["state": "corrected", "version": .int64(version)]))
         return try await messageDAO.get(msiKey: msiKey)
     }
 
     /// The refusal of an approval of a version that is not the one awaiting approval in `message`.
     static func stale(_ msiKey: ObjectID, _ message: Message) -> ApprovalRefusal {
-        ApprovalRefusal(.stale, "version \(ApprovalDAO.version(of: message)) of \(msiKey.hex) is the one awaiting "
-                        + "approval, not the one approved: read it again")
+        ApprovalRefusal(
+            .stale,
+            "version \(ApprovalDAO.version(of: message)) of \(msiKey.hex) is the one awaiting "
+                + "approval, not the one approved: read it again")
     }
 
     /// Rejects what waits on `msiKey` as `identity` with `reason` (required): a held message is never sent; a
@@ -135,28 +152,38 @@ public struct ApprovalService: Sendable {
     public func reject(msiKey: ObjectID, reason: String, as identity: Identity) async throws -> Message {
         let reason = ApprovalPolicy.trimmed(reason)
         guard !reason.isEmpty, reason.count <= MessageService.maximumOverrideReason else {
-            throw ApprovalRefusal(.reasonRequired,
-                                  "the field \"reason\" must give 1 to \(MessageService.maximumOverrideReason) characters")
+            throw ApprovalRefusal(
+                .reasonRequired,
+                "the field \"reason\" must give 1 to \(MessageService.maximumOverrideReason) characters")
         }
         let message = try await checked(msiKey: msiKey, as: identity)
         if ApprovalState.of(message, now: now()) == .approved, message.document["pending_correction"] != nil {
             let version = ApprovalDAO.version(of: message)
-            guard try await approvals.rejectCorrection(msiKey, version: version, by: identity.name, reason: reason,
-                                                       now: now()) else {
+            guard
+                try await approvals.rejectCorrection(
+                    msiKey, version: version, by: identity.name, reason: reason,
+                    now: now())
+            else {
                 throw ApprovalRefusal(.notPending, "the correction of \(msiKey.hex) no longer awaits approval")
             }
-            await audit.record(actor: AuditActor(identity), action: "message.reject", target: Self.target(msiKey),
-                               change: AuditChange.edit(before: ["state": "correction_awaiting_approval"],
-                                                        after: ["state": "correction_rejected",
-                                                                "reason": .string(reason)]))
+            await audit.record(
+                actor: AuditActor(identity), action: "message.reject", target: Self.target(msiKey),
+                change: AuditChange.edit(
+                    before: ["state": "correction_awaiting_approval"],
+                    after: [
+                        "state": "correction_rejected",
+                        "reason": .string(reason),
+                    ]))
             return try await messageDAO.get(msiKey: msiKey)
         }
         guard let rejected = try await approvals.reject(msiKey, by: identity.name, reason: reason, now: now()) else {
             throw try await notHeld(msiKey, version: nil)
         }
-        await audit.record(actor: AuditActor(identity), action: "message.reject", target: Self.target(msiKey),
-                           change: AuditChange.edit(before: ["state": "awaiting_approval"],
-                                                    after: ["state": "rejected", "reason": .string(reason)]))
+        await audit.record(
+            actor: AuditActor(identity), action: "message.reject", target: Self.target(msiKey),
+            change: AuditChange.edit(
+                before: ["state": "awaiting_approval"],
+                after: ["state": "rejected", "reason": .string(reason)]))
         return rejected
     }
 
@@ -169,8 +196,10 @@ public struct ApprovalService: Sendable {
         let now = self.now()
         var mine: [Message] = []
         for message in try await approvals.awaiting(now: now) + approvals.correctionsAwaiting(now: now) {
-            if try await policy.refusal(for: identity, author: Self.author(of: message, now: now),
-                                        maySend: maySend(identity, message)) == nil {
+            if try await policy.refusal(
+                for: identity, author: Self.author(of: message, now: now),
+                maySend: maySend(identity, message)) == nil
+            {
                 mine.append(message)
             }
         }
@@ -181,7 +210,8 @@ public struct ApprovalService: Sendable {
     /// else the person who sent it (`approval.author`; its sender for a request stored before authors).
     static func author(of message: Message, now: Int64) -> String {
         if ApprovalState.of(message, now: now) == .approved,
-           let author = message.document[path: "pending_correction.author"]?.stringValue {
+            let author = message.document[path: "pending_correction.author"]?.stringValue
+        {
             return author
         }
         return message.document[path: "approval.author"]?.stringValue ?? message.sender
@@ -211,8 +241,9 @@ public struct ApprovalService: Sendable {
         for message in try await approvals.expiredUnrecorded(now: now()) {
             guard try await approvals.markExpired(message.msiKey, now: now()) else { continue }
             recorded += 1
-            await audit.record(actor: .system, action: "message.approval_expire", target: Self.target(message.msiKey),
-                               change: AuditChange.edit(before: ["state": "awaiting_approval"], after: ["state": "expired"]))
+            await audit.record(
+                actor: .system, action: "message.approval_expire", target: Self.target(message.msiKey),
+                change: AuditChange.edit(before: ["state": "awaiting_approval"], after: ["state": "expired"]))
         }
         return recorded
     }
@@ -232,8 +263,9 @@ public struct ApprovalService: Sendable {
     /// Records that an admin sent `message` past the approval rule (its `override`), after it was stored.
     public func recordOverride(_ message: Message) async {
         guard let override = message.document["override"]?.documentValue else { return }
-        await audit.record(action: "message.override", target: Self.target(message.msiKey),
-                           change: AuditChange.created(["reason": override["reason"] ?? "", "by": override["by"] ?? ""]))
+        await audit.record(
+            action: "message.override", target: Self.target(message.msiKey),
+            change: AuditChange.created(["reason": override["reason"] ?? "", "by": override["by"] ?? ""]))
     }
 
     /// The audit target of a message.
@@ -245,8 +277,10 @@ public struct ApprovalService: Sendable {
         guard message.document["approval"] != nil else {
             throw ApprovalRefusal(.notPending, "the message \(msiKey.hex) does not await approval")
         }
-        if let refusal = try await rules.current().refusal(for: identity, author: Self.author(of: message, now: now()),
-                                                           maySend: try await maySend(identity, message)) {
+        if let refusal = try await rules.current().refusal(
+            for: identity, author: Self.author(of: message, now: now()),
+            maySend: try await maySend(identity, message))
+        {
             throw refusal
         }
         return message
@@ -258,13 +292,15 @@ public struct ApprovalService: Sendable {
         let message = try await messageDAO.get(msiKey: msiKey)
         if ApprovalState.of(message, now: now()) == .expired {
             if try await approvals.markExpired(msiKey, now: now()) {
-                await audit.record(actor: .system, action: "message.approval_expire", target: Self.target(msiKey),
-                                   change: AuditChange.edit(before: ["state": "awaiting_approval"], after: ["state": "expired"]))
+                await audit.record(
+                    actor: .system, action: "message.approval_expire", target: Self.target(msiKey),
+                    change: AuditChange.edit(before: ["state": "awaiting_approval"], after: ["state": "expired"]))
             }
             return ApprovalRefusal(.expired, "the approval request of \(msiKey.hex) expired: it will never be sent")
         }
         if let version, ApprovalState.of(message, now: now()) == .awaitingApproval,
-           ApprovalDAO.version(of: message) != version {
+            ApprovalDAO.version(of: message) != version
+        {
             return Self.stale(msiKey, message)
         }
         return ApprovalRefusal(.notPending, "the message \(msiKey.hex) no longer awaits approval")

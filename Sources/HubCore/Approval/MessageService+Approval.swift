@@ -29,20 +29,24 @@ extension MessageService {
     /// What `submission` by `identity` does about approval, given why the policy holds it (`reasons`).
     /// - Throws: `ApprovalRefusal` `.overrideForbidden` for an override by anyone but an admin, `.reasonRequired`
     ///   for an empty or overlong reason.
-    func approvalDecision(_ submission: Submission, policy: ApprovalPolicy, reasons: [ApprovalPolicy.Reason],
-                          as identity: Identity, now: Int64) throws -> ApprovalDecision {
+    func approvalDecision(
+        _ submission: Submission, policy: ApprovalPolicy, reasons: [ApprovalPolicy.Reason],
+        as identity: Identity, now: Int64
+    ) throws -> ApprovalDecision {
         if let reason = submission.override {
             if let refusal = policy.overrideRefusal(for: identity) { throw refusal }
             let trimmed = ApprovalPolicy.trimmed(reason)
             guard !trimmed.isEmpty, trimmed.count <= Self.maximumOverrideReason else {
-                throw ApprovalRefusal(.reasonRequired,
-                                      "the field \"override\" must give a reason of 1 to \(Self.maximumOverrideReason) characters")
+                throw ApprovalRefusal(
+                    .reasonRequired,
+                    "the field \"override\" must give a reason of 1 to \(Self.maximumOverrideReason) characters")
             }
             return ApprovalDecision(override: ApprovalDAO.override(by: identity.name, reason: trimmed, at: now))
         }
         guard !reasons.isEmpty else { return ApprovalDecision() }
-        return ApprovalDecision(request: ApprovalDAO.request(
-            by: identity.name, author: identity.person, at: now, expiresAt: now + policy.timeout.milliseconds,
-            reasons: reasons.map(\.rawValue)))
+        return ApprovalDecision(
+            request: ApprovalDAO.request(
+                by: identity.name, author: identity.person, at: now, expiresAt: now + policy.timeout.milliseconds,
+                reasons: reasons.map(\.rawValue)))
     }
 }

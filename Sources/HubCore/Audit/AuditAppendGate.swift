@@ -47,7 +47,8 @@ public final class AuditAppendGate: Sendable {
     /// Appends `drafts` in order after the head (`hint`, the head this process last saw, else read), in one ordered
     /// insert; when another replica took a place first, keeps what landed (its hashes are ours), reads the head from
     /// there on and chains the rest after it, after a random pause. Answers the entries stored, in order.
-    static func write(_ drafts: [AuditLog.Draft], after hint: Head?, to entries: AuditDAO) async throws -> [AuditEntry] {
+    static func write(_ drafts: [AuditLog.Draft], after hint: Head?, to entries: AuditDAO) async throws -> [AuditEntry]
+    {
         var known = hint
         var rest = drafts[...]
         var stored: [AuditEntry] = []
@@ -60,8 +61,9 @@ public final class AuditAppendGate: Sendable {
                 if known == nil { known = try await entries.head().map { Head(seq: $0.seq, hash: $0.hash) } }
                 var previous = known ?? Head(seq: 0, hash: AuditEntry.genesis)
                 for draft in rest {
-                    var entry = AuditEntry(seq: previous.seq + 1, at: draft.at, actor: draft.actor, action: draft.action,
-                                           target: draft.target, change: draft.change, prev: previous.hash)
+                    var entry = AuditEntry(
+                        seq: previous.seq + 1, at: draft.at, actor: draft.actor, action: draft.action,
+                        target: draft.target, change: draft.change, prev: previous.hash)
                     entry.hash = AuditLog.hash(of: entry)
                     chain.append(entry)
                     previous = Head(seq: entry.seq, hash: entry.hash)
@@ -87,7 +89,8 @@ public final class AuditAppendGate: Sendable {
                 } else {
                     known = nil
                 }
-                let pause = error.code == .duplicate ? Int.random(in: 1...(4 * min(attempt, 10))) : 50 * min(attempt, 10)
+                let pause =
+                    error.code == .duplicate ? Int.random(in: 1...(4 * min(attempt, 10))) : 50 * min(attempt, 10)
                 try? await Task.sleep(for: .milliseconds(pause))
             }
         }

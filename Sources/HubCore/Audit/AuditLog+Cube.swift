@@ -26,7 +26,8 @@ extension AuditLog {
         var change: [(key: String, value: BSONValue)] = []
         if let before { change.append((key: "before", value: .document(before))) }
         if let after { change.append((key: "after", value: .document(after))) }
-        await record(action: "cube.\(element).\(verb)", target: AuditTarget(kind: element, id: id),
-                     change: change.isEmpty ? nil : BSONDocument(change))
+        await record(
+            action: "cube.\(element).\(verb)", target: AuditTarget(kind: element, id: id),
+            change: change.isEmpty ? nil : BSONDocument(change))
     }
 }

@@ -42,8 +42,10 @@ public struct AuditLog: Sendable {
     public static let maximumPage = 200
 
     /// The log of `database`; `gate` is the process's for that database unless a test stands in for another process.
-    public init(database: MongoDatabase, logger: Logger = Logger(label: "msi-hub.audit"),
-                now: @escaping UnixClock = UnixTime.nowMilliseconds, gate: AuditAppendGate? = nil) {
+    public init(
+        database: MongoDatabase, logger: Logger = Logger(label: "msi-hub.audit"),
+        now: @escaping UnixClock = UnixTime.nowMilliseconds, gate: AuditAppendGate? = nil
+    ) {
         self.entries = AuditDAO(database: database)
         self.logger = logger
         self.now = now
@@ -52,8 +54,10 @@ public struct AuditLog: Sendable {
     }
 
     /// Records that `actor` did `action` to `target`, with the (redacted) `change`; never throws (see the file's top).
-    public func record(actor: AuditActor = AuditActor.current, action: String, target: AuditTarget,
-                       change: BSONDocument? = nil) async {
+    public func record(
+        actor: AuditActor = AuditActor.current, action: String, target: AuditTarget,
+        change: BSONDocument? = nil
+    ) async {
         do {
             _ = try await append(actor: actor, action: action, target: target, change: change)
         } catch {
@@ -81,8 +85,9 @@ public struct AuditLog: Sendable {
     public func append(actor: AuditActor, action: String, target: AuditTarget, change: BSONDocument?) async throws
         -> AuditEntry
     {
-        let draft = Draft(at: now(), actor: actor, action: action, target: target,
-                          change: change.map(AuditRedaction.redact))
+        let draft = Draft(
+            at: now(), actor: actor, action: action, target: target,
+            change: change.map(AuditRedaction.redact))
         return try await gate.append(draft)
     }
 

@@ -15,12 +15,13 @@ public enum AuditRedaction {
 
     /// `document` with every secret field's value and every secret-looking string replaced by `placeholder`.
     public static func redact(_ document: BSONDocument) -> BSONDocument {
-        BSONDocument(document.elements.map { element in
-            if secretFields.contains(element.key.lowercased()) {
-                return (key: element.key, value: .string(placeholder))
-            }
-            return (key: element.key, value: redact(element.value))
-        })
+        BSONDocument(
+            document.elements.map { element in
+                if secretFields.contains(element.key.lowercased()) {
+                    return (key: element.key, value: .string(placeholder))
+                }
+                return (key: element.key, value: redact(element.value))
+            })
     }
 
     /// `value` with the secrets in it replaced.

@@ -8,10 +8,13 @@ extension MessageService {
     /// stores nothing new and is not recorded again.
     func recorded(_ message: Message) async -> Message {
         guard let audit else { return message }
-        let actor = AuditActor.current.kind == .system ? AuditActor(kind: .user, name: message.sender) : AuditActor.current
-        var after: [(key: String, value: BSONValue)] = [("title", .string(message.title)),
-                                                        ("distribution", .string(message.distribution)),
-                                                        ("urgency", .string(message.urgency.rawValue))]
+        let actor =
+            AuditActor.current.kind == .system ? AuditActor(kind: .user, name: message.sender) : AuditActor.current
+        var after: [(key: String, value: BSONValue)] = [
+            ("title", .string(message.title)),
+            ("distribution", .string(message.distribution)),
+            ("urgency", .string(message.urgency.rawValue)),
+        ]
         if let recipients = message.recipients {
             after.append(("to", .document(recipients.document)))
         } else {
@@ -20,8 +23,9 @@ extension MessageService {
         for key in ["send_at", "approval", "override"] {
             if let value = message.document[key] { after.append((key, value)) }
         }
-        await audit.record(actor: actor, action: "message.send", target: AuditTarget(kind: "message", id: message.msiKey.hex),
-                           change: AuditChange.created(BSONDocument(after)))
+        await audit.record(
+            actor: actor, action: "message.send", target: AuditTarget(kind: "message", id: message.msiKey.hex),
+            change: AuditChange.created(BSONDocument(after)))
         return message
     }
 }

@@ -43,8 +43,10 @@ public final class CubeCache: Sendable {
     /// Whether a background reload is under way (one at a time).
     private let reloading = Mutex(false)
 
-    public init(channels: ChannelDAO, subjects: SubjectDAO, maximumAge: Duration = .seconds(1),
-                didLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in }) {
+    public init(
+        channels: ChannelDAO, subjects: SubjectDAO, maximumAge: Duration = .seconds(1),
+        didLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in }
+    ) {
         self.channels = channels
         self.subjects = subjects
         self.freshness = Freshness(maximumAge: maximumAge)
@@ -91,7 +93,11 @@ public final class CubeCache: Sendable {
 
     /// Starts one reload unless one is running; its failure leaves the snapshot as it is.
     private func refreshInBackground() {
-        guard reloading.withLock({ running in defer { running = true }; return !running }) else { return }
+        guard
+            reloading.withLock({ running in
+                defer { running = true }; return !running
+            })
+        else { return }
         Task { [self] in
             try? await refresh()
             reloading.withLock { $0 = false }
@@ -113,10 +119,11 @@ public final class CubeCache: Sendable {
         let json = writer.bytes(.array(documents.map(BSONValue.document)))
         let loads = (previous?.loads ?? 0) + 1
         if let previous, previous.json == json {
-            return CubeSnapshot(json: previous.json, channelJSON: previous.channelJSON,
-                                redactedJSON: previous.redactedJSON, redactedChannelJSON: previous.redactedChannelJSON,
-                                topics: previous.topics, channels: previous.channels, version: previous.version,
-                                loads: loads)
+            return CubeSnapshot(
+                json: previous.json, channelJSON: previous.channelJSON,
+                redactedJSON: previous.redactedJSON, redactedChannelJSON: previous.redactedChannelJSON,
+                topics: previous.topics, channels: previous.channels, version: previous.version,
+                loads: loads)
         }
         let redacted = documents.map(CubeVisibility.redacted)
         var channelJSON: [ObjectID: [UInt8]] = [:], redactedChannelJSON: [ObjectID: [UInt8]] = [:]
@@ -133,9 +140,10 @@ public final class CubeCache: Sendable {
                 }
             }
         }
-        return CubeSnapshot(json: json, channelJSON: channelJSON,
-                            redactedJSON: writer.bytes(.array(redacted.map(BSONValue.document))),
-                            redactedChannelJSON: redactedChannelJSON, topics: topics, channels: models,
-                            version: (previous?.version ?? 0) + 1, loads: loads)
+        return CubeSnapshot(
+            json: json, channelJSON: channelJSON,
+            redactedJSON: writer.bytes(.array(redacted.map(BSONValue.document))),
+            redactedChannelJSON: redactedChannelJSON, topics: topics, channels: models,
+            version: (previous?.version ?? 0) + 1, loads: loads)
     }
 }

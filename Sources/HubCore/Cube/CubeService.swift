@@ -59,8 +59,9 @@ public struct CubeService: Sendable {
     public func updateChannel(_ id: ObjectID, _ draft: ChannelDraft) async throws -> Channel {
         let before = cache.latest()?.channels.first { $0.id == id }
         let channel = try await refreshing { try await channels.update(id, draft) }
-        await audit.recordCube("channel", "update", id: id.hex, before: AuditLog.summary(before),
-                               after: AuditLog.summary(channel))
+        await audit.recordCube(
+            "channel", "update", id: id.hex, before: AuditLog.summary(before),
+            after: AuditLog.summary(channel))
         return channel
     }
 
@@ -83,8 +84,9 @@ public struct CubeService: Sendable {
     public func updateArea(channelID: ObjectID, areaID: ObjectID, _ draft: AreaDraft) async throws -> Area {
         let before = cache.latest()?.channels.first { $0.id == channelID }?.area(areaID)
         let area = try await refreshing { try await areas.update(channelID: channelID, areaID: areaID, draft) }
-        await audit.recordCube("area", "update", id: areaID.hex, before: AuditLog.summary(before),
-                               after: AuditLog.summary(area))
+        await audit.recordCube(
+            "area", "update", id: areaID.hex, before: AuditLog.summary(before),
+            after: AuditLog.summary(area))
         return area
     }
 
@@ -105,15 +107,18 @@ public struct CubeService: Sendable {
     }
 
     /// Replaces a subject's fields (its id and topic key stay).
-    public func updateSubject(channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID,
-                              _ draft: SubjectDraft) async throws -> Subject {
+    public func updateSubject(
+        channelID: ObjectID, areaID: ObjectID, subjectID: ObjectID,
+        _ draft: SubjectDraft
+    ) async throws -> Subject {
         let topicKey = Subject.topicKey(channelID: channelID, areaID: areaID, subjectID: subjectID)
         let before = cache.latest()?.topics[topicKey]?.subject
         let subject = try await refreshing {
             try await subjects.update(channelID: channelID, areaID: areaID, subjectID: subjectID, draft)
         }
-        await audit.recordCube("subject", "update", id: topicKey, before: AuditLog.summary(before),
-                               after: AuditLog.summary(subject))
+        await audit.recordCube(
+            "subject", "update", id: topicKey, before: AuditLog.summary(before),
+            after: AuditLog.summary(subject))
         await following { try await devices.subjectChanged(from: before, to: subject) }
         return subject
     }

@@ -15,13 +15,15 @@ public enum CubeVisibility {
     public static func redacted(_ channel: BSONDocument) -> BSONDocument {
         var channel = emptyingAccess(channel)
         guard let areas = channel["areas"]?.arrayValue else { return channel }
-        channel["areas"] = .array(areas.map { value in
-            guard var area = value.documentValue.map(emptyingAccess) else { return value }
-            if let subjects = area["subjects"]?.arrayValue {
-                area["subjects"] = .array(subjects.map { $0.documentValue.map { .document(emptyingAccess($0)) } ?? $0 })
-            }
-            return .document(area)
-        })
+        channel["areas"] = .array(
+            areas.map { value in
+                guard var area = value.documentValue.map(emptyingAccess) else { return value }
+                if let subjects = area["subjects"]?.arrayValue {
+                    area["subjects"] = .array(
+                        subjects.map { $0.documentValue.map { .document(emptyingAccess($0)) } ?? $0 })
+                }
+                return .document(area)
+            })
         return channel
     }
 

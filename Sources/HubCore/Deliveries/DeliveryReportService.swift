@@ -32,7 +32,8 @@ public struct DeliveryReportService: Sendable {
     /// `cursor` (a device id, as `DeliveryReport.next` gives it).
     /// - Throws: `DAOError` `.messageNotFound` when there is no such message or `viewer` may not see its detail.
     public func report(msiKey: ObjectID, for viewer: MessageViewer, cursor: ObjectID?, limit: Int) async throws
-        -> DeliveryReport {
+        -> DeliveryReport
+    {
         let message = try await messages.get(msiKey: msiKey)
         guard MessageVisibility.seesDetail(of: message, viewer) else {
             throw DAOError(.messageNotFound, "no message has the msi_key \(msiKey.hex)")
@@ -46,9 +47,10 @@ public struct DeliveryReportService: Sendable {
             counts.byState[.pending] = max(devices - answered, counts.byState[.pending] ?? 0)
         }
         // One more than asked says whether a next page exists.
-        var page = try await deliveries.page(of: message.id,
-                                             after: cursor.map { Delivery.id(message: message.id, device: $0) },
-                                             limit: limit + 1)
+        var page = try await deliveries.page(
+            of: message.id,
+            after: cursor.map { Delivery.id(message: message.id, device: $0) },
+            limit: limit + 1)
         let more = page.count > limit
         if more { page.removeLast(page.count - limit) }
         return DeliveryReport(counts: counts, deliveries: page, next: more ? page.last?.device.hex : nil)

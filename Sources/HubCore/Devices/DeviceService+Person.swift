@@ -28,24 +28,29 @@ extension DeviceService {
         let verified = try await personAssertions.verify(assertion)
         if personAssertions.nonceRequired {
             guard let nonce = verified.nonce, (1...256).contains(nonce.utf8.count) else {
-                throw AssertionRefusal(.invalidAssertion,
-                                       "the assertion carries no nonce claim; ask POST /device/:deviceID/person/nonce for one")
+                throw AssertionRefusal(
+                    .invalidAssertion,
+                    "the assertion carries no nonce claim; ask POST /device/:deviceID/person/nonce for one")
             }
             guard try await devices.takePersonNonce(device.id, hash: Secret.hash(nonce), now: now()) else {
-                throw AssertionRefusal(.invalidAssertion,
-                                       "the assertion's nonce is not this device's current one (another, used or expired)")
+                throw AssertionRefusal(
+                    .invalidAssertion,
+                    "the assertion's nonce is not this device's current one (another, used or expired)")
             }
         }
         guard try await usedAssertions.record(verified.replayKey, until: verified.expiresAt) else {
-            logger.notice("a person assertion that bound a device already was presented again",
-                          metadata: ["device": .string(device.id.hex)])
+            logger.notice(
+                "a person assertion that bound a device already was presented again",
+                metadata: ["device": .string(device.id.hex)])
             throw AssertionRefusal(.replayed, "this assertion has bound a device already; each assertion binds once")
         }
         let bound = try await devices.bind(device.id, person: verified.person)
-        await audit.record(actor: AuditActor(kind: .device, name: device.id.hex), action: "device.bind",
-                           target: AuditTarget(kind: "device", id: device.id.hex),
-                           change: AuditChange.edit(before: Self.personField(device.person),
-                                                    after: Self.personField(verified.person)))
+        await audit.record(
+            actor: AuditActor(kind: .device, name: device.id.hex), action: "device.bind",
+            target: AuditTarget(kind: "device", id: device.id.hex),
+            change: AuditChange.edit(
+                before: Self.personField(device.person),
+                after: Self.personField(verified.person)))
         return bound
     }
 
@@ -54,9 +59,10 @@ extension DeviceService {
     /// - Throws: `DAOError`.
     public func unbind(_ device: Device) async throws {
         guard try await devices.unbind(device.id, fromPerson: nil) else { return }
-        await audit.record(actor: AuditActor(kind: .device, name: device.id.hex), action: "device.unbind",
-                           target: AuditTarget(kind: "device", id: device.id.hex),
-                           change: AuditChange.deleted(Self.personField(device.person)))
+        await audit.record(
+            actor: AuditActor(kind: .device, name: device.id.hex), action: "device.unbind",
+            target: AuditTarget(kind: "device", id: device.id.hex),
+            change: AuditChange.deleted(Self.personField(device.person)))
     }
 
     /// The devices bound to `person`, oldest first, for an admin (the views never hold a registration or secret).
@@ -72,16 +78,19 @@ extension DeviceService {
         guard try await devices.unbind(id, fromPerson: person) else {
             throw DAOError(.deviceNotFound, "no device with the id \(id.hex) is bound to this person")
         }
-        await audit.record(action: "device.unbind", target: AuditTarget(kind: "device", id: id.hex),
-                           change: AuditChange.deleted(Self.personField(person)))
+        await audit.record(
+            action: "device.unbind", target: AuditTarget(kind: "device", id: id.hex),
+            change: AuditChange.deleted(Self.personField(person)))
     }
 
     /// A device as an admin's list of a person's devices shows it: id, platform, state, when it was created and last
     /// registered again or changed (Unix ms); never its registration or secret.
     public func personView(_ device: Device) -> BSONDocument {
-        ["device_id": .string(device.id.hex), "platform": .string(device.platform.rawValue),
-         "state": .string(device.state.rawValue), "created_at": .int64(device.createdAt),
-         "updated_at": .int64(device.updatedAt)]
+        [
+            "device_id": .string(device.id.hex), "platform": .string(device.platform.rawValue),
+            "state": .string(device.state.rawValue), "created_at": .int64(device.createdAt),
+            "updated_at": .int64(device.updatedAt),
+        ]
     }
 
     /// `{"person": id}`, or nothing without one: what the audit log keeps of a bind.

@@ -41,8 +41,10 @@ public struct DeviceService: Sendable {
     /// Every device secret starts with this, so a leaked one is easy to recognise.
     public static let secretPrefix = "msd_"
 
-    init(database: MongoDatabase, cube: CubeCache, logger: Logger, now: @escaping UnixClock,
-         personAssertions: PersonAssertionVerifier) {
+    init(
+        database: MongoDatabase, cube: CubeCache, logger: Logger, now: @escaping UnixClock,
+        personAssertions: PersonAssertionVerifier
+    ) {
         self.devices = DeviceDAO(database: database, now: now)
         self.subscriptions = SubscriptionDAO(database: database, now: now)
         self.quietWindows = QuietWindowDAO(database: database)
@@ -89,22 +91,28 @@ public struct DeviceService: Sendable {
     /// device does.
     /// - Throws: `DeviceRefusal` (`.invalidRegistration`; `.registrationTaken` when concurrent registrations of the
     ///   token kept replacing this one); `DAOError`.
-    public func register(registration: String, platform: Platform, locale: String?, appVersion: String?,
-                         presenting presentedSecret: String? = nil) async throws -> Registration {
+    public func register(
+        registration: String, platform: Platform, locale: String?, appVersion: String?,
+        presenting presentedSecret: String? = nil
+    ) async throws -> Registration {
         try Self.check(registration)
         let secret = Self.secretPrefix + Secret.make()
         if let presentedSecret, presentedSecret.hasPrefix(Self.secretPrefix), presentedSecret.utf8.count < 200,
-           let device = try await devices.renew(registration: registration, provenBy: Secret.hash(presentedSecret),
-                                                secretHash: Secret.hash(secret), platform: platform, locale: locale,
-                                                appVersion: appVersion) {
+            let device = try await devices.renew(
+                registration: registration, provenBy: Secret.hash(presentedSecret),
+                secretHash: Secret.hash(secret), platform: platform, locale: locale,
+                appVersion: appVersion)
+        {
             return try await renewed(device, secret: secret)
         }
         let device: Device, retired: [ObjectID]?
         do {
-            (device, retired) = try await devices.register(registration: registration, platform: platform, locale: locale,
-                                                           appVersion: appVersion, secretHash: Secret.hash(secret))
+            (device, retired) = try await devices.register(
+                registration: registration, platform: platform, locale: locale,
+                appVersion: appVersion, secretHash: Secret.hash(secret))
         } catch let error as DAOError where error.code == .duplicate {
-            throw DeviceRefusal(.registrationTaken, "this registration is being registered by another request; try again")
+            throw DeviceRefusal(
+                .registrationTaken, "this registration is being registered by another request; try again")
         }
         let snapshot = try await cube.snapshot()
         let levels = Self.topicsByLevel(snapshot)
@@ -120,9 +128,12 @@ public struct DeviceService: Sendable {
             return Registration(device: device, secret: secret, created: true, subscriptions: answer)
         }
         // Never the registration: it is a credential of the phone.
-        logger.notice("a known registration was registered without its device's secret: that device is retired",
-                      metadata: ["retired": .string(retired.map(\.hex).joined(separator: ",")),
-                                 "device": .string(device.id.hex)])
+        logger.notice(
+            "a known registration was registered without its device's secret: that device is retired",
+            metadata: [
+                "retired": .string(retired.map(\.hex).joined(separator: ",")),
+                "device": .string(device.id.hex),
+            ])
         // The wishes first, then who holds them: whichever registration of the token wrote last, the wishes end with
         // the device that has it (a later one moves them again; one that lost the race hands them on below).
         try await subscriptions.wake(registration: registration)
@@ -133,7 +144,8 @@ public struct DeviceService: Sendable {
             try await subscriptions.reassign(to: holder)
         }
         reconcilerSignal.notify()
-        return Registration(device: device, secret: secret, created: true, subscriptions: try await self.subscriptions(of: device))
+        return Registration(
+            device: device, secret: secret, created: true, subscriptions: try await self.subscriptions(of: device))
     }
 
     /// The answer to a known device that proved itself: it keeps its opt-outs, but never of a Forced subject.
@@ -144,7 +156,8 @@ public struct DeviceService: Sendable {
         try await subscriptions.set(want: true, topics: levels.forced, for: device)
         try await followLanguage(device)
         reconcilerSignal.notify()
-        return Registration(device: device, secret: secret, created: false, subscriptions: try await self.subscriptions(of: device))
+        return Registration(
+            device: device, secret: secret, created: false, subscriptions: try await self.subscriptions(of: device))
     }
 
     /// The device `id` when `secret` is its secret; the devices of requests that arrive together are read in one
@@ -153,10 +166,12 @@ public struct DeviceService: Sendable {
     ///   not tell which was wrong); `DAOError`.
     public func authenticate(_ id: ObjectID, secret: String?) async throws -> Device {
         guard let secret, secret.hasPrefix(Self.secretPrefix), secret.utf8.count < 200 else {
-            throw DeviceRefusal(.unauthenticated, "this route needs the device's secret (Authorization: Bearer msd_...)")
+            throw DeviceRefusal(
+                .unauthenticated, "this route needs the device's secret (Authorization: Bearer msd_...)")
         }
         guard let device = try await authenticationReads.submit(id),
-              Secret.constantTimeEquals(device.secretHash, Secret.hash(secret)) else {
+            Secret.constantTimeEquals(device.secretHash, Secret.hash(secret))
+        else {
             throw DeviceRefusal(.unauthenticated, "the device secret does not match")
         }
         return device
@@ -171,11 +186,14 @@ public struct DeviceService: Sendable {
     /// Changes a device's registration (FCM rotated the token: every wish moves to the new one), locale (its
     /// language topic follows) or app version.
     /// - Throws: `DeviceRefusal` (`.invalidRegistration`, `.registrationTaken`); `DAOError`.
-    public func update(_ device: Device, registration: String?, locale: String?, appVersion: String?) async throws -> Device {
+    public func update(_ device: Device, registration: String?, locale: String?, appVersion: String?) async throws
+        -> Device
+    {
         if let registration { try Self.check(registration) }
         let updated: Device
         do {
-            updated = try await devices.update(device.id, registration: registration, locale: locale, appVersion: appVersion)
+            updated = try await devices.update(
+                device.id, registration: registration, locale: locale, appVersion: appVersion)
         } catch let error as DAOError where error.code == .duplicate {
             throw DeviceRefusal(.registrationTaken, "another device has this registration; register it instead")
         }
@@ -200,21 +218,26 @@ public struct DeviceService: Sendable {
         if let topic = device.quietTopic { try await quietWindows.remove(topic: topic) }
         reconcilerSignal.notify()
         if AuditActor.current.kind == .user || AuditActor.current.kind == .token {
-            await audit.record(action: "device.delete", target: AuditTarget(kind: "device", id: device.id.hex),
-                               change: AuditChange.deleted(["platform": .string(device.platform.rawValue)]))
+            await audit.record(
+                action: "device.delete", target: AuditTarget(kind: "device", id: device.id.hex),
+                change: AuditChange.deleted(["platform": .string(device.platform.rawValue)]))
         }
     }
 
     /// A device as its own routes show it (never its registration).
     public func view(_ device: Device) -> BSONDocument {
-        var document: BSONDocument = ["device_id": .string(device.id.hex), "platform": .string(device.platform.rawValue),
-                                      "state": .string(device.state.rawValue)]
+        var document: BSONDocument = [
+            "device_id": .string(device.id.hex), "platform": .string(device.platform.rawValue),
+            "state": .string(device.state.rawValue),
+        ]
         if let locale = device.locale { document["locale"] = .string(locale) }
         if let appVersion = device.appVersion { document["app_version"] = .string(appVersion) }
         if let person = device.person { document["person"] = .string(person) }
         if let quiet = device.quietHours {
-            document["quiet_hours"] = ["from": .string(quiet.fromText), "to": .string(quiet.toText),
-                                       "tz": .string(quiet.timeZoneID)]
+            document["quiet_hours"] = [
+                "from": .string(quiet.fromText), "to": .string(quiet.toText),
+                "tz": .string(quiet.timeZoneID),
+            ]
         }
         return document
     }
@@ -241,9 +264,11 @@ public struct DeviceService: Sendable {
     private func wishes(of device: Device) async throws -> [(topic: String, applied: Bool)] {
         let recorded = try await subscriptions.all(of: device).filter { !ServerOwnedTopic.contains($0.topic) }
         let known = Set(recorded.map(\.topic))
-        let unreached = device.state == .active
+        let unreached =
+            device.state == .active
             ? try await rollouts.topicsUnderWay().map(\.topic).filter { !known.contains($0) } : []
-        let wanted: [(topic: String, applied: Bool)] = recorded.filter(\.want).map { ($0.topic, $0.applied) }
+        let wanted: [(topic: String, applied: Bool)] =
+            recorded.filter(\.want).map { ($0.topic, $0.applied) }
             + unreached.map { ($0, false) }
         return wanted.sorted { $0.topic < $1.topic }
     }
@@ -261,8 +286,10 @@ public struct DeviceService: Sendable {
         var personGroups: [String] = []
         if let person = device.person { personGroups = try await groups.groups(of: person) }
         let now = self.now()
-        var page = try await messages.catchUp(CatchUpQuery(topicKeys: topics, person: device.person, groups: personGroups,
-                                                           since: since, limit: limit, after: after, now: now))
+        var page = try await messages.catchUp(
+            CatchUpQuery(
+                topicKeys: topics, person: device.person, groups: personGroups,
+                since: since, limit: limit, after: after, now: now))
         page.messages = try await relayProgress.resolved(page.messages).compactMap {
             MessageVisibility.deviceView($0, person: device.person, groups: personGroups, now: now)
         }
@@ -311,10 +338,13 @@ public struct DeviceService: Sendable {
     /// oldest, in Unix ms; subjects being rolled out), for metrics (`DatabaseGauges`). Every count runs on an index
     /// (`state.platform`, `pending.due_at`); the rollouts are one small document per subject under way.
     public func statistics() async throws
-        -> (byPlatform: [Platform: Int], pending: Int, oldestPendingDueAt: Int64?, rollouts: Int) {
+        -> (byPlatform: [Platform: Int], pending: Int, oldestPendingDueAt: Int64?, rollouts: Int)
+    {
         let backlog = try await subscriptions.backlog()
-        return (try await devices.countByPlatform(), backlog.count, backlog.oldestDueAt,
-                try await rollouts.topicsUnderWay().count)
+        return (
+            try await devices.countByPlatform(), backlog.count, backlog.oldestDueAt,
+            try await rollouts.topicsUnderWay().count
+        )
     }
 
     /// For every subject's topic, how many devices a message to it reaches (the portal's send form and subject
@@ -335,7 +365,9 @@ public struct DeviceService: Sendable {
 
     /// A subject was added: a Forced or Recommended one reaches every registered device.
     func subjectAdded(_ subject: Subject) async throws {
-        guard subject.level == SubscriptionLevel.forced.rawValue || subject.level == SubscriptionLevel.recommended.rawValue
+        guard
+            subject.level == SubscriptionLevel.forced.rawValue
+                || subject.level == SubscriptionLevel.recommended.rawValue
         else { return }
         try await fanOut(subject.topicKey)
     }
@@ -399,8 +431,10 @@ public struct DeviceService: Sendable {
     /// FCM registration tokens and installation ids: printable ASCII without spaces, at most 4 KiB.
     static func check(_ registration: String) throws {
         guard (1...4096).contains(registration.utf8.count),
-              registration.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "/") }) else {
-            throw DeviceRefusal(.invalidRegistration, "registration must be an FCM registration token (printable, no spaces)")
+            registration.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "/") })
+        else {
+            throw DeviceRefusal(
+                .invalidRegistration, "registration must be an FCM registration token (printable, no spaces)")
         }
     }
 

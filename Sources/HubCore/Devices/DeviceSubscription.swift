@@ -35,7 +35,9 @@ public struct Audience: Sendable {
         var platforms = BSONDocument()
         for platform in Platform.allCases {
             let counts = byPlatform[platform] ?? (0, 0)
-            platforms[platform.rawValue] = ["applied": .int64(Int64(counts.applied)), "pending": .int64(Int64(counts.pending))]
+            platforms[platform.rawValue] = [
+                "applied": .int64(Int64(counts.applied)), "pending": .int64(Int64(counts.pending)),
+            ]
         }
         return ["topic_key": .string(topicKey), "devices": .int64(Int64(total)), "platforms": .document(platforms)]
     }

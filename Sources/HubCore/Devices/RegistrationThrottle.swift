@@ -48,7 +48,8 @@ final class RegistrationThrottle: Sendable {
         while true {
             let minute = now() / 60_000
             let next: Task<Int, any Error>? = allowances.withLock { allowances in
-                var allowance = allowances[key].flatMap { $0.minute == minute ? $0 : nil } ?? Allowance(minute: minute, left: 0)
+                var allowance =
+                    allowances[key].flatMap { $0.minute == minute ? $0 : nil } ?? Allowance(minute: minute, left: 0)
                 defer { allowances[key] = allowance }
                 if allowance.left > 0 {
                     allowance.left -= 1
@@ -69,7 +70,9 @@ final class RegistrationThrottle: Sendable {
     private func refill(_ key: String, minute: Int64, perMinute: Int) async throws -> Int {
         let granted: Int
         do {
-            granted = try await rates.take(Self.chunk(perMinute: perMinute), of: key, limit: perMinute, windowMS: 60_000).granted
+            granted = try await rates.take(
+                Self.chunk(perMinute: perMinute), of: key, limit: perMinute, windowMS: 60_000
+            ).granted
         } catch {
             allowances.withLock { $0[key]?.refill = nil }
             throw error

@@ -67,7 +67,8 @@ public struct DatabaseFollower: Sendable {
             try? await Task.sleep(for: fenceInterval)
             for copy in copies {
                 guard let age = copy.freshness.ageSeconds,
-                      age > copy.freshness.maximumAge / .seconds(1) / 2 else { continue }
+                    age > copy.freshness.maximumAge / .seconds(1) / 2
+                else { continue }
                 try? await copy.reload()
             }
         }
@@ -80,8 +81,9 @@ public struct DatabaseFollower: Sendable {
         var backoff = Backoff(first: .milliseconds(200), cap: .seconds(5))
         while !Task.isCancelled {
             do {
-                let stream = try await database.watch(pipeline: [fences.changeFilter(collections: copies.map(\.collection))],
-                                                      maxAwaitTimeMS: Int32((fenceInterval / .milliseconds(1)).rounded()))
+                let stream = try await database.watch(
+                    pipeline: [fences.changeFilter(collections: copies.map(\.collection))],
+                    maxAwaitTimeMS: Int32((fenceInterval / .milliseconds(1)).rounded()))
                 defer { Task { await stream.close() } }
                 // Changes made before the stream opened would otherwise be missed; each reload confirms
                 // its copy as of its own start.
@@ -94,7 +96,9 @@ public struct DatabaseFollower: Sendable {
                 var changed: Set<String> = []
                 while !Task.isCancelled {
                     // A fence that never arrived (its write's answer was lost) is replaced.
-                    if let fence = outstanding, ContinuousClock.now - fence.writtenAt > .seconds(5) { outstanding = nil }
+                    if let fence = outstanding, ContinuousClock.now - fence.writtenAt > .seconds(5) {
+                        outstanding = nil
+                    }
                     if outstanding == nil, !changed.isEmpty || ContinuousClock.now - lastFence >= fenceInterval {
                         fenceNumber += 1
                         let writtenAt = ContinuousClock.now
@@ -122,7 +126,7 @@ public struct DatabaseFollower: Sendable {
                         early.announce(Set(copies.map(\.collection)))
                     }
                 }
-            } catch where Self.fallsBackToPolling(after: error) {
+            } catch  where Self.fallsBackToPolling(after: error) {
                 logger.notice("the database offers no change streams; polling", metadata: ["error": "\(error)"])
                 await poll()
                 return
@@ -157,7 +161,9 @@ public struct DatabaseFollower: Sendable {
                     try await copy.reload()
                     copy.freshness.confirm(asOf: asked)
                 } catch {
-                    logger.warning("reloading a followed collection failed", metadata: ["collection": "\(copy.collection)", "error": "\(error)"])
+                    logger.warning(
+                        "reloading a followed collection failed",
+                        metadata: ["collection": "\(copy.collection)", "error": "\(error)"])
                 }
             }
             try? await Task.sleep(for: pollInterval)
@@ -187,7 +193,11 @@ final class ChangedCollections: Sendable {
 
     /// Every collection announced since the previous batch was taken, one set at a time.
     var batches: some AsyncSequence<Set<String>, Never> {
-        signals.map { [self] in pending.withLock { taken in defer { taken = [] }; return taken } }
-            .filter { !$0.isEmpty }
+        signals.map { [self] in
+            pending.withLock { taken in
+                defer { taken = [] }; return taken
+            }
+        }
+        .filter { !$0.isEmpty }
     }
 }

@@ -33,19 +33,25 @@ public struct GroupService: Sendable {
 
     /// Why `id` cannot be a group id, or nil: 1 to 128 of `A-Z a-z 0-9 . _ : -`, not starting with `.`.
     public static func groupIDProblem(_ id: String) -> String? {
-        let allowed = id.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
-                                                                    || "._:-".unicodeScalars.contains($0)) }
+        let allowed = id.unicodeScalars.allSatisfy {
+            $0.isASCII
+                && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
+                    || "._:-".unicodeScalars.contains($0))
+        }
         guard (1...maximumIDLength).contains(id.count), allowed, !id.hasPrefix(".") else {
-            return "a group id is 1 to \(maximumIDLength) of the characters A-Z a-z 0-9 . _ : - and does not start with ."
+            return
+                "a group id is 1 to \(maximumIDLength) of the characters A-Z a-z 0-9 . _ : - and does not start with ."
         }
         return nil
     }
 
     /// Why `id` cannot be a person id, or nil: 1 to 256 printable characters (no control characters).
     public static func personIDProblem(_ id: String) -> String? {
-        let printable = id.unicodeScalars.allSatisfy { $0.properties.generalCategory != .control
-                                                       && $0.properties.generalCategory != .format
-                                                       && $0.properties.generalCategory != .unassigned }
+        let printable = id.unicodeScalars.allSatisfy {
+            $0.properties.generalCategory != .control
+                && $0.properties.generalCategory != .format
+                && $0.properties.generalCategory != .unassigned
+        }
         guard (1...maximumPersonLength).contains(id.count), printable else {
             return "a person id is 1 to \(maximumPersonLength) printable characters"
         }
@@ -72,7 +78,8 @@ public struct GroupService: Sendable {
     /// group and whether it was created. Sending the same roster again changes nothing but `updated_at`.
     /// - Throws: `GroupRefusal` (`.invalidID`, `.invalidField`, each naming the field) before any write; `DAOError`.
     public func replace(id: String, name: String, members: [String], access: [String]) async throws
-        -> (group: Group, created: Bool) {
+        -> (group: Group, created: Bool)
+    {
         let id = try Self.checkedGroupID(id)
         guard (1...Self.maximumNameLength).contains(name.count), !name.contains(where: \.isNewline) else {
             throw GroupRefusal(.invalidField, "name: 1 to \(Self.maximumNameLength) characters on one line")
@@ -99,8 +106,9 @@ public struct GroupService: Sendable {
         let access = access.filter { named.insert($0).inserted }
         let before = try await groups.group(id: id)
         let result = try await groups.replace(id: id, name: name, access: access, persons: persons)
-        await audit.record(action: "group.replace", target: AuditTarget(kind: "group", id: id),
-                           change: AuditChange.edit(before: Self.auditSummary(before), after: Self.auditSummary(result.group)))
+        await audit.record(
+            action: "group.replace", target: AuditTarget(kind: "group", id: id),
+            change: AuditChange.edit(before: Self.auditSummary(before), after: Self.auditSummary(result.group)))
         return result
     }
 
@@ -111,8 +119,9 @@ public struct GroupService: Sendable {
         let person = try Self.checkedPersonID(person)
         guard let result = try await groups.add(person, to: id) else { throw Self.notFound(id) }
         if result.added {
-            await audit.record(action: "group.member.add", target: AuditTarget(kind: "group", id: id),
-                               change: ["person": .string(person)])
+            await audit.record(
+                action: "group.member.add", target: AuditTarget(kind: "group", id: id),
+                change: ["person": .string(person)])
         }
         return result
     }
@@ -126,8 +135,9 @@ public struct GroupService: Sendable {
             guard try await groups.group(id: id) != nil else { throw Self.notFound(id) }
             throw GroupRefusal(.memberNotFound, "the person is not a member of the group")
         }
-        await audit.record(action: "group.member.remove", target: AuditTarget(kind: "group", id: id),
-                           change: ["person": .string(person)])
+        await audit.record(
+            action: "group.member.remove", target: AuditTarget(kind: "group", id: id),
+            change: ["person": .string(person)])
     }
 
     /// Deletes group `id` and its members.
@@ -136,8 +146,9 @@ public struct GroupService: Sendable {
         let id = try Self.checkedGroupID(id)
         let before = try await groups.group(id: id)
         guard try await groups.delete(id: id) else { throw Self.notFound(id) }
-        await audit.record(action: "group.delete", target: AuditTarget(kind: "group", id: id),
-                           change: AuditChange.deleted(Self.auditSummary(before)))
+        await audit.record(
+            action: "group.delete", target: AuditTarget(kind: "group", id: id),
+            change: AuditChange.deleted(Self.auditSummary(before)))
     }
 
     // MARK: Reads
@@ -211,7 +222,9 @@ extension GroupService {
     /// A group as its audit entries show it: name, access list and the number of members (never the roster).
     static func auditSummary(_ group: Group?) -> BSONDocument {
         guard let group else { return BSONDocument() }
-        return ["name": .string(group.name), "access": .array(group.access.map(BSONValue.string)),
-                "members": .int64(group.memberCount)]
+        return [
+            "name": .string(group.name), "access": .array(group.access.map(BSONValue.string)),
+            "members": .int64(group.memberCount),
+        ]
     }
 }

@@ -29,8 +29,9 @@ public struct BroadcastService: Sendable {
     /// - Throws: `DAOError`.
     public func active(topicKeys: [String], limit: Int = defaultLimit) async throws -> [Message] {
         let now = self.now()
-        let banners = try await messages.activeBanners(BannerQuery(
-            topicKeys: topicKeys, now: now, storedSince: now - Self.longestLifeMS, limit: Self.clamp(limit)))
+        let banners = try await messages.activeBanners(
+            BannerQuery(
+                topicKeys: topicKeys, now: now, storedSince: now - Self.longestLifeMS, limit: Self.clamp(limit)))
         return try await progress.resolved(banners).compactMap { MessageVisibility.view($0, for: .anonymous, now: now) }
     }
 
@@ -42,9 +43,10 @@ public struct BroadcastService: Sendable {
         var personGroups: [String] = []
         if let person = device.person { personGroups = try await groups.groups(of: person) }
         let now = self.now()
-        let banners = try await messages.activeBanners(BannerQuery(
-            topicKeys: topics, person: device.person, groups: personGroups, now: now,
-            storedSince: now - Self.longestLifeMS, limit: Self.clamp(limit)))
+        let banners = try await messages.activeBanners(
+            BannerQuery(
+                topicKeys: topics, person: device.person, groups: personGroups, now: now,
+                storedSince: now - Self.longestLifeMS, limit: Self.clamp(limit)))
         return try await progress.resolved(banners).compactMap {
             MessageVisibility.deviceView($0, person: device.person, groups: personGroups, now: now)
         }
@@ -57,7 +59,8 @@ public struct BroadcastService: Sendable {
 extension HubServices {
     /// The banners an app shows at launch, over the services' database and clock.
     public var broadcasts: BroadcastService {
-        BroadcastService(messages: devices.messages, devices: devices, groups: devices.groups, progress: relayProgress,
-                         now: now)
+        BroadcastService(
+            messages: devices.messages, devices: devices, groups: devices.groups, progress: relayProgress,
+            now: now)
     }
 }

@@ -22,7 +22,8 @@ public enum MessageData {
                 $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-")
             }
             guard (1...maximumKeyLength).contains(key.utf8.count), allowed else {
-                return "data: the key \"\(key.prefix(maximumKeyLength))\" must be 1 to \(maximumKeyLength) of A-Z a-z 0-9 _ -"
+                return
+                    "data: the key \"\(key.prefix(maximumKeyLength))\" must be 1 to \(maximumKeyLength) of A-Z a-z 0-9 _ -"
             }
             let lowered = key.lowercased()
             if reservedKeys.contains(key) || lowered.hasPrefix("google") || lowered.hasPrefix("gcm") {

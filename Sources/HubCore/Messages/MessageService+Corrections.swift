@@ -38,8 +38,9 @@ public struct MessageCorrection: Sendable {
 
     /// The correction `fields` stores (a correction waiting for approval).
     init(fields: BSONDocument) {
-        self.init(title: fields["title"]?.stringValue, desc: fields["desc"]?.stringValue,
-                  message: fields["message"]?.stringValue, translations: fields["translations"])
+        self.init(
+            title: fields["title"]?.stringValue, desc: fields["desc"]?.stringValue,
+            message: fields["message"]?.stringValue, translations: fields["translations"])
     }
 
     /// The fields given, as a correction waiting for approval stores them.
@@ -87,8 +88,10 @@ extension MessageService {
     /// - Throws: `DAOError.messageNotFound`; `EditRefusal` (`.notYours`, `.withdrawn`, `.approvalPending`, and
     ///   `.sending` when other edits kept landing first); `SendRefusal` as POST /message for the texts
     ///   (`.fieldTooLong`, `.alertNeedsDesc`, `.invalidTranslations`).
-    public func correct(msiKey: ObjectID, with correction: MessageCorrection,
-                        as identity: Identity) async throws -> CorrectionResult {
+    public func correct(
+        msiKey: ObjectID, with correction: MessageCorrection,
+        as identity: Identity
+    ) async throws -> CorrectionResult {
         for _ in 0..<Self.editAttempts {
             let (stored, state, sent) = try await editable(msiKey, as: identity)
             let now = self.now()
@@ -96,12 +99,14 @@ extension MessageService {
             case .awaitingApproval?:
                 // Held: its author rewrites it, and whoever approves reads the new text.
                 guard stored.document[path: "approval.author"]?.stringValue ?? stored.sender == identity.person else {
-                    throw EditRefusal(.approvalPending,
-                                      "the message awaits approval: only its author may correct it")
+                    throw EditRefusal(
+                        .approvalPending,
+                        "the message awaits approval: only its author may correct it")
                 }
                 let timeout = try await approvalRules.current().timeout
-                let restart = CorrectionApprovalStep.restart(version: ApprovalDAO.version(of: stored), requestedAt: now,
-                                                             expiresAt: now + timeout.milliseconds)
+                let restart = CorrectionApprovalStep.restart(
+                    version: ApprovalDAO.version(of: stored), requestedAt: now,
+                    expiresAt: now + timeout.milliseconds)
                 if try await apply(correction, to: stored, state: state, sent: sent, by: identity, approval: restart) {
                     return CorrectionResult(message: try await messages.get(msiKey: msiKey), awaitsApproval: true)
                 }
@@ -111,10 +116,12 @@ extension MessageService {
                 let timeout = try await approvalRules.current().timeout
                 if try await approvals.requestCorrection(
                     msiKey, expectedVersion: ApprovalDAO.version(of: stored), correction: correction.fields,
-                    by: identity.name, author: identity.person, now: now, expiresAt: now + timeout.milliseconds) {
-                    await audit?.record(actor: AuditActor(identity), action: "message.correct_request",
-                                        target: AuditTarget(kind: "message", id: msiKey.hex),
-                                        change: AuditChange.created(correction.fields))
+                    by: identity.name, author: identity.person, now: now, expiresAt: now + timeout.milliseconds)
+                {
+                    await audit?.record(
+                        actor: AuditActor(identity), action: "message.correct_request",
+                        target: AuditTarget(kind: "message", id: msiKey.hex),
+                        change: AuditChange.created(correction.fields))
                     return CorrectionResult(message: try await messages.get(msiKey: msiKey), awaitsApproval: true)
                 }
             default:
@@ -135,16 +142,20 @@ extension MessageService {
         for _ in 0..<Self.editAttempts {
             let stored = try await messages.get(msiKey: msiKey)
             guard let pending = stored.document["pending_correction"]?.documentValue,
-                  ApprovalDAO.version(of: stored) == version else { return false }
+                ApprovalDAO.version(of: stored) == version
+            else { return false }
             guard stored.document["withdrawn"] == nil else {
                 throw EditRefusal(.withdrawn, "the message \(msiKey.hex) is withdrawn")
             }
             let correction = MessageCorrection(fields: pending["fields"]?.documentValue ?? [:])
             let (state, sent) = try await relayState(of: stored)
-            let by = Identity(name: pending["requested_by"]?.stringValue ?? stored.sender, role: approver.role,
-                              kind: .user)
-            if try await apply(correction, to: stored, state: state, sent: sent, by: by,
-                               approval: .approved(version: version, by: approver.name)) {
+            let by = Identity(
+                name: pending["requested_by"]?.stringValue ?? stored.sender, role: approver.role,
+                kind: .user)
+            if try await apply(
+                correction, to: stored, state: state, sent: sent, by: by,
+                approval: .approved(version: version, by: approver.name))
+            {
                 return true
             }
         }
@@ -154,13 +165,16 @@ extension MessageService {
     /// The texts `correction` gives `stored`, held to the send rules.
     /// - Throws: `SendRefusal` (`.fieldTooLong`, `.alertNeedsDesc`, `.invalidTranslations`).
     private func correctedTexts(of stored: Message, with correction: MessageCorrection) throws
-        -> (submission: Submission, broadcast: Broadcast) {
+        -> (submission: Submission, broadcast: Broadcast)
+    {
         var broadcast = stored.broadcast
         if let value = correction.translations {
             var body: BSONDocument = ["translations": value]
             if let language = broadcast.language { body["lang"] = .string(language) }
-            broadcast.translations = try Submission.broadcast(from: body, defaultLanguage: defaultLanguage,
-                                                              now: now()).translations
+            broadcast.translations = try Submission.broadcast(
+                from: body, defaultLanguage: defaultLanguage,
+                now: now()
+            ).translations
             broadcast.language = broadcast.language ?? (broadcast.translations.isEmpty ? nil : defaultLanguage)
         }
         let submission = Submission(
@@ -176,25 +190,33 @@ extension MessageService {
 
     /// Stores `correction` of `stored` (as its relay `state` was read; `sent`: phones may have it) by `identity`, with
     /// the `approval` step it takes, tells the phones and records it; false when the message changed meanwhile.
-    private func apply(_ correction: MessageCorrection, to stored: Message, state: RelayState?, sent: Bool,
-                       by identity: Identity, approval: CorrectionApprovalStep? = nil) async throws -> Bool {
+    private func apply(
+        _ correction: MessageCorrection, to stored: Message, state: RelayState?, sent: Bool,
+        by identity: Identity, approval: CorrectionApprovalStep? = nil
+    ) async throws -> Bool {
         let (submission, broadcast) = try correctedTexts(of: stored, with: correction)
         let before = Self.texts(of: stored, translations: stored.document["translations"]?.documentValue)
-        let after = MessageTexts(title: submission.title, desc: submission.desc, message: submission.message,
-                                 translations: correction.translations == nil ? nil
-                                     : broadcast.document["translations"]?.documentValue ?? [:])
+        let after = MessageTexts(
+            title: submission.title, desc: submission.desc, message: submission.message,
+            translations: correction.translations == nil
+                ? nil
+                : broadcast.document["translations"]?.documentValue ?? [:])
         let count = stored.document["corrections"]?.arrayValue?.count ?? 0
         let now = self.now()
         let notice = notice(.correction(count + 1), state: state, sent: sent, now: now)
-        guard try await messages.correct(msiKey: stored.msiKey, expected: state, corrections: count, at: now,
-                                         by: identity.name, before: before, after: after, notice: notice,
-                                         approval: approval) else { return false }
+        guard
+            try await messages.correct(
+                msiKey: stored.msiKey, expected: state, corrections: count, at: now,
+                by: identity.name, before: before, after: after, notice: notice,
+                approval: approval)
+        else { return false }
         tellRelay(notice, of: stored)
         var recorded = after.document
         if case .approved(_, let approver)? = approval { recorded["approved_by"] = .string(approver) }
-        await audit?.record(actor: AuditActor(identity), action: "message.correct",
-                            target: AuditTarget(kind: "message", id: stored.msiKey.hex),
-                            change: AuditChange.edit(before: before.document, after: recorded))
+        await audit?.record(
+            actor: AuditActor(identity), action: "message.correct",
+            target: AuditTarget(kind: "message", id: stored.msiKey.hex),
+            change: AuditChange.edit(before: before.document, after: recorded))
         return true
     }
 
@@ -208,18 +230,23 @@ extension MessageService {
             let (stored, state, sent) = try await editable(msiKey, as: identity)
             let now = self.now()
             // Not sent yet: held for approval, or pending and never claimed (scheduled, or due and not taken yet).
-            let cancel = state.map { $0.status == .awaitingApproval || ($0.status == .pending && $0.attempts == 0) }
+            let cancel =
+                state.map { $0.status == .awaitingApproval || ($0.status == .pending && $0.attempts == 0) }
                 ?? false
             let notice = cancel ? nil : notice(.withdrawal, state: state, sent: sent, now: now)
-            if try await messages.withdraw(msiKey: msiKey, expected: state, at: now, by: identity.name, reason: reason,
-                                           cancel: cancel, notice: notice) {
+            if try await messages.withdraw(
+                msiKey: msiKey, expected: state, at: now, by: identity.name, reason: reason,
+                cancel: cancel, notice: notice)
+            {
                 tellRelay(notice, of: stored)
                 var after: BSONDocument = ["withdrawn": true, "cancelled": .bool(cancel)]
                 if let reason { after["reason"] = .string(reason) }
-                await audit?.record(actor: AuditActor(identity), action: "message.withdraw",
-                                    target: AuditTarget(kind: "message", id: msiKey.hex),
-                                    change: AuditChange.edit(before: ["state": .string(state?.status.rawValue ?? "sent")],
-                                                             after: after))
+                await audit?.record(
+                    actor: AuditActor(identity), action: "message.withdraw",
+                    target: AuditTarget(kind: "message", id: msiKey.hex),
+                    change: AuditChange.edit(
+                        before: ["state": .string(state?.status.rawValue ?? "sent")],
+                        after: after))
                 return try await messages.get(msiKey: msiKey)
             }
         }
@@ -233,16 +260,18 @@ extension MessageService {
         let deadline = now + relayDeadline.milliseconds
         if sent {
             // Done with: any worker sends the notice (a direct message's components went without a write).
-            return RelayNotice(component: component, dueAt: now, deadlineAt: deadline,
-                               markSent: state.direct == nil ? [] : state.order)
+            return RelayNotice(
+                component: component, dueAt: now, deadlineAt: deadline,
+                markSent: state.direct == nil ? [] : state.order)
         }
         switch state.status {
         case .pending where state.attempts > 0:
             // Claimed, or waiting for a retry: whoever holds it goes on with it as it now is.
             return RelayNotice(component: component, dueAt: now, deadlineAt: deadline, handover: .live)
         case .direct:
-            return RelayNotice(component: component, dueAt: now, deadlineAt: deadline,
-                               handover: .fromDirect(leaseUntil: now + relayLease.milliseconds))
+            return RelayNotice(
+                component: component, dueAt: now, deadlineAt: deadline,
+                handover: .fromDirect(leaseUntil: now + relayLease.milliseconds))
         default:
             return nil
         }
@@ -276,7 +305,8 @@ extension MessageService {
         let sent: Bool
         switch state?.status {
         case .sent?, .failed?, .imported?: sent = true
-        case .direct?: sent = try await progress.resolved([stored])[0].document[path: "relay.state"]?.stringValue == "sent"
+        case .direct?:
+            sent = try await progress.resolved([stored])[0].document[path: "relay.state"]?.stringValue == "sent"
         // Pending: not claimed yet (it goes out as corrected), or being sent or retried (its worker sends the rest as
         // the message now is).
         default: sent = false

@@ -16,21 +16,28 @@ extension MessageService {
     /// same message, stored once.
     /// Nothing is stored while the relay is further behind than its bound (`RelayBacklog`).
     /// - Throws: `SendRefusal.relayBehind`, `.idempotencyKeyReused`; `DAOError` as `send`.
-    func store(_ draft: MessageDraft, idempotencyKey: String?, fingerprint: String, sender: String) async throws -> Message {
+    func store(_ draft: MessageDraft, idempotencyKey: String?, fingerprint: String, sender: String) async throws
+        -> Message
+    {
         if let refusal = await backlog.refusal() { throw refusal }
         let deadline = ContinuousClock.now.advanced(by: messages.writeDeadline)
         let document = messages.document(for: draft)
-        guard let idempotencyKey else { return await recorded(try await messages.add(document: document, deadline: deadline)) }
-        switch try await idempotencyKeys.claim(sender: sender, key: idempotencyKey, fingerprint: fingerprint,
-                                               message: document, deadline: deadline) {
+        guard let idempotencyKey else {
+            return await recorded(try await messages.add(document: document, deadline: deadline))
+        }
+        switch try await idempotencyKeys.claim(
+            sender: sender, key: idempotencyKey, fingerprint: fingerprint,
+            message: document, deadline: deadline)
+        {
         case .claimed:
             return await recorded(try await messages.add(document: document, deadline: deadline))
         case .earlier(let first):
             // Stored again (a no-op when it is) as any worker claims it: its first request's ticket is not ours.
             return try await messages.add(document: RelayProgressDAO.shown(first, sent: false), deadline: deadline)
         case .otherRequest:
-            throw SendRefusal(.idempotencyKeyReused,
-                              "this Idempotency-Key was used within the last 24 hours for another message")
+            throw SendRefusal(
+                .idempotencyKeyReused,
+                "this Idempotency-Key was used within the last 24 hours for another message")
         }
     }
 
@@ -55,7 +62,8 @@ extension MessageService.Submission {
             "distribution": .string(distribution.rawValue), "ttl": ttl.map(BSONValue.int64) ?? .null,
             "send_at": sendAt.map(BSONValue.int64) ?? .null,
             "to": recipients.map { .document($0.document) } ?? .null,
-            "data": .document(BSONDocument(data.sorted { $0.key < $1.key }.map { (key: $0.key, value: BSONValue.string($0.value)) })),
+            "data": .document(
+                BSONDocument(data.sorted { $0.key < $1.key }.map { (key: $0.key, value: BSONValue.string($0.value)) })),
         ]
         // Only when not the default: a request repeated across an upgrade still matches its earlier fingerprint.
         if urgency != .default { fields["urgency"] = .string(urgency.rawValue) }

@@ -19,8 +19,11 @@ extension MessageService.Submission {
     /// The refusals of fields over their length, or of an empty topic key, in field order; then of the recipients
     /// (a topic and recipients both, none of either, too many, a bad id) and of `data` (`MessageData`).
     var fieldRefusals: [SendRefusal] {
-        textRefusals + [recipientsRefusal, MessageData.problem(data).map { SendRefusal(.invalidData, $0) },
-                        broadcastRefusal].compactMap { $0 }
+        textRefusals
+            + [
+                recipientsRefusal, MessageData.problem(data).map { SendRefusal(.invalidData, $0) },
+                broadcastRefusal,
+            ].compactMap { $0 }
     }
 
     /// The refusal of the recipients: exactly one of a topic and `to`, `to` naming someone, within the limits, ids
@@ -34,11 +37,14 @@ extension MessageService.Submission {
             return SendRefusal(.invalidRecipients, "\"to\" must name at least one person or group")
         }
         if recipients.persons.count > Self.maximumPersons || recipients.groups.count > Self.maximumGroups {
-            return SendRefusal(.invalidRecipients, "\"to\" names at most \(Self.maximumPersons) persons and "
-                               + "\(Self.maximumGroups) groups (a group holds more)")
+            return SendRefusal(
+                .invalidRecipients,
+                "\"to\" names at most \(Self.maximumPersons) persons and "
+                    + "\(Self.maximumGroups) groups (a group holds more)")
         }
         if let problem = recipients.persons.lazy.compactMap(GroupService.personIDProblem).first
-            ?? recipients.groups.lazy.compactMap(GroupService.groupIDProblem).first {
+            ?? recipients.groups.lazy.compactMap(GroupService.groupIDProblem).first
+        {
             return SendRefusal(.invalidRecipients, "to: \(problem)")
         }
         return nil
@@ -49,8 +55,9 @@ extension MessageService.Submission {
         MessageField.allCases.compactMap { field in
             let value = self[field]
             if value.count > field.maxLength {
-                return SendRefusal(.fieldTooLong,
-                                   "the field \"\(field.rawValue)\" is longer than \(field.maxLength) characters", field: field)
+                return SendRefusal(
+                    .fieldTooLong,
+                    "the field \"\(field.rawValue)\" is longer than \(field.maxLength) characters", field: field)
             }
             if field == .topicKey, value.isEmpty, recipients == nil {
                 return SendRefusal(.emptyField, "the field \"\(field.rawValue)\" must not be empty", field: field)
@@ -62,9 +69,10 @@ extension MessageService.Submission {
     /// The refusal of an Alert without its `desc`, which is the push notification's body; nil for any other.
     var alertRefusal: SendRefusal? {
         guard distribution == .alert, desc.isEmpty else { return nil }
-        return SendRefusal(.alertNeedsDesc,
-                           "the field \"desc\" must not be empty for an Alert: it is the push notification's body",
-                           field: .desc)
+        return SendRefusal(
+            .alertNeedsDesc,
+            "the field \"desc\" must not be empty for an Alert: it is the push notification's body",
+            field: .desc)
     }
 
     /// The urgency a sender's `urgency` value names (`Urgency.default` when absent): the one reading of the

@@ -72,9 +72,11 @@ public struct MessageService: Sendable {
         /// The highest urgency the message reaches, its escalation's re-sends included (what the approval rule judges).
         var highestUrgency: Urgency { ApprovalPolicy.highestUrgency(urgency, ack: ack) }
 
-        public init(title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
-                    data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default,
-                    ttl: Int64? = nil, sendAt: Int64? = nil, ack: AckRequest? = nil, broadcast: Broadcast = Broadcast()) {
+        public init(
+            title: String, desc: String, message: String, topicKey: String, recipients: Recipients? = nil,
+            data: [String: String] = [:], distribution: Distribution, urgency: Urgency = .default,
+            ttl: Int64? = nil, sendAt: Int64? = nil, ack: AckRequest? = nil, broadcast: Broadcast = Broadcast()
+        ) {
             self.ack = ack
             self.broadcast = broadcast
             self.urgency = urgency
@@ -97,7 +99,9 @@ public struct MessageService: Sendable {
     ///   `.alertNeedsDesc`, `.accessDenied`, `.idempotencyKeyReused`), the first the submission meets in that order;
     ///   `DAOError` when the database fails: `.unavailable` when the message is known not to be stored,
     ///   `.outcomeUnknown` when that could not be settled before the write deadline.
-    public func send(_ submission: Submission, as identity: Identity, idempotencyKey: String? = nil) async throws -> Message {
+    public func send(_ submission: Submission, as identity: Identity, idempotencyKey: String? = nil) async throws
+        -> Message
+    {
         if let refusal = submission.fieldRefusals.first { throw refusal }
         if let recipients = submission.recipients {
             return try await send(submission, to: recipients, as: identity, idempotencyKey: idempotencyKey)
@@ -108,9 +112,11 @@ public struct MessageService: Sendable {
         } catch let error as DAOError where error.code == .topicNotFound {
             throw SendRefusal(.topicNotFound, error.message, field: .topicKey)
         }
-        guard let subjectDistribution = location.subject.distribution, subjectDistribution == submission.distribution else {
+        guard let subjectDistribution = location.subject.distribution, subjectDistribution == submission.distribution
+        else {
             let expected = location.subject.distribution?.rawValue ?? "a valid distribution"
-            throw SendRefusal(.distributionMismatch, "the field \"distribution\" must be \(expected), the subject's distribution")
+            throw SendRefusal(
+                .distributionMismatch, "the field \"distribution\" must be \(expected), the subject's distribution")
         }
         if let refusal = submission.alertRefusal { throw refusal }
         guard identity.maySend(through: location.accessLists) else {
@@ -119,25 +125,30 @@ public struct MessageService: Sendable {
         let now = self.now()
         // A sample of a topic counts as the topic.
         let policy = try await approvalRules.current()
-        let approval = try approvalDecision(submission, policy: policy, reasons: policy.reasons(
-            location: location, urgency: submission.highestUrgency), as: identity, now: now)
+        let approval = try approvalDecision(
+            submission, policy: policy,
+            reasons: policy.reasons(
+                location: location, urgency: submission.highestUrgency), as: identity, now: now)
         let dueAt = max(submission.sendAt ?? now, now)
         // A sample goes device by device, like a message to persons: any worker takes it over, never this process.
         let sampled = submission.broadcast.sample != nil
         // Due now: this process's relay sends it from the insert on, when it can take it (never one held).
         let ticket = dueAt <= now && !sampled && !approval.holds ? relay.ticket(now: now) : nil
-        let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
-                             expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
-                             deadlineAt: dueAt + relayDeadline.milliseconds, direct: ticket, addressed: sampled,
-                             languages: submission.broadcast.translations.map(\.language),
-                             display: submission.broadcast.display, awaitsApproval: approval.holds)
+        let plan = RelayPlan(
+            dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
+            expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
+            deadlineAt: dueAt + relayDeadline.milliseconds, direct: ticket, addressed: sampled,
+            languages: submission.broadcast.translations.map(\.language),
+            display: submission.broadcast.display, awaitsApproval: approval.holds)
         let message: Message
         do {
-            message = try await store(MessageDraft(
-                title: submission.title, desc: submission.desc, message: submission.message, topicKey: submission.topicKey,
-                data: submission.data, distribution: submission.distribution, urgency: submission.urgency,
-                broadcast: submission.broadcast, sender: identity.name,
-                extra: approval.adding(to: submission.extra(relay: plan))),
+            message = try await store(
+                MessageDraft(
+                    title: submission.title, desc: submission.desc, message: submission.message,
+                    topicKey: submission.topicKey,
+                    data: submission.data, distribution: submission.distribution, urgency: submission.urgency,
+                    broadcast: submission.broadcast, sender: identity.name,
+                    extra: approval.adding(to: submission.extra(relay: plan))),
                 idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         } catch let error as DAOError where error.code == .outcomeUnknown {
             if let ticket { relay.unsettled(ticket) }
@@ -159,13 +170,16 @@ public struct MessageService: Sendable {
     /// recipients are resolved to devices when it is sent, each device getting its own request.
     /// - Throws: `SendRefusal` (`.alertNeedsDesc`, `.groupNotFound`, `.recipientAccessDenied`,
     ///   `.idempotencyKeyReused`); `DAOError` as `send`.
-    private func send(_ submission: Submission, to recipients: Recipients, as identity: Identity,
-                      idempotencyKey: String?) async throws -> Message {
+    private func send(
+        _ submission: Submission, to recipients: Recipients, as identity: Identity,
+        idempotencyKey: String?
+    ) async throws -> Message {
         if let refusal = submission.alertRefusal { throw refusal }
         // Each person and group once, in the order given.
         var seen = Set<String>()
-        let recipients = Recipients(persons: recipients.persons.filter { seen.insert("p" + $0).inserted },
-                                    groups: recipients.groups.filter { seen.insert("g" + $0).inserted })
+        let recipients = Recipients(
+            persons: recipients.persons.filter { seen.insert("p" + $0).inserted },
+            groups: recipients.groups.filter { seen.insert("g" + $0).inserted })
         var found: [Group] = []
         for id in recipients.groups {
             guard let group = try await groups.group(id: id) else {
@@ -176,19 +190,23 @@ public struct MessageService: Sendable {
         if let refusal = RecipientPolicy.refusal(for: identity, recipients: recipients, groups: found) { throw refusal }
         let now = self.now()
         let policy = try await approvalRules.current()
-        let approval = try approvalDecision(submission, policy: policy, reasons: policy.reasons(
-            recipients: recipients, groups: found, urgency: submission.highestUrgency), as: identity, now: now)
+        let approval = try approvalDecision(
+            submission, policy: policy,
+            reasons: policy.reasons(
+                recipients: recipients, groups: found, urgency: submission.highestUrgency), as: identity, now: now)
         let dueAt = max(submission.sendAt ?? now, now)
         // Never sent by the storing process itself: a fan-out is long, and any worker may take it over.
-        let plan = RelayPlan(dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
-                             expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
-                             deadlineAt: dueAt + relayDeadline.milliseconds, addressed: true,
-                             awaitsApproval: approval.holds)
-        let message = try await store(MessageDraft(
-            title: submission.title, desc: submission.desc, message: submission.message, topicKey: "",
-            recipients: recipients, data: submission.data, distribution: submission.distribution,
-            urgency: submission.urgency, broadcast: submission.broadcast, sender: identity.name,
-            extra: approval.adding(to: submission.extra(relay: plan))),
+        let plan = RelayPlan(
+            dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
+            expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
+            deadlineAt: dueAt + relayDeadline.milliseconds, addressed: true,
+            awaitsApproval: approval.holds)
+        let message = try await store(
+            MessageDraft(
+                title: submission.title, desc: submission.desc, message: submission.message, topicKey: "",
+                recipients: recipients, data: submission.data, distribution: submission.distribution,
+                urgency: submission.urgency, broadcast: submission.broadcast, sender: identity.name,
+                extra: approval.adding(to: submission.extra(relay: plan))),
             idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         relay.notify()
         return message

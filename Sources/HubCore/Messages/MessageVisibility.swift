@@ -28,9 +28,11 @@ public enum MessageViewer: Sendable, Equatable {
 /// those who may approve it through `ApprovalService`; by nobody else (not in history, catch-up nor banners).
 public enum MessageVisibility {
     /// The stored fields everyone may see, as stored.
-    public static let publicFields = ["_id", "msi_key", "title", "desc", "message", "topic_key", "distribution",
-                                      "urgency", "sender", "timestamp", "lang", "translations", "image", "kind",
-                                      "dismissible", "expires_at", "display", "data"]
+    public static let publicFields = [
+        "_id", "msi_key", "title", "desc", "message", "topic_key", "distribution",
+        "urgency", "sender", "timestamp", "lang", "translations", "image", "kind",
+        "dismissible", "expires_at", "display", "data",
+    ]
 
     /// Whether `viewer` sees all of `message`: its sender and admins.
     public static func seesDetail(of message: Message, _ viewer: MessageViewer) -> Bool {
@@ -102,7 +104,8 @@ public enum MessageVisibility {
     /// The public fields of `message`: the legacy ones as stored, its `ttl` and `send_at` (top-level, as POST
     /// /message takes them) and its delivery state.
     static func publicDocument(_ message: Message, relay: RelayState?) -> BSONDocument {
-        var document = BSONDocument(publicFields.compactMap { key in message.document[key].map { (key: key, value: $0) } })
+        var document = BSONDocument(
+            publicFields.compactMap { key in message.document[key].map { (key: key, value: $0) } })
         if let ttl = relay?.ttlSeconds { document["ttl"] = .int64(ttl) }
         if let sendAt = relay?.sendAt { document["send_at"] = .int64(sendAt) }
         if let relay { document["relay"] = ["state": .string(publicState(relay.status))] }

@@ -8,12 +8,14 @@ public enum RecipientPolicy {
     public static func refusal(for identity: Identity, recipients: Recipients, groups: [Group]) -> SendRefusal? {
         if identity.role == .admin { return nil }
         if !recipients.persons.isEmpty, !maySendToPersons(identity) {
-            return SendRefusal(.recipientAccessDenied,
-                               "\(identity.name) may not send to persons directly: it needs the right direct")
+            return SendRefusal(
+                .recipientAccessDenied,
+                "\(identity.name) may not send to persons directly: it needs the right direct")
         }
         if let closed = groups.first(where: { !$0.access.contains(identity.name) }) {
-            return SendRefusal(.recipientAccessDenied,
-                               "\(identity.name) may not send to the group \(closed.id): its access does not name them")
+            return SendRefusal(
+                .recipientAccessDenied,
+                "\(identity.name) may not send to the group \(closed.id): its access does not name them")
         }
         return nil
     }

@@ -44,7 +44,9 @@ public struct RelayBacklog: Sendable {
     /// the backlog cannot be read: the insert itself then says whether the database is there).
     public func refusal() async -> SendRefusal? {
         guard let maximum, let age = await age(), age > maximum else { return nil }
-        return SendRefusal(.relayBehind, "the relay to FCM is \(age.milliseconds / 1000) s behind (at most "
-                           + "\(maximum.milliseconds / 1000) s): new messages are refused until it catches up")
+        return SendRefusal(
+            .relayBehind,
+            "the relay to FCM is \(age.milliseconds / 1000) s behind (at most "
+                + "\(maximum.milliseconds / 1000) s): new messages are refused until it catches up")
     }
 }

@@ -25,7 +25,8 @@ extension MessageService.Submission {
         var broadcast = Broadcast()
         if let value = present(body["lang"]) {
             guard let code = value.stringValue.flatMap(Self.languageCode) else {
-                throw SendRefusal(.invalidTranslations, "the field \"lang\" must be a language code such as \"en\" or \"hi\"")
+                throw SendRefusal(
+                    .invalidTranslations, "the field \"lang\" must be a language code such as \"en\" or \"hi\"")
             }
             broadcast.language = code
         }
@@ -33,36 +34,46 @@ extension MessageService.Submission {
             broadcast.translations = try translations(value)
             broadcast.language = broadcast.language ?? defaultLanguage
             if let language = broadcast.language, broadcast.translations.contains(where: { $0.language == language }) {
-                throw SendRefusal(.invalidTranslations,
-                                  "the field \"translations\" must not repeat the message's own language \"\(language)\"")
+                throw SendRefusal(
+                    .invalidTranslations,
+                    "the field \"translations\" must not repeat the message's own language \"\(language)\"")
             }
         }
         if let value = present(body["image"]) {
             guard let url = value.stringValue, Self.isPosterURL(url) else {
-                throw SendRefusal(.invalidImage, "the field \"image\" must be an https URL of at most \(maximumImageBytes) bytes")
+                throw SendRefusal(
+                    .invalidImage, "the field \"image\" must be an https URL of at most \(maximumImageBytes) bytes")
             }
             broadcast.image = url
         }
         if let value = present(body["kind"]) {
             guard let kind = value.stringValue, Self.isKind(kind) else {
-                throw SendRefusal(.invalidKind, "the field \"kind\" must be general, downtime, greeting or a name of "
-                                  + "1 to 32 of a-z 0-9 _ - starting with a letter")
+                throw SendRefusal(
+                    .invalidKind,
+                    "the field \"kind\" must be general, downtime, greeting or a name of "
+                        + "1 to 32 of a-z 0-9 _ - starting with a letter")
             }
             broadcast.kind = kind
         }
         if let value = present(body["dismissible"]) {
-            guard let flag = value.boolValue else { throw SendRefusal(.invalidKind, "the field \"dismissible\" must be true or false") }
+            guard let flag = value.boolValue else {
+                throw SendRefusal(.invalidKind, "the field \"dismissible\" must be true or false")
+            }
             broadcast.dismissible = flag
         }
         if let value = present(body["expires_at"]) {
             guard let at = Self.time(value), at > now, at - now <= maximumExpiryMS else {
-                throw SendRefusal(.invalidExpiry, "the field \"expires_at\" must be a time in the next 118 days, in Unix "
-                                  + "milliseconds or RFC 3339 (2026-12-24T18:00:00Z)")
+                throw SendRefusal(
+                    .invalidExpiry,
+                    "the field \"expires_at\" must be a time in the next 118 days, in Unix "
+                        + "milliseconds or RFC 3339 (2026-12-24T18:00:00Z)")
             }
             broadcast.expiresAt = at
         }
         if let value = present(body["display"]) {
-            guard let flag = value.boolValue else { throw SendRefusal(.invalidDisplay, "the field \"display\" must be true or false") }
+            guard let flag = value.boolValue else {
+                throw SendRefusal(.invalidDisplay, "the field \"display\" must be true or false")
+            }
             broadcast.display = flag
         }
         if let value = present(body["sample"]) {
@@ -75,7 +86,9 @@ extension MessageService.Submission {
             guard let name = value.stringValue, Self.isCohortName(name) else {
                 throw SendRefusal(.invalidSample, "the field \"cohort\" must be 1 to 64 of A-Z a-z 0-9 _ -")
             }
-            guard broadcast.sample != nil else { throw SendRefusal(.invalidSample, "the field \"cohort\" needs \"sample\"") }
+            guard broadcast.sample != nil else {
+                throw SendRefusal(.invalidSample, "the field \"cohort\" needs \"sample\"")
+            }
             broadcast.cohort = name
         }
         if broadcast.sample != nil, broadcast.cohort == nil { broadcast.cohort = Self.defaultCohort }
@@ -90,21 +103,28 @@ extension MessageService.Submission {
     /// before the send time; nil when it fits.
     var broadcastRefusal: SendRefusal? {
         if distribution == .alert, broadcast.display,
-           let language = broadcast.translations.first(where: { $0.text.desc.isEmpty })?.language {
-            return SendRefusal(.invalidTranslations, "the translation \"\(language)\" needs its \"desc\" for an Alert: "
-                               + "it is the push notification's body")
+            let language = broadcast.translations.first(where: { $0.text.desc.isEmpty })?.language
+        {
+            return SendRefusal(
+                .invalidTranslations,
+                "the translation \"\(language)\" needs its \"desc\" for an Alert: "
+                    + "it is the push notification's body")
         }
         if !broadcast.display {
             if data.isEmpty {
-                return SendRefusal(.invalidDisplay, "a message with \"display\": false carries a \"data\" object for the app")
+                return SendRefusal(
+                    .invalidDisplay, "a message with \"display\": false carries a \"data\" object for the app")
             }
             if broadcast.image != nil || !broadcast.translations.isEmpty || ack != nil {
-                return SendRefusal(.invalidDisplay, "a message with \"display\": false shows nothing: it takes no "
-                                   + "\"image\", \"translations\" or \"ack\"")
+                return SendRefusal(
+                    .invalidDisplay,
+                    "a message with \"display\": false shows nothing: it takes no "
+                        + "\"image\", \"translations\" or \"ack\"")
             }
         }
         if broadcast.sample != nil, recipients != nil {
-            return SendRefusal(.invalidSample, "\"sample\" picks devices of a topic: it needs \"topic_key\", not \"to\"")
+            return SendRefusal(
+                .invalidSample, "\"sample\" picks devices of a topic: it needs \"topic_key\", not \"to\"")
         }
         if let expiresAt = broadcast.expiresAt, let sendAt, expiresAt <= sendAt {
             return SendRefusal(.invalidExpiry, "the field \"expires_at\" must be after \"send_at\"")
@@ -114,9 +134,13 @@ extension MessageService.Submission {
 
     /// The translations of `value`: an object of language codes to `{"title", "desc"?, "message"?}`.
     private static func translations(_ value: BSONValue) throws -> [(language: String, text: Broadcast.Text)] {
-        func refuse(_ problem: String) -> SendRefusal { SendRefusal(.invalidTranslations, "the field \"translations\" \(problem)") }
+        func refuse(_ problem: String) -> SendRefusal {
+            SendRefusal(.invalidTranslations, "the field \"translations\" \(problem)")
+        }
         guard let object = value.documentValue else { throw refuse("must be an object of language codes to texts") }
-        guard object.count <= maximumTranslations else { throw refuse("holds at most \(maximumTranslations) languages") }
+        guard object.count <= maximumTranslations else {
+            throw refuse("holds at most \(maximumTranslations) languages")
+        }
         var seen = Set<String>()
         return try object.map { key, value in
             guard let language = languageCode(key), language == key, seen.insert(language).inserted else {
@@ -129,7 +153,9 @@ extension MessageService.Submission {
             var texts: [MessageField: String] = [:]
             for field in [MessageField.title, .desc, .message] {
                 guard let entry = present(text[field.rawValue]) else { continue }
-                guard let string = entry.stringValue else { throw refuse("must have \"\(key).\(field.rawValue)\" as a string") }
+                guard let string = entry.stringValue else {
+                    throw refuse("must have \"\(key).\(field.rawValue)\" as a string")
+                }
                 guard string.count <= field.maxLength else {
                     throw refuse("has \"\(key).\(field.rawValue)\" longer than \(field.maxLength) characters")
                 }
@@ -143,7 +169,8 @@ extension MessageService.Submission {
     /// A language code as the hub keeps it: a two- or three-letter primary subtag, lowercased ("EN" → "en"); nil for
     /// anything else (a region, a script, a longer tag: the hub matches phones by their locale's primary subtag).
     public static func languageCode(_ text: String) -> String? {
-        guard (2...3).contains(text.utf8.count), text.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic })
+        guard (2...3).contains(text.utf8.count),
+            text.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic })
         else { return nil }
         return text.lowercased()
     }
@@ -151,23 +178,27 @@ extension MessageService.Submission {
     /// Whether `url` is an https URL with a host, of at most `maximumImageBytes`, without spaces or controls.
     static func isPosterURL(_ url: String) -> Bool {
         guard url.utf8.count <= maximumImageBytes, url.lowercased().hasPrefix("https://"),
-              url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }),
-              let parsed = URL(string: url), parsed.scheme?.lowercased() == "https", let host = parsed.host, !host.isEmpty
+            url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }),
+            let parsed = URL(string: url), parsed.scheme?.lowercased() == "https", let host = parsed.host, !host.isEmpty
         else { return false }
         return true
     }
 
     /// Whether `kind` is 1 to 32 of `a-z 0-9 _ -` starting with a letter.
     static func isKind(_ kind: String) -> Bool {
-        guard (1...32).contains(kind.utf8.count), let first = kind.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
-        return kind.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" }
+        guard (1...32).contains(kind.utf8.count), let first = kind.unicodeScalars.first, ("a"..."z").contains(first)
+        else { return false }
+        return kind.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-"
+        }
     }
 
     /// Whether `name` is 1 to 64 of `A-Z a-z 0-9 _ -`.
     static func isCohortName(_ name: String) -> Bool {
-        (1...64).contains(name.utf8.count) && name.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-")
-        }
+        (1...64).contains(name.utf8.count)
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-")
+            }
     }
 
     /// A time given as Unix milliseconds (an integer) or an RFC 3339 string; nil for anything else.

@@ -22,8 +22,10 @@ public struct DatabaseGauges: Sendable {
         /// When the reading was taken (Unix ms).
         public var readAt: Int64
 
-        public init(outboxDepth: Int64, outboxOldestDueAt: Int64?, devicesByPlatform: [Platform: Int],
-                    subscriptionsPending: Int, subscriptionsOldestDueAt: Int64?, rollouts: Int, readAt: Int64) {
+        public init(
+            outboxDepth: Int64, outboxOldestDueAt: Int64?, devicesByPlatform: [Platform: Int],
+            subscriptionsPending: Int, subscriptionsOldestDueAt: Int64?, rollouts: Int, readAt: Int64
+        ) {
             self.outboxDepth = outboxDepth
             self.outboxOldestDueAt = outboxOldestDueAt
             self.devicesByPlatform = devicesByPlatform
@@ -48,10 +50,11 @@ public struct DatabaseGauges: Sendable {
         self.init(interval: interval, now: now ?? services.now) { time in
             let backlog = try await outbox.backlog(now: time)
             let statistics = try await devices.statistics()
-            return Reading(outboxDepth: backlog.count, outboxOldestDueAt: backlog.oldestDueAt,
-                           devicesByPlatform: statistics.byPlatform, subscriptionsPending: statistics.pending,
-                           subscriptionsOldestDueAt: statistics.oldestPendingDueAt, rollouts: statistics.rollouts,
-                           readAt: time)
+            return Reading(
+                outboxDepth: backlog.count, outboxOldestDueAt: backlog.oldestDueAt,
+                devicesByPlatform: statistics.byPlatform, subscriptionsPending: statistics.pending,
+                subscriptionsOldestDueAt: statistics.oldestPendingDueAt, rollouts: statistics.rollouts,
+                readAt: time)
         }
     }
 

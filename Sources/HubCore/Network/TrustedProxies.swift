@@ -14,8 +14,9 @@ public struct TrustedProxies: Sendable, Hashable {
     /// Parses a comma-separated list of CIDRs (`10.0.0.0/8, 2001:db8::/32`); an empty list trusts no one.
     /// - Throws: `AddressRangeError` for the first entry that is not a CIDR.
     public init(parsing list: String) throws {
-        self.init(try list.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
-            .map { try AddressRange(cidr: $0) })
+        self.init(
+            try list.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
+                .map { try AddressRange(cidr: $0) })
     }
 
     /// Whether `address` is one of the trusted proxies.

@@ -27,8 +27,10 @@ public struct PersonAssertionSettings: Sendable {
     /// (`PERSON_ASSERTION_NONCE=required`); off, a `nonce` claim is not looked at.
     public var nonceRequired: Bool
 
-    public init(secret: String? = nil, keySet: KeySetSource? = nil, issuer: String = "", audience: String = "",
-                claim: String = "sub", nonceRequired: Bool = false) {
+    public init(
+        secret: String? = nil, keySet: KeySetSource? = nil, issuer: String = "", audience: String = "",
+        claim: String = "sub", nonceRequired: Bool = false
+    ) {
         self.secret = secret
         self.keySet = keySet
         self.issuer = issuer
@@ -95,9 +97,11 @@ public actor PersonAssertionVerifier {
     ///   - loadKeySet: reads the JWKS; `fileLoader` reads files, and is enough where no URL is configured.
     ///   - refreshInterval: how long a loaded JWKS is used before it is loaded again.
     ///   - unknownKeyInterval: how soon after a load an unknown `kid` may make it load again.
-    public init(settings: PersonAssertionSettings, loadKeySet: @escaping KeySetLoader = PersonAssertionVerifier.fileLoader,
-                now: @escaping UnixClock = UnixTime.nowMilliseconds, logger: Logger = Logger(label: "msi-hub"),
-                refreshInterval: Duration = .seconds(300), unknownKeyInterval: Duration = .seconds(30)) {
+    public init(
+        settings: PersonAssertionSettings, loadKeySet: @escaping KeySetLoader = PersonAssertionVerifier.fileLoader,
+        now: @escaping UnixClock = UnixTime.nowMilliseconds, logger: Logger = Logger(label: "msi-hub"),
+        refreshInterval: Duration = .seconds(300), unknownKeyInterval: Duration = .seconds(30)
+    ) {
         self.settings = settings
         self.loadKeySet = loadKeySet
         self.now = now
@@ -140,15 +144,18 @@ public actor PersonAssertionVerifier {
             throw AssertionRefusal(.notConfigured, "person binding is not configured")
         }
         guard (1...Self.maximumLength).contains(assertion.utf8.count) else {
-            throw AssertionRefusal(.invalidAssertion, "the assertion must be a JWT of at most \(Self.maximumLength) bytes")
+            throw AssertionRefusal(
+                .invalidAssertion, "the assertion must be a JWT of at most \(Self.maximumLength) bytes")
         }
         let header = try AssertionHeader(assertion)
         let claims = try await verifiedClaims(assertion, header: header)
         let person = try check(claims)
         // Not the signature: ECDSA lets anyone who holds a signature make another valid one of the same claims.
-        let replayKey = claims.strings["jti"].map { Secret.hash("jti:" + $0) } ?? Secret.hash("signed:" + header.signedPart)
-        return VerifiedAssertion(person: person, replayKey: replayKey, expiresAt: claims.expiresAt ?? now(),
-                                 nonce: claims.strings["nonce"])
+        let replayKey =
+            claims.strings["jti"].map { Secret.hash("jti:" + $0) } ?? Secret.hash("signed:" + header.signedPart)
+        return VerifiedAssertion(
+            person: person, replayKey: replayKey, expiresAt: claims.expiresAt ?? now(),
+            nonce: claims.strings["nonce"])
     }
 
     /// The claims of `assertion` once its signature verifies, loading the JWKS again once for an unknown `kid`.
@@ -188,7 +195,8 @@ public actor PersonAssertionVerifier {
             throw AssertionRefusal(.invalidAssertion, "the assertion's issuer (iss) is not the configured one")
         }
         guard let audience = claims.audience, audience.contains(settings.audience) else {
-            throw AssertionRefusal(.invalidAssertion, "the assertion's audience (aud) does not include the configured one")
+            throw AssertionRefusal(
+                .invalidAssertion, "the assertion's audience (aud) does not include the configured one")
         }
         guard let expires = claims.expiresAt else {
             throw AssertionRefusal(.invalidAssertion, "the assertion has no expiry (exp)")
@@ -212,8 +220,9 @@ public actor PersonAssertionVerifier {
             throw AssertionRefusal(.invalidAssertion, "the assertion has no \(settings.claim) claim naming the person")
         }
         guard (1...Self.maximumPersonLength).contains(person.count) else {
-            throw AssertionRefusal(.invalidAssertion,
-                                   "the assertion's \(settings.claim) claim must be 1 to \(Self.maximumPersonLength) characters")
+            throw AssertionRefusal(
+                .invalidAssertion,
+                "the assertion's \(settings.claim) claim must be 1 to \(Self.maximumPersonLength) characters")
         }
         return person
     }
@@ -249,8 +258,9 @@ public actor PersonAssertionVerifier {
             keys = try await KeyRing.make(secret: settings.secret, jwks: jwks, logger: logger)
         } catch {
             // The source's name may be a URL with a token in it: only that it failed is logged.
-            logger.warning("the person assertion keys (PERSON_ASSERTION_JWKS) could not be loaded",
-                           metadata: ["error": "\(type(of: error))"])
+            logger.warning(
+                "the person assertion keys (PERSON_ASSERTION_JWKS) could not be loaded",
+                metadata: ["error": "\(type(of: error))"])
         }
         loadedAt = time
         loading = nil
@@ -302,8 +312,9 @@ struct KeyRing: Sendable {
         if let jwks {
             for var key in try JSONDecoder().decode(JWKS.self, from: Data(jwks.utf8)).keys {
                 guard let kid = key.keyIdentifier?.string, let algorithm = pinnedAlgorithm(of: key) else {
-                    logger.warning("a person assertion key without a kid, or of a type and algorithm the hub does not verify, is left out",
-                                   metadata: ["kid": "\(key.keyIdentifier?.string ?? "none")"])
+                    logger.warning(
+                        "a person assertion key without a kid, or of a type and algorithm the hub does not verify, is left out",
+                        metadata: ["kid": "\(key.keyIdentifier?.string ?? "none")"])
                     continue
                 }
                 key.algorithm = algorithm
@@ -323,8 +334,10 @@ struct KeyRing: Sendable {
             guard let algorithm = key.algorithm else { return .rs256 }
             return [.rs256, .rs384, .rs512, .ps256, .ps384, .ps512].contains(algorithm) ? algorithm : nil
         case .ecdsa:
-            let byCurve: [(JWK.Curve, JWK.Algorithm)] = [(.ecdsa(.p256), .es256), (.ecdsa(.p384), .es384),
-                                                         (.ecdsa(.p521), .es512)]
+            let byCurve: [(JWK.Curve, JWK.Algorithm)] = [
+                (.ecdsa(.p256), .es256), (.ecdsa(.p384), .es384),
+                (.ecdsa(.p521), .es512),
+            ]
             guard let curve = key.curve, let expected = byCurve.first(where: { $0.0 == curve })?.1 else { return nil }
             guard let algorithm = key.algorithm else { return expected == .es256 ? .es256 : nil }
             return algorithm == expected ? algorithm : nil
@@ -365,8 +378,9 @@ struct AssertionHeader: Sendable {
     init(_ token: String) throws {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let data = Self.base64URLDecoded(parts[0]),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let algorithm = object["alg"] as? String else {
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let algorithm = object["alg"] as? String
+        else {
             throw AssertionRefusal(.invalidAssertion, "the assertion is not a well-formed JWT")
         }
         self.algorithm = algorithm
@@ -422,7 +436,8 @@ struct PersonClaims: JWTPayload {
     /// A NumericDate claim (Unix seconds, perhaps with a fraction) in Unix ms; nil when absent or not a number.
     private static func milliseconds(_ container: KeyedDecodingContainer<Key>, _ name: String) -> Int64? {
         guard let seconds = try? container.decode(Double.self, forKey: Key(stringValue: name)), seconds.isFinite,
-              abs(seconds) < 1e12 else { return nil }
+            abs(seconds) < 1e12
+        else { return nil }
         return Int64((seconds * 1000).rounded(.down))
     }
 

@@ -75,7 +75,8 @@ extension ReceiptService {
     /// the page's devices, by `_id`.
     /// - Throws: `DAOError` `.messageNotFound` when there is no such message or `viewer` may not see its detail.
     public func report(msiKey: ObjectID, for viewer: MessageViewer, cursor: ObjectID?, limit: Int) async throws
-        -> ReceiptReport {
+        -> ReceiptReport
+    {
         let stored = try await messages.get(msiKey: msiKey)
         guard MessageVisibility.seesDetail(of: stored, viewer) else {
             throw DAOError(.messageNotFound, "no message has the msi_key \(msiKey.hex)")
@@ -86,19 +87,23 @@ extension ReceiptService {
         let counts = try await receipts.counts(of: message.id)
         let limit = min(max(limit, 1), Self.maximumLimit)
         let audience = try await reachAudience(of: message, status: status)
-        var report = ReceiptReport(msiKey: msiKey, audienceKind: message.audience == .persons ? "persons" : "topic",
-                                   audience: audience.devices, relayState: relayState,
-                                   fcmAccepted: audience.fcmAccepted, counts: counts, notAnswered: 0,
-                                   unreachable: audience.unreachable, platforms: [:], silent: [], persons: nil,
-                                   next: nil)
-        let size = Self.readSize(limit: limit, audience: audience.devices, acknowledged: counts.byEvent[.acknowledged] ?? 0)
+        var report = ReceiptReport(
+            msiKey: msiKey, audienceKind: message.audience == .persons ? "persons" : "topic",
+            audience: audience.devices, relayState: relayState,
+            fcmAccepted: audience.fcmAccepted, counts: counts, notAnswered: 0,
+            unreachable: audience.unreachable, platforms: [:], silent: [], persons: nil,
+            next: nil)
+        let size = Self.readSize(
+            limit: limit, audience: audience.devices, acknowledged: counts.byEvent[.acknowledged] ?? 0)
         switch audience.source {
         case .deliveries:
-            (report.silent, report.next) = try await silentDeliveries(of: message.id, audience: audience, size: size,
-                                                                      after: cursor, limit: limit)
+            (report.silent, report.next) = try await silentDeliveries(
+                of: message.id, audience: audience, size: size,
+                after: cursor, limit: limit)
         case .subscriptions:
-            (report.silent, report.next) = try await silentSubscribers(of: message, audience: audience, size: size,
-                                                                       after: cursor, limit: limit)
+            (report.silent, report.next) = try await silentSubscribers(
+                of: message, audience: audience, size: size,
+                after: cursor, limit: limit)
         }
         if message.audience != .persons, let place = Self.place(of: message.topicKey) {
             let location = try? await cube.location(topicKey: message.topicKey)
@@ -138,9 +143,10 @@ extension ReceiptService {
             let delivered = try await deliveries.counts(of: message.id)
             var platforms: [Platform: Int64] = [:]
             for (platform, states) in delivered.byPlatform { platforms[platform] = states.values.reduce(0, +) }
-            audience = ReachAudience(source: .deliveries, devices: max(fixedSize ?? 0, delivered.total),
-                                     fcmAccepted: delivered.byState[.sent] ?? 0,
-                                     unreachable: delivered.byState[.unregistered] ?? 0, platforms: platforms)
+            audience = ReachAudience(
+                source: .deliveries, devices: max(fixedSize ?? 0, delivered.total),
+                fcmAccepted: delivered.byState[.sent] ?? 0,
+                unreachable: delivered.byState[.unregistered] ?? 0, platforms: platforms)
             settled = settled && (delivered.byState[.pending] ?? 0) == 0
         } else {
             let wishes = try await subscriptions.audience(of: message.topicKey)
@@ -149,14 +155,16 @@ extension ReceiptService {
             let devices = platforms.values.reduce(0, +)
             let unreachable = Int64(wishes.values.reduce(0) { $0 + $1.dormant })
             let sent = status == .sent || status == .imported
-            audience = ReachAudience(source: .subscriptions, devices: devices,
-                                     fcmAccepted: sent ? devices - unreachable : 0, unreachable: unreachable,
-                                     platforms: platforms)
+            audience = ReachAudience(
+                source: .subscriptions, devices: devices,
+                fcmAccepted: sent ? devices - unreachable : 0, unreachable: unreachable,
+                platforms: platforms)
         }
         if settled {
-            audience.marks = ReachAudience.marks(of: audience.source == .deliveries
-                ? try await deliveries.audienceDevices(of: message.id)
-                : try await subscriptions.audienceDevices(of: message.topicKey))
+            audience.marks = ReachAudience.marks(
+                of: audience.source == .deliveries
+                    ? try await deliveries.audienceDevices(of: message.id)
+                    : try await subscriptions.audienceDevices(of: message.topicKey))
             try await reachAudiences.store(audience, on: message.id)
         }
         return audience
@@ -164,40 +172,58 @@ extension ReceiptService {
 
     /// A page of the message's deliveries whose device has not acknowledged: read between the stored audience's
     /// marks, or (while it is not stored) a page after the cursor.
-    private func silentDeliveries(of message: ObjectID, audience: ReachAudience, size: Int, after cursor: ObjectID?,
-                                  limit: Int) async throws -> ([ReceiptReport.Silent], String?) {
-        try await silentPage(limit: limit, cursor: cursor, size: size, read: { after, size in
-            let through = audience.mark(after: after, spans: size / ReachAudience.pageSpan)
-            let rows = audience.marks.isEmpty
-                ? try await deliveries.page(of: message, after: after.map { Delivery.id(message: message, device: $0) },
-                                            limit: size)
-                : try await deliveries.range(of: message, after: after, through: through)
-            return (rows.map { ReceiptReport.Silent(device: $0.device, person: $0.person, platform: $0.platform) },
-                    Self.next(after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
-                              full: rows.count == size))
-        }, acknowledged: { try await receipts.acknowledged(message: message, devices: $0.map(\.device)) })
+    private func silentDeliveries(
+        of message: ObjectID, audience: ReachAudience, size: Int, after cursor: ObjectID?,
+        limit: Int
+    ) async throws -> ([ReceiptReport.Silent], String?) {
+        try await silentPage(
+            limit: limit, cursor: cursor, size: size,
+            read: { after, size in
+                let through = audience.mark(after: after, spans: size / ReachAudience.pageSpan)
+                let rows =
+                    audience.marks.isEmpty
+                    ? try await deliveries.page(
+                        of: message, after: after.map { Delivery.id(message: message, device: $0) },
+                        limit: size)
+                    : try await deliveries.range(of: message, after: after, through: through)
+                return (
+                    rows.map { ReceiptReport.Silent(device: $0.device, person: $0.person, platform: $0.platform) },
+                    Self.next(
+                        after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
+                        full: rows.count == size)
+                )
+            }, acknowledged: { try await receipts.acknowledged(message: message, devices: $0.map(\.device)) })
     }
 
     /// A page of the devices that want the message's topic and have not acknowledged: read between the stored
     /// audience's marks, or (while it is not stored) a page after the cursor.
-    private func silentSubscribers(of message: Message, audience: ReachAudience, size: Int, after cursor: ObjectID?,
-                                   limit: Int) async throws -> ([ReceiptReport.Silent], String?) {
-        try await silentPage(limit: limit, cursor: cursor, size: size, read: { after, size in
-            let through = audience.mark(after: after, spans: size / ReachAudience.pageSpan)
-            let rows = audience.marks.isEmpty
-                ? try await subscriptions.audiencePage(of: message.topicKey, after: after, limit: size)
-                : try await subscriptions.audienceRange(of: message.topicKey, after: after, through: through)
-            return (rows.map { ReceiptReport.Silent(device: $0.device, person: nil, platform: $0.platform) },
-                    Self.next(after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
-                              full: rows.count == size))
-        }, acknowledged: { try await receipts.acknowledged(message: message.id, devices: $0.map(\.device)) })
+    private func silentSubscribers(
+        of message: Message, audience: ReachAudience, size: Int, after cursor: ObjectID?,
+        limit: Int
+    ) async throws -> ([ReceiptReport.Silent], String?) {
+        try await silentPage(
+            limit: limit, cursor: cursor, size: size,
+            read: { after, size in
+                let through = audience.mark(after: after, spans: size / ReachAudience.pageSpan)
+                let rows =
+                    audience.marks.isEmpty
+                    ? try await subscriptions.audiencePage(of: message.topicKey, after: after, limit: size)
+                    : try await subscriptions.audienceRange(of: message.topicKey, after: after, through: through)
+                return (
+                    rows.map { ReceiptReport.Silent(device: $0.device, person: nil, platform: $0.platform) },
+                    Self.next(
+                        after: rows.last?.device, marked: !audience.marks.isEmpty, through: through,
+                        full: rows.count == size)
+                )
+            }, acknowledged: { try await receipts.acknowledged(message: message.id, devices: $0.map(\.device)) })
     }
 
     /// How many audience rows a read of the report takes: enough, at the share of the audience that has not
     /// acknowledged, to find `limit` of them and one more (which says whether a page follows) in one read, with a
     /// fifth to spare; at least `ReachAudience.pageSpan`, at most `scanLimit`, whole spans between marks.
     static func readSize(limit: Int, audience: Int64, acknowledged: Int64) -> Int {
-        let silentShare = audience > 0 ? max(0.02, Double(audience - min(acknowledged, audience)) / Double(audience)) : 1
+        let silentShare =
+            audience > 0 ? max(0.02, Double(audience - min(acknowledged, audience)) / Double(audience)) : 1
         let wanted = Int((Double(limit + 1) / silentShare * 1.2).rounded(.up))
         let spans = (wanted + ReachAudience.pageSpan - 1) / ReachAudience.pageSpan
         return min(max(spans, 1) * ReachAudience.pageSpan, scanLimit)

@@ -55,8 +55,10 @@ public struct ReceiptService: Sendable {
         var place: ReceiptDAO.Place?
     }
 
-    init(database: MongoDatabase, cube: CubeCache, webhookSubscribers: WebhookSubscribers, logger: Logger,
-         now: @escaping UnixClock) {
+    init(
+        database: MongoDatabase, cube: CubeCache, webhookSubscribers: WebhookSubscribers, logger: Logger,
+        now: @escaping UnixClock
+    ) {
         self.receipts = ReceiptDAO(database: database, now: now)
         self.messages = MessageDAO(database: database, now: now)
         self.subscriptions = SubscriptionDAO(database: database, now: now)
@@ -77,8 +79,9 @@ public struct ReceiptService: Sendable {
             return keys.map { found[$0] }
         }
         self.wishReads = BatchingGate(maximumBatch: 256) { [subscriptions] queries in
-            let wishes = try await subscriptions.wishes(of: queries.map(\.registration),
-                                                        for: Array(Set(queries.flatMap(\.topics))))
+            let wishes = try await subscriptions.wishes(
+                of: queries.map(\.registration),
+                for: Array(Set(queries.flatMap(\.topics))))
             return queries.map { query in (wishes[query.registration] ?? [:]).filter { query.topics.contains($0.key) } }
         }
         self.writes = BatchingGate(maximumBatch: ReceiptService.maximumBatch) { [receipts] placed in
@@ -105,14 +108,17 @@ public struct ReceiptService: Sendable {
         var outcomes: [ReceiptOutcome?] = Array(repeating: nil, count: entries.count)
         var keys: [Int: ObjectID] = [:]
         for (index, entry) in entries.enumerated() {
-            if let key = ObjectID(hex: entry.msiKey) { keys[index] = key } else {
+            if let key = ObjectID(hex: entry.msiKey) {
+                keys[index] = key
+            } else {
                 outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .notARecipient)
             }
         }
         let wanted = Array(Set(keys.values))
-        let found = Dictionary(zip(wanted, try await messageReads.submit(wanted)).compactMap { key, message in
-            message.map { (key, $0) }
-        }, uniquingKeysWith: { first, _ in first })
+        let found = Dictionary(
+            zip(wanted, try await messageReads.submit(wanted)).compactMap { key, message in
+                message.map { (key, $0) }
+            }, uniquingKeysWith: { first, _ in first })
         let reachable = try await receivable(Array(found.values), by: device)
         var accepted: [(index: Int, receipt: Receipt)] = []
         for (index, entry) in entries.enumerated() where outcomes[index] == nil {
@@ -124,23 +130,31 @@ public struct ReceiptService: Sendable {
                 outcomes[index] = ReceiptOutcome(index: index, status: .rejected, code: .invalidResponse)
                 continue
             }
-            accepted.append((index, Receipt(message: message.id, device: device.id, person: device.person,
-                                            event: entry.event, response: response.text,
-                                            responseOffered: response.offered, at: entry.at,
-                                            platform: device.platform)))
+            accepted.append(
+                (
+                    index,
+                    Receipt(
+                        message: message.id, device: device.id, person: device.person,
+                        event: entry.event, response: response.text,
+                        responseOffered: response.offered, at: entry.at,
+                        platform: device.platform)
+                ))
         }
-        let places = Dictionary(found.values.map { ($0.id, Self.place(of: $0.topicKey)) }, uniquingKeysWith: { first, _ in first })
-        let new = try await writes.submit(accepted.map { PlacedReceipt(receipt: $0.receipt, place: places[$0.receipt.message] ?? nil) })
+        let places = Dictionary(
+            found.values.map { ($0.id, Self.place(of: $0.topicKey)) }, uniquingKeysWith: { first, _ in first })
+        let new = try await writes.submit(
+            accepted.map { PlacedReceipt(receipt: $0.receipt, place: places[$0.receipt.message] ?? nil) })
         for (position, item) in accepted.enumerated() {
             outcomes[item.index] = ReceiptOutcome(index: item.index, status: new[position] ? .stored : .duplicate)
         }
         let acknowledged = accepted.indices.filter { new[$0] && accepted[$0].receipt.event == .acknowledged }
         if !acknowledged.isEmpty {
             let byID = Dictionary(found.values.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            try await acknowledgedHook(acknowledged.compactMap { position in
-                let receipt = accepted[position].receipt
-                return byID[receipt.message].map { ($0, receipt) }
-            })
+            try await acknowledgedHook(
+                acknowledged.compactMap { position in
+                    let receipt = accepted[position].receipt
+                    return byID[receipt.message].map { ($0, receipt) }
+                })
         }
         return outcomes.enumerated().map { $0.element ?? ReceiptOutcome(index: $0.offset, status: .rejected) }
     }
@@ -157,7 +171,9 @@ public struct ReceiptService: Sendable {
     @discardableResult
     public func recountInterrupted(before cutoff: Int64? = nil) async throws -> Int {
         let folded = try await receipts.recountInterrupted(before: cutoff ?? now() - Self.interruptedAfterMilliseconds)
-        if folded > 0 { logger.notice("receipts whose counting was interrupted are counted", metadata: ["batches": "\(folded)"]) }
+        if folded > 0 {
+            logger.notice("receipts whose counting was interrupted are counted", metadata: ["batches": "\(folded)"])
+        }
         return folded
     }
 
@@ -183,17 +199,23 @@ public struct ReceiptService: Sendable {
             do {
                 try await events.emit(.messageAcknowledged, payload: Self.acknowledgedPayload(message, receipt))
             } catch {
-                logger.error("a message.acknowledged event could not be written to the webhook outbox",
-                             metadata: ["msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
-                                        "error": .string("\(error)")])
+                logger.error(
+                    "a message.acknowledged event could not be written to the webhook outbox",
+                    metadata: [
+                        "msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
+                        "error": .string("\(error)"),
+                    ])
             }
             guard message.audience == .persons, let person = receipt.person else { continue }
             do {
                 try await recordPersonAcknowledgement(message, by: person, on: receipt)
             } catch {
-                logger.error("a person's acknowledgement could not be recorded for their other devices",
-                             metadata: ["msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
-                                        "error": .string("\(error)")])
+                logger.error(
+                    "a person's acknowledgement could not be recorded for their other devices",
+                    metadata: [
+                        "msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
+                        "error": .string("\(error)"),
+                    ])
             }
         }
     }
@@ -204,24 +226,31 @@ public struct ReceiptService: Sendable {
     /// their devices alone, the report counts them). The notices first: a crash in between tells the devices again at
     /// the next acknowledgement, never leaves them untold.
     func recordPersonAcknowledgement(_ message: Message, by person: String, on receipt: Receipt) async throws {
-        guard try await personAcknowledgements.acknowledged(message: message.id, persons: [person]).isEmpty else { return }
+        guard try await personAcknowledgements.acknowledged(message: message.id, persons: [person]).isEmpty else {
+            return
+        }
         // Every other active device of the person: the message to them reached all of them (a device that does not
         // have it takes the notice for nothing), and its own send may still be in flight or unrecorded.
         let others = try await devices.active(ofPersons: [person]).filter { $0.id != receipt.device }
         // A moment later than now: a send still in flight to the other device goes first.
         let time = now() + Self.acknowledgedNoticeDelayMS
-        try await deferrals.schedule(others.map { device in
-            QuietDeferral.notice(.acknowledged, message: message.id, msiKey: message.msiKey, device: device.id,
-                                 registration: device.registration, platform: device.platform, dueAt: time)
-        })
-        _ = try await personAcknowledgements.record(message: message.id, person: person, device: receipt.device,
-                                                    at: receipt.at)
+        try await deferrals.schedule(
+            others.map { device in
+                QuietDeferral.notice(
+                    .acknowledged, message: message.id, msiKey: message.msiKey, device: device.id,
+                    registration: device.registration, platform: device.platform, dueAt: time)
+            })
+        _ = try await personAcknowledgements.record(
+            message: message.id, person: person, device: receipt.device,
+            at: receipt.at)
     }
 
     /// The payload of a `message.acknowledged` event.
     static func acknowledgedPayload(_ message: Message, _ receipt: Receipt) -> BSONDocument {
-        var payload: BSONDocument = ["msi_key": .string(message.msiKey.hex), "title": .string(message.title),
-                                     "device": .string(receipt.device.hex)]
+        var payload: BSONDocument = [
+            "msi_key": .string(message.msiKey.hex), "title": .string(message.title),
+            "device": .string(receipt.device.hex),
+        ]
         if let person = receipt.person { payload["person"] = .string(person) }
         if let response = receipt.response { payload["response"] = .string(response) }
         payload["at"] = .int64(receipt.at)
@@ -243,10 +272,11 @@ public struct ReceiptService: Sendable {
             let wishes = try await wishReads.submit(WishQuery(registration: device.registration, topics: topics))
             var rolling: Set<String> = []
             if wishes.count < topics.count { rolling = Set(try await rollouts.topicsUnderWay().map(\.topic)) }
-            proven.formUnion(topicMessages.filter { message in
-                guard let wish = wishes[message.topicKey] else { return rolling.contains(message.topicKey) }
-                return wish.wanted(at: Self.sendTime(of: message))
-            }.map(\.id))
+            proven.formUnion(
+                topicMessages.filter { message in
+                    guard let wish = wishes[message.topicKey] else { return rolling.contains(message.topicKey) }
+                    return wish.wanted(at: Self.sendTime(of: message))
+                }.map(\.id))
         }
         // Messages to persons and groups: the device's person named, or a member of a group named.
         if let person = device.person {
@@ -255,8 +285,9 @@ public struct ReceiptService: Sendable {
             let viaGroups = addressed.filter { !proven.contains($0.id) && !($0.recipients?.groups.isEmpty ?? true) }
             if !viaGroups.isEmpty {
                 let memberOf = Set(try await groups.groups(of: person))
-                proven.formUnion(viaGroups.filter { $0.recipients?.groups.contains(where: memberOf.contains) == true }
-                    .map(\.id))
+                proven.formUnion(
+                    viaGroups.filter { $0.recipients?.groups.contains(where: memberOf.contains) == true }
+                        .map(\.id))
             }
         }
         // Anything else the hub sent to the device itself (its person changed since, or a re-send).

@@ -9,14 +9,15 @@ public enum Secret {
     public static func make(byteCount: Int = 32) -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<byteCount).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return String(Data(bytes).base64EncodedString().compactMap { character -> Character? in
-            switch character {
-            case "+": "-"
-            case "/": "_"
-            case "=": nil
-            default: character
-            }
-        })
+        return String(
+            Data(bytes).base64EncodedString().compactMap { character -> Character? in
+                switch character {
+                case "+": "-"
+                case "/": "_"
+                case "=": nil
+                default: character
+                }
+            })
     }
 
     /// The stored form of a random secret: SHA-256 in hex (the secret is random, so a fast hash suffices and

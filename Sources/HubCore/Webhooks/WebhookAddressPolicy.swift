@@ -24,8 +24,9 @@ public struct WebhookAddressPolicy: Sendable {
     /// Parses a comma-separated list of CIDRs (`127.0.0.1/32, 10.0.0.0/8`).
     /// - Throws: `AddressRangeError` for the first entry that is not a CIDR.
     public init(parsing list: String) throws {
-        self.init(allowed: try list.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
-            .map { try AddressRange(cidr: $0) })
+        self.init(
+            allowed: try list.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
+                .map { try AddressRange(cidr: $0) })
     }
 
     /// The blocks no delivery reaches unless allowed.
@@ -67,8 +68,8 @@ public struct WebhookAddressPolicy: Sendable {
             throw WebhookRefusal(.invalidWebhook, "the url is longer than \(Self.maximumURLLength) bytes")
         }
         guard url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }),
-              let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              scheme == "https" || scheme == "http", var host = components.host, !host.isEmpty
+            let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "https" || scheme == "http", var host = components.host, !host.isEmpty
         else {
             throw WebhookRefusal(.invalidWebhook, "the url must be an absolute http:// or https:// URL with a host")
         }
@@ -82,12 +83,15 @@ public struct WebhookAddressPolicy: Sendable {
         }
         let target = Target(scheme: scheme, host: host.lowercased(), port: port, literal: ClientAddress(host))
         if let literal = target.literal, !mayReach(literal, scheme: scheme) {
-            throw WebhookRefusal(.invalidWebhook, scheme == "http" && !isAllowedNetwork(literal)
-                ? "plain http:// is only allowed to networks WEBHOOK_ALLOWED_NETWORKS names"
-                : "the url's address is loopback, private, link-local or otherwise not reachable for webhooks")
+            throw WebhookRefusal(
+                .invalidWebhook,
+                scheme == "http" && !isAllowedNetwork(literal)
+                    ? "plain http:// is only allowed to networks WEBHOOK_ALLOWED_NETWORKS names"
+                    : "the url's address is loopback, private, link-local or otherwise not reachable for webhooks")
         }
         if scheme == "http", target.literal == nil, allowed.isEmpty {
-            throw WebhookRefusal(.invalidWebhook, "plain http:// is only allowed to networks WEBHOOK_ALLOWED_NETWORKS names")
+            throw WebhookRefusal(
+                .invalidWebhook, "plain http:// is only allowed to networks WEBHOOK_ALLOWED_NETWORKS names")
         }
         return target
     }
@@ -110,9 +114,11 @@ public struct WebhookAddressPolicy: Sendable {
         }
         guard !addresses.isEmpty else { throw WebhookRefusal(.unresolved, "the url's host could not be resolved") }
         guard let address = addresses.first(where: { mayReach($0, scheme: target.scheme) }) else {
-            throw WebhookRefusal(.addressRefused, target.scheme == "http"
-                ? "plain http:// reaches only networks WEBHOOK_ALLOWED_NETWORKS names"
-                : "the url's host resolves only to loopback, private, link-local or other refused addresses")
+            throw WebhookRefusal(
+                .addressRefused,
+                target.scheme == "http"
+                    ? "plain http:// reaches only networks WEBHOOK_ALLOWED_NETWORKS names"
+                    : "the url's host resolves only to loopback, private, link-local or other refused addresses")
         }
         return (target, address)
     }
@@ -122,9 +128,9 @@ public struct WebhookAddressPolicy: Sendable {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         #else
-        hints.ai_socktype = SOCK_STREAM
+            hints.ai_socktype = SOCK_STREAM
         #endif
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return [] }

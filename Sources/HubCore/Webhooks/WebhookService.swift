@@ -23,8 +23,10 @@ public struct WebhookService: Sendable {
     public static let maximumPage = 200
     public static let defaultPage = 50
 
-    public init(database: MongoDatabase, subscribers: WebhookSubscribers,
-                policy: WebhookAddressPolicy = WebhookAddressPolicy(), now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    public init(
+        database: MongoDatabase, subscribers: WebhookSubscribers,
+        policy: WebhookAddressPolicy = WebhookAddressPolicy(), now: @escaping UnixClock = UnixTime.nowMilliseconds
+    ) {
         self.webhooks = WebhookDAO(database: database, subscribers: subscribers)
         self.deliveries = WebhookDeliveryDAO(database: database)
         self.policy = policy
@@ -49,8 +51,9 @@ public struct WebhookService: Sendable {
         for event in events where !unique.contains(event) { unique.append(event) }
         let webhook = Webhook(id: ObjectID(), url: url, events: unique, secret: Self.makeSecret(), createdAt: now())
         try await webhooks.insert(webhook)
-        await audit.record(action: "webhook.create", target: AuditTarget(kind: "webhook", id: webhook.id.hex),
-                           change: AuditChange.created(["url": .string(url), "events": .array(unique.map(BSONValue.string))]))
+        await audit.record(
+            action: "webhook.create", target: AuditTarget(kind: "webhook", id: webhook.id.hex),
+            change: AuditChange.created(["url": .string(url), "events": .array(unique.map(BSONValue.string))]))
         return webhook
     }
 
@@ -79,9 +82,14 @@ public struct WebhookService: Sendable {
     public func delete(id: ObjectID) async throws {
         let before = try await webhooks.find(id)
         guard try await webhooks.delete(id) else { throw Self.notFound }
-        await audit.record(action: "webhook.delete", target: AuditTarget(kind: "webhook", id: id.hex),
-                           change: before.map { AuditChange.deleted(["url": .string($0.url),
-                                                                     "events": .array($0.events.map(BSONValue.string))]) })
+        await audit.record(
+            action: "webhook.delete", target: AuditTarget(kind: "webhook", id: id.hex),
+            change: before.map {
+                AuditChange.deleted([
+                    "url": .string($0.url),
+                    "events": .array($0.events.map(BSONValue.string)),
+                ])
+            })
     }
 
     /// A page of webhook `id`'s deliveries, newest first, older than `before` when given; `next` is the cursor of

@@ -17,8 +17,10 @@ struct AuthMiddleware: RouterMiddleware {
     typealias Context = HubRequestContext
     let accounts: AccountService
 
-    func handle(_ request: Request, context: Context,
-                next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard let header = request.headers[.authorization] else { return try await next(request, context) }
         var context = context
         if let secret = Self.deviceSecret(header) {
@@ -57,12 +59,14 @@ struct AuthMiddleware: RouterMiddleware {
             return identity
         }
         if scheme == "basic", let data = Data(base64Encoded: value),
-           let decoded = String(data: data, encoding: .utf8),
-           let separator = decoded.firstIndex(of: ":") {
+            let decoded = String(data: data, encoding: .utf8),
+            let separator = decoded.firstIndex(of: ":")
+        {
             let username = String(decoded[..<separator])
             let password = String(decoded[decoded.index(after: separator)...])
-            return try await accounts.logIn(username: username, password: password, from: context.clientAddress,
-                                            logger: context.logger)
+            return try await accounts.logIn(
+                username: username, password: password, from: context.clientAddress,
+                logger: context.logger)
         }
         throw HubError.unauthenticated
     }

@@ -23,8 +23,10 @@ struct RequireRole<Context: RoleCheckedContext>: RouterMiddleware {
         self.roles = roles
     }
 
-    func handle(_ request: Request, context: Context,
-                next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         try context.requireRole(roles)
         return try await next(request, context)
     }

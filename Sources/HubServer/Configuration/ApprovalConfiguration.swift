@@ -11,8 +11,11 @@ extension HubConfiguration {
         let sizes = Int(ApprovalPolicy.groupSizes.lowerBound)...Int(ApprovalPolicy.groupSizes.upperBound)
         if let size = try environment.number("APPROVAL_GROUP_SIZE", in: sizes) { policy.groupSize = Int64(size) }
         if let text = environment["APPROVAL_TIMEOUT"], !text.isEmpty {
-            guard let seconds = Self.durationSeconds(text), ApprovalPolicy.timeoutSeconds.contains(Int64(seconds)) else {
-                throw ConfigurationError("APPROVAL_TIMEOUT must be seconds or a duration such as 90m or 1h, from 1 minute to 7 days, not \"\(text)\"")
+            guard let seconds = Self.durationSeconds(text), ApprovalPolicy.timeoutSeconds.contains(Int64(seconds))
+            else {
+                throw ConfigurationError(
+                    "APPROVAL_TIMEOUT must be seconds or a duration such as 90m or 1h, from 1 minute to 7 days, not \"\(text)\""
+                )
             }
             policy.timeout = .seconds(seconds)
         }

@@ -10,7 +10,8 @@ extension HubConfiguration {
         "RELAY_MAX_BACKLOG_SECONDS", "APNS_CRITICAL_ALERTS", "ANDROID_CHANNEL_PASSIVE", "ANDROID_CHANNEL_ACTIVE",
         "ANDROID_CHANNEL_TIME_SENSITIVE", "ANDROID_CHANNEL_CRITICAL",
         "PORTAL_SECURE_COOKIES", "PORTAL_SESSION_MAX_HOURS", "TRUSTED_PROXIES", "METRICS_TOKEN",
-        "HTTP_IDLE_TIMEOUT_SECONDS", "HTTP_HEADER_TIMEOUT_SECONDS", "HTTP_REQUEST_TIMEOUT_SECONDS", "HTTP_MAX_CONNECTIONS",
+        "HTTP_IDLE_TIMEOUT_SECONDS", "HTTP_HEADER_TIMEOUT_SECONDS", "HTTP_REQUEST_TIMEOUT_SECONDS",
+        "HTTP_MAX_CONNECTIONS",
         "DEVICE_REGISTRATION_KEY", "DEVICE_REGISTRATIONS_PER_MINUTE", "FCM_SUBSCRIPTION_RATE", "DEVICE_RETENTION_DAYS",
         "DEVICE_REPAIR_HOURS",
         "PERSON_ASSERTION_SECRET", "PERSON_ASSERTION_JWKS", "PERSON_ASSERTION_ISSUER", "PERSON_ASSERTION_AUDIENCE",
@@ -19,7 +20,9 @@ extension HubConfiguration {
     ]
 
     /// Variables that hold a secret: never flags, since a command line is visible to every user of the machine.
-    public static let secretVariables: Set<String> = ["DEVICE_REGISTRATION_KEY", "METRICS_TOKEN", "PERSON_ASSERTION_SECRET"]
+    public static let secretVariables: Set<String> = [
+        "DEVICE_REGISTRATION_KEY", "METRICS_TOKEN", "PERSON_ASSERTION_SECRET",
+    ]
 
     /// `environment` with `flags` on top: `--name value` or `--name=value` sets the variable `NAME`.
     /// - Throws: `ConfigurationError` for a flag that names no variable, names a secret, or has no value.
@@ -28,15 +31,19 @@ extension HubConfiguration {
         var remaining = flags[...]
         while let flag = remaining.popFirst() {
             guard flag.hasPrefix("--"), flag.count > 2 else {
-                throw ConfigurationError("unexpected argument \"\(flag)\": settings are flags such as --trusted-proxies 10.0.0.0/8")
+                throw ConfigurationError(
+                    "unexpected argument \"\(flag)\": settings are flags such as --trusted-proxies 10.0.0.0/8")
             }
             let parts = flag.dropFirst(2).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let variable = String(parts[0].uppercased().map { $0 == "-" ? "_" : $0 })
             guard variables.contains(variable) else {
-                throw ConfigurationError("unknown flag --\(parts[0]): the flags are the configuration's variables in lower case with dashes")
+                throw ConfigurationError(
+                    "unknown flag --\(parts[0]): the flags are the configuration's variables in lower case with dashes")
             }
             guard !secretVariables.contains(variable) else {
-                throw ConfigurationError("\(variable) holds a secret: set it in the environment, not as a flag (every user of the machine sees a command line)")
+                throw ConfigurationError(
+                    "\(variable) holds a secret: set it in the environment, not as a flag (every user of the machine sees a command line)"
+                )
             }
             if parts.count == 2 {
                 environment[variable] = String(parts[1])

@@ -14,8 +14,11 @@ public struct DeviceConfiguration: Sendable {
     /// (`DEVICE_REPAIR_HOURS`; 0: never).
     public var repairInterval: Duration?
 
-    public init(registrationKey: String? = nil, registrationsPerMinute: Int = 600, subscriptionRate: Int = 3_000, retention: Duration = .seconds(30 * 86_400),
-                repairInterval: Duration? = .seconds(24 * 3600)) {
+    public init(
+        registrationKey: String? = nil, registrationsPerMinute: Int = 600, subscriptionRate: Int = 3_000,
+        retention: Duration = .seconds(30 * 86_400),
+        repairInterval: Duration? = .seconds(24 * 3600)
+    ) {
         self.registrationKey = registrationKey
         self.registrationsPerMinute = registrationsPerMinute
         self.subscriptionRate = subscriptionRate
@@ -28,9 +31,15 @@ public struct DeviceConfiguration: Sendable {
     static func fromEnvironment(_ environment: [String: String]) throws -> DeviceConfiguration {
         var devices = DeviceConfiguration()
         if let key = environment["DEVICE_REGISTRATION_KEY"], !key.isEmpty { devices.registrationKey = key }
-        if let value = try environment.number("DEVICE_REGISTRATIONS_PER_MINUTE", in: 1...1_000_000) { devices.registrationsPerMinute = value }
-        if let value = try environment.number("FCM_SUBSCRIPTION_RATE", in: 1...100_000) { devices.subscriptionRate = value }
-        if let value = try environment.number("DEVICE_RETENTION_DAYS", in: 1...3650) { devices.retention = .seconds(value * 86_400) }
+        if let value = try environment.number("DEVICE_REGISTRATIONS_PER_MINUTE", in: 1...1_000_000) {
+            devices.registrationsPerMinute = value
+        }
+        if let value = try environment.number("FCM_SUBSCRIPTION_RATE", in: 1...100_000) {
+            devices.subscriptionRate = value
+        }
+        if let value = try environment.number("DEVICE_RETENTION_DAYS", in: 1...3650) {
+            devices.retention = .seconds(value * 86_400)
+        }
         if let value = try environment.number("DEVICE_REPAIR_HOURS", in: 0...(24 * 365)) {
             devices.repairInterval = value == 0 ? nil : .seconds(value * 3600)
         }

@@ -4,7 +4,8 @@ extension [String: String] {
     func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = self[name], !text.isEmpty else { return nil }
         guard let value = Int(text), range.contains(value) else {
-            throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+            throw ConfigurationError(
+                "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
         }
         return value
     }

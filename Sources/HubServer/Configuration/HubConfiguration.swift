@@ -90,7 +90,8 @@ public struct HubConfiguration: Sendable {
         }
         if let level = environment["LOG_LEVEL"], !level.isEmpty {
             guard let value = Logger.Level(rawValue: level.lowercased()) else {
-                throw ConfigurationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
+                throw ConfigurationError(
+                    "LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
             }
             configuration.logLevel = value
         }
@@ -102,7 +103,8 @@ public struct HubConfiguration: Sendable {
         }
         if let text = environment["DATABASE_WRITE_DEADLINE_MS"], !text.isEmpty {
             guard let value = Int(text), (100...120_000).contains(value) else {
-                throw ConfigurationError("DATABASE_WRITE_DEADLINE_MS must be a whole number from 100 to 120000, not \"\(text)\"")
+                throw ConfigurationError(
+                    "DATABASE_WRITE_DEADLINE_MS must be a whole number from 100 to 120000, not \"\(text)\"")
             }
             configuration.writeDeadline = .milliseconds(value)
         }
@@ -121,7 +123,8 @@ public struct HubConfiguration: Sendable {
         }
         if let language = environment["DEFAULT_LANGUAGE"], !language.isEmpty {
             guard let code = MessageService.Submission.languageCode(language) else {
-                throw ConfigurationError("DEFAULT_LANGUAGE must be a two- or three-letter language code such as en, not \"\(language)\"")
+                throw ConfigurationError(
+                    "DEFAULT_LANGUAGE must be a two- or three-letter language code such as en, not \"\(language)\"")
             }
             configuration.defaultLanguage = code
         }
@@ -129,8 +132,11 @@ public struct HubConfiguration: Sendable {
         if let token = environment["METRICS_TOKEN"], !token.isEmpty {
             // Bearer values with these prefixes are API tokens and device secrets, which the hub checks as such.
             guard token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), token.utf8.count <= 256,
-                  !token.hasPrefix("msi_"), !token.hasPrefix("msd_") else {
-                throw ConfigurationError("METRICS_TOKEN must be up to 256 visible ASCII characters without spaces, not starting with msi_ or msd_")
+                !token.hasPrefix("msi_"), !token.hasPrefix("msd_")
+            else {
+                throw ConfigurationError(
+                    "METRICS_TOKEN must be up to 256 visible ASCII characters without spaces, not starting with msi_ or msd_"
+                )
             }
             configuration.metricsToken = token
         }
@@ -138,8 +144,9 @@ public struct HubConfiguration: Sendable {
     }
 
     var mongoConfiguration: MongoConfiguration {
-        MongoConfiguration(uri: mongoURI, serverSelectionTimeoutMS: serverSelectionTimeoutMS,
-                           connectTimeoutMS: min(serverSelectionTimeoutMS, 2_000), maxPoolSize: databasePoolSize)
+        MongoConfiguration(
+            uri: mongoURI, serverSelectionTimeoutMS: serverSelectionTimeoutMS,
+            connectTimeoutMS: min(serverSelectionTimeoutMS, 2_000), maxPoolSize: databasePoolSize)
     }
 }
 
@@ -176,8 +183,10 @@ public struct RelayConfiguration: Sendable {
         "GOOGLE_APPLICATION_CREDENTIALS", "FCM_ENDPOINT", "FCM_MODE", "FCM_ALLOW_INSECURE", "FCM_HTTP2_PRIOR_KNOWLEDGE",
     ]
 
-    public init(fcmEnvironment: [String: String] = [:], payloadLimit: Int = 2048, concurrency: Int = 16,
-                lease: Duration = .seconds(5), deadline: Duration = .seconds(6 * 3600)) {
+    public init(
+        fcmEnvironment: [String: String] = [:], payloadLimit: Int = 2048, concurrency: Int = 16,
+        lease: Duration = .seconds(5), deadline: Duration = .seconds(6 * 3600)
+    ) {
         self.fcmEnvironment = fcmEnvironment
         self.payloadLimit = payloadLimit
         self.concurrency = concurrency
@@ -192,7 +201,9 @@ public struct RelayConfiguration: Sendable {
         if let value = try environment.number("FCM_PAYLOAD_LIMIT", in: 512...4096) { relay.payloadLimit = value }
         if let value = try environment.number("RELAY_CONCURRENCY", in: 0...256) { relay.concurrency = value }
         if let value = try environment.number("RELAY_LEASE_SECONDS", in: 1...3600) { relay.lease = .seconds(value) }
-        if let value = try environment.number("RELAY_DEADLINE_SECONDS", in: 60...(28 * 86_400)) { relay.deadline = .seconds(value) }
+        if let value = try environment.number("RELAY_DEADLINE_SECONDS", in: 60...(28 * 86_400)) {
+            relay.deadline = .seconds(value)
+        }
         if let value = try environment.number("FCM_SEND_RATE", in: 1...1_000_000) { relay.sendRate = value }
         relay.urgency = try UrgencyConfiguration.fromEnvironment(environment)
         if let value = try environment.number("RELAY_MAX_BACKLOG_SECONDS", in: 0...86_400) {

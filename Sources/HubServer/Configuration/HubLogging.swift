@@ -35,8 +35,10 @@ struct TextLogHandler: LogHandler {
     }
 
     /// A handler writing to `stream` (tests read the lines).
-    init(label: String, logLevel: Logger.Level, stream: any TextOutputStream & Sendable,
-         metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+    init(
+        label: String, logLevel: Logger.Level, stream: any TextOutputStream & Sendable,
+        metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
+    ) {
         self.stream = StreamLogHandler(label: label, stream: stream, metadataProvider: nil)
         self.metadataProvider = metadataProvider
         self.logLevel = logLevel

@@ -23,7 +23,8 @@ public struct PersonConfiguration: Sendable {
         if let secret = value(environment["PERSON_ASSERTION_SECRET"]) {
             // HS256 wants a key at least as long as its digest (jwt-kit stops on a shorter one).
             guard (32...4096).contains(secret.utf8.count) else {
-                throw ConfigurationError("PERSON_ASSERTION_SECRET must be 32 to 4096 bytes long (HS256 needs at least 32)")
+                throw ConfigurationError(
+                    "PERSON_ASSERTION_SECRET must be 32 to 4096 bytes long (HS256 needs at least 32)")
             }
             settings.secret = secret
         }
@@ -34,26 +35,33 @@ public struct PersonConfiguration: Sendable {
                 }
                 settings.keySet = .url(source)
             } else if source.contains("://") {
-                throw ConfigurationError("PERSON_ASSERTION_JWKS must be a file path or an https URL, not another scheme")
+                throw ConfigurationError(
+                    "PERSON_ASSERTION_JWKS must be a file path or an https URL, not another scheme")
             } else {
                 settings.keySet = .file(source)
             }
         }
-        let issuer = value(environment["PERSON_ASSERTION_ISSUER"]), audience = value(environment["PERSON_ASSERTION_AUDIENCE"])
+        let issuer = value(environment["PERSON_ASSERTION_ISSUER"]),
+            audience = value(environment["PERSON_ASSERTION_AUDIENCE"])
         if settings.isConfigured {
             guard let issuer else {
-                throw ConfigurationError("PERSON_ASSERTION_ISSUER must be set with PERSON_ASSERTION_SECRET or PERSON_ASSERTION_JWKS")
+                throw ConfigurationError(
+                    "PERSON_ASSERTION_ISSUER must be set with PERSON_ASSERTION_SECRET or PERSON_ASSERTION_JWKS")
             }
             guard let audience else {
-                throw ConfigurationError("PERSON_ASSERTION_AUDIENCE must be set with PERSON_ASSERTION_SECRET or PERSON_ASSERTION_JWKS")
+                throw ConfigurationError(
+                    "PERSON_ASSERTION_AUDIENCE must be set with PERSON_ASSERTION_SECRET or PERSON_ASSERTION_JWKS")
             }
             settings.issuer = issuer
             settings.audience = audience
         }
         if let claim = value(environment["PERSON_ASSERTION_CLAIM"]) {
             guard claim.utf8.count <= 64,
-                  claim.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") }) else {
-                throw ConfigurationError("PERSON_ASSERTION_CLAIM must be a claim name (up to 64 visible ASCII characters), such as sub or email")
+                claim.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") })
+            else {
+                throw ConfigurationError(
+                    "PERSON_ASSERTION_CLAIM must be a claim name (up to 64 visible ASCII characters), such as sub or email"
+                )
             }
             settings.claim = claim
         }

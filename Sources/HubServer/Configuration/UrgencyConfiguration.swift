@@ -24,12 +24,13 @@ public struct UrgencyConfiguration: Sendable {
             }
         }
         // Each read by its name, so that scripts/check-compose.py finds every variable the hub reads.
-        let channels: [(name: String, value: String?, path: WritableKeyPath<FCMMappingOptions.AndroidChannels, String>)] = [
-            ("ANDROID_CHANNEL_PASSIVE", environment["ANDROID_CHANNEL_PASSIVE"], \.passive),
-            ("ANDROID_CHANNEL_ACTIVE", environment["ANDROID_CHANNEL_ACTIVE"], \.active),
-            ("ANDROID_CHANNEL_TIME_SENSITIVE", environment["ANDROID_CHANNEL_TIME_SENSITIVE"], \.timeSensitive),
-            ("ANDROID_CHANNEL_CRITICAL", environment["ANDROID_CHANNEL_CRITICAL"], \.critical),
-        ]
+        let channels:
+            [(name: String, value: String?, path: WritableKeyPath<FCMMappingOptions.AndroidChannels, String>)] = [
+                ("ANDROID_CHANNEL_PASSIVE", environment["ANDROID_CHANNEL_PASSIVE"], \.passive),
+                ("ANDROID_CHANNEL_ACTIVE", environment["ANDROID_CHANNEL_ACTIVE"], \.active),
+                ("ANDROID_CHANNEL_TIME_SENSITIVE", environment["ANDROID_CHANNEL_TIME_SENSITIVE"], \.timeSensitive),
+                ("ANDROID_CHANNEL_CRITICAL", environment["ANDROID_CHANNEL_CRITICAL"], \.critical),
+            ]
         for (name, value, path) in channels {
             guard let value, !value.isEmpty else { continue }
             guard value.utf8.count <= 100, value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {

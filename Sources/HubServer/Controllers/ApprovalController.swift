@@ -44,7 +44,8 @@ struct ApprovalController {
             if let version = try fields.optionalInteger("version", in: 1...Int64(Int32.max)) { return version }
         }
         if let header = request.headers[.ifMatch] {
-            let text = header.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            let text = header.trimmingCharacters(in: .whitespaces).trimmingCharacters(
+                in: CharacterSet(charactersIn: "\""))
             guard let version = Int64(text), version >= 1 else {
                 throw HubError.invalid(.invalidField, "If-Match must name the version approved, such as \"1\"")
             }
@@ -66,7 +67,9 @@ struct ApprovalController {
         let fields = FieldReader(document: try await request.jsonObject(context: context))
         let allowed: Set = ["defaults", "group_size", "timeout_seconds"]
         if let unknown = fields.document.elements.map(\.key).first(where: { !allowed.contains($0) }) {
-            throw HubError.invalid(.invalidField, "the approval settings have no field \"\(unknown)\" (\(allowed.sorted().joined(separator: ", ")))")
+            throw HubError.invalid(
+                .invalidField,
+                "the approval settings have no field \"\(unknown)\" (\(allowed.sorted().joined(separator: ", ")))")
         }
         var policy = try await services.approvals.settings()
         if let value = fields.document["defaults"] {
@@ -75,7 +78,9 @@ struct ApprovalController {
             }
             policy.defaults = defaults
         }
-        if let size = try fields.optionalInteger("group_size", in: ApprovalPolicy.groupSizes) { policy.groupSize = size }
+        if let size = try fields.optionalInteger("group_size", in: ApprovalPolicy.groupSizes) {
+            policy.groupSize = size
+        }
         if let seconds = try fields.optionalInteger("timeout_seconds", in: ApprovalPolicy.timeoutSeconds) {
             policy.timeout = .seconds(seconds)
         }
@@ -85,8 +90,10 @@ struct ApprovalController {
 
     /// The rules as the API shows them.
     static func document(_ policy: ApprovalPolicy) -> BSONDocument {
-        ["defaults": .bool(policy.defaults), "group_size": .int64(policy.groupSize),
-         "timeout_seconds": .int64(policy.timeout.components.seconds)]
+        [
+            "defaults": .bool(policy.defaults), "group_size": .int64(policy.groupSize),
+            "timeout_seconds": .int64(policy.timeout.components.seconds),
+        ]
     }
 
     /// POST /message/:msiKey/reject `{"reason": string}`: the message is never sent; refusals as `approve`, and 422
@@ -110,10 +117,14 @@ struct ApprovalController {
         let identity = try context.caller()
         let now = services.now()
         let awaiting = try await services.approvals.awaiting(for: identity).map { message in
-            BSONValue.document(MessageVisibility.withState(
-                message, ApprovalState.of(message, now: now) ?? .awaitingApproval).document)
+            BSONValue.document(
+                MessageVisibility.withState(
+                    message, ApprovalState.of(message, now: now) ?? .awaitingApproval
+                ).document)
         }
-        let overridden = try await services.approvals.overridesToReview(for: identity).map { BSONValue.document($0.document) }
+        let overridden = try await services.approvals.overridesToReview(for: identity).map {
+            BSONValue.document($0.document)
+        }
         return JSONResponse.make(.document(["awaiting": .array(awaiting), "overridden": .array(overridden)]))
     }
 }

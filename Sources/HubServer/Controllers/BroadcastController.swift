@@ -20,8 +20,10 @@ struct BroadcastController {
         let query = request.uri.queryParameters
         let topicKeys = query.getAll("topic_key").flatMap { $0.split(separator: ",").map(String.init) }
         guard !topicKeys.isEmpty, topicKeys.count <= BroadcastService.maximumTopics,
-              topicKeys.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 200 }) else {
-            throw HubError.badRequest(.invalidQuery, "topic_key must name 1 to \(BroadcastService.maximumTopics) topics")
+            topicKeys.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 200 })
+        else {
+            throw HubError.badRequest(
+                .invalidQuery, "topic_key must name 1 to \(BroadcastService.maximumTopics) topics")
         }
         let banners = try await services.broadcasts.active(topicKeys: topicKeys, limit: try Self.limit(query))
         return Self.response(banners)
@@ -30,9 +32,11 @@ struct BroadcastController {
     /// GET /device/:deviceID/broadcasts?limit=: the device's secret; the live banners of its subscriptions, its
     /// person and its person's groups, as its catch-up shows them.
     @Sendable func device(request: Request, context: HubRequestContext) async throws -> Response {
-        let device = try await services.devices.authenticate(try context.parameters.objectID("deviceID"),
-                                                             secret: context.deviceSecret)
-        let banners = try await services.broadcasts.active(for: device, limit: try Self.limit(request.uri.queryParameters))
+        let device = try await services.devices.authenticate(
+            try context.parameters.objectID("deviceID"),
+            secret: context.deviceSecret)
+        let banners = try await services.broadcasts.active(
+            for: device, limit: try Self.limit(request.uri.queryParameters))
         return Self.response(banners)
     }
 

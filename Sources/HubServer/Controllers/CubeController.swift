@@ -50,8 +50,10 @@ struct CubeController {
     @Sendable func getChannel(request: Request, context: HubRequestContext) async throws -> Response {
         let channelID = try context.parameters.objectID("channelID")
         let showingAccess = CubeVisibility.showsAccessLists(to: context.identity)
-        if let response = try await answer(request, showingAccess: showingAccess,
-                                           { $0.channel(channelID, showingAccess: showingAccess) }) {
+        if let response = try await answer(
+            request, showingAccess: showingAccess,
+            { $0.channel(channelID, showingAccess: showingAccess) })
+        {
             return response
         }
         let document = try await services.cube.channel(channelID).document
@@ -61,8 +63,10 @@ struct CubeController {
     /// The answer from the copy in memory, which never waits for the database once loaded: a copy the
     /// database has not confirmed lately is served with its age in `Age` (whole seconds) while it reloads. An
     /// answer showing the access lists is `private`: no shared cache keeps it for other callers.
-    private func answer(_ request: Request, showingAccess: Bool,
-                        _ body: (CubeAnswers.Bodies) -> CachedBody?) async throws -> Response? {
+    private func answer(
+        _ request: Request, showingAccess: Bool,
+        _ body: (CubeAnswers.Bodies) -> CachedBody?
+    ) async throws -> Response? {
         let cache = services.cube.cache
         let snapshot = try await cache.snapshot()
         guard let bodies = answers.bodies(for: snapshot), let cached = body(bodies) else { return nil }
@@ -137,7 +141,8 @@ struct CubeController {
         let subjectID = try context.parameters.objectID("subjectID")
         var request = request
         let draft = try SubjectDraft(FieldReader(document: try await request.jsonObject(context: context)))
-        let subject = try await services.cube.updateSubject(channelID: channelID, areaID: areaID, subjectID: subjectID, draft)
+        let subject = try await services.cube.updateSubject(
+            channelID: channelID, areaID: areaID, subjectID: subjectID, draft)
         return JSONResponse.make(.document(subject.document))
     }
 
@@ -155,9 +160,10 @@ struct CubeController {
 extension CubeElementDraft {
     /// `{"name": string, "desc": string, "access"?: [string], "approval"?: "required" | "default"}`
     init(_ fields: FieldReader) throws {
-        self.init(name: try fields.string("name", maxLength: FieldLimits.name),
-                  desc: try fields.string("desc", maxLength: FieldLimits.desc),
-                  access: try fields.optionalUsernames("access"), approvalRequired: try fields.approvalMark())
+        self.init(
+            name: try fields.string("name", maxLength: FieldLimits.name),
+            desc: try fields.string("desc", maxLength: FieldLimits.desc),
+            access: try fields.optionalUsernames("access"), approvalRequired: try fields.approvalMark())
     }
 }
 
@@ -165,11 +171,12 @@ extension SubjectDraft {
     /// `{"name": string, "desc": string, "opt": {"level": ..., "distribution": ...}, "access"?: [string]}`
     init(_ fields: FieldReader) throws {
         let options = try fields.object("opt")
-        self.init(name: try fields.string("name", maxLength: FieldLimits.name),
-                  desc: try fields.string("desc", maxLength: FieldLimits.desc),
-                  level: try fields.oneOf("level", in: options, path: "opt.level"),
-                  distribution: try fields.oneOf("distribution", in: options, path: "opt.distribution"),
-                  access: try fields.optionalUsernames("access"), approvalRequired: try fields.approvalMark())
+        self.init(
+            name: try fields.string("name", maxLength: FieldLimits.name),
+            desc: try fields.string("desc", maxLength: FieldLimits.desc),
+            level: try fields.oneOf("level", in: options, path: "opt.level"),
+            distribution: try fields.oneOf("distribution", in: options, path: "opt.distribution"),
+            access: try fields.optionalUsernames("access"), approvalRequired: try fields.approvalMark())
     }
 }
 

@@ -16,15 +16,19 @@ struct DeliveryController {
     /// GET /message/:msiKey/deliveries?cursor=&limit=: `{"counts", "platforms", "deliveries", "next"}`.
     @Sendable func report(request: Request, context: HubRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        let limit = try PageQuery.limit(query, default: DeliveryReportService.defaultLimit,
-                                        maximum: DeliveryReportService.maximumLimit)
+        let limit = try PageQuery.limit(
+            query, default: DeliveryReportService.defaultLimit,
+            maximum: DeliveryReportService.maximumLimit)
         let cursor = try PageQuery.cursor(query) { ObjectID(hex: $0) }
-        let report = try await services.deliveries.report(msiKey: try context.parameters.objectID("msiKey"),
-                                                          for: context.messageViewer, cursor: cursor, limit: limit)
+        let report = try await services.deliveries.report(
+            msiKey: try context.parameters.objectID("msiKey"),
+            for: context.messageViewer, cursor: cursor, limit: limit)
         return JSONResponse.make([
             "counts": .document(Self.document(report.counts.byState)),
-            "platforms": .document(BSONDocument(report.counts.byPlatform.sorted { $0.key.rawValue < $1.key.rawValue }
-                .map { (key: $0.key.rawValue, value: .document(Self.document($0.value))) })),
+            "platforms": .document(
+                BSONDocument(
+                    report.counts.byPlatform.sorted { $0.key.rawValue < $1.key.rawValue }
+                        .map { (key: $0.key.rawValue, value: .document(Self.document($0.value))) })),
             "deliveries": .array(report.deliveries.map { .document(Self.document($0)) }),
             "next": report.next.map(BSONValue.string) ?? .null,
         ])

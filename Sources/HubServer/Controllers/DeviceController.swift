@@ -34,9 +34,12 @@ struct DeviceController {
         if let key = configuration.registrationKey, !Self.isAppKey(request.headers[.appKey], key) {
             throw HubError(.unauthorized, .unauthenticated, "registering a device needs the app's key in X-App-Key")
         }
-        if let address = context.clientAddress, try await !services.devices.mayRegister(from: address, perMinute: configuration.registrationsPerMinute) {
-            throw HubError(.tooManyRequests, .tooManyRequests, "too many registrations from this address; try again in a minute",
-                           headers: [.retryAfter: "60"])
+        if let address = context.clientAddress,
+            try await !services.devices.mayRegister(from: address, perMinute: configuration.registrationsPerMinute)
+        {
+            throw HubError(
+                .tooManyRequests, .tooManyRequests, "too many registrations from this address; try again in a minute",
+                headers: [.retryAfter: "60"])
         }
         var request = request
         let fields = FieldReader(document: try await request.jsonObject(context: context))
@@ -44,8 +47,9 @@ struct DeviceController {
         let platform: Platform = try fields.oneOf("platform")
         let locale = try fields.optionalString("locale", maxLength: 35)
         let appVersion = try fields.optionalString("app_version", maxLength: 64)
-        let result = try await services.devices.register(registration: registration, platform: platform, locale: locale,
-                                                         appVersion: appVersion, presenting: context.deviceSecret)
+        let result = try await services.devices.register(
+            registration: registration, platform: platform, locale: locale,
+            appVersion: appVersion, presenting: context.deviceSecret)
         var body = services.devices.view(result.device)
         body["device_secret"] = .string(result.secret)
         body["subscriptions"] = .array(result.subscriptions.map { .document($0.document) })
@@ -75,8 +79,9 @@ struct DeviceController {
         let locale = try fields.optionalString("locale", maxLength: 35)
         let appVersion = try fields.optionalString("app_version", maxLength: 64)
         let quietHours = try Self.quietHours(fields)
-        var updated = try await services.devices.update(device, registration: registration, locale: locale,
-                                                        appVersion: appVersion)
+        var updated = try await services.devices.update(
+            device, registration: registration, locale: locale,
+            appVersion: appVersion)
         if let quietHours { updated = try await services.devices.setQuietHours(updated, quietHours) }
         return JSONResponse.make(.document(services.devices.view(updated)))
     }
@@ -88,11 +93,13 @@ struct DeviceController {
         guard let value = fields.document["quiet_hours"] else { return nil }
         if value.isNull { return .some(nil) }
         guard let object = value.documentValue,
-              object.elements.allSatisfy({ ["from", "to", "tz"].contains($0.key) }),
-              let from = object["from"]?.stringValue, let to = object["to"]?.stringValue,
-              let tz = object["tz"]?.stringValue else {
-            throw DeviceRefusal(.invalidQuietHours,
-                                "quiet_hours must be {\"from\": \"HH:MM\", \"to\": \"HH:MM\", \"tz\": \"Area/City\"} or null")
+            object.elements.allSatisfy({ ["from", "to", "tz"].contains($0.key) }),
+            let from = object["from"]?.stringValue, let to = object["to"]?.stringValue,
+            let tz = object["tz"]?.stringValue
+        else {
+            throw DeviceRefusal(
+                .invalidQuietHours,
+                "quiet_hours must be {\"from\": \"HH:MM\", \"to\": \"HH:MM\", \"tz\": \"Area/City\"} or null")
         }
         return .some(try DeviceService.quietHours(from: from, to: to, tz: tz))
     }
@@ -129,8 +136,9 @@ struct DeviceController {
     @Sendable func messages(request: Request, context: HubRequestContext) async throws -> Response {
         let device = try await device(context)
         let parameters = try PageParameters(request.uri.queryParameters)
-        let page = try await services.devices.catchUp(device, since: parameters.since ?? 0, limit: parameters.limit,
-                                                      after: parameters.after)
+        let page = try await services.devices.catchUp(
+            device, since: parameters.since ?? 0, limit: parameters.limit,
+            after: parameters.after)
         return PageParameters.response(page)
     }
 
@@ -162,7 +170,8 @@ struct DeviceController {
 
     /// The device the path names, when the request carries its secret.
     private func device(_ context: HubRequestContext) async throws -> Device {
-        try await services.devices.authenticate(try context.parameters.objectID("deviceID"), secret: context.deviceSecret)
+        try await services.devices.authenticate(
+            try context.parameters.objectID("deviceID"), secret: context.deviceSecret)
     }
 
     /// The device the path names, for the device itself (its secret) or for an admin (a user or token, without a
@@ -192,7 +201,8 @@ struct AudienceController {
     }
 
     @Sendable func audience(request: Request, context: HubRequestContext) async throws -> Response {
-        guard let topicKey = request.uri.queryParameters.get("topic_key"), (1...200).contains(topicKey.utf8.count) else {
+        guard let topicKey = request.uri.queryParameters.get("topic_key"), (1...200).contains(topicKey.utf8.count)
+        else {
             throw HubError.badRequest(.invalidQuery, "topic_key must name a subject's topic")
         }
         return JSONResponse.make(.document(try await services.devices.audience(of: topicKey).document))

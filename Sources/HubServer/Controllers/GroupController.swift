@@ -30,7 +30,8 @@ struct GroupController {
     @Sendable func replace(request: Request, context: HubRequestContext) async throws -> Response {
         let id = try Self.groupID(context)
         var request = request
-        let fields = FieldReader(document: try await request.jsonObject(context: context, maxSize: Self.maximumRosterBody))
+        let fields = FieldReader(
+            document: try await request.jsonObject(context: context, maxSize: Self.maximumRosterBody))
         let name = try fields.string("name")
         let members = try Self.strings(fields.document, "members", required: true) ?? []
         let access = try Self.strings(fields.document, "access", required: false) ?? []
@@ -86,19 +87,25 @@ struct GroupController {
 
     /// The group as the API shows it.
     static func document(_ group: Group) -> BSONDocument {
-        ["id": .string(group.id), "name": .string(group.name), "member_count": .int64(group.memberCount),
-         "access": .array(group.access.map(BSONValue.string)), "updated_at": .int64(group.updatedAt)]
+        [
+            "id": .string(group.id), "name": .string(group.name), "member_count": .int64(group.memberCount),
+            "access": .array(group.access.map(BSONValue.string)), "updated_at": .int64(group.updatedAt),
+        ]
     }
 
     /// The path's group id (checked by `GroupService` before any query).
     static func groupID(_ context: HubRequestContext) throws -> String {
-        guard let id = context.parameters.get("groupID") else { throw HubError.badRequest(.invalidID, "groupID is missing") }
+        guard let id = context.parameters.get("groupID") else {
+            throw HubError.badRequest(.invalidID, "groupID is missing")
+        }
         return id.removingPercentEncoding ?? id
     }
 
     /// The path's person id, percent-decoded (an e-mail address or any printable id travels encoded).
     static func personID(_ context: HubRequestContext) throws -> String {
-        guard let id = context.parameters.get("personID") else { throw HubError.badRequest(.invalidID, "personID is missing") }
+        guard let id = context.parameters.get("personID") else {
+            throw HubError.badRequest(.invalidID, "personID is missing")
+        }
         guard let decoded = id.removingPercentEncoding else {
             throw HubError.invalid(.invalidID, "personID: not valid percent-encoding")
         }

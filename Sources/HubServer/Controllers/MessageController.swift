@@ -39,7 +39,9 @@ struct MessageController {
         let text = try fields.string("message")
         let recipients = try Self.recipients(fields)
         // A message to persons and groups has no topic; one with both is refused by the send rules.
-        let topicKey = recipients == nil ? try fields.string("topic_key") : try fields.optionalString("topic_key", maxLength: .max) ?? ""
+        let topicKey =
+            recipients == nil
+            ? try fields.string("topic_key") : try fields.optionalString("topic_key", maxLength: .max) ?? ""
         let data = try Self.data(fields)
         let distribution: Distribution = try fields.oneOf("distribution")
         let urgency = try Self.urgency(fields)
@@ -53,8 +55,9 @@ struct MessageController {
             distribution: distribution, urgency: urgency, ttl: ttl, sendAt: sendAt, ack: ack, broadcast: broadcast)
         submission.override = try fields.optionalString("override", maxLength: MessageService.maximumOverrideReason)
 
-        let message = try await services.messages.send(submission, as: identity,
-                                                       idempotencyKey: try Self.idempotencyKey(of: request))
+        let message = try await services.messages.send(
+            submission, as: identity,
+            idempotencyKey: try Self.idempotencyKey(of: request))
         if ApprovalState.of(message, now: services.now()) == .awaitingApproval {
             let held = MessageVisibility.withState(message, .awaitingApproval)
             return JSONResponse.make(.document(held.document), status: .accepted)
@@ -67,7 +70,9 @@ struct MessageController {
     /// - Throws: `HubError` 422 `invalid_field` naming the field when it has another shape.
     static func recipients(_ fields: FieldReader) throws -> Recipients? {
         guard let value = fields.document["to"] else { return nil }
-        guard let to = value.documentValue else { throw HubError.invalid(.invalidField, "the field \"to\" must be an object") }
+        guard let to = value.documentValue else {
+            throw HubError.invalid(.invalidField, "the field \"to\" must be an object")
+        }
         if let unknown = to.elements.map(\.key).first(where: { $0 != "persons" && $0 != "groups" }) {
             throw HubError.invalid(.invalidField, "the field \"to\" has no field \"\(unknown)\" (persons, groups)")
         }
@@ -93,10 +98,14 @@ struct MessageController {
     /// - Throws: `HubError` 422 `invalid_field` when it has another shape.
     static func data(_ fields: FieldReader) throws -> [String: String] {
         guard let value = fields.document["data"] else { return [:] }
-        guard let object = value.documentValue else { throw HubError.invalid(.invalidField, "the field \"data\" must be an object of strings") }
+        guard let object = value.documentValue else {
+            throw HubError.invalid(.invalidField, "the field \"data\" must be an object of strings")
+        }
         var data: [String: String] = [:]
         for (key, value) in object {
-            guard let string = value.stringValue else { throw HubError.invalid(.invalidField, "the field \"data\" must be an object of strings") }
+            guard let string = value.stringValue else {
+                throw HubError.invalid(.invalidField, "the field \"data\" must be an object of strings")
+            }
             data[key] = string
         }
         return data
@@ -118,8 +127,9 @@ struct MessageController {
     /// GET /message/:msiKey: one archived message, as the caller may see it (`MessageVisibility`): all of it for its
     /// sender and admins, its public fields for others once it is sent, and 404 before.
     @Sendable func get(request: Request, context: HubRequestContext) async throws -> Response {
-        let message = try await services.messages.message(msiKey: try context.parameters.objectID("msiKey"),
-                                                          for: context.messageViewer)
+        let message = try await services.messages.message(
+            msiKey: try context.parameters.objectID("msiKey"),
+            for: context.messageViewer)
         return JSONResponse.make(.document(message.document))
     }
 
@@ -131,8 +141,9 @@ struct MessageController {
             throw HubError.badRequest(.invalidQuery, "topic_key must name at most 100 topics")
         }
         let parameters = try PageParameters(query)
-        let page = try await services.messages.page(MessageQuery(
-            topicKeys: topicKeys, since: parameters.since, limit: parameters.limit, after: parameters.after),
+        let page = try await services.messages.page(
+            MessageQuery(
+                topicKeys: topicKeys, since: parameters.since, limit: parameters.limit, after: parameters.after),
             for: context.messageViewer)
         return PageParameters.response(page)
     }

@@ -28,14 +28,20 @@ struct MessageEditController {
         let fields = FieldReader(document: try await request.jsonObject(context: context))
         let allowed: Set = ["title", "desc", "message", "translations"]
         if let unknown = fields.document.elements.map(\.key).first(where: { !allowed.contains($0) }) {
-            throw HubError.invalid(.invalidField, "a correction has no field \"\(unknown)\" (title, desc, message, translations)")
+            throw HubError.invalid(
+                .invalidField, "a correction has no field \"\(unknown)\" (title, desc, message, translations)")
         }
         let correction = MessageCorrection(
-            title: try fields.optionalString("title", maxLength: .max), desc: try fields.optionalString("desc", maxLength: .max),
-            message: try fields.optionalString("message", maxLength: .max), translations: fields.document["translations"])
-        guard correction.title != nil || correction.desc != nil || correction.message != nil
-              || correction.translations != nil else {
-            throw HubError.invalid(.missingField, "a correction gives at least one of title, desc, message, translations")
+            title: try fields.optionalString("title", maxLength: .max),
+            desc: try fields.optionalString("desc", maxLength: .max),
+            message: try fields.optionalString("message", maxLength: .max),
+            translations: fields.document["translations"])
+        guard
+            correction.title != nil || correction.desc != nil || correction.message != nil
+                || correction.translations != nil
+        else {
+            throw HubError.invalid(
+                .missingField, "a correction gives at least one of title, desc, message, translations")
         }
         let result = try await Self.mapped {
             try await services.messages.correct(msiKey: msiKey, with: correction, as: identity)

@@ -34,8 +34,9 @@ struct PersonController {
     static func personID(_ context: HubRequestContext) throws -> String {
         let person = try GroupController.personID(context)
         guard (1...PersonAssertionVerifier.maximumPersonLength).contains(person.count) else {
-            throw HubError.invalid(.invalidID,
-                                   "personID: a person id has 1 to \(PersonAssertionVerifier.maximumPersonLength) characters")
+            throw HubError.invalid(
+                .invalidID,
+                "personID: a person id has 1 to \(PersonAssertionVerifier.maximumPersonLength) characters")
         }
         return person
     }

@@ -21,22 +21,30 @@ struct ReceiptController {
     /// POST /device/:deviceID/receipts: `[{"msi_key", "event", "response"?, "at"}]` (at most 500) → 200
     /// `{"results": [{"index", "status", "code"?}]}`; a malformed body is 422 and stores nothing.
     @Sendable func record(request: Request, context: HubRequestContext) async throws -> Response {
-        let device = try await services.devices.authenticate(try context.parameters.objectID("deviceID"),
-                                                             secret: context.deviceSecret)
+        let device = try await services.devices.authenticate(
+            try context.parameters.objectID("deviceID"),
+            secret: context.deviceSecret)
         var request = request
         let entries = try Self.entries(try await request.jsonValue(context: context, maxSize: Self.maximumBody))
         let outcomes = try await services.receipts.record(entries, from: device)
-        return JSONResponse.make(["results": .array(outcomes.map { outcome in
-            var document: BSONDocument = ["index": .int64(Int64(outcome.index)), "status": .string(outcome.status.rawValue)]
-            if let code = outcome.code { document["code"] = .string(code.description) }
-            return .document(document)
-        })])
+        return JSONResponse.make([
+            "results": .array(
+                outcomes.map { outcome in
+                    var document: BSONDocument = [
+                        "index": .int64(Int64(outcome.index)), "status": .string(outcome.status.rawValue),
+                    ]
+                    if let code = outcome.code { document["code"] = .string(code.description) }
+                    return .document(document)
+                })
+        ])
     }
 
     /// The entries of a body of receipts.
     /// - Throws: `HubError` 422 when the body is not an array of at most `maximumBatch` well-formed entries.
     static func entries(_ body: BSONValue) throws -> [ReceiptEntry] {
-        guard let array = body.arrayValue else { throw HubError.invalid(.invalidBody, "the body must be a JSON array of receipts") }
+        guard let array = body.arrayValue else {
+            throw HubError.invalid(.invalidBody, "the body must be a JSON array of receipts")
+        }
         guard array.count <= ReceiptService.maximumBatch else {
             throw HubError.invalid(.invalidBody, "a batch holds at most \(ReceiptService.maximumBatch) receipts")
         }
@@ -48,8 +56,9 @@ struct ReceiptController {
                 throw HubError.invalid(.invalidField, "receipt [\(index)]: \"msi_key\" must be a message's msi_key")
             }
             guard let event = entry["event"]?.stringValue.flatMap(Receipt.Event.init(rawValue:)) else {
-                throw HubError.invalid(.invalidField,
-                                       "receipt [\(index)]: \"event\" must be \"received\", \"opened\" or \"acknowledged\"")
+                throw HubError.invalid(
+                    .invalidField,
+                    "receipt [\(index)]: \"event\" must be \"received\", \"opened\" or \"acknowledged\"")
             }
             var response: String?
             if let value = entry["response"], !value.isNull {
@@ -57,8 +66,10 @@ struct ReceiptController {
                     throw HubError.invalid(.invalidField, "receipt [\(index)]: \"response\" must be a string")
                 }
                 guard text.utf8.count <= ReceiptService.maximumResponseBytes else {
-                    throw HubError.invalid(.fieldTooLong, "receipt [\(index)]: \"response\" is longer than "
-                                           + "\(ReceiptService.maximumResponseBytes) bytes of UTF-8")
+                    throw HubError.invalid(
+                        .fieldTooLong,
+                        "receipt [\(index)]: \"response\" is longer than "
+                            + "\(ReceiptService.maximumResponseBytes) bytes of UTF-8")
                 }
                 response = text
             }
@@ -72,10 +83,12 @@ struct ReceiptController {
     /// GET /message/:msiKey/receipts?cursor=&limit=: the reach report (see openapi.json).
     @Sendable func report(request: Request, context: HubRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        let limit = try PageQuery.limit(query, default: ReceiptService.defaultLimit, maximum: ReceiptService.maximumLimit)
+        let limit = try PageQuery.limit(
+            query, default: ReceiptService.defaultLimit, maximum: ReceiptService.maximumLimit)
         let cursor = try PageQuery.cursor(query) { ObjectID(hex: $0) }
-        let report = try await services.receipts.report(msiKey: try context.parameters.objectID("msiKey"),
-                                                        for: context.messageViewer, cursor: cursor, limit: limit)
+        let report = try await services.receipts.report(
+            msiKey: try context.parameters.objectID("msiKey"),
+            for: context.messageViewer, cursor: cursor, limit: limit)
         return JSONResponse.make(.document(Self.document(report)))
     }
 
@@ -88,30 +101,42 @@ struct ReceiptController {
             "audience": .int64(report.audience), "relay_state": .string(report.relayState),
             "fcm_accepted": .int64(report.fcmAccepted), "received": count(.received), "opened": count(.opened),
             "acknowledged": count(.acknowledged),
-            "responses": .document(BSONDocument(counts.responses.sorted { $0.key < $1.key }
-                .map { (key: $0.key, value: .int64($0.value)) })),
+            "responses": .document(
+                BSONDocument(
+                    counts.responses.sorted { $0.key < $1.key }
+                        .map { (key: $0.key, value: .int64($0.value)) })),
             "free_text_responses": .int64(counts.freeText),
             "not_answered": .int64(report.notAnswered), "unreachable": .int64(report.unreachable),
-            "platforms": .document(BSONDocument(report.platforms.sorted { $0.key.rawValue < $1.key.rawValue }.map {
-                (key: $0.key.rawValue, value: ["audience": .int64($0.value.audience), "received": .int64($0.value.received),
-                                               "opened": .int64($0.value.opened),
-                                               "acknowledged": .int64($0.value.acknowledged)])
-            })),
+            "platforms": .document(
+                BSONDocument(
+                    report.platforms.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                        (
+                            key: $0.key.rawValue,
+                            value: [
+                                "audience": .int64($0.value.audience), "received": .int64($0.value.received),
+                                "opened": .int64($0.value.opened),
+                                "acknowledged": .int64($0.value.acknowledged),
+                            ]
+                        )
+                    })),
         ]
         for (key, named) in [("channel", report.channel), ("area", report.area)] {
             guard let named else { continue }
             document[key] = ["id": .string(named.id), "name": named.name.map(BSONValue.string) ?? .null]
         }
         if let persons = report.persons {
-            document["persons"] = ["audience": .int64(persons.audience), "acknowledged": .int64(persons.acknowledged),
-                                   "not_answered": .int64(max(0, persons.audience - persons.acknowledged))]
+            document["persons"] = [
+                "audience": .int64(persons.audience), "acknowledged": .int64(persons.acknowledged),
+                "not_answered": .int64(max(0, persons.audience - persons.acknowledged)),
+            ]
         }
-        document["not_answered_devices"] = .array(report.silent.map { silent in
-            var row: BSONDocument = ["device": .string(silent.device.hex)]
-            if let person = silent.person { row["person"] = .string(person) }
-            row["platform"] = .string(silent.platform.rawValue)
-            return .document(row)
-        })
+        document["not_answered_devices"] = .array(
+            report.silent.map { silent in
+                var row: BSONDocument = ["device": .string(silent.device.hex)]
+                if let person = silent.person { row["person"] = .string(person) }
+                row["platform"] = .string(silent.platform.rawValue)
+                return .document(row)
+            })
         document["next"] = report.next.map(BSONValue.string) ?? .null
         return document
     }

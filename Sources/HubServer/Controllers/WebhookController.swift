@@ -72,8 +72,10 @@ struct WebhookController {
 
     /// The webhook as the API shows it: never its secret.
     static func document(_ webhook: Webhook) -> BSONDocument {
-        ["id": .string(webhook.id.hex), "url": .string(webhook.url),
-         "events": .array(webhook.events.map(BSONValue.string)), "created_at": .int64(webhook.createdAt)]
+        [
+            "id": .string(webhook.id.hex), "url": .string(webhook.url),
+            "events": .array(webhook.events.map(BSONValue.string)), "created_at": .int64(webhook.createdAt),
+        ]
     }
 
     /// A delivery as the list shows it: what was tried and how it ended, never the receiver's answer body.

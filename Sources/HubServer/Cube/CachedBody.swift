@@ -27,8 +27,10 @@ struct CachedBody: Sendable {
         var answers: [Answer] = []
         for gzip in [false, true] {
             for notModified in [false, true] {
-                answers.append(Answer(body: gzip ? self.gzip : plain, etag: gzip ? gzipETag : etag, gzip: gzip,
-                                      notModified: notModified))
+                answers.append(
+                    Answer(
+                        body: gzip ? self.gzip : plain, etag: gzip ? gzipETag : etag, gzip: gzip,
+                        notModified: notModified))
             }
         }
         self.answers = answers
@@ -52,7 +54,9 @@ struct CachedBody: Sendable {
         let body: ByteBuffer?
 
         fileprivate init(body: ByteBuffer, etag: String, gzip: Bool, notModified: Bool) {
-            var pairs: [(HTTPField.Name, String)] = [(.eTag, etag), (.cacheControl, "public, no-cache"), (.vary, "Accept-Encoding")]
+            var pairs: [(HTTPField.Name, String)] = [
+                (.eTag, etag), (.cacheControl, "public, no-cache"), (.vary, "Accept-Encoding"),
+            ]
             if !notModified {
                 pairs.append((.contentType, "application/json; charset=utf-8"))
                 if gzip { pairs.append((.contentEncoding, "gzip")) }
@@ -79,10 +83,12 @@ struct CachedBody: Sendable {
 
     /// The answer to `request` as a router response.
     func response(to request: Request) -> Response {
-        let answer = answer(acceptEncoding: request.headers[.acceptEncoding], ifNoneMatch: request.headers[.ifNoneMatch])
+        let answer = answer(
+            acceptEncoding: request.headers[.acceptEncoding], ifNoneMatch: request.headers[.ifNoneMatch])
         let body = request.method == .head ? nil : answer.body
-        return Response(status: answer.status, headers: answer.fields,
-                        body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
+        return Response(
+            status: answer.status, headers: answer.fields,
+            body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
     }
 
     /// Whether an `If-None-Match` list names either variant of this version (weak comparison, RFC 9110).
@@ -160,7 +166,9 @@ extension Substring.UTF8View {
     func equalsIgnoringCase(_ lowercase: StaticString) -> Bool {
         guard count == lowercase.utf8CodeUnitCount else { return false }
         return lowercase.withUTF8Buffer { expected in
-            zip(self, expected).allSatisfy { $0 == $1 || ($0 | 0x20 == $1 && $1 >= UInt8(ascii: "a") && $1 <= UInt8(ascii: "z")) }
+            zip(self, expected).allSatisfy {
+                $0 == $1 || ($0 | 0x20 == $1 && $1 >= UInt8(ascii: "a") && $1 <= UInt8(ascii: "z"))
+            }
         }
     }
 }

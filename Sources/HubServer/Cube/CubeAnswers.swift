@@ -39,12 +39,16 @@ final class CubeAnswers: Sendable {
     func bodies(for snapshot: CubeSnapshot) -> Bodies? {
         if let bodies = current.withLock({ $0 }), bodies.version == snapshot.version { return bodies }
         guard let all = try? CachedBody(json: snapshot.json),
-              let redactedAll = try? CachedBody(json: snapshot.redactedJSON) else { return nil }
-        let bodies = Bodies(version: snapshot.version, all: all, channels: snapshot.channelJSON.compactMapValues {
-            try? CachedBody(json: $0)
-        }, redactedAll: redactedAll, redactedChannels: snapshot.redactedChannelJSON.compactMapValues {
-            try? CachedBody(json: $0)
-        })
+            let redactedAll = try? CachedBody(json: snapshot.redactedJSON)
+        else { return nil }
+        let bodies = Bodies(
+            version: snapshot.version, all: all,
+            channels: snapshot.channelJSON.compactMapValues {
+                try? CachedBody(json: $0)
+            }, redactedAll: redactedAll,
+            redactedChannels: snapshot.redactedChannelJSON.compactMapValues {
+                try? CachedBody(json: $0)
+            })
         current.withLock { current in
             if (current?.version ?? 0) < bodies.version { current = bodies }
         }

@@ -98,19 +98,22 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func answer(_ request: HTTPRequestHead) -> PendingAnswer? {
         let isHead = request.method == .HEAD
         guard request.method == .GET || isHead, request.isKeepAlive,
-              !request.headers.contains(name: "Authorization"),
-              let target = Self.target(request.uri),
-              shared.cube.freshness.isCurrent, let snapshot = shared.cube.latest(),
-              let bodies = shared.answers.bodies(for: snapshot) else { return nil }
+            !request.headers.contains(name: "Authorization"),
+            let target = Self.target(request.uri),
+            shared.cube.freshness.isCurrent, let snapshot = shared.cube.latest(),
+            let bodies = shared.answers.bodies(for: snapshot)
+        else { return nil }
         let cached: CachedBody?
         switch target {
         case .all: cached = bodies.redactedAll
         case .channel(let id): cached = bodies.redactedChannels[id]
         }
         guard let cached else { return nil }
-        let answer = cached.answer(acceptEncoding: Self.field("Accept-Encoding", of: request.headers),
-                                   ifNoneMatch: Self.field("If-None-Match", of: request.headers))
-        let id = request.headers.first(name: RequestIDMiddleware<HubRequestContext>.header.canonicalName)
+        let answer = cached.answer(
+            acceptEncoding: Self.field("Accept-Encoding", of: request.headers),
+            ifNoneMatch: Self.field("If-None-Match", of: request.headers))
+        let id =
+            request.headers.first(name: RequestIDMiddleware<HubRequestContext>.header.canonicalName)
             .flatMap(RequestIDMiddleware<HubRequestContext>.accepted) ?? RequestID().description
         var headers = answer.headers
         headers.add(name: "Server", value: shared.serverName)
@@ -120,14 +123,19 @@ final class CubeChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if shared.logger.logLevel <= .debug {
             var logger = shared.logger
             logger[metadataKey: "request_id"] = .string(id)
-            logger.debug("Request", metadata: ["hb.request.path": .string(request.uri),
-                                               "hb.request.method": .string(request.method.rawValue)])
+            logger.debug(
+                "Request",
+                metadata: [
+                    "hb.request.path": .string(request.uri),
+                    "hb.request.method": .string(request.method.rawValue),
+                ])
         }
         let status: HTTPResponseStatus = answer.status == .ok ? .ok : .notModified
-        return PendingAnswer(head: HTTPResponseHead(version: request.version, status: status, headers: headers),
-                             body: isHead ? nil : answer.body,
-                             recorders: shared.metrics.recorders(target: target, head: isHead, status: answer.status),
-                             started: DispatchTime.now().uptimeNanoseconds)
+        return PendingAnswer(
+            head: HTTPResponseHead(version: request.version, status: status, headers: headers),
+            body: isHead ? nil : answer.body,
+            recorders: shared.metrics.recorders(target: target, head: isHead, status: answer.status),
+            started: DispatchTime.now().uptimeNanoseconds)
     }
 
     private func write(_ pending: PendingAnswer, context: ChannelHandlerContext) {
@@ -190,11 +198,16 @@ final class AnswerMetrics: Sendable {
         for route in [CubeChannelHandler.Target.all.route, "/channel/{channelID}"] {
             for method in [HTTPRequest.Method.get, .head] {
                 for status in [HTTPResponse.Status.ok, .notModified] {
-                    let dimensions = [("http.route", route), ("http.request.method", method.rawValue),
-                                      ("http.response.status_code", String(status.code))]
-                    all.append(Recorders(requests: Counter(label: "hb.requests", dimensions: dimensions),
-                                         duration: Metrics.Timer(label: "http.server.request.duration",
-                                                                 dimensions: dimensions, preferredDisplayUnit: .seconds)))
+                    let dimensions = [
+                        ("http.route", route), ("http.request.method", method.rawValue),
+                        ("http.response.status_code", String(status.code)),
+                    ]
+                    all.append(
+                        Recorders(
+                            requests: Counter(label: "hb.requests", dimensions: dimensions),
+                            duration: Metrics.Timer(
+                                label: "http.server.request.duration",
+                                dimensions: dimensions, preferredDisplayUnit: .seconds)))
                 }
             }
         }

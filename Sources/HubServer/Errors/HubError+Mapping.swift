@@ -32,11 +32,13 @@ extension HubError {
             return HubError(error)
         case let error as AssertionRefusal:
             // Every refusal of an assertion, its absence of configuration too, is 401 with the reason.
-            return HubError(.unauthorized, error.code == .replayed ? .assertionReplayed : .invalidAssertion, error.message)
+            return HubError(
+                .unauthorized, error.code == .replayed ? .assertionReplayed : .invalidAssertion, error.message)
         case let error as GroupRefusal:
             return HubError(error)
         case let error as WebhookRefusal:
-            return error.code == .webhookNotFound ? HubError(.notFound, .webhookNotFound, error.message)
+            return error.code == .webhookNotFound
+                ? HubError(.notFound, .webhookNotFound, error.message)
                 : HubError(.unprocessableContent, .invalidWebhook, error.message)
         case let error as HTTPParserError:
             // The HTTP/1 decoder's verdict on what the client sent: never the hub's fault.
@@ -98,7 +100,9 @@ extension HubError {
     init(_ refusal: DeviceRefusal) {
         switch refusal.code {
         case .unauthenticated:
-            self.init(.unauthorized, .unauthenticated, refusal.message, headers: [.wwwAuthenticate: "Bearer realm=\"msi-hub devices\""])
+            self.init(
+                .unauthorized, .unauthenticated, refusal.message,
+                headers: [.wwwAuthenticate: "Bearer realm=\"msi-hub devices\""])
         case .topicNotFound: self.init(.notFound, .topicNotFound, refusal.message)
         case .forcedSubscription: self.init(.conflict, .forcedSubscription, refusal.message)
         case .registrationTaken: self.init(.conflict, .conflict, refusal.message)

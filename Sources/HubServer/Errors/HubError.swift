@@ -17,8 +17,10 @@ public struct HubError: HTTPResponseError, Sendable {
             case unauthenticated, forbidden, subjectAccessDenied = "subject_access_denied"
             case notFound = "not_found", channelNotFound = "channel_not_found", areaNotFound = "area_not_found"
             case subjectNotFound = "subject_not_found", topicNotFound = "topic_not_found"
-            case messageNotFound = "message_not_found", userNotFound = "user_not_found", tokenNotFound = "token_not_found"
-            case groupNotFound = "group_not_found", memberNotFound = "member_not_found", deviceNotFound = "device_not_found"
+            case messageNotFound = "message_not_found", userNotFound = "user_not_found", tokenNotFound =
+                "token_not_found"
+            case groupNotFound = "group_not_found", memberNotFound = "member_not_found", deviceNotFound =
+                "device_not_found"
             case methodNotAllowed = "method_not_allowed", conflict, distributionMismatch = "distribution_mismatch"
             case tooManyRequests = "too_many_requests", databaseUnavailable = "database_unavailable", busy
             case tooManyConnections = "too_many_connections"
@@ -30,7 +32,8 @@ public struct HubError: HTTPResponseError, Sendable {
             case invalidData = "invalid_data", relayBehind = "relay_behind"
             case invalidUrgency = "invalid_urgency", invalidQuietHours = "invalid_quiet_hours"
             case invalidAck = "invalid_ack"
-            case invalidTranslations = "invalid_translations", invalidImage = "invalid_image", invalidKind = "invalid_kind"
+            case invalidTranslations = "invalid_translations", invalidImage = "invalid_image", invalidKind =
+                "invalid_kind"
             case invalidExpiry = "invalid_expiry", invalidDisplay = "invalid_display", invalidSample = "invalid_sample"
             case invalidWebhook = "invalid_webhook", webhookNotFound = "webhook_not_found"
             case internalError = "internal_error"

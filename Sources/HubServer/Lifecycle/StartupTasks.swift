@@ -15,7 +15,9 @@ enum StartupTasks {
                 try await DatabaseIndexes.ensure(in: services.database)
                 return
             } catch let error as DAOError where error.code == .unavailable && clock.now < deadline {
-                logger.warning("the database is not reachable yet; retrying", metadata: ["uri_database": "\(services.database.name)"])
+                logger.warning(
+                    "the database is not reachable yet; retrying",
+                    metadata: ["uri_database": "\(services.database.name)"])
                 try await Task.sleep(for: .seconds(1))
             }
         }
@@ -25,13 +27,15 @@ enum StartupTasks {
     static func bootstrapAdmin(services: HubServices, logger: Logger) async throws {
         guard let admin = try await services.accounts.addFirstAdmin() else { return }
         logger.notice("created the first user", metadata: ["username": "\(admin.username)"])
-        FileHandle.standardOutput.write(Data("""
+        FileHandle.standardOutput.write(
+            Data(
+                """
 
-            msi-hub: no user existed, so one was created. Log in with
-                username: \(admin.username)
-                password: \(admin.password)
-            This password is shown only once; change it with `msi-hub user passwd \(admin.username)`.
+                msi-hub: no user existed, so one was created. Log in with
+                    username: \(admin.username)
+                    password: \(admin.password)
+                This password is shown only once; change it with `msi-hub user passwd \(admin.username)`.
 
-            """.utf8))
+                """.utf8))
     }
 }

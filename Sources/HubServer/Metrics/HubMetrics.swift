@@ -32,21 +32,25 @@ final class HubMetrics: Sendable {
 
     /// A Prometheus name: `hb.requests` becomes `hb_requests`.
     static func sanitize(_ name: String) -> String {
-        String(name.unicodeScalars.map { scalar in
-            (scalar.properties.isASCIIHexDigit || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
-                || scalar == "_") ? Character(scalar) : "_"
-        })
+        String(
+            name.unicodeScalars.map { scalar in
+                (scalar.properties.isASCIIHexDigit || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+                    || scalar == "_") ? Character(scalar) : "_"
+            })
     }
 
     /// Sets the gauge `name` of the registry (created on first use, with `help` as its description).
     func set(_ name: String, _ value: Double, help: String) {
-        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help)).set(to: value)
+        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help)).set(
+            to: value)
     }
 
     /// Sets the gauge `name` with `labels` (created on first use, with `help` as its description).
     func set(_ name: String, labels: [(String, String)], _ value: Double, help: String) {
-        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels)
-            .set(to: value)
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels
+        )
+        .set(to: value)
     }
 
     /// The registry in Prometheus's text format.

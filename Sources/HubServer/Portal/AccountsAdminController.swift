@@ -47,11 +47,15 @@ struct AccountsAdminController {
             entry.errors["username"] = "A user or a live API token is called \(username) already."
             return try await usersPage(context: context, values: entry.values, errors: entry.errors)
         }
-        return pages.render("secret", context.page("User added", [
-            "heading": "\(username) can now log in", "label": "Password of \(username)", "secret": password,
-            "advice": "Give this password to \(username). It is shown only now; if it is lost, reset it.",
-            "backURL": "/portal/admin/users", "backLabel": "Back to the users",
-        ]))
+        return pages.render(
+            "secret",
+            context.page(
+                "User added",
+                [
+                    "heading": "\(username) can now log in", "label": "Password of \(username)", "secret": password,
+                    "advice": "Give this password to \(username). It is shown only now; if it is lost, reset it.",
+                    "backURL": "/portal/admin/users", "backLabel": "Back to the users",
+                ]))
     }
 
     /// Disables or re-enables a user; disabling ends their sessions at once.
@@ -71,11 +75,15 @@ struct AccountsAdminController {
         let admin = try context.loggedInUser()
         let username = try await existingUser(context).username
         let password = try await services.accounts.resetPassword(of: username, by: admin.username)
-        return pages.render("secret", context.page("Password reset", [
-            "heading": "New password for \(username)", "label": "Password of \(username)", "secret": password,
-            "advice": "The old password no longer works. This one is shown only now.",
-            "backURL": "/portal/admin/users", "backLabel": "Back to the users",
-        ]))
+        return pages.render(
+            "secret",
+            context.page(
+                "Password reset",
+                [
+                    "heading": "New password for \(username)", "label": "Password of \(username)", "secret": password,
+                    "advice": "The old password no longer works. This one is shown only now.",
+                    "backURL": "/portal/admin/users", "backLabel": "Back to the users",
+                ]))
     }
 
     /// Changes a user's role; their sessions end so the new role applies to a fresh login.
@@ -109,8 +117,10 @@ struct AccountsAdminController {
         return user
     }
 
-    private func usersPage(context: PortalRequestContext, values: [String: String] = [:], errors: [String: String] = [:],
-                           problem: String? = nil, notice: String? = nil) async throws -> Response {
+    private func usersPage(
+        context: PortalRequestContext, values: [String: String] = [:], errors: [String: String] = [:],
+        problem: String? = nil, notice: String? = nil
+    ) async throws -> Response {
         let me = context.user?.username
         let rows: [[String: Any]] = try await services.accounts.users().map { user in
             [
@@ -155,18 +165,24 @@ struct AccountsAdminController {
         let secret: String
         do {
             // A token made in the portal acts for the admin who made it (the approval rule's "same person").
-            secret = try await services.accounts.createToken(name: name, role: role, direct: entry.direct,
-                                                             owner: try context.loggedInUser().identity.name)
+            secret = try await services.accounts.createToken(
+                name: name, role: role, direct: entry.direct,
+                owner: try context.loggedInUser().identity.name)
         } catch let refusal as AccountRefusal where refusal.code == .nameTaken {
             entry.errors["name"] = "A user or a live token is called \(name) already."
             return try await tokensPage(context: context, values: entry.values, errors: entry.errors)
         }
-        return pages.render("secret", context.page("Token created", [
-            "heading": "The token “\(name)”", "label": "Secret of \(name)", "secret": secret,
-            "advice": "Copy it into the script's configuration now: it is shown only this once. Scripts send it as "
-                + "“Authorization: Bearer …”.",
-            "backURL": "/portal/admin/tokens", "backLabel": "Back to the tokens",
-        ]))
+        return pages.render(
+            "secret",
+            context.page(
+                "Token created",
+                [
+                    "heading": "The token “\(name)”", "label": "Secret of \(name)", "secret": secret,
+                    "advice":
+                        "Copy it into the script's configuration now: it is shown only this once. Scripts send it as "
+                        + "“Authorization: Bearer …”.",
+                    "backURL": "/portal/admin/tokens", "backLabel": "Back to the tokens",
+                ]))
     }
 
     /// POST /portal/admin/tokens/:tokenID/revoke: the token stops working at once.
@@ -182,8 +198,10 @@ struct AccountsAdminController {
         return .redirect(to: "/portal/admin/tokens?done=revoked")
     }
 
-    private func tokensPage(context: PortalRequestContext, values: [String: String] = [:], errors: [String: String] = [:],
-                            notice: String? = nil) async throws -> Response {
+    private func tokensPage(
+        context: PortalRequestContext, values: [String: String] = [:], errors: [String: String] = [:],
+        notice: String? = nil
+    ) async throws -> Response {
         let rows: [[String: Any]] = try await services.accounts.tokens().map { token in
             var row: [String: Any] = [
                 "id": token.id.hex, "name": token.name, "role": token.role.rawValue, "direct": token.direct,
@@ -198,8 +216,9 @@ struct AccountsAdminController {
             "tokens": rows, "isEmpty": rows.isEmpty, "values": values, "errors": errors, "hasErrors": !errors.isEmpty,
             "roles": Role.allCases.map { ["value": $0.rawValue, "selected": $0.rawValue == chosenRole] },
         ]
-        return pages.render("admin-tokens", context.page("API tokens", data, notice: notice),
-                            status: errors.isEmpty ? .ok : .unprocessableContent)
+        return pages.render(
+            "admin-tokens", context.page("API tokens", data, notice: notice),
+            status: errors.isEmpty ? .ok : .unprocessableContent)
     }
 }
 

@@ -39,13 +39,15 @@ struct ApprovalsController {
         let msiKey = try Self.msiKey(context)
         // The version the page showed: what the approver read is what is approved, or nothing is.
         guard let version = Int64(context.form.trimmed("version")) else {
-            return try await page(context: context, error: "Reload the page: it did not say which version you approve.",
-                                  status: .unprocessableContent)
+            return try await page(
+                context: context, error: "Reload the page: it did not say which version you approve.",
+                status: .unprocessableContent)
         }
         do {
             _ = try await services.approvals.approve(msiKey: msiKey, version: version, as: user.identity)
         } catch let refusal as ApprovalRefusal {
-            let text = refusal.code == .stale
+            let text =
+                refusal.code == .stale
                 ? "The text changed since you read it: read the new version below, then decide." : refusal.message
             return try await page(context: context, error: text, status: HubError(refusal).status)
         } catch let refusal as EditRefusal {
@@ -59,8 +61,9 @@ struct ApprovalsController {
         let user = try context.loggedInUser()
         let msiKey = try Self.msiKey(context)
         do {
-            _ = try await services.approvals.reject(msiKey: msiKey, reason: context.form.trimmed("reason"),
-                                                    as: user.identity)
+            _ = try await services.approvals.reject(
+                msiKey: msiKey, reason: context.form.trimmed("reason"),
+                as: user.identity)
         } catch let refusal as ApprovalRefusal {
             let text = refusal.code == .reasonRequired ? "Say why you reject the message." : refusal.message
             return try await page(context: context, error: text, status: HubError(refusal).status)
@@ -72,13 +75,16 @@ struct ApprovalsController {
     @Sendable func reviewed(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.loggedInUser()
         try context.requireRole([.admin])
-        _ = try await services.approvals.markReviewed(msiKey: try Self.msiKey(context),
-                                                      as: user.identity)
+        _ = try await services.approvals.markReviewed(
+            msiKey: try Self.msiKey(context),
+            as: user.identity)
         return .redirect(to: "/portal/approvals?done=reviewed")
     }
 
-    private func page(context: PortalRequestContext, notice: String? = nil, error: String? = nil,
-                      status: HTTPResponse.Status = .ok) async throws -> Response {
+    private func page(
+        context: PortalRequestContext, notice: String? = nil, error: String? = nil,
+        status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
         let user = try context.loggedInUser()
         let cube = try await services.cube.cache.snapshot()
         let awaiting = try await services.approvals.awaiting(for: user.identity)
@@ -96,7 +102,8 @@ struct ApprovalsController {
             row["version"] = ApprovalDAO.version(of: message)
             // A correction of an approved message: the texts asked for, beside what the phones show now.
             if let pending = message.document["pending_correction"]?.documentValue,
-               ApprovalState.of(message, now: services.now()) == .approved {
+                ApprovalState.of(message, now: services.now()) == .approved
+            {
                 let fields = pending["fields"]?.documentValue ?? [:]
                 row["isCorrection"] = true
                 row["title"] = fields["title"]?.stringValue ?? message.title
@@ -116,9 +123,11 @@ struct ApprovalsController {
             }
             return row
         }
-        var data: [String: Any] = ["awaiting": awaiting.map(row), "overridden": overridden.map(row),
-                                   "noneAwaiting": awaiting.isEmpty, "isAdmin": user.isAdmin,
-                                   "noneOverridden": overridden.isEmpty]
+        var data: [String: Any] = [
+            "awaiting": awaiting.map(row), "overridden": overridden.map(row),
+            "noneAwaiting": awaiting.isEmpty, "isAdmin": user.isAdmin,
+            "noneOverridden": overridden.isEmpty,
+        ]
         if let error { data["error"] = error }
         return pages.render("approvals", context.page("Approvals", data, notice: notice), status: status)
     }

@@ -28,36 +28,45 @@ struct AuditAdminController {
         var errors: [String: String] = [:]
         let since = value("since").flatMap { text in
             let milliseconds = Self.milliseconds(text)
-            if milliseconds == nil { errors["since"] = "Enter a day (2026-11-26), a time in RFC 3339 or Unix milliseconds." }
+            if milliseconds == nil {
+                errors["since"] = "Enter a day (2026-11-26), a time in RFC 3339 or Unix milliseconds."
+            }
             return milliseconds
         }
-        let filter = AuditFilter(actor: value("actor"), actionPrefix: value("action"), target: value("target"), since: since)
+        let filter = AuditFilter(
+            actor: value("actor"), actionPrefix: value("action"), target: value("target"), since: since)
         let before = value("before").flatMap { Int64($0) }
         let page = try await services.audit.entries(filter, before: before, limit: Self.pageSize)
         let rows: [[String: Any]] = page.entries.map { entry in
             [
-                "seq": entry.seq, "time": PortalTime.text(milliseconds: entry.at), "actorKind": entry.actor.kind.rawValue,
+                "seq": entry.seq, "time": PortalTime.text(milliseconds: entry.at),
+                "actorKind": entry.actor.kind.rawValue,
                 "actor": entry.actor.name, "action": entry.action, "targetKind": entry.target.kind,
                 "target": entry.target.id, "change": entry.change.map { $0.extendedJSON(.relaxed) } ?? "",
                 "hasChange": entry.change != nil, "hash": String(entry.hash.prefix(12)),
             ]
         }
-        let values = ["actor": value("actor") ?? "", "action": value("action") ?? "", "target": value("target") ?? "",
-                      "since": value("since") ?? ""]
+        let values = [
+            "actor": value("actor") ?? "", "action": value("action") ?? "", "target": value("target") ?? "",
+            "since": value("since") ?? "",
+        ]
         var data: [String: Any] = [
             "rows": rows, "isEmpty": rows.isEmpty, "values": values, "errors": errors,
             "filtered": values.values.contains { !$0.isEmpty },
         ]
         if let next = page.next {
-            var items = values.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+            var items = values.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map {
+                URLQueryItem(name: $0.key, value: $0.value)
+            }
             items.append(URLQueryItem(name: "before", value: String(next)))
             var components = URLComponents()
             components.path = "/portal/admin/audit"
             components.queryItems = items
             data["older"] = components.string
         }
-        return pages.render("admin-audit", context.page("Audit log", data),
-                            status: errors.isEmpty ? .ok : .unprocessableContent)
+        return pages.render(
+            "admin-audit", context.page("Audit log", data),
+            status: errors.isEmpty ? .ok : .unprocessableContent)
     }
 
     /// A start time as Unix milliseconds: a day (UTC), an RFC 3339 time or Unix milliseconds; nil for anything else.

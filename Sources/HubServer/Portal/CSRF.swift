@@ -14,10 +14,13 @@ enum PortalSecret {
 
     /// Whether `secret` could be one `make()` made (so junk never reaches the database).
     static func isWellFormed(_ secret: String) -> Bool {
-        secret.utf8.count == 43 && secret.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
+        secret.utf8.count == 43
+            && secret.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: "_")
+            }
     }
 
     /// The key a session is stored under: SHA-256 of its secret, so a leaked `sessions` collection opens no session.
@@ -36,16 +39,19 @@ struct CSRFMiddleware: RouterMiddleware {
     /// The cookie the login form's token is also set in.
     static let loginCookie = "msi_login_csrf"
 
-    func handle(_ request: Request, context: Context,
-                next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard request.method == .post else { return try await next(request, context) }
         let contentType = request.headers[.contentType] ?? ""
         // A form with a file (a roster's CSV) comes as multipart/form-data, with a larger limit.
         let boundary = MultipartForm.boundary(contentType: contentType)
         guard boundary != nil || contentType.lowercased().hasPrefix("application/x-www-form-urlencoded") else {
-            throw PortalError(status: .unsupportedMediaType, title: "Unsupported form",
-                              message: "Portal forms are sent as application/x-www-form-urlencoded "
-                                  + "(or multipart/form-data with a file).")
+            throw PortalError(
+                status: .unsupportedMediaType, title: "Unsupported form",
+                message: "Portal forms are sent as application/x-www-form-urlencoded "
+                    + "(or multipart/form-data with a file).")
         }
         let limit = boundary == nil ? context.maxUploadSize : MultipartForm.maximumSize
         var request = request
@@ -53,18 +59,21 @@ struct CSRFMiddleware: RouterMiddleware {
         do {
             body = try await request.collectBody(upTo: limit)
         } catch is NIOTooManyBytesError {
-            throw PortalError(status: .contentTooLarge, title: "Too much text",
-                              message: "The form is larger than \(limit / 1024) KiB.")
+            throw PortalError(
+                status: .contentTooLarge, title: "Too much text",
+                message: "The form is larger than \(limit / 1024) KiB.")
         } catch {
-            throw PortalError(status: .badRequest, title: "Incomplete form",
-                              message: "The form arrived incomplete. Send it again.")
+            throw PortalError(
+                status: .badRequest, title: "Incomplete form",
+                message: "The form arrived incomplete. Send it again.")
         }
         var context = context
         let form: PortalForm
         if let boundary {
             guard let fields = MultipartForm.fields(of: Array(buffer: body), boundary: boundary) else {
-                throw PortalError(status: .badRequest, title: "Incomplete form",
-                                  message: "The form arrived incomplete. Send it again.")
+                throw PortalError(
+                    status: .badRequest, title: "Incomplete form",
+                    message: "The form arrived incomplete. Send it again.")
             }
             form = PortalForm(fields: fields)
         } else {
@@ -78,7 +87,8 @@ struct CSRFMiddleware: RouterMiddleware {
             expected = user.csrfToken
         }
         guard let expected, let given = form[Self.field], Secret.constantTimeEquals(expected, given) else {
-            context.logger.notice("portal form refused: missing or wrong CSRF token", metadata: ["path": "\(request.uri.path)"])
+            context.logger.notice(
+                "portal form refused: missing or wrong CSRF token", metadata: ["path": "\(request.uri.path)"])
             throw PortalError.csrf
         }
         context.form = form

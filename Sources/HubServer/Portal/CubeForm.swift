@@ -25,8 +25,9 @@ struct CubeForm {
     var subjectDraft: SubjectDraft?
 
     init(_ form: PortalForm, isSubject: Bool) {
-        values = Values(name: form.trimmed("name"), desc: form.trimmed("desc"), access: form.trimmed("access"),
-                        level: form.trimmed("level"), distribution: form.trimmed("distribution"))
+        values = Values(
+            name: form.trimmed("name"), desc: form.trimmed("desc"), access: form.trimmed("access"),
+            level: form.trimmed("level"), distribution: form.trimmed("distribution"))
         if values.name.isEmpty {
             errors["name"] = "Enter a name."
         } else if values.name.count > FieldLimits.name {
@@ -47,8 +48,9 @@ struct CubeForm {
         if level == nil { errors["level"] = "Choose a level." }
         if distribution == nil { errors["distribution"] = "Choose Alert or Information." }
         if let level, let distribution, errors.isEmpty {
-            subjectDraft = SubjectDraft(name: values.name, desc: values.desc, level: level, distribution: distribution,
-                                        access: access)
+            subjectDraft = SubjectDraft(
+                name: values.name, desc: values.desc, level: level, distribution: distribution,
+                access: access)
         }
     }
 }

@@ -73,8 +73,9 @@ struct GroupsAdminController {
             return try await groupPage(group, after: nil, context: context, errors: errors)
         }
         do {
-            _ = try await services.groups.replace(id: group.id, name: group.name, members: roster.persons,
-                                                  access: group.access)
+            _ = try await services.groups.replace(
+                id: group.id, name: group.name, members: roster.persons,
+                access: group.access)
         } catch let refusal as GroupRefusal {
             return try await groupPage(group, after: nil, context: context, errors: ["roster": refusal.message])
         }
@@ -89,13 +90,15 @@ struct GroupsAdminController {
         }
         let roster = RosterCSV(text)
         if roster.problemCount > 0 {
-            let more = roster.problemCount > roster.problems.count
+            let more =
+                roster.problemCount > roster.problems.count
                 ? " And \(roster.problemCount - roster.problems.count) more lines like these." : ""
             errors["roster"] = "Nothing was imported. " + roster.problems.joined(separator: " ") + more
             return nil
         }
         if roster.persons.count > GroupService.maximumMembers {
-            errors["roster"] = "The file has \(roster.persons.count) person ids; a group holds at most "
+            errors["roster"] =
+                "The file has \(roster.persons.count) person ids; a group holds at most "
                 + "\(GroupService.maximumMembers)."
             return nil
         }
@@ -104,8 +107,10 @@ struct GroupsAdminController {
 
     // MARK: Rendering
 
-    private func groupsPage(context: PortalRequestContext, values: [String: String] = [:],
-                            errors: [String: String] = [:], notice: String? = nil) async throws -> Response {
+    private func groupsPage(
+        context: PortalRequestContext, values: [String: String] = [:],
+        errors: [String: String] = [:], notice: String? = nil
+    ) async throws -> Response {
         let rows: [[String: Any]] = try await services.groups.all().map { group in
             [
                 "id": group.id, "name": group.name, "members": group.memberCount, "path": Self.path(group.id),
@@ -117,17 +122,21 @@ struct GroupsAdminController {
             "groups": rows, "isEmpty": rows.isEmpty, "values": values, "errors": errors, "hasErrors": !errors.isEmpty,
             "maximumMembers": GroupService.maximumMembers,
         ]
-        return pages.render("admin-groups", context.page("Groups", data, notice: notice),
-                            status: errors.isEmpty ? .ok : .unprocessableContent)
+        return pages.render(
+            "admin-groups", context.page("Groups", data, notice: notice),
+            status: errors.isEmpty ? .ok : .unprocessableContent)
     }
 
-    private func groupPage(_ group: Group, after: String?, context: PortalRequestContext,
-                           errors: [String: String] = [:], notice: String? = nil) async throws -> Response {
+    private func groupPage(
+        _ group: Group, after: String?, context: PortalRequestContext,
+        errors: [String: String] = [:], notice: String? = nil
+    ) async throws -> Response {
         let page: (persons: [String], next: String?)
         do {
             page = try await services.groups.members(of: group.id, after: after, limit: Self.pageSize)
         } catch let refusal as GroupRefusal where refusal.code == .invalidID {
-            throw PortalError(status: .badRequest, title: "No such page", message: "This page of members does not exist.")
+            throw PortalError(
+                status: .badRequest, title: "No such page", message: "This page of members does not exist.")
         } catch let refusal as GroupRefusal where refusal.code == .groupNotFound {
             throw PortalError.notFound("This group")
         }
@@ -138,8 +147,9 @@ struct GroupsAdminController {
             "errors": errors, "hasErrors": !errors.isEmpty, "isLaterPage": after != nil,
         ]
         if let next = page.next { data["nextURL"] = Self.path(group.id) + "?after=" + Self.queryValue(next) }
-        return pages.render("admin-group", context.page("Group \(group.name)", data, notice: notice),
-                            status: errors.isEmpty ? .ok : .unprocessableContent)
+        return pages.render(
+            "admin-group", context.page("Group \(group.name)", data, notice: notice),
+            status: errors.isEmpty ? .ok : .unprocessableContent)
     }
 
     private func existingGroup(_ context: PortalRequestContext) async throws -> Group {

@@ -34,42 +34,50 @@ struct LoginController {
         let password = context.form["password"] ?? ""
         let next = context.form["next"]
         guard !username.isEmpty, !password.isEmpty, username.count <= 200, password.count <= 1_000 else {
-            return loginPage(context: context, next: next, username: username,
-                             error: "Enter your username and password.", status: .unprocessableContent)
+            return loginPage(
+                context: context, next: next, username: username,
+                error: "Enter your username and password.", status: .unprocessableContent)
         }
         let identity: Identity
         do {
-            identity = try await services.accounts.logIn(username: username, password: password,
-                                                         from: context.clientAddress, logger: context.logger)
+            identity = try await services.accounts.logIn(
+                username: username, password: password,
+                from: context.clientAddress, logger: context.logger)
         } catch let refusal as LoginRefusal {
             var headers: HTTPFields = [:]
             if let seconds = refusal.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
             switch refusal.code {
             case .throttled:
-                return loginPage(context: context, next: next, username: username,
-                                 error: "Too many failed logins for this username or from this address. "
-                                     + "Wait a minute, then try again.",
-                                 status: .tooManyRequests, headers: headers)
+                return loginPage(
+                    context: context, next: next, username: username,
+                    error: "Too many failed logins for this username or from this address. "
+                        + "Wait a minute, then try again.",
+                    status: .tooManyRequests, headers: headers)
             case .busy:
-                return loginPage(context: context, next: next, username: username,
-                                 error: "The hub is busy checking passwords. Try again in a moment.",
-                                 status: .serviceUnavailable, headers: headers)
+                return loginPage(
+                    context: context, next: next, username: username,
+                    error: "The hub is busy checking passwords. Try again in a moment.",
+                    status: .serviceUnavailable, headers: headers)
             default:
-                return loginPage(context: context, next: next, username: username,
-                                 error: "The username or password is not right.", status: .unauthorized)
+                return loginPage(
+                    context: context, next: next, username: username,
+                    error: "The username or password is not right.", status: .unauthorized)
             }
         }
         // A fresh session (and id) at every login; one the browser still had ends now.
         if let old = context.user { try await services.accounts.endSession(key: old.sessionKey) }
         let secret = PortalSecret.make()
-        _ = try await services.accounts.startSession(key: PortalSecret.storageKey(secret), username: identity.name,
-                                                     csrfToken: PortalSecret.make(),
-                                                     lifetime: configuration.sessionLifetimes)
+        _ = try await services.accounts.startSession(
+            key: PortalSecret.storageKey(secret), username: identity.name,
+            csrfToken: PortalSecret.make(),
+            lifetime: configuration.sessionLifetimes)
         context.logger.info("portal login", metadata: ["username": "\(identity.name)"])
         var response = Response.redirect(to: Self.safeNext(next) ?? "/portal")
         response.setCookie(configuration.sessionCookie(secret))
-        response.setCookie(Cookie(name: CSRFMiddleware.loginCookie, value: "", maxAge: 0, path: Self.loginPath,
-                                  secure: configuration.secureCookies, httpOnly: true, sameSite: .strict))
+        response.setCookie(
+            Cookie(
+                name: CSRFMiddleware.loginCookie, value: "", maxAge: 0, path: Self.loginPath,
+                secure: configuration.secureCookies, httpOnly: true, sameSite: .strict))
         return response
     }
 
@@ -93,23 +101,29 @@ struct LoginController {
         return pages.render("menu", context.page("Menu", data))
     }
 
-    private func loginPage(context: PortalRequestContext, next: String?, username: String = "", error: String? = nil,
-                           notice: String? = nil, status: HTTPResponse.Status = .ok,
-                           headers: HTTPFields = [:]) -> Response {
+    private func loginPage(
+        context: PortalRequestContext, next: String?, username: String = "", error: String? = nil,
+        notice: String? = nil, status: HTTPResponse.Status = .ok,
+        headers: HTTPFields = [:]
+    ) -> Response {
         let token = PortalSecret.make()
         var data: [String: Any] = ["username": username, "loginCSRF": token]
         if let next = Self.safeNext(next) { data["next"] = next }
         if let error { data["error"] = error }
-        var response = pages.render("login", context.page("Log in", data, notice: notice), status: status, headers: headers)
-        response.setCookie(Cookie(name: CSRFMiddleware.loginCookie, value: token, maxAge: 3600, path: Self.loginPath,
-                                  secure: configuration.secureCookies, httpOnly: true, sameSite: .strict))
+        var response = pages.render(
+            "login", context.page("Log in", data, notice: notice), status: status, headers: headers)
+        response.setCookie(
+            Cookie(
+                name: CSRFMiddleware.loginCookie, value: token, maxAge: 3600, path: Self.loginPath,
+                secure: configuration.secureCookies, httpOnly: true, sameSite: .strict))
         return response
     }
 
     /// `next` when it is a page of the portal (never another site: no `//`, no scheme).
     static func safeNext(_ next: String?) -> String? {
         guard let next, next.hasPrefix("/portal"), !next.hasPrefix("//"), !next.contains("\\"),
-              next.utf8.count < 2_000 else { return nil }
+            next.utf8.count < 2_000
+        else { return nil }
         return next
     }
 }

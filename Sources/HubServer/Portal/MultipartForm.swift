@@ -15,7 +15,9 @@ enum MultipartForm {
             let pair = parameter.split(separator: "=", maxSplits: 1).map(String.init)
             guard pair.count == 2, pair[0].lowercased() == "boundary" else { continue }
             var value = pair[1]
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             // RFC 2046: 1 to 70 characters.
             return (1...70).contains(value.utf8.count) ? value : nil
         }
@@ -35,8 +37,9 @@ enum MultipartForm {
             // After a delimiter: "--" ends the body; otherwise the rest of the line (white space) and a part.
             if bytes[start...].starts(with: Array("--".utf8)) { return fields }
             guard let lineEnd = firstIndex(of: Array("\r\n".utf8), in: bytes, from: start),
-                  let headersEnd = firstIndex(of: Array("\r\n\r\n".utf8), in: bytes, from: lineEnd),
-                  let next = firstIndex(of: delimiter, in: bytes, from: headersEnd + 4) else { return nil }
+                let headersEnd = firstIndex(of: Array("\r\n\r\n".utf8), in: bytes, from: lineEnd),
+                let next = firstIndex(of: delimiter, in: bytes, from: headersEnd + 4)
+            else { return nil }
             let headers = String(decoding: bytes[(lineEnd + 2)..<headersEnd], as: UTF8.self)
             if let name = name(inHeaders: headers) {
                 fields.append((name, String(decoding: bytes[(headersEnd + 4)..<next], as: UTF8.self)))
@@ -55,7 +58,9 @@ enum MultipartForm {
                 let pair = parameter.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
                 guard pair.count == 2, pair[0].lowercased() == "name" else { continue }
                 var value = String(pair[1])
-                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                    value = String(value.dropFirst().dropLast())
+                }
                 return value
             }
         }

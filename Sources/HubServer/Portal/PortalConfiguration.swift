@@ -17,8 +17,10 @@ public struct PortalConfiguration: Sendable {
     /// The relay's payload limit when `FCM_PAYLOAD_LIMIT` is not set.
     public static let defaultPayloadLimit = RelayConfiguration().payloadLimit
 
-    public init(secureCookies: Bool = false, sessionLifetime: Duration = .seconds(8 * 3600),
-                sessionMaxLifetime: Duration = .seconds(12 * 3600), payloadLimit: Int = defaultPayloadLimit) {
+    public init(
+        secureCookies: Bool = false, sessionLifetime: Duration = .seconds(8 * 3600),
+        sessionMaxLifetime: Duration = .seconds(12 * 3600), payloadLimit: Int = defaultPayloadLimit
+    ) {
         self.secureCookies = secureCookies
         self.sessionLifetime = sessionLifetime
         self.sessionMaxLifetime = sessionMaxLifetime

@@ -19,13 +19,18 @@ struct PortalEditController {
     /// from; nil when it may not be edited (withdrawn, or held for approval: the approver sees it as it is).
     static func pageData(_ message: Message) -> [String: Any]? {
         guard message.document["withdrawn"] == nil,
-              RelayState(message: message.document)?.status != .awaitingApproval else { return nil }
+            RelayState(message: message.document)?.status != .awaitingApproval
+        else { return nil }
         let base = "/portal/messages/\(message.msiKey.hex)"
-        return ["correct": base + "/correct", "withdraw": base + "/withdraw", "title": message.title,
-                "desc": message.desc, "text": message.message,
-                "isAlert": message.distribution == Distribution.alert.rawValue,
-                "limits": ["title": MessageField.title.maxLength, "desc": MessageField.desc.maxLength,
-                           "message": MessageField.message.maxLength]]
+        return [
+            "correct": base + "/correct", "withdraw": base + "/withdraw", "title": message.title,
+            "desc": message.desc, "text": message.message,
+            "isAlert": message.distribution == Distribution.alert.rawValue,
+            "limits": [
+                "title": MessageField.title.maxLength, "desc": MessageField.desc.maxLength,
+                "message": MessageField.message.maxLength,
+            ],
+        ]
     }
 
     /// POST /portal/messages/:msiKey/correct (`title`, `desc`, `message`): stores the texts that changed and tells
@@ -42,15 +47,18 @@ struct PortalEditController {
             let value = form.trimmed(field)
             return value == stored ? nil : value
         }
-        let correction = MessageCorrection(title: changed("title", current.title), desc: changed("desc", current.desc),
-                                           message: changed("message", current.message))
+        let correction = MessageCorrection(
+            title: changed("title", current.title), desc: changed("desc", current.desc),
+            message: changed("message", current.message))
         guard correction.title != nil || correction.desc != nil || correction.message != nil else {
-            throw PortalError(status: .unprocessableContent, title: "Nothing to correct",
-                              message: "The texts are as they were: change one, then send the correction.")
+            throw PortalError(
+                status: .unprocessableContent, title: "Nothing to correct",
+                message: "The texts are as they were: change one, then send the correction.")
         }
         var held = false
         try await Self.edit(failing: "Not corrected") {
-            held = try await services.messages.correct(msiKey: msiKey, with: correction, as: user.identity).awaitsApproval
+            held = try await services.messages.correct(msiKey: msiKey, with: correction, as: user.identity)
+                .awaitsApproval
         }
         return .redirect(to: "/portal/messages/\(msiKey.hex)?done=\(held ? "correction_held" : "corrected")")
     }
@@ -64,12 +72,14 @@ struct PortalEditController {
         _ = try await message(msiKey, for: user)
         let reason = context.form.trimmed("reason")
         guard reason.utf8.count <= MessageEditController.maximumReason else {
-            throw PortalError(status: .unprocessableContent, title: "Not withdrawn",
-                              message: "A reason has at most \(MessageEditController.maximumReason) bytes.")
+            throw PortalError(
+                status: .unprocessableContent, title: "Not withdrawn",
+                message: "A reason has at most \(MessageEditController.maximumReason) bytes.")
         }
         try await Self.edit(failing: "Not withdrawn") {
-            _ = try await services.messages.withdraw(msiKey: msiKey, reason: reason.isEmpty ? nil : reason,
-                                                     as: user.identity)
+            _ = try await services.messages.withdraw(
+                msiKey: msiKey, reason: reason.isEmpty ? nil : reason,
+                as: user.identity)
         }
         return .redirect(to: "/portal/messages/\(msiKey.hex)?done=withdrawn")
     }

@@ -12,11 +12,14 @@ struct PortalPageMiddleware: RouterMiddleware {
     let pages: PortalPages
 
     /// Only the hub's own files; no inline script or style; forms post only to the hub; never framed.
-    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
         + "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-    func handle(_ request: Request, context: Context,
-                next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var response: Response
         do {
             response = try await next(request, context)
@@ -36,14 +39,17 @@ struct PortalPageMiddleware: RouterMiddleware {
     }
 
     private func errorPage(_ error: PortalError, context: Context) -> Response {
-        pages.render("error", context.page(error.title, ["message": error.message, "status": error.status.code]),
-                     status: error.status, headers: error.headers)
+        pages.render(
+            "error", context.page(error.title, ["message": error.message, "status": error.status.code]),
+            status: error.status, headers: error.headers)
     }
 
     /// `?next=` with the page a GET (or HEAD) asked for, so login returns there.
     private static func nextQuery(for request: Request) -> String {
-        guard request.method == .get || request.method == .head, request.uri.path != "/portal", request.uri.path != LoginController.loginPath,
-              let encoded = request.uri.description.addingPercentEncoding(withAllowedCharacters: .alphanumerics) else {
+        guard request.method == .get || request.method == .head, request.uri.path != "/portal",
+            request.uri.path != LoginController.loginPath,
+            let encoded = request.uri.description.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+        else {
             return ""
         }
         return "?next=" + encoded
@@ -57,20 +63,23 @@ struct PortalPageMiddleware: RouterMiddleware {
         let hubError = HubError.mapping(error, logger: context.logger)
         switch hubError.status {
         case .serviceUnavailable where hubError.code == .writeOutcomeUnknown:
-            return PortalError(status: .serviceUnavailable, title: "The database did not confirm in time",
-                               message: "This may or may not have been saved. Go back and send the same form "
-                                   + "again: a message is never sent twice from one form.", headers: hubError.headers)
+            return PortalError(
+                status: .serviceUnavailable, title: "The database did not confirm in time",
+                message: "This may or may not have been saved. Go back and send the same form "
+                    + "again: a message is never sent twice from one form.", headers: hubError.headers)
         case .serviceUnavailable:
-            return PortalError(status: .serviceUnavailable, title: "The database is unavailable",
-                               message: "Nothing was changed. Try again in a moment.", headers: hubError.headers)
+            return PortalError(
+                status: .serviceUnavailable, title: "The database is unavailable",
+                message: "Nothing was changed. Try again in a moment.", headers: hubError.headers)
         case .notFound:
             return PortalError(status: .notFound, title: "Not found", message: hubError.message)
         case .conflict:
             return PortalError(status: .conflict, title: "Already exists", message: hubError.message)
         case .internalServerError:
-            return PortalError(status: .internalServerError, title: "Something went wrong",
-                               message: "The hub could not show this page. Try again; if it keeps happening, "
-                                   + "tell your administrator.")
+            return PortalError(
+                status: .internalServerError, title: "Something went wrong",
+                message: "The hub could not show this page. Try again; if it keeps happening, "
+                    + "tell your administrator.")
         default:
             return PortalError(status: hubError.status, title: "This cannot be done", message: hubError.message)
         }

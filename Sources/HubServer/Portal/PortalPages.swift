@@ -16,8 +16,9 @@ struct PortalPages: Sendable {
 
     private static let cached: Result<PortalPages, any Error> = Result {
         guard let directory = Bundle.module.resourceURL?.appendingPathComponent("portal/templates") else {
-            throw PortalError(status: .internalServerError, title: "Broken installation",
-                              message: "The portal's templates are missing.")
+            throw PortalError(
+                status: .internalServerError, title: "Broken installation",
+                message: "The portal's templates are missing.")
         }
         var templates: [String: MustacheTemplate] = [:]
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
@@ -29,8 +30,10 @@ struct PortalPages: Sendable {
     }
 
     /// The page `template` rendered with `data` (plus the layout's `page` chrome), as an HTML response.
-    func render(_ template: String, _ data: [String: Any], status: HTTPResponse.Status = .ok,
-                headers: HTTPFields = [:]) -> Response {
+    func render(
+        _ template: String, _ data: [String: Any], status: HTTPResponse.Status = .ok,
+        headers: HTTPFields = [:]
+    ) -> Response {
         let html = library.render(data, withTemplate: template) ?? "<!doctype html><title>Missing page</title>"
         var headers = headers
         headers[.contentType] = "text/html; charset=utf-8"

@@ -11,8 +11,10 @@ struct PortalSessionMiddleware: RouterMiddleware {
     let accounts: AccountService
     let configuration: PortalConfiguration
 
-    func handle(_ request: Request, context: Context,
-                next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var context = context
         do {
             context = try await withSession(request, context)
@@ -28,13 +30,16 @@ struct PortalSessionMiddleware: RouterMiddleware {
 
     private func withSession(_ request: Request, _ context: Context) async throws -> Context {
         guard let secret = request.cookies[configuration.sessionCookieName]?.value, PortalSecret.isWellFormed(secret),
-              let (session, user) = try await accounts.session(key: PortalSecret.storageKey(secret),
-                                                               lifetime: configuration.sessionLifetimes) else {
+            let (session, user) = try await accounts.session(
+                key: PortalSecret.storageKey(secret),
+                lifetime: configuration.sessionLifetimes)
+        else {
             return context
         }
         var context = context
-        context.user = PortalUser(username: user.username, role: user.role, direct: user.direct,
-                                  csrfToken: session.csrfToken, sessionKey: session.key)
+        context.user = PortalUser(
+            username: user.username, role: user.role, direct: user.direct,
+            csrfToken: session.csrfToken, sessionKey: session.key)
         return context
     }
 }
@@ -48,7 +53,8 @@ extension PortalConfiguration {
 
     /// A cookie that makes the browser forget the session cookie.
     var expiredSessionCookie: Cookie {
-        Cookie(name: sessionCookieName, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true,
-               sameSite: .lax)
+        Cookie(
+            name: sessionCookieName, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true,
+            sameSite: .lax)
     }
 }

@@ -21,7 +21,8 @@ struct PortalStaticFiles: Sendable {
 
     private static let cached: Result<PortalStaticFiles, any Error> = Result {
         guard let directory = Bundle.module.resourceURL?.appendingPathComponent("portal/static") else {
-            throw PortalError(status: .internalServerError, title: "Broken installation", message: "The portal's files are missing.")
+            throw PortalError(
+                status: .internalServerError, title: "Broken installation", message: "The portal's files are missing.")
         }
         let types = ["css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8"]
         var files: [String: File] = [:]

@@ -24,9 +24,11 @@ struct ReachController {
     @Sendable func reach(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.loggedInUser()
         guard let msiKey = context.parameters.get("msiKey").flatMap(ObjectID.init(hex:)),
-              let report = try await report(msiKey: msiKey, user: user) else {
-            return JSONResponse.make(["error": ["code": "message_not_found", "message": "no such message"]],
-                                     status: .notFound)
+            let report = try await report(msiKey: msiKey, user: user)
+        else {
+            return JSONResponse.make(
+                ["error": ["code": "message_not_found", "message": "no such message"]],
+                status: .notFound)
         }
         return JSONResponse.make(.document(ReceiptController.document(report)))
     }
@@ -35,8 +37,9 @@ struct ReachController {
     /// see it.
     func report(msiKey: ObjectID, user: PortalUser) async throws -> ReceiptReport? {
         do {
-            return try await services.receipts.report(msiKey: msiKey, for: .caller(user.identity), cursor: nil,
-                                                      limit: Self.silentShown)
+            return try await services.receipts.report(
+                msiKey: msiKey, for: .caller(user.identity), cursor: nil,
+                limit: Self.silentShown)
         } catch let error as DAOError where error.code == .messageNotFound {
             return nil
         }
@@ -56,8 +59,10 @@ struct ReachController {
         ]
         data["responses"] = counts.responses.sorted { $0.key < $1.key }.map { ["text": $0.key, "count": $0.value] }
         data["platforms"] = report.platforms.sorted { $0.key.rawValue < $1.key.rawValue }.map { platform, reach in
-            ["name": platform.rawValue, "audience": reach.audience, "received": reach.received,
-             "opened": reach.opened, "acknowledged": reach.acknowledged] as [String: Any]
+            [
+                "name": platform.rawValue, "audience": reach.audience, "received": reach.received,
+                "opened": reach.opened, "acknowledged": reach.acknowledged,
+            ] as [String: Any]
         }
         data["silent"] = report.silent.map { silent in
             ["device": silent.device.hex, "person": silent.person ?? "", "platform": silent.platform.rawValue]

@@ -50,8 +50,9 @@ struct SendController {
         if filled.values["group"] == "", recipients.groups.count == 1 {
             filled.values["group"] = recipients.groups[0].group.id
         }
-        return render(context: context, targets: targets, recipients: recipients, filled: filled,
-                      audience: try await audience(), errors: [:])
+        return render(
+            context: context, targets: targets, recipients: recipients, filled: filled,
+            audience: try await audience(), errors: [:])
     }
 
     /// POST /portal/send: sends, then shows the confirmation; or the form again, as filled, with the errors.
@@ -68,8 +69,9 @@ struct SendController {
         var submission: MessageService.Submission
         switch filled.kind {
         case .subject:
-            filled.selection = SendTargets.Selection(channel: form.trimmed("channel"), area: form.trimmed("area"),
-                                                     subject: form.trimmed("subject"))
+            filled.selection = SendTargets.Selection(
+                channel: form.trimmed("channel"), area: form.trimmed("area"),
+                subject: form.trimmed("subject"))
             let target = targets.target(filled.selection)
             // Only an Alert has a notification text: an Information subject's form sends none.
             let isAlert = target?.subject.distribution == .alert
@@ -115,9 +117,10 @@ struct SendController {
             if errors[error.field] == nil { errors[error.field] = error.text }
         }
         guard errors.isEmpty else {
-            return render(context: context, targets: targets,
-                          recipients: await SendRecipients.load(for: user.identity, services: services), filled: filled,
-                          audience: try await audience(), errors: errors, status: .unprocessableContent)
+            return render(
+                context: context, targets: targets,
+                recipients: await SendRecipients.load(for: user.identity, services: services), filled: filled,
+                audience: try await audience(), errors: errors, status: .unprocessableContent)
         }
         do {
             let message = try await services.messages.send(
@@ -128,9 +131,10 @@ struct SendController {
             // posted by someone the recipient policy does not let message them.
             let error = Self.formError(refusal, submission, filled.kind, recipients)
             errors[error.field] = error.text
-            return render(context: context, targets: targets,
-                          recipients: await SendRecipients.load(for: user.identity, services: services), filled: filled,
-                          audience: try await audience(), errors: errors, status: .unprocessableContent)
+            return render(
+                context: context, targets: targets,
+                recipients: await SendRecipients.load(for: user.identity, services: services), filled: filled,
+                audience: try await audience(), errors: errors, status: .unprocessableContent)
         }
     }
 
@@ -138,9 +142,12 @@ struct SendController {
     /// form's words, the recipients' rules beside the group or persons field (beside the choice of recipient when
     /// that field is not on the form), the subject's rules (it changed, or its access list did) as the service says
     /// them.
-    private static func formError(_ refusal: SendRefusal, _ submission: MessageService.Submission,
-                                  _ kind: SendRecipients.Kind, _ recipients: SendRecipients)
-        -> (field: String, text: String) {
+    private static func formError(
+        _ refusal: SendRefusal, _ submission: MessageService.Submission,
+        _ kind: SendRecipients.Kind, _ recipients: SendRecipients
+    )
+        -> (field: String, text: String)
+    {
         switch (refusal.code, refusal.field) {
         case (.fieldTooLong, let field?) where field != .topicKey:
             let length = submission[field].count
@@ -165,8 +172,10 @@ struct SendController {
     }
 
     /// A refusal of the recipients in the form's words, beside the group or persons field when the form shows it.
-    private static func recipientsError(_ refusal: SendRefusal, _ to: Recipients, _ kind: SendRecipients.Kind,
-                                        _ recipients: SendRecipients) -> (field: String, text: String) {
+    private static func recipientsError(
+        _ refusal: SendRefusal, _ to: Recipients, _ kind: SendRecipients.Kind,
+        _ recipients: SendRecipients
+    ) -> (field: String, text: String) {
         let shown = kind == .group ? !recipients.groups.isEmpty : kind == .persons && recipients.mayMessagePersons
         let field = shown ? kind.rawValue : "recipients"
         switch (refusal.code, kind) {
@@ -185,8 +194,11 @@ struct SendController {
                 return (field, "This names \(to.persons.count) persons; at most \(maximum) fit in one message.")
             }
             if let bad = to.persons.first(where: { GroupService.personIDProblem($0) != nil }) {
-                return (field, "“\(bad.prefix(40))” is not a person id: a person id is 1 to "
-                        + "\(GroupService.maximumPersonLength) printable characters.")
+                return (
+                    field,
+                    "“\(bad.prefix(40))” is not a person id: a person id is 1 to "
+                        + "\(GroupService.maximumPersonLength) printable characters."
+                )
             }
             return (field, refusal.message)
         default:
@@ -208,8 +220,9 @@ struct SendController {
         }
         var data: [String: Any]
         if let to = message.recipients {
-            data = MessageRow.make(message, location: nil,
-                                   groupNames: await SendRecipients.groupNames(of: [message], services: services))
+            data = MessageRow.make(
+                message, location: nil,
+                groupNames: await SendRecipients.groupNames(of: [message], services: services))
             if to.persons.isEmpty, to.groups.count == 1 {
                 data["again"] = "/portal/send?to=group&group=\(to.groups[0])"
                 data["againText"] = "Send another message to this group"
@@ -221,7 +234,8 @@ struct SendController {
             let location = try? await services.cube.location(topicKey: message.topicKey)
             data = MessageRow.make(message, location: location)
             if let location {
-                data["again"] = "/portal/send?channel=\(location.channel.id.hex)&area=\(location.area.id.hex)"
+                data["again"] =
+                    "/portal/send?channel=\(location.channel.id.hex)&area=\(location.area.id.hex)"
                     + "&subject=\(location.subject.id.hex)"
                 data["againText"] = "Send another message to this subject"
             }
@@ -235,8 +249,11 @@ struct SendController {
         if let approval = ApprovalState.of(message, now: services.now()), approval != .approved {
             // Held for a second person: the page says so instead of "sent".
             data["held"] = true
-            data["approvalState"] = [ApprovalState.awaitingApproval: "waiting", .rejected: "rejected: never sent",
-                                     .expired: "expired unapproved: never sent"][approval] ?? approval.rawValue
+            data["approvalState"] =
+                [
+                    ApprovalState.awaitingApproval: "waiting", .rejected: "rejected: never sent",
+                    .expired: "expired unapproved: never sent",
+                ][approval] ?? approval.rawValue
             if approval == .awaitingApproval {
                 notice = "This message waits for a second person's approval: nothing is sent until then."
             }
@@ -263,9 +280,11 @@ struct SendController {
         (try? await services.devices.audienceSizes()) ?? [:]
     }
 
-    private func render(context: PortalRequestContext, targets: SendTargets, recipients: SendRecipients,
-                        filled: Filled, audience: [String: Int], errors: [String: String],
-                        status: HTTPResponse.Status = .ok) -> Response {
+    private func render(
+        context: PortalRequestContext, targets: SendTargets, recipients: SendRecipients,
+        filled: Filled, audience: [String: Int], errors: [String: String],
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
         var data = targets.selectData(filled.selection, audience: audience)
         var values = filled.values
         if values["distribution", default: ""].isEmpty { values["distribution"] = Distribution.alert.rawValue }
@@ -292,10 +311,14 @@ struct SendController {
         data["alert"] = values["distribution"] == Distribution.alert.rawValue
         // Without the script the notification text shows unless the choice made says an Information.
         let chosenAlert = targets.target(filled.selection)?.subject.distribution.map { $0 == .alert }
-        data["descHidden"] = kind == .subject ? chosenAlert == false
+        data["descHidden"] =
+            kind == .subject
+            ? chosenAlert == false
             : values["distribution"] == Distribution.information.rawValue
-        data["limits"] = ["title": MessageField.title.maxLength, "desc": MessageField.desc.maxLength,
-                          "message": MessageField.message.maxLength]
+        data["limits"] = [
+            "title": MessageField.title.maxLength, "desc": MessageField.desc.maxLength,
+            "message": MessageField.message.maxLength,
+        ]
         // A new key per rendering: the form shown again after an error is a new request.
         data["idempotencyKey"] = Secret.make()
         return pages.render("send", context.page("Send a message", data), status: status)
@@ -307,7 +330,8 @@ enum MessageRow {
     /// The row of `message`: where it went is its subject's path (`location`), or for a message to persons and
     /// groups "To group Class 7B" / "To 3 persons" (`groupNames`: the names of its groups).
     static func make(_ message: Message, location: SubjectLocation?, groupNames: [String: String] = [:])
-        -> [String: Any] {
+        -> [String: Any]
+    {
         var row: [String: Any] = [
             "msiKey": message.msiKey.hex, "title": message.title, "desc": message.desc, "message": message.message,
             "distribution": message.distribution, "isAlert": message.distribution == Distribution.alert.rawValue,

@@ -71,8 +71,9 @@ struct SendOptions {
             index < list.count ? list[index].trimmingCharacters(in: .whitespacesAndNewlines) : ""
         }
         translations = (0..<max(languages.count, titles.count, descs.count, messages.count)).map { index in
-            Translation(language: value(languages, index).lowercased(), title: value(titles, index),
-                        desc: value(descs, index), message: value(messages, index))
+            Translation(
+                language: value(languages, index).lowercased(), title: value(titles, index),
+                desc: value(descs, index), message: value(messages, index))
         }.filter { !$0.isBlank }
         image = form.trimmed("image")
         let chosen = form.trimmed("kind")
@@ -116,15 +117,18 @@ struct SendOptions {
                 return nil
             }
         }
-        reading.urgency = value("urgency") {
-            try MessageService.Submission.urgency(named: urgency.isEmpty ? nil : urgency)
-        } ?? .default
+        reading.urgency =
+            value("urgency") {
+                try MessageService.Submission.urgency(named: urgency.isEmpty ? nil : urgency)
+            } ?? .default
         reading.ack = value("ack") { try MessageService.Submission.ack(from: ackValue) } ?? nil
         // Each group of fields alone first, so that every field at fault shows its refusal; then all of them.
         let body = broadcastBody(alert: alert)
-        for (field, keys) in [("translations", ["lang", "translations"]), ("image", ["image"]),
-                              ("kind", ["kind", "dismissible"]), ("expires_at", ["expires_at"]),
-                              ("display", ["display"])] {
+        for (field, keys) in [
+            ("translations", ["lang", "translations"]), ("image", ["image"]),
+            ("kind", ["kind", "dismissible"]), ("expires_at", ["expires_at"]),
+            ("display", ["display"]),
+        ] {
             let part = BSONDocument(body.elements.filter { keys.contains($0.key) })
             if !part.isEmpty { _ = value(field) { try messages.broadcast(from: part) } }
         }
@@ -152,7 +156,8 @@ struct SendOptions {
         if !responses.isEmpty { ack.append(("responses", .array(responses.map(BSONValue.string)))) }
         if !ackWithinMinutes.isEmpty {
             if let minutes = Int64(ackWithinMinutes),
-               case let (seconds, overflow) = minutes.multipliedReportingOverflow(by: 60), !overflow {
+                case let (seconds, overflow) = minutes.multipliedReportingOverflow(by: 60), !overflow
+            {
                 ack.append(("within_s", .int64(seconds)))
             } else {
                 ack.append(("within_s", .string(ackWithinMinutes)))
@@ -169,12 +174,18 @@ struct SendOptions {
         var body: [(key: String, value: BSONValue)] = []
         if !language.isEmpty { body.append(("lang", .string(language))) }
         if !translations.isEmpty {
-            body.append(("translations", .document(BSONDocument(translations.map { row in
-                var text: [(key: String, value: BSONValue)] = [("title", .string(row.title))]
-                if alert { text.append(("desc", .string(row.desc))) }
-                text.append(("message", .string(row.message)))
-                return (row.language, .document(BSONDocument(text)))
-            }))))
+            body.append(
+                (
+                    "translations",
+                    .document(
+                        BSONDocument(
+                            translations.map { row in
+                                var text: [(key: String, value: BSONValue)] = [("title", .string(row.title))]
+                                if alert { text.append(("desc", .string(row.desc))) }
+                                text.append(("message", .string(row.message)))
+                                return (row.language, .document(BSONDocument(text)))
+                            }))
+                ))
         }
         if !image.isEmpty { body.append(("image", .string(image))) }
         if kind == Self.ownKind {
@@ -214,8 +225,10 @@ struct SendOptions {
             "ackResend": ackResend, "lang": language, "translations": rows,
             "image": image,
             "kinds": (Self.offeredKinds + [Self.ownKind]).map { value -> [String: Any] in
-                ["value": value, "name": value == Self.ownKind ? "Our own…" : value.capitalized,
-                 "selected": value == chosenKind]
+                [
+                    "value": value, "name": value == Self.ownKind ? "Our own…" : value.capitalized,
+                    "selected": value == chosenKind,
+                ]
             },
             "ownKind": chosenKind == Self.ownKind ? (kind == Self.ownKind ? ownKindName : kind) : ownKindName,
             "dismissible": dismissible, "display": display, "expiresLocal": expiresLocal, "data": dataRows,

@@ -30,7 +30,8 @@ struct SendRecipients {
     /// `countingDevices` (a form shown; not a form sent); groups that cannot be read leave the list empty (the form
     /// still sends to subjects).
     static func load(for identity: Identity, services: HubServices, countingDevices: Bool = true) async
-        -> SendRecipients {
+        -> SendRecipients
+    {
         let open = ((try? await services.groups.all()) ?? []).filter { RecipientPolicy.maySend(identity, to: $0) }
         var budget = Int64(deviceCountBudget)
         var choices: [GroupChoice] = []
@@ -57,8 +58,10 @@ struct SendRecipients {
         groups.map { choice in
             var counts = [choice.group.memberCount == 1 ? "1 member" : "\(choice.group.memberCount) members"]
             counts.append(choice.devices.map(SendTargets.reachText) ?? "devices not counted")
-            return ["id": choice.group.id, "name": choice.group.name, "counts": counts.joined(separator: " · "),
-                    "selected": choice.group.id == selected]
+            return [
+                "id": choice.group.id, "name": choice.group.name, "counts": counts.joined(separator: " · "),
+                "selected": choice.group.id == selected,
+            ]
         }
     }
 

@@ -21,7 +21,8 @@ struct SendTargets {
 
         /// The selection a page's `channel`, `area` and `subject` query parameters name.
         init(query: FlatDictionary<Substring, Substring>) {
-            self.init(channel: query.get("channel") ?? "", area: query.get("area") ?? "", subject: query.get("subject") ?? "")
+            self.init(
+                channel: query.get("channel") ?? "", area: query.get("area") ?? "", subject: query.get("subject") ?? "")
         }
 
         /// A selection from a query or form: anything but an ObjectId in hex is no choice.
@@ -41,8 +42,10 @@ struct SendTargets {
         var targets: [Target] = []
         for channel in channels {
             for area in channel.areas {
-                for subject in area.subjects where subject.distribution != nil
-                    && identity.maySend(through: [channel.access, area.access, subject.access]) {
+                for subject in area.subjects
+                where subject.distribution != nil
+                    && identity.maySend(through: [channel.access, area.access, subject.access])
+                {
                     targets.append(Target(channel: channel, area: area, subject: subject))
                 }
             }
@@ -53,7 +56,8 @@ struct SendTargets {
     /// The target chosen, when all three ids name one this user may send to.
     func target(_ selection: Selection) -> Target? {
         targets.first {
-            $0.channel.id.hex == selection.channel && $0.area.id.hex == selection.area && $0.subject.id.hex == selection.subject
+            $0.channel.id.hex == selection.channel && $0.area.id.hex == selection.area
+                && $0.subject.id.hex == selection.subject
         }
     }
 
@@ -76,11 +80,15 @@ struct SendTargets {
         for target in targets {
             let channelID = target.channel.id.hex, areaID = target.area.id.hex, subjectID = target.subject.id.hex
             if seenChannels.insert(target.channel.id).inserted {
-                channels.append(["id": channelID, "name": target.channel.name, "selected": channelID == selection.channel])
+                channels.append([
+                    "id": channelID, "name": target.channel.name, "selected": channelID == selection.channel,
+                ])
             }
             if seenAreas.insert(channelID + areaID).inserted {
-                areas.append(["id": areaID, "name": target.area.name, "channel": channelID,
-                              "selected": channelID == selection.channel && areaID == selection.area])
+                areas.append([
+                    "id": areaID, "name": target.area.name, "channel": channelID,
+                    "selected": channelID == selection.channel && areaID == selection.area,
+                ])
             }
             let distribution = target.subject.distribution?.rawValue ?? ""
             subjects.append([
@@ -88,15 +96,18 @@ struct SendTargets {
                 "topicKey": target.subject.topicKey,
                 "distribution": distribution, "level": Self.levelText(target.subject.level),
                 "reach": Self.reachText(audience[target.subject.topicKey] ?? 0),
-                "selected": channelID == selection.channel && areaID == selection.area && subjectID == selection.subject,
+                "selected": channelID == selection.channel && areaID == selection.area
+                    && subjectID == selection.subject,
             ])
         }
         var data: [String: Any] = ["channels": channels, "areas": areas, "subjects": subjects]
         if let target = target(selection) {
-            data["chosen"] = ["distribution": target.subject.distribution?.rawValue ?? "",
-                              "level": Self.levelText(target.subject.level),
-                              "isAlert": target.subject.distribution == .alert,
-                              "reach": Self.reachText(audience[target.subject.topicKey] ?? 0)]
+            data["chosen"] = [
+                "distribution": target.subject.distribution?.rawValue ?? "",
+                "level": Self.levelText(target.subject.level),
+                "isAlert": target.subject.distribution == .alert,
+                "reach": Self.reachText(audience[target.subject.topicKey] ?? 0),
+            ]
         }
         return data
     }

@@ -16,11 +16,15 @@ enum SentMessageFacts {
         var facts: [[String: Any]] = [["id": "sent-urgency", "name": "Urgency", "value": message.urgency.rawValue]]
         if broadcast.language != nil || !broadcast.translations.isEmpty {
             let main = broadcast.language.map { "\($0) (the texts above)" } ?? "the hub's default (the texts above)"
-            facts.append(["id": "sent-languages", "name": "Languages",
-                          "value": ([main] + broadcast.translations.map(\.language)).joined(separator: ", ")])
+            facts.append([
+                "id": "sent-languages", "name": "Languages",
+                "value": ([main] + broadcast.translations.map(\.language)).joined(separator: ", "),
+            ])
             for (language, text) in broadcast.translations {
-                facts.append(["id": "sent-translation-\(language)", "name": "Title in \(language)",
-                              "value": text.title])
+                facts.append([
+                    "id": "sent-translation-\(language)", "name": "Title in \(language)",
+                    "value": text.title,
+                ])
             }
         }
         if let image = broadcast.image { facts.append(["id": "sent-image", "name": "Poster", "value": image]) }
@@ -29,8 +33,10 @@ enum SentMessageFacts {
             facts.append(["id": "sent-kind", "name": "Kind", "value": kind + banner])
         }
         if !broadcast.dismissible {
-            facts.append(["id": "sent-dismissible", "name": "Dismissible",
-                          "value": "No: the app keeps it until it expires"])
+            facts.append([
+                "id": "sent-dismissible", "name": "Dismissible",
+                "value": "No: the app keeps it until it expires",
+            ])
         }
         if let expiresAt = broadcast.expiresAt {
             facts.append(["id": "sent-expires", "name": "Expires", "value": PortalTime.text(milliseconds: expiresAt)])
@@ -39,16 +45,20 @@ enum SentMessageFacts {
             facts.append(["id": "sent-display", "name": "Shown", "value": "No: a background data message for the app"])
         }
         if !message.data.isEmpty {
-            facts.append(["id": "sent-data", "name": "Data for the app",
-                          "value": message.data.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }
-                              .joined(separator: "; ")])
+            facts.append([
+                "id": "sent-data", "name": "Data for the app",
+                "value": message.data.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }
+                    .joined(separator: "; "),
+            ])
         }
         if let sample = broadcast.sample {
             let percent = (sample * 1000).rounded() / 10
             let shown = percent == percent.rounded() ? String(Int(percent)) : String(percent)
-            facts.append(["id": "sent-cohort", "name": "Cohort",
-                          "value": "\(shown) % of the topic's registered devices, picked by the cohort "
-                              + "“\(broadcast.cohort ?? MessageService.Submission.defaultCohort)”"])
+            facts.append([
+                "id": "sent-cohort", "name": "Cohort",
+                "value": "\(shown) % of the topic's registered devices, picked by the cohort "
+                    + "“\(broadcast.cohort ?? MessageService.Submission.defaultCohort)”",
+            ])
         }
         return facts
     }
@@ -58,13 +68,17 @@ enum SentMessageFacts {
     static func acknowledgement(_ message: Message, now: Int64) -> [String: Any]? {
         guard let progress = AckProgress(message: message) else { return nil }
         let request = progress.request
-        let minutes = request.withinSeconds % 60 == 0 ? "\(request.withinSeconds / 60) minutes"
-                                                      : "\(request.withinSeconds) seconds"
+        let minutes =
+            request.withinSeconds % 60 == 0
+            ? "\(request.withinSeconds / 60) minutes"
+            : "\(request.withinSeconds) seconds"
         var asked = "Within \(minutes)"
         asked += request.resend == 1 ? ", sent again once" : ", sent again up to \(request.resend) times"
         asked += " to those who have not answered"
-        var data: [String: Any] = ["asked": asked, "responses": request.responses.joined(separator: " | "),
-                                   "hasResponses": !request.responses.isEmpty]
+        var data: [String: Any] = [
+            "asked": asked, "responses": request.responses.joined(separator: " | "),
+            "hasResponses": !request.responses.isEmpty,
+        ]
         let step = AckResendService.step(of: message, now: now)
         switch step {
         case .notAsked: return nil
@@ -76,7 +90,9 @@ enum SentMessageFacts {
             let made = resend == 0 ? "No re-sends were asked for" : "All \(resend) re-sends were made"
             data["state"] = "\(made); those who have not answered are reported at \(PortalTime.text(milliseconds: at))."
         case .finished(let unacknowledged):
-            data["state"] = unacknowledged == 1 ? "Ended: 1 device never answered."
+            data["state"] =
+                unacknowledged == 1
+                ? "Ended: 1 device never answered."
                 : "Ended: \(unacknowledged) devices never answered."
         }
         if step.mayResend { data["resend"] = "/portal/messages/\(message.msiKey.hex)/resend" }

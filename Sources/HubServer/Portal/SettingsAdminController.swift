@@ -35,14 +35,17 @@ struct SettingsAdminController {
             errors["group_size"] = "Enter a number of persons from 1 to 10,000,000."
         }
         if let minutes = Int64(form.trimmed("timeout_minutes")),
-           ApprovalPolicy.timeoutSeconds.contains(minutes * 60) {
+            ApprovalPolicy.timeoutSeconds.contains(minutes * 60)
+        {
             policy.timeout = .seconds(minutes * 60)
         } else {
             errors["timeout_minutes"] = "Enter minutes from 1 to 10,080 (seven days)."
         }
         guard errors.isEmpty else {
-            let values = ["defaults": policy.defaults ? "on" : "", "group_size": form.trimmed("group_size"),
-                          "timeout_minutes": form.trimmed("timeout_minutes")]
+            let values = [
+                "defaults": policy.defaults ? "on" : "", "group_size": form.trimmed("group_size"),
+                "timeout_minutes": form.trimmed("timeout_minutes"),
+            ]
             return try page(context: context, values: values, errors: errors, status: .unprocessableContent)
         }
         try await services.approvals.updateSettings(policy, as: user.identity)
@@ -51,12 +54,16 @@ struct SettingsAdminController {
 
     /// The form's values for `policy`.
     static func values(_ policy: ApprovalPolicy) -> [String: String] {
-        ["defaults": policy.defaults ? "on" : "", "group_size": String(policy.groupSize),
-         "timeout_minutes": String(policy.timeout.components.seconds / 60)]
+        [
+            "defaults": policy.defaults ? "on" : "", "group_size": String(policy.groupSize),
+            "timeout_minutes": String(policy.timeout.components.seconds / 60),
+        ]
     }
 
-    private func page(context: PortalRequestContext, values: [String: String], errors: [String: String] = [:],
-                      notice: String? = nil, status: HTTPResponse.Status = .ok) throws -> Response {
+    private func page(
+        context: PortalRequestContext, values: [String: String], errors: [String: String] = [:],
+        notice: String? = nil, status: HTTPResponse.Status = .ok
+    ) throws -> Response {
         let data: [String: Any] = ["values": values, "errors": errors, "defaultsOn": values["defaults"] == "on"]
         return pages.render("admin-settings", context.page("Settings", data, notice: notice), status: status)
     }

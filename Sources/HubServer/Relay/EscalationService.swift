@@ -11,9 +11,12 @@ struct EscalationService: Service {
 
     /// The worker sending through `relay`'s outbox worker; nil when that one sends to no device.
     init?(relay: RelayService, services: HubServices, logger: Logger) {
-        guard let worker = EscalationWorker(database: services.database, relay: relay.worker,
-                                            webhookSubscribers: services.webhookSubscribers, logger: logger,
-                                            now: services.now) else { return nil }
+        guard
+            let worker = EscalationWorker(
+                database: services.database, relay: relay.worker,
+                webhookSubscribers: services.webhookSubscribers, logger: logger,
+                now: services.now)
+        else { return nil }
         self.worker = worker
     }
 

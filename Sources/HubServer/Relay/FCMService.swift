@@ -21,20 +21,24 @@ struct FCMService: Service {
             return nil
         }
         // A thread for each send in flight and for each subscription call.
-        let httpClient = CurlClient(configuration: CurlClient.Configuration(
-            threads: configuration.concurrency + ReconcilerService.concurrency))
+        let httpClient = CurlClient(
+            configuration: CurlClient.Configuration(
+                threads: configuration.concurrency + ReconcilerService.concurrency))
         do {
-            client = try FCMClient.fromEnvironment(configuration.fcmEnvironment, httpClient: httpClient,
-                                                   payloadLimit: configuration.payloadLimit, logger: logger)
+            client = try FCMClient.fromEnvironment(
+                configuration.fcmEnvironment, httpClient: httpClient,
+                payloadLimit: configuration.payloadLimit, logger: logger)
         } catch {
             Task { try? await httpClient.shutdown() }
             throw error
         }
         self.httpClient = httpClient
-        logger.notice("relay to FCM", metadata: [
-            "mode": "\(client.configuration.mode.rawValue)", "endpoint": "\(client.configuration.endpoint)",
-            "project": "\(client.projectID ?? "-")",
-        ])
+        logger.notice(
+            "relay to FCM",
+            metadata: [
+                "mode": "\(client.configuration.mode.rawValue)", "endpoint": "\(client.configuration.endpoint)",
+                "project": "\(client.projectID ?? "-")",
+            ])
     }
 
     func run() async throws {

@@ -19,7 +19,8 @@ struct ReconcilerService: Service {
         self.reconciler = SubscriptionReconciler(
             subscriptions: SubscriptionDAO(database: database), devices: DeviceDAO(database: database),
             rollouts: RolloutDAO(database: database),
-            rates: RateWindowDAO(database: database), leases: LeaseDAO(database: database), fcm: fcm.topicSubscriptions, project: fcm.projectID ?? "-",
+            rates: RateWindowDAO(database: database), leases: LeaseDAO(database: database), fcm: fcm.topicSubscriptions,
+            project: fcm.projectID ?? "-",
             signal: devices.reconcilerSignal, wishes: { try await devices.topicsByLevel() },
             configuration: SubscriptionReconciler.Configuration(
                 rate: configuration.devices.subscriptionRate, concurrency: Self.concurrency,

@@ -17,21 +17,24 @@ struct RelayService: Service {
 
     /// The relay `configuration` describes, sending through `fcm`.
     init(configuration: RelayConfiguration, fcm: FCMClient, services: HubServices, logger: Logger) {
-        let quietStores = QuietHoursStores(database: services.database,
-                                           now: configuration.quietHoursClock ?? services.now)
+        let quietStores = QuietHoursStores(
+            database: services.database,
+            now: configuration.quietHoursClock ?? services.now)
         let worker = OutboxWorker(
             outbox: OutboxDAO(database: services.database), progress: RelayProgressDAO(database: services.database),
             pauses: RelayPauseDAO(database: services.database), handoff: services.outboxHandoff, sender: fcm,
             mapping: configuration.urgency.applied(to: fcm.mappingOptions),
             fanOut: FanOutStores(database: services.database, now: services.now),
             quietHours: quietStores,
-            events: WebhookEventDAO(database: services.database, subscribers: services.webhookSubscribers,
-                                    now: services.now),
+            events: WebhookEventDAO(
+                database: services.database, subscribers: services.webhookSubscribers,
+                now: services.now),
             acknowledgements: AckAudience(database: services.database, logger: logger, now: services.now),
-            configuration: OutboxWorker.Configuration(concurrency: configuration.concurrency, lease: configuration.lease,
-                                                      project: fcm.projectID ?? "-",
-                                                      fanOutInFlight: configuration.fanOutInFlight,
-                                                      sendRate: configuration.sendRate),
+            configuration: OutboxWorker.Configuration(
+                concurrency: configuration.concurrency, lease: configuration.lease,
+                project: fcm.projectID ?? "-",
+                fanOutInFlight: configuration.fanOutInFlight,
+                sendRate: configuration.sendRate),
             logger: logger, now: services.now)
         self.worker = worker
         self.quietHours = QuietDeferralSender(stores: quietStores, relay: worker, logger: logger)

@@ -11,9 +11,10 @@ struct WebhookDeliveryService: Service {
 
     /// The worker `configuration` describes, over the services' database.
     init(configuration: WebhookConfiguration, services: HubServices, logger: Logger) {
-        self.worker = WebhookWorker(database: services.database, subscribers: services.webhookSubscribers,
-                                    resolver: WebhookTargets(policy: configuration.policy),
-                                    configuration: configuration.worker, logger: logger, now: services.now)
+        self.worker = WebhookWorker(
+            database: services.database, subscribers: services.webhookSubscribers,
+            resolver: WebhookTargets(policy: configuration.policy),
+            configuration: configuration.worker, logger: logger, now: services.now)
     }
 
     func run() async throws {

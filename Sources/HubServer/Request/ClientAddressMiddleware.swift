@@ -8,8 +8,10 @@ struct ClientAddressMiddleware: RouterMiddleware {
     typealias Context = HubRequestContext
     let proxies: TrustedProxies
 
-    func handle(_ request: Request, context: Context,
-                next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard let peer = context.clientAddress, proxies.trusts(peer) else { return try await next(request, context) }
         var context = context
         context.clientAddress = proxies.client(peer: peer, forwardedFor: request.headers[values: .xForwardedFor])

@@ -7,7 +7,8 @@ enum PageQuery {
     /// The query's `limit`: 1 to `maximum`, `defaultLimit` when absent.
     /// - Throws: `HubError` 400 `invalid_query`.
     static func limit(_ query: FlatDictionary<Substring, Substring>, default defaultLimit: Int, maximum: Int) throws
-        -> Int {
+        -> Int
+    {
         guard let text = query.get("limit") else { return defaultLimit }
         guard let limit = Int(text), (1...maximum).contains(limit) else {
             throw HubError.badRequest(.invalidQuery, "limit must be an integer from 1 to \(maximum)")
@@ -18,7 +19,8 @@ enum PageQuery {
     /// The query's `cursor` as `decode` reads it; nil when absent.
     /// - Throws: `HubError` 400 `invalid_query` when `decode` does not read it.
     static func cursor<Cursor>(_ query: FlatDictionary<Substring, Substring>, _ decode: (String) -> Cursor?) throws
-        -> Cursor? {
+        -> Cursor?
+    {
         guard let text = query.get("cursor") else { return nil }
         guard let cursor = decode(String(text)) else {
             throw HubError.badRequest(.invalidQuery, "cursor is not one this server gave")

@@ -34,8 +34,12 @@ extension Request {
     /// - Throws: `HubError` 415 (not JSON), 413 (too large), 400 (a body that ended before its `Content-Length`).
     private mutating func jsonBody(maxSize: Int) async throws -> ByteBuffer {
         let contentType = headers[.contentType]?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/json") || contentType.hasPrefix("application/") && contentType.contains("+json") else {
-            throw HubError(.unsupportedMediaType, .unsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
+        guard
+            contentType.hasPrefix("application/json")
+                || contentType.hasPrefix("application/") && contentType.contains("+json")
+        else {
+            throw HubError(
+                .unsupportedMediaType, .unsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
         }
         do {
             return try await collectBody(upTo: maxSize)
@@ -64,7 +68,9 @@ struct FieldReader {
     /// A required string of at most `maxLength` characters (by default any length: a service that owns the field's
     /// limit checks it, as `MessageService` does a message's).
     func string(_ key: String, maxLength: Int = .max, allowEmpty: Bool = true) throws -> String {
-        guard let value = document[key] else { throw HubError.invalid(.missingField, "the field \"\(key)\" is required") }
+        guard let value = document[key] else {
+            throw HubError.invalid(.missingField, "the field \"\(key)\" is required")
+        }
         return try Self.string(value, name: key, maxLength: maxLength, allowEmpty: allowEmpty)
     }
 
@@ -75,11 +81,15 @@ struct FieldReader {
     }
 
     /// One of an enumeration's raw values.
-    func oneOf<T: RawRepresentable & CaseIterable>(_ key: String, in document: BSONDocument? = nil,
-                                                  path: String? = nil) throws -> T where T.RawValue == String {
+    func oneOf<T: RawRepresentable & CaseIterable>(
+        _ key: String, in document: BSONDocument? = nil,
+        path: String? = nil
+    ) throws -> T where T.RawValue == String {
         let source = document ?? self.document
         let name = path ?? key
-        guard let value = source[key] else { throw HubError.invalid(.missingField, "the field \"\(name)\" is required") }
+        guard let value = source[key] else {
+            throw HubError.invalid(.missingField, "the field \"\(name)\" is required")
+        }
         let allowed = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
         guard let string = value.stringValue, let result = T(rawValue: string) else {
             throw HubError.invalid(.invalidField, "the field \"\(name)\" must be one of \(allowed)")
@@ -89,7 +99,9 @@ struct FieldReader {
 
     /// A required JSON object.
     func object(_ key: String) throws -> BSONDocument {
-        guard let value = document[key] else { throw HubError.invalid(.missingField, "the field \"\(key)\" is required") }
+        guard let value = document[key] else {
+            throw HubError.invalid(.missingField, "the field \"\(key)\" is required")
+        }
         guard let object = value.documentValue else {
             throw HubError.invalid(.invalidField, "the field \"\(key)\" must be an object")
         }
@@ -111,7 +123,9 @@ struct FieldReader {
     func optionalInteger(_ key: String, in range: ClosedRange<Int64>) throws -> Int64? {
         guard let value = document[key], !value.isNull else { return nil }
         guard let integer = value.int64Value, range.contains(integer) else {
-            throw HubError.invalid(.invalidField, "the field \"\(key)\" must be an integer from \(range.lowerBound) to \(range.upperBound)")
+            throw HubError.invalid(
+                .invalidField, "the field \"\(key)\" must be an integer from \(range.lowerBound) to \(range.upperBound)"
+            )
         }
         return integer
     }

@@ -7,7 +7,9 @@ import Logging
 struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     static var header: HTTPField.Name { HTTPField.Name("X-Request-ID")! }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let id = request.headers[Self.header].flatMap(Self.accepted) ?? context.id
         var context = context
         context.logger[metadataKey: "request_id"] = .string(id)
@@ -25,8 +27,11 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     /// A caller's id, if it is short and plain enough to log and echo.
     static func accepted(_ id: String) -> String? {
         guard (1...128).contains(id.utf8.count),
-              id.utf8.allSatisfy({ $0 == 45 || $0 == 46 || $0 == 95 || (48...57).contains($0)
-                  || (65...90).contains($0) || (97...122).contains($0) }) else { return nil }
+            id.utf8.allSatisfy({
+                $0 == 45 || $0 == 46 || $0 == 95 || (48...57).contains($0)
+                    || (65...90).contains($0) || (97...122).contains($0)
+            })
+        else { return nil }
         return id
     }
 }

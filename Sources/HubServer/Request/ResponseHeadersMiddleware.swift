@@ -5,8 +5,10 @@ import Hummingbird
 /// takes a JSON error or a text body for HTML or script. (`CubeChannelHandler` adds the same to the answers it
 /// gives on the network thread.)
 struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context,
-                next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var response: Response
         do {
             response = try await next(request, context)

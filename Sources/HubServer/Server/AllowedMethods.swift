@@ -23,8 +23,9 @@ final class AllowedMethods: Sendable {
             byPath[route.path.description, default: (Array(route.path.components), [])].methods.insert(route.method)
         }
         let routes = byPath.values.map { entry in
-            Route(components: entry.components,
-                  methods: entry.methods.contains(.get) ? entry.methods.union([.head]) : entry.methods)
+            Route(
+                components: entry.components,
+                methods: entry.methods.contains(.get) ? entry.methods.union([.head]) : entry.methods)
         }
         self.routes.withLock { $0 = routes }
     }
@@ -64,16 +65,19 @@ final class AllowedMethods: Sendable {
 struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
     let allowed: AllowedMethods
 
-    func handle(_ request: Request, context: Context,
-                next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
             // Only the router's own "no route" is an `HTTPError`; the hub's 404s are `HubError`s.
             guard let allow = allowed.allow(path: request.uri.path) else { throw error }
-            throw HubError(.methodNotAllowed, .methodNotAllowed,
-                           "\(request.method.rawValue) is not allowed here; this path allows \(allow)",
-                           headers: [.allow: allow])
+            throw HubError(
+                .methodNotAllowed, .methodNotAllowed,
+                "\(request.method.rawValue) is not allowed here; this path allows \(allow)",
+                headers: [.allow: allow])
         }
     }
 }

@@ -11,8 +11,10 @@ public struct ConnectionConfiguration: Sendable {
     /// Connections open at once (`HTTP_MAX_CONNECTIONS`); past it a new one is answered 503 and closed.
     public var maxConnections: Int
 
-    public init(idleTimeout: Duration = .seconds(60), headerTimeout: Duration = .seconds(10),
-                requestTimeout: Duration = .seconds(30), maxConnections: Int = 4096) {
+    public init(
+        idleTimeout: Duration = .seconds(60), headerTimeout: Duration = .seconds(10),
+        requestTimeout: Duration = .seconds(30), maxConnections: Int = 4096
+    ) {
         self.idleTimeout = idleTimeout
         self.headerTimeout = headerTimeout
         self.requestTimeout = requestTimeout
@@ -23,10 +25,18 @@ public struct ConnectionConfiguration: Sendable {
     /// - Throws: `ConfigurationError` naming a variable whose value cannot be used.
     static func fromEnvironment(_ environment: [String: String]) throws -> ConnectionConfiguration {
         var connections = ConnectionConfiguration()
-        if let value = try environment.number("HTTP_IDLE_TIMEOUT_SECONDS", in: 1...3600) { connections.idleTimeout = .seconds(value) }
-        if let value = try environment.number("HTTP_HEADER_TIMEOUT_SECONDS", in: 1...600) { connections.headerTimeout = .seconds(value) }
-        if let value = try environment.number("HTTP_REQUEST_TIMEOUT_SECONDS", in: 1...3600) { connections.requestTimeout = .seconds(value) }
-        if let value = try environment.number("HTTP_MAX_CONNECTIONS", in: 1...1_000_000) { connections.maxConnections = value }
+        if let value = try environment.number("HTTP_IDLE_TIMEOUT_SECONDS", in: 1...3600) {
+            connections.idleTimeout = .seconds(value)
+        }
+        if let value = try environment.number("HTTP_HEADER_TIMEOUT_SECONDS", in: 1...600) {
+            connections.headerTimeout = .seconds(value)
+        }
+        if let value = try environment.number("HTTP_REQUEST_TIMEOUT_SECONDS", in: 1...3600) {
+            connections.requestTimeout = .seconds(value)
+        }
+        if let value = try environment.number("HTTP_MAX_CONNECTIONS", in: 1...1_000_000) {
+            connections.maxConnections = value
+        }
         return connections
     }
 }

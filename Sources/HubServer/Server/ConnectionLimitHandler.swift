@@ -42,9 +42,11 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
             let now = DispatchTime.now().uptimeNanoseconds
             let last = lastWarning.load(ordering: .relaxed)
             if last == 0 || now - last >= 60_000_000_000,
-               lastWarning.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged {
-                logger.warning("HTTP_MAX_CONNECTIONS reached: new connections are answered 503 and closed",
-                               metadata: ["max_connections": "\(maximum)"])
+                lastWarning.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+            {
+                logger.warning(
+                    "HTTP_MAX_CONNECTIONS reached: new connections are answered 503 and closed",
+                    metadata: ["max_connections": "\(maximum)"])
             }
             return false
         }
@@ -96,10 +98,12 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
 
     /// The whole answer to a connection past the cap, written before any request is read.
     private static let refusal: [UInt8] = {
-        let body = #"{"error":{"code":""# + HubError.Code.tooManyConnections.description
+        let body =
+            #"{"error":{"code":""# + HubError.Code.tooManyConnections.description
             + #"","message":"The hub has as many connections open as it "#
             + #"serves; try again in a moment."}}"#
-        return Array(("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body).utf8)
+        return Array(
+            ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body).utf8)
     }()
 }

@@ -41,7 +41,8 @@ struct HubHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             // Its idle timeout would see only the requests CubeChannelHandler passes on; RequestDeadlineHandler
             // keeps the deadlines. It still closes connections gracefully on shutdown.
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-            return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            return try NIOAsyncChannel(
+                wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }
     }
 
@@ -53,8 +54,10 @@ struct HubHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 extension HTTPServerBuilder {
     /// HTTP/1.1 with GET /channel answered on the network thread, a cap on connections and deadlines on them
     /// (`HubHTTP1Channel`).
-    static func hubHTTP1(cube: CubeChannelHandler.Shared, limit: ConnectionLimitHandler.Shared,
-                         deadlines: RequestDeadlineHandler.Shared) -> HTTPServerBuilder {
+    static func hubHTTP1(
+        cube: CubeChannelHandler.Shared, limit: ConnectionLimitHandler.Shared,
+        deadlines: RequestDeadlineHandler.Shared
+    ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             HubHTTP1Channel(responder: responder, cube: cube, limit: limit, deadlines: deadlines)
         }

@@ -35,11 +35,16 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
             idleTimeout = TimeAmount(configuration.idleTimeout)
             headerTimeout = TimeAmount(configuration.headerTimeout)
             requestTimeout = TimeAmount(configuration.requestTimeout)
-            checkInterval = max(.milliseconds(10), .nanoseconds(min(idleTimeout, headerTimeout, requestTimeout).nanoseconds / 2))
+            checkInterval = max(
+                .milliseconds(10), .nanoseconds(min(idleTimeout, headerTimeout, requestTimeout).nanoseconds / 2))
             self.logger = logger
-            closed = Dictionary(uniqueKeysWithValues: Reason.allCases.map {
-                ($0, Counter(label: "msi_http_connections_timed_out_total", dimensions: [("deadline", $0.rawValue)]))
-            })
+            closed = Dictionary(
+                uniqueKeysWithValues: Reason.allCases.map {
+                    (
+                        $0,
+                        Counter(label: "msi_http_connections_timed_out_total", dimensions: [("deadline", $0.rawValue)])
+                    )
+                })
         }
     }
 
@@ -157,10 +162,12 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
             return
         }
         shared.closed[reason]?.increment()
-        shared.logger.debug("closing a connection past its deadline", metadata: [
-            "deadline": "\(reason.rawValue)",
-            "peer": "\(context.channel.remoteAddress?.description ?? "-")",
-        ])
+        shared.logger.debug(
+            "closing a connection past its deadline",
+            metadata: [
+                "deadline": "\(reason.rawValue)",
+                "peer": "\(context.channel.remoteAddress?.description ?? "-")",
+            ])
         context.close(promise: nil)
     }
 

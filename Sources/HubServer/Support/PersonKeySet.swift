@@ -7,8 +7,9 @@ enum PersonKeySet {
     /// The loader the composition root gives `PersonAssertionVerifier`.
     static let loader: PersonAssertionVerifier.KeySetLoader = { source in
         guard case .url(let url) = source else { return try await PersonAssertionVerifier.fileLoader(source) }
-        let configuration = CurlClient.Configuration(threads: 1, connectTimeout: .seconds(5), requestTimeout: .seconds(10),
-                                                     maxResponseBytes: 1 << 20)
+        let configuration = CurlClient.Configuration(
+            threads: 1, connectTimeout: .seconds(5), requestTimeout: .seconds(10),
+            maxResponseBytes: 1 << 20)
         let response = try await withHTTPClient(configuration: configuration) { try await $0.get(url: url) }
         guard response.status == 200 else {
             throw AssertionRefusal(.invalidAssertion, "the keys to verify assertions could not be fetched")

@@ -22,11 +22,14 @@ struct ActiveBroadcasts: Sendable {
         let answer: Answer
         if try await registration.state() != .notRegistered {
             answer = try await registration.authorized { [hub] (id, secret) throws(MSIKitError) in
-                try await hub.json("GET", ["device", id, "broadcasts"], query: query, headers: HubConnection.bearer(secret))
+                try await hub.json(
+                    "GET", ["device", id, "broadcasts"], query: query, headers: HubConnection.bearer(secret))
             }
         } else {
             var topics = topicKeys
-            if topics == nil { topics = try await cube.cube(refresh: false).subjects.filter(\.level.isAutomatic).map(\.topicKey) }
+            if topics == nil {
+                topics = try await cube.cube(refresh: false).subjects.filter(\.level.isAutomatic).map(\.topicKey)
+            }
             let names = Array((topics ?? []).filter { !$0.isEmpty }.prefix(Self.maximumTopics))
             guard !names.isEmpty else { return [] }
             answer = try await hub.json(

@@ -24,10 +24,13 @@ struct CatchUp: Sendable {
         var received: [ReceivedMessage] = []
         var cursor: String?
         repeat {
-            var query = [URLQueryItem(name: "since", value: String(since)), .init(name: "limit", value: String(Self.pageSize))]
+            var query = [
+                URLQueryItem(name: "since", value: String(since)), .init(name: "limit", value: String(Self.pageSize)),
+            ]
             if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
             let page: Page = try await registration.authorized { [hub, query] (id, secret) throws(MSIKitError) in
-                try await hub.json("GET", ["device", id, "messages"], query: query, headers: HubConnection.bearer(secret))
+                try await hub.json(
+                    "GET", ["device", id, "messages"], query: query, headers: HubConnection.bearer(secret))
             }
             for message in page.messages {
                 if let new = try await listener.take(message) { received.append(new) }

@@ -134,8 +134,10 @@ public final class MSIClient: Sendable {
     /// stored nor shown: its data goes to `flags`, and nil is returned.
     /// - Throws: `.invalidPayload`, `.network`, the hub's refusals, `.database`.
     public func receive(payload: [String: String]) async throws(MSIKitError) -> ReceivedMessage? {
-        let received = try await Listener(store: store, hub: hub, registration: registration, receipts: receipts,
-                                          flags: flags, locale: locale).receive(payload: payload)
+        let received = try await Listener(
+            store: store, hub: hub, registration: registration, receipts: receipts,
+            flags: flags, locale: locale
+        ).receive(payload: payload)
         await sendReceiptsIfPossible()
         return received
     }
@@ -145,8 +147,10 @@ public final class MSIClient: Sendable {
     /// - Throws: `.notRegistered`, `.network`, the hub's refusals, `.database`.
     @discardableResult
     public func catchUp() async throws(MSIKitError) -> [ReceivedMessage] {
-        let caughtUp = try await CatchUp(store: store, hub: hub, registration: registration, receipts: receipts,
-                                         flags: flags, locale: locale).run()
+        let caughtUp = try await CatchUp(
+            store: store, hub: hub, registration: registration, receipts: receipts,
+            flags: flags, locale: locale
+        ).run()
         await sendReceiptsIfPossible()
         return caughtUp
     }

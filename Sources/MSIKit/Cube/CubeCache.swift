@@ -29,7 +29,7 @@ actor CubeCache {
         let response: HubConnection.Response
         do {
             response = try await hub.send("GET", ["channel"], headers: headers)
-        } catch where error.code != .cancelled {
+        } catch  where error.code != .cancelled {
             // Offline (or the hub is failing): the last copy is better than no cube.
             if let loaded { return loaded }
             throw error

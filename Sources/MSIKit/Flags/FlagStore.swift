@@ -92,8 +92,9 @@ public final class FlagStore: Sendable {
     func apply(_ message: BackgroundMessage) async throws(MSIKitError) -> Bool {
         let now = MessageStore.milliseconds(clock())
         let (new, changes) = try await database.write { db -> (Bool, [FlagChange]) in
-            try db.execute(sql: "INSERT INTO msikit_background (msi_key, timestamp) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                           arguments: [message.msiKey, message.timestamp])
+            try db.execute(
+                sql: "INSERT INTO msikit_background (msi_key, timestamp) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                arguments: [message.msiKey, message.timestamp])
             guard db.changesCount == 1 else { return (false, []) }
             if let expiresAt = message.expiresAt, expiresAt <= now { return (true, []) }
             var changes: [FlagChange] = []
@@ -113,7 +114,9 @@ public final class FlagStore: Sendable {
                         msi_key = excluded.msi_key, set_at = excluded.set_at
                         """,
                     arguments: [name, value, message.expiresAt, message.msiKey, message.timestamp])
-                if currentLive != value { changes.append(FlagChange(name: name, oldValue: currentLive, newValue: value)) }
+                if currentLive != value {
+                    changes.append(FlagChange(name: name, oldValue: currentLive, newValue: value))
+                }
             }
             return (true, changes)
         }
@@ -129,7 +132,8 @@ public final class FlagStore: Sendable {
                 db, sql: "SELECT name, value FROM msikit_flag WHERE expires_at IS NOT NULL AND expires_at <= ?",
                 arguments: [now])
             guard !expired.isEmpty else { return [] }
-            try db.execute(sql: "DELETE FROM msikit_flag WHERE expires_at IS NOT NULL AND expires_at <= ?", arguments: [now])
+            try db.execute(
+                sql: "DELETE FROM msikit_flag WHERE expires_at IS NOT NULL AND expires_at <= ?", arguments: [now])
             return expired.map { FlagChange(name: $0["name"], oldValue: $0["value"], newValue: nil) }
         }
         observer.notify(changes)
@@ -176,8 +180,9 @@ extension FeatureFlag {
     /// Reads a row of `msikit_flag`.
     fileprivate init(row: Row) {
         let expiry: Int64? = row["expires_at"]
-        self.init(name: row["name"], value: row["value"],
-                  expiresAt: expiry.map { Date(timeIntervalSince1970: Double($0) / 1000) },
-                  msiKey: row["msi_key"], setAt: row["set_at"])
+        self.init(
+            name: row["name"], value: row["value"],
+            expiresAt: expiry.map { Date(timeIntervalSince1970: Double($0) / 1000) },
+            msiKey: row["msi_key"], setAt: row["set_at"])
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The transport to the hub: builds requests on its base URL, sends them with URLSession, and turns every failure
@@ -52,7 +52,8 @@ struct HubConnection: Sendable {
             if error is CancellationError || (error as? URLError)?.code == .cancelled {
                 throw MSIKitError(.cancelled, "The request was cancelled.", underlying: error)
             }
-            throw MSIKitError(.network, "The hub could not be reached: \(error.localizedDescription)", underlying: error)
+            throw MSIKitError(
+                .network, "The hub could not be reached: \(error.localizedDescription)", underlying: error)
         }
         guard let http = response as? HTTPURLResponse else {
             throw MSIKitError(.invalidResponse, "The hub's answer was not HTTP.")

@@ -1,5 +1,5 @@
 #if canImport(UserNotifications)
-import UserNotifications
+    import UserNotifications
 #endif
 
 /// The notifications the system shows for the app, where the platform lets an app remove one.
@@ -9,7 +9,7 @@ enum DeliveredNotifications {
     /// and Android apps, whose notification the app removes by its tag) nothing.
     static func remove(msiKey: String) {
         #if canImport(UserNotifications) && !os(Linux)
-        UNUserNotificationCenter.current().removeDeliveredNotifications(withIdentifiers: [msiKey])
+            UNUserNotificationCenter.current().removeDeliveredNotifications(withIdentifiers: [msiKey])
         #endif
     }
 }

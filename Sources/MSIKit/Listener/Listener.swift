@@ -42,8 +42,10 @@ struct Listener: Sendable {
         case .reference(let msiKey, byCatchUp: true):
             guard let registration else { throw MSIKitError(.notRegistered, "The device is not registered.") }
             // The catch-up stores every message the device missed; what it brings beyond this one was new as well.
-            let caughtUp = try await CatchUp(store: store, hub: hub, registration: registration, receipts: receipts,
-                                             flags: flags, locale: locale).run()
+            let caughtUp = try await CatchUp(
+                store: store, hub: hub, registration: registration, receipts: receipts,
+                flags: flags, locale: locale
+            ).run()
             return caughtUp.first { $0.message.msiKey == msiKey }
         case .reference(let msiKey, byCatchUp: false):
             let answer: HubMessage = try await hub.json("GET", ["message", msiKey])

@@ -46,7 +46,8 @@ enum PushPayload: Sendable, Hashable {
         let responses = data["ack_responses"].flatMap(Self.responses(json:))
         // A request for an acknowledgement without its responses (left out to fit FCM's limit) is not complete either.
         if data["truncated"] == "true" || fields.contains(where: { data[$0] == nil })
-            || (data["topic_key"] == nil && data["audience"] == nil) || (asksAck && responses == nil) {
+            || (data["topic_key"] == nil && data["audience"] == nil) || (asksAck && responses == nil)
+        {
             self = .reference(msiKey: msiKey, byCatchUp: data["audience"] != nil || asksAck)
             return
         }
@@ -56,13 +57,16 @@ enum PushPayload: Sendable, Hashable {
         let expiresAt = data["expires_at"].flatMap { Int64($0) }
         let senderData = data.filter { !Self.isReserved($0.key) }
         if data["display"] == "false" {
-            self = .background(BackgroundMessage(msiKey: msiKey, timestamp: timestamp, data: senderData,
-                                                 expiresAt: expiresAt))
+            self = .background(
+                BackgroundMessage(
+                    msiKey: msiKey, timestamp: timestamp, data: senderData,
+                    expiresAt: expiresAt))
             return
         }
-        let message = (
-            Message(
-                msiKey: msiKey, topicKey: data["topic_key"] ?? "", distribution: Distribution(rawValue: data["dist"] ?? ""),
+        let message =
+            (Message(
+                msiKey: msiKey, topicKey: data["topic_key"] ?? "",
+                distribution: Distribution(rawValue: data["dist"] ?? ""),
                 title: data["title"] ?? "", desc: data["desc"] ?? "", text: data["message"] ?? "",
                 timestamp: timestamp, data: senderData,
                 audience: data["audience"].map(Audience.init(rawValue:)), groupID: data["group"],
@@ -107,9 +111,11 @@ enum PushPayload: Sendable, Hashable {
 
     /// Whether `text` is an ObjectId's hex form (24 hex digits), as every msi_key is; it goes into a URL path.
     static func isObjectID(_ text: String) -> Bool {
-        text.utf8.count == 24 && text.utf8.allSatisfy { byte in
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-        }
+        text.utf8.count == 24
+            && text.utf8.allSatisfy { byte in
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+            }
     }
 }

@@ -18,7 +18,7 @@ public enum ReceivedMessage: Sendable, Hashable {
     public var message: Message {
         switch self {
         case .alert(_, _, let message), .information(let message), .corrected(let message), .withdrawn(let message),
-             .acknowledged(let message):
+            .acknowledged(let message):
             message
         }
     }

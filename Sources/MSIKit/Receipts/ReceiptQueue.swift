@@ -31,17 +31,19 @@ struct ReceiptQueue: Sendable {
                 throw MSIKitError(.invalidArgument, "Only an acknowledgement carries a response.")
             }
             guard response.utf8.count <= Self.maximumResponseBytes else {
-                throw MSIKitError(.invalidArgument,
-                                  "A response has at most \(Self.maximumResponseBytes) bytes of UTF-8.")
+                throw MSIKitError(
+                    .invalidArgument,
+                    "A response has at most \(Self.maximumResponseBytes) bytes of UTF-8.")
             }
         }
         let at = Int64((clock().timeIntervalSince1970 * 1000).rounded())
         try await database.write { db in
             for key in msiKeys {
-                try db.execute(sql: """
-                    INSERT INTO msikit_receipt (msi_key, event, response, at) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(msi_key, event) DO NOTHING
-                    """, arguments: [key, event.rawValue, response, at])
+                try db.execute(
+                    sql: """
+                        INSERT INTO msikit_receipt (msi_key, event, response, at) VALUES (?, ?, ?, ?)
+                        ON CONFLICT(msi_key, event) DO NOTHING
+                        """, arguments: [key, event.rawValue, response, at])
             }
         }
     }
@@ -61,25 +63,34 @@ struct ReceiptQueue: Sendable {
         var sent = 0
         while true {
             let batch = try await database.read { db in
-                try Row.fetchAll(db, sql: "SELECT rowid, msi_key, event, response, at FROM msikit_receipt ORDER BY rowid LIMIT ?",
-                                 arguments: [Self.batchSize]).map { row in
-                    (rowid: row["rowid"] as Int64, entry: Entry(msiKey: row["msi_key"], event: row["event"],
-                                                               response: row["response"], at: row["at"]))
+                try Row.fetchAll(
+                    db, sql: "SELECT rowid, msi_key, event, response, at FROM msikit_receipt ORDER BY rowid LIMIT ?",
+                    arguments: [Self.batchSize]
+                ).map { row in
+                    (
+                        rowid: row["rowid"] as Int64,
+                        entry: Entry(
+                            msiKey: row["msi_key"], event: row["event"],
+                            response: row["response"], at: row["at"])
+                    )
                 }
             }
             guard !batch.isEmpty else { return sent }
             let body = batch.map(\.entry)
             do {
                 let _: Answer = try await registration.authorized { [hub] (id, secret) throws(MSIKitError) in
-                    try await hub.json("POST", ["device", id, "receipts"], headers: HubConnection.bearer(secret), body: body)
+                    try await hub.json(
+                        "POST", ["device", id, "receipts"], headers: HubConnection.bearer(secret), body: body)
                 }
-            } catch where error.code.hubStatus == 422 {
+            } catch  where error.code.hubStatus == 422 {
                 // A batch the hub cannot read would block the queue for ever: it is dropped.
             }
             let rowids = batch.map(\.rowid)
             try await database.write { db in
-                try db.execute(sql: "DELETE FROM msikit_receipt WHERE rowid IN (\(rowids.map { _ in "?" }.joined(separator: ",")))",
-                               arguments: StatementArguments(rowids))
+                try db.execute(
+                    sql:
+                        "DELETE FROM msikit_receipt WHERE rowid IN (\(rowids.map { _ in "?" }.joined(separator: ",")))",
+                    arguments: StatementArguments(rowids))
             }
             sent += batch.count
             if batch.count < Self.batchSize { return sent }

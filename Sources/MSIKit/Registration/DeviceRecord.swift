@@ -28,7 +28,8 @@ struct DeviceRecord: Sendable, Hashable {
     /// holds the secret itself: it moves to `secrets`, then leaves the row. A row whose secret `secrets` lacks (the
     /// folder restored on another phone, whose Keychain did not follow) is no registration: the app registers anew.
     static func load(from database: LocalDatabase, secrets: any DeviceSecretStore) async throws(MSIKitError)
-        -> DeviceRecord? {
+        -> DeviceRecord?
+    {
         let stored = try await database.read { db -> DeviceRecord? in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM msikit_device WHERE id = 1") else { return nil }
             return DeviceRecord(
@@ -43,8 +44,9 @@ struct DeviceRecord: Sendable, Hashable {
             try secrets.save(record.deviceSecret, for: record.secretAccount)
             let deviceID = record.deviceID
             try await database.write { db in
-                try db.execute(sql: "UPDATE msikit_device SET device_secret = '' WHERE id = 1 AND device_id = ?",
-                               arguments: [deviceID])
+                try db.execute(
+                    sql: "UPDATE msikit_device SET device_secret = '' WHERE id = 1 AND device_id = ?",
+                    arguments: [deviceID])
             }
             return record
         }

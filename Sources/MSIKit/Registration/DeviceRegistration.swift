@@ -24,8 +24,10 @@ actor DeviceRegistration {
     /// that showing a message's topic does not cost a request each time.
     private var knownTopics: Set<String>?
 
-    init(hub: HubConnection, database: LocalDatabase, secrets: any DeviceSecretStore, platform: Platform,
-         locale: String?, appVersion: String?) {
+    init(
+        hub: HubConnection, database: LocalDatabase, secrets: any DeviceSecretStore, platform: Platform,
+        locale: String?, appVersion: String?
+    ) {
         self.hub = hub
         self.database = database
         self.secrets = secrets
@@ -64,7 +66,7 @@ actor DeviceRegistration {
             let body = DeviceUpdate(registration: token, locale: locale, appVersion: appVersion)
             let _: DeviceInfo = try await hub.json(
                 "PUT", ["device", saved.deviceID], headers: HubConnection.bearer(saved.deviceSecret), body: body)
-        } catch where error.code == .unauthenticated || error.code.hubStatus == 404 {
+        } catch  where error.code == .unauthenticated || error.code.hubStatus == 404 {
             // The hub no longer takes this secret or knows this device: registering the new token mends both.
             return try await register(token: token, keeping: saved)
         }
@@ -85,7 +87,7 @@ actor DeviceRegistration {
         }
         do {
             return try await body(device.deviceID, device.deviceSecret)
-        } catch where error.code == .unauthenticated {
+        } catch  where error.code == .unauthenticated {
             let renewed = try await renew(after: device)
             return try await body(renewed.deviceID, renewed.deviceSecret)
         }
@@ -138,8 +140,9 @@ actor DeviceRegistration {
         struct Answer: Decodable, Sendable { var person: String }
         let hub = hub
         let answer: Answer = try await authorized { (id, secret) throws(MSIKitError) in
-            try await hub.json("PUT", ["device", id, "person"], headers: HubConnection.bearer(secret),
-                               body: Body(assertion: assertion))
+            try await hub.json(
+                "PUT", ["device", id, "person"], headers: HubConnection.bearer(secret),
+                body: Body(assertion: assertion))
         }
         return answer.person
     }
@@ -155,7 +158,8 @@ actor DeviceRegistration {
         let answer: Answer = try await authorized { (id, secret) throws(MSIKitError) in
             try await hub.json("POST", ["device", id, "person", "nonce"], headers: HubConnection.bearer(secret))
         }
-        return BindingNonce(value: answer.nonce, expiresAt: Date(timeIntervalSince1970: Double(answer.expiresAt) / 1000))
+        return BindingNonce(
+            value: answer.nonce, expiresAt: Date(timeIntervalSince1970: Double(answer.expiresAt) / 1000))
     }
 
     /// Unbinds the device from its person (`DELETE /device/:id/person`).
@@ -179,8 +183,9 @@ actor DeviceRegistration {
         if let previous, previous.hub == hub.base, !previous.deviceSecret.isEmpty {
             headers.merge(HubConnection.bearer(previous.deviceSecret)) { _, secret in secret }
         }
-        let (answer, status) = try await hub.exchange("POST", ["device"], headers: headers, body: body,
-                                                      as: NewDeviceAnswer.self)
+        let (answer, status) = try await hub.exchange(
+            "POST", ["device"], headers: headers, body: body,
+            as: NewDeviceAnswer.self)
         let same = status == 200 && previous?.deviceID == answer.deviceID
         let phase = same ? previous?.phase ?? .registered : .registered
         let device = DeviceRecord(
@@ -198,7 +203,7 @@ actor DeviceRegistration {
         for subject in subjects where !subscribed.contains(subject.topicKey) {
             do {
                 _ = try await subscribe(subject.topicKey)
-            } catch where error.code == .topicNotFound {
+            } catch  where error.code == .topicNotFound {
                 continue
             }
         }

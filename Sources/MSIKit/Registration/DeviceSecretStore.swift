@@ -23,9 +23,9 @@ protocol DeviceSecretStore: Sendable {
 /// database elsewhere.
 func defaultSecretStore(directory: URL?) -> any DeviceSecretStore {
     #if canImport(Security)
-    directory == nil ? MemorySecretStore() : KeychainSecretStore()
+        directory == nil ? MemorySecretStore() : KeychainSecretStore()
     #else
-    directory.map { FileSecretStore(directory: $0) } ?? MemorySecretStore()
+        directory.map { FileSecretStore(directory: $0) } ?? MemorySecretStore()
     #endif
 }
 

@@ -134,10 +134,12 @@ public struct Message: Sendable, Hashable, Codable {
     /// when the locale is unknown, already the message's language, or not among its translations.
     public func localized(to locale: String?) -> Message {
         guard let wanted = MessageText.language(of: locale), wanted != language,
-              let translation = translations[wanted] else { return self }
+            let translation = translations[wanted]
+        else { return self }
         var localized = self
         localized.translations[wanted] = nil
-        localized.translations[language ?? MessageText.unnamedLanguage] = MessageText(title: title, desc: desc, text: text)
+        localized.translations[language ?? MessageText.unnamedLanguage] = MessageText(
+            title: title, desc: desc, text: text)
         localized.language = wanted
         (localized.title, localized.desc, localized.text) = (translation.title, translation.desc, translation.text)
         return localized

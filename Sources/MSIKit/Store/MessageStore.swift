@@ -107,8 +107,10 @@ public final class MessageStore: Sendable {
                     UPDATE Message SET title = ?, "desc" = ?, message = ?, lang = ?, translations = ?, corrected = 1
                     WHERE msi_key = ?
                     """,
-                arguments: [corrected.title, corrected.desc, corrected.text, corrected.language,
-                            Self.json(corrected.translations), corrected.msiKey])
+                arguments: [
+                    corrected.title, corrected.desc, corrected.text, corrected.language,
+                    Self.json(corrected.translations), corrected.msiKey,
+                ])
             return db.changesCount > 0
         }
     }
@@ -172,7 +174,7 @@ public final class MessageStore: Sendable {
 
     private static let select =
         #"SELECT msi_key, topic_key, dist, title, "desc", message, timestamp, data, audience, group_id, urgency, ack, "#
-            + #"ack_responses, lang, translations, image, kind, dismissible, expires_at, corrected, acknowledged FROM Message"#
+        + #"ack_responses, lang, translations, image, kind, dismissible, expires_at, corrected, acknowledged FROM Message"#
 
     /// A message's data as stored: a JSON object of strings with sorted keys, or NULL when it is empty.
     static func json(_ data: [String: String]) -> String? {

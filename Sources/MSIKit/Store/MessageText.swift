@@ -29,7 +29,8 @@ public struct MessageText: Sendable, Hashable, Codable {
     /// string; nil when it is not one. An entry without a title is left out.
     static func translations(json: String) -> [String: MessageText]? {
         guard let data = json.data(using: .utf8),
-              let decoded = try? JSONDecoder().decode([String: HubText].self, from: data) else { return nil }
+            let decoded = try? JSONDecoder().decode([String: HubText].self, from: data)
+        else { return nil }
         return decoded.compactMapValues(\.text)
     }
 

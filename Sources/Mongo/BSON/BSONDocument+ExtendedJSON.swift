@@ -28,10 +28,11 @@ extension BSONDocument {
     public func extendedJSON(_ mode: ExtendedJSONMode = .canonical) -> String {
         withBSONPointer { bson in
             var length = 0
-            let chars = switch mode {
-            case .canonical: bson_as_canonical_extended_json(bson, &length)
-            case .relaxed: bson_as_relaxed_extended_json(bson, &length)
-            }
+            let chars =
+                switch mode {
+                case .canonical: bson_as_canonical_extended_json(bson, &length)
+                case .relaxed: bson_as_relaxed_extended_json(bson, &length)
+                }
             guard let chars else { return "{}" }
             defer { bson_free(chars) }
             return String(cString: chars)

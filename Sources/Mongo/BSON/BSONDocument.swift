@@ -119,7 +119,8 @@ public struct BSONDocument: Sendable, Equatable, CustomStringConvertible {
                     return false
                 }
                 var offset = 0
-                let flags = bson_validate_flags_t(rawValue: BSON_VALIDATE_UTF8.rawValue | BSON_VALIDATE_UTF8_ALLOW_NULL.rawValue)
+                let flags = bson_validate_flags_t(
+                    rawValue: BSON_VALIDATE_UTF8.rawValue | BSON_VALIDATE_UTF8_ALLOW_NULL.rawValue)
                 // libbson 1.23 lets some malformed UTF-8 through, so strings get a second, strict look.
                 return bson_validate(bson, flags, &offset) && UTF8Check.isValid(document: bson)
             }

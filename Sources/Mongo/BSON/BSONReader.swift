@@ -74,8 +74,10 @@ enum BSONReader {
         case BSON_TYPE_REGEX:
             var options: UnsafePointer<CChar>?
             let pattern = bson_iter_regex(iter, &options)
-            return .regex(BSONRegex(pattern: pattern.map { String(cString: $0) } ?? "",
-                                    options: options.map { String(cString: $0) } ?? ""))
+            return .regex(
+                BSONRegex(
+                    pattern: pattern.map { String(cString: $0) } ?? "",
+                    options: options.map { String(cString: $0) } ?? ""))
         case BSON_TYPE_DBPOINTER:
             var length: UInt32 = 0
             var collection: UnsafePointer<CChar>?
@@ -96,7 +98,9 @@ enum BSONReader {
             var scopeLength: UInt32 = 0
             var scopeData: UnsafePointer<UInt8>?
             let code = bson_iter_codewscope(iter, &length, &scopeLength, &scopeData)
-            let scope = scopeData.map { BSONDocument(trustedBytes: Array(UnsafeBufferPointer(start: $0, count: Int(scopeLength)))) }
+            let scope = scopeData.map {
+                BSONDocument(trustedBytes: Array(UnsafeBufferPointer(start: $0, count: Int(scopeLength))))
+            }
             return .javascriptWithScope(code: string(code, length), scope: scope ?? BSONDocument())
         case BSON_TYPE_INT32:
             return .int32(bson_iter_int32(iter))

@@ -30,8 +30,9 @@ enum BSONWriter {
                 // A zero-length buffer may have no address; libbson wants one, so pad the empty case.
                 let data = binary.data.isEmpty ? [0] : binary.data
                 return data.withUnsafeBufferPointer {
-                    bson_append_binary(bson, key, -1, bson_subtype_t(rawValue: UInt32(binary.subtype)),
-                                       $0.baseAddress, UInt32(binary.data.count))
+                    bson_append_binary(
+                        bson, key, -1, bson_subtype_t(rawValue: UInt32(binary.subtype)),
+                        $0.baseAddress, UInt32(binary.data.count))
                 }
             case .undefined:
                 return bson_append_undefined(bson, key, -1)
@@ -45,8 +46,9 @@ enum BSONWriter {
             case .null:
                 return bson_append_null(bson, key, -1)
             case .regex(let regex):
-                return bson_append_regex_w_len(bson, key, -1, regex.pattern, Int32(regex.pattern.utf8.count),
-                                               regex.options)
+                return bson_append_regex_w_len(
+                    bson, key, -1, regex.pattern, Int32(regex.pattern.utf8.count),
+                    regex.options)
             case .dbPointer(let collection, let id):
                 var oid = id.cValue
                 return bson_append_dbpointer(bson, key, -1, collection, &oid)
@@ -82,8 +84,10 @@ enum BSONWriter {
         }
     }
 
-    private static func appendArray(_ array: [BSONValue], key: UnsafePointer<CChar>,
-                                    to bson: OpaquePointer) -> Bool {
+    private static func appendArray(
+        _ array: [BSONValue], key: UnsafePointer<CChar>,
+        to bson: OpaquePointer
+    ) -> Bool {
         CStorage.withBSON { child in
             // The child shares the parent's buffer until `end`; the parent's destroy frees both.
             guard bson_append_array_begin(bson, key, -1, child) else { return false }

@@ -58,8 +58,10 @@ public final class ChangeStream: AsyncSequence, @unchecked Sendable {
     }
 
     /// Opens the libmongoc stream of `scope` on `client`.
-    private static func watch(_ scope: Scope, client: OpaquePointer, pipeline: OpaquePointer?,
-                              options: OpaquePointer?) throws -> OpaquePointer? {
+    private static func watch(
+        _ scope: Scope, client: OpaquePointer, pipeline: OpaquePointer?,
+        options: OpaquePointer?
+    ) throws -> OpaquePointer? {
         switch scope {
         case .collection(let database, let name):
             guard let handle = mongoc_client_get_collection(client, database, name) else {
@@ -153,8 +155,9 @@ extension MongoCollection {
     /// Watches the collection's changes (inserts, updates, replaces, deletes) from now on.
     /// - Throws: the mapped `MongoError`, for instance when the server offers no change streams.
     public func watch(pipeline: [BSONDocument] = [], maxAwaitTimeMS: Int32 = 1_000) async throws -> ChangeStream {
-        try await ChangeStream(pool: pool, scope: .collection(database: databaseName, name: name), pipeline: pipeline,
-                               maxAwaitTimeMS: maxAwaitTimeMS)
+        try await ChangeStream(
+            pool: pool, scope: .collection(database: databaseName, name: name), pipeline: pipeline,
+            maxAwaitTimeMS: maxAwaitTimeMS)
     }
 }
 

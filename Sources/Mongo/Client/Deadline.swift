@@ -9,8 +9,10 @@ import Synchronization
 /// finishes first resumes the caller, once.
 /// - Throws: `MongoError.deadlineExceeded` (`.notAttempted` when the deadline had passed already), or what
 ///   `operation` throws.
-public func withDeadline<T: Sendable>(_ deadline: ContinuousClock.Instant,
-                                      _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+public func withDeadline<T: Sendable>(
+    _ deadline: ContinuousClock.Instant,
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
     guard ContinuousClock.now < deadline else {
         throw MongoError(.notAttempted, "the deadline had passed before the operation started")
     }

@@ -76,7 +76,8 @@ public final class DeadlineWatch: Sendable {
                 let now = ContinuousClock.now
                 var due: [@Sendable () -> Void] = []
                 while state.head < state.order.count,
-                      state.order[state.head].at <= now || state.actions[state.order[state.head].id] == nil {
+                    state.order[state.head].at <= now || state.actions[state.order[state.head].id] == nil
+                {
                     if let action = state.actions.removeValue(forKey: state.order[state.head].id) { due.append(action) }
                     state.head += 1
                 }

@@ -217,7 +217,9 @@ public final class InsertBatcher: Sendable {
         }
         while ContinuousClock.now < deadline {
             do {
-                try await withDeadline(deadline) { try await self.command { try await self.collection.insertOne(document) } }
+                try await withDeadline(deadline) {
+                    try await self.command { try await self.collection.insertOne(document) }
+                }
                 return
             } catch let error as MongoError where error.code == .duplicateKey {
                 // Only this document has this `_id`: the earlier attempt stored it.

@@ -8,8 +8,10 @@ public struct UpdateStatement: Sendable {
     /// Apply to every match rather than the first.
     public var many: Bool
 
-    public init(filter: BSONDocument, update: BSONDocument, options: UpdateOptions = UpdateOptions(),
-                many: Bool = false) {
+    public init(
+        filter: BSONDocument, update: BSONDocument, options: UpdateOptions = UpdateOptions(),
+        many: Bool = false
+    ) {
         self.filter = filter
         self.update = update
         self.options = options

@@ -13,8 +13,10 @@ public struct IndexModel: Sendable {
     /// Index only documents matching this filter.
     public var partialFilter: BSONDocument?
 
-    public init(keys: BSONDocument, name: String, unique: Bool = false, expireAfterSeconds: Int32? = nil,
-                partialFilter: BSONDocument? = nil) {
+    public init(
+        keys: BSONDocument, name: String, unique: Bool = false, expireAfterSeconds: Int32? = nil,
+        partialFilter: BSONDocument? = nil
+    ) {
         self.keys = keys
         self.name = name
         self.unique = unique
@@ -54,8 +56,10 @@ extension MongoCollection {
     /// - Throws: the mapped `MongoError`.
     public func dropIndex(named name: String) async throws {
         do {
-            _ = try await MongoDatabase(pool: pool, name: databaseName).runCommand(["dropIndexes": .string(self.name),
-                                                                                   "index": .string(name)])
+            _ = try await MongoDatabase(pool: pool, name: databaseName).runCommand([
+                "dropIndexes": .string(self.name),
+                "index": .string(name),
+            ])
         } catch let error as MongoError where error.serverCode == 27 || error.serverCode == 26 {
             return  // IndexNotFound, NamespaceNotFound
         }

@@ -24,8 +24,9 @@ extension MongoCollection {
                     defer { bson_destroy(reply) }
                     var error = bson_error_t()
                     // The reply holds `writeErrors` (with each refused document's index) even when the call fails.
-                    let succeeded = mongoc_collection_insert_many(collection, &constPointers, constPointers.count,
-                                                                  options, reply, &error)
+                    let succeeded = mongoc_collection_insert_many(
+                        collection, &constPointers, constPointers.count,
+                        options, reply, &error)
                     return (BSONDocument(copying: reply), succeeded ? nil : MongoError(error))
                 }
             }
@@ -33,7 +34,9 @@ extension MongoCollection {
         guard let error = outcome.error else { return [] }
         let writeErrors = outcome.reply["writeErrors"]?.arrayValue ?? []
         // A failure without write errors (the command itself failed), or with a write concern error, is the caller's.
-        guard !writeErrors.isEmpty, outcome.reply["writeConcernErrors"]?.arrayValue?.isEmpty ?? true else { throw error }
+        guard !writeErrors.isEmpty, outcome.reply["writeConcernErrors"]?.arrayValue?.isEmpty ?? true else {
+            throw error
+        }
         var refused: Set<Int> = []
         for case .document(let writeError) in writeErrors {
             let code = writeError["code"]?.int64Value ?? 0

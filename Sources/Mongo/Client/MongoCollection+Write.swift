@@ -43,8 +43,10 @@ public struct FindOneAndUpdateOptions: Sendable {
     /// Filters naming the `$[identifier]`s of the update's paths.
     public var arrayFilters: [BSONDocument]?
 
-    public init(returnNew: Bool = true, upsert: Bool = false, sort: BSONDocument? = nil,
-                projection: BSONDocument? = nil, arrayFilters: [BSONDocument]? = nil) {
+    public init(
+        returnNew: Bool = true, upsert: Bool = false, sort: BSONDocument? = nil,
+        projection: BSONDocument? = nil, arrayFilters: [BSONDocument]? = nil
+    ) {
         self.returnNew = returnNew
         self.upsert = upsert
         self.sort = sort
@@ -87,7 +89,8 @@ extension MongoCollection {
             var constPointers: [OpaquePointer?] = pointers
             return try options.withBSONPointer { options in
                 try BSONPointers.reply { reply, error in
-                    mongoc_collection_insert_many(collection, &constPointers, constPointers.count, options, reply, error)
+                    mongoc_collection_insert_many(
+                        collection, &constPointers, constPointers.count, options, reply, error)
                 }
             }
         }
@@ -97,27 +100,34 @@ extension MongoCollection {
     /// Applies `update` to the first document matching `filter`.
     /// - Throws: the mapped `MongoError`.
     @discardableResult
-    public func updateOne(_ filter: BSONDocument, _ update: BSONDocument,
-                          options: UpdateOptions = UpdateOptions()) async throws -> UpdateResult {
+    public func updateOne(
+        _ filter: BSONDocument, _ update: BSONDocument,
+        options: UpdateOptions = UpdateOptions()
+    ) async throws -> UpdateResult {
         try await performUpdate(filter, update, options: options, many: false)
     }
 
     /// Applies `update` to every document matching `filter`.
     /// - Throws: the mapped `MongoError`.
     @discardableResult
-    public func updateMany(_ filter: BSONDocument, _ update: BSONDocument,
-                           options: UpdateOptions = UpdateOptions()) async throws -> UpdateResult {
+    public func updateMany(
+        _ filter: BSONDocument, _ update: BSONDocument,
+        options: UpdateOptions = UpdateOptions()
+    ) async throws -> UpdateResult {
         try await performUpdate(filter, update, options: options, many: true)
     }
 
-    private func performUpdate(_ filter: BSONDocument, _ update: BSONDocument, options: UpdateOptions,
-                        many: Bool) async throws -> UpdateResult {
+    private func performUpdate(
+        _ filter: BSONDocument, _ update: BSONDocument, options: UpdateOptions,
+        many: Bool
+    ) async throws -> UpdateResult {
         let opts = options.document
         let reply = try await withCollection { collection in
             try BSONPointers.with(filter, update, opts) { filter, update, opts in
                 try BSONPointers.reply { reply, error in
-                    many ? mongoc_collection_update_many(collection, filter, update, opts, reply, error)
-                         : mongoc_collection_update_one(collection, filter, update, opts, reply, error)
+                    many
+                        ? mongoc_collection_update_many(collection, filter, update, opts, reply, error)
+                        : mongoc_collection_update_one(collection, filter, update, opts, reply, error)
                 }
             }
         }
@@ -146,8 +156,9 @@ extension MongoCollection {
         let reply = try await withCollection { collection in
             try filter.withBSONPointer { filter in
                 try BSONPointers.reply { reply, error in
-                    many ? mongoc_collection_delete_many(collection, filter, nil, reply, error)
-                         : mongoc_collection_delete_one(collection, filter, nil, reply, error)
+                    many
+                        ? mongoc_collection_delete_many(collection, filter, nil, reply, error)
+                        : mongoc_collection_delete_one(collection, filter, nil, reply, error)
                 }
             }
         }
@@ -157,8 +168,10 @@ extension MongoCollection {
     /// Atomically updates the first document matching `filter` and returns it (after the update
     /// by default), or nil when nothing matched and nothing was upserted.
     /// - Throws: the mapped `MongoError`.
-    public func findOneAndUpdate(_ filter: BSONDocument, _ update: BSONDocument,
-                                 options: FindOneAndUpdateOptions = FindOneAndUpdateOptions()) async throws -> BSONDocument? {
+    public func findOneAndUpdate(
+        _ filter: BSONDocument, _ update: BSONDocument,
+        options: FindOneAndUpdateOptions = FindOneAndUpdateOptions()
+    ) async throws -> BSONDocument? {
         let extra: BSONDocument? = options.arrayFilters.map { ["arrayFilters": .array($0.map(BSONValue.document))] }
         let reply = try await withCollection { collection in
             guard let opts = mongoc_find_and_modify_opts_new() else {

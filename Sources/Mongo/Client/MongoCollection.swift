@@ -36,8 +36,10 @@ public struct FindOptions: Sendable {
     /// How many documents the server sends per round trip.
     public var batchSize: Int32?
 
-    public init(projection: BSONDocument? = nil, sort: BSONDocument? = nil, skip: Int64? = nil,
-                limit: Int64? = nil, batchSize: Int32? = nil) {
+    public init(
+        projection: BSONDocument? = nil, sort: BSONDocument? = nil, skip: Int64? = nil,
+        limit: Int64? = nil, batchSize: Int32? = nil
+    ) {
         self.projection = projection
         self.sort = sort
         self.skip = skip
@@ -59,7 +61,8 @@ public struct FindOptions: Sendable {
 extension MongoCollection {
     /// The documents matching `filter`, read to the end of the cursor.
     /// - Throws: the mapped `MongoError`.
-    public func find(_ filter: BSONDocument = [:], options: FindOptions = FindOptions()) async throws -> [BSONDocument] {
+    public func find(_ filter: BSONDocument = [:], options: FindOptions = FindOptions()) async throws -> [BSONDocument]
+    {
         let opts = options.document
         return try await withCollection { collection in
             try BSONPointers.with(filter, opts) { filter, opts in
@@ -71,8 +74,10 @@ extension MongoCollection {
 
     /// The first document matching `filter` in `sort` order, or nil.
     /// - Throws: the mapped `MongoError`.
-    public func findOne(_ filter: BSONDocument, projection: BSONDocument? = nil,
-                        sort: BSONDocument? = nil) async throws -> BSONDocument? {
+    public func findOne(
+        _ filter: BSONDocument, projection: BSONDocument? = nil,
+        sort: BSONDocument? = nil
+    ) async throws -> BSONDocument? {
         try await find(filter, options: FindOptions(projection: projection, sort: sort, limit: 1)).first
     }
 

@@ -85,7 +85,9 @@ private struct Scanner {
     }
 
     private mutating func parseObject(depth: Int) throws -> BSONDocument {
-        guard depth <= maximumDepth else { throw JSONParseError(.tooDeep, "JSON nests deeper than \(maximumDepth) levels") }
+        guard depth <= maximumDepth else {
+            throw JSONParseError(.tooDeep, "JSON nests deeper than \(maximumDepth) levels")
+        }
         position += 1
         var elements: [(key: String, value: BSONValue)] = []
         var seen: Set<String> = []
@@ -126,7 +128,9 @@ private struct Scanner {
     }
 
     private mutating func parseArray(depth: Int) throws -> [BSONValue] {
-        guard depth <= maximumDepth else { throw JSONParseError(.tooDeep, "JSON nests deeper than \(maximumDepth) levels") }
+        guard depth <= maximumDepth else {
+            throw JSONParseError(.tooDeep, "JSON nests deeper than \(maximumDepth) levels")
+        }
         position += 1
         var values: [BSONValue] = []
         skipWhitespace()
@@ -200,7 +204,8 @@ private struct Scanner {
         var scalar = try parseHex4()
         if (0xD800...0xDBFF).contains(scalar) {
             guard position + 2 <= input.count, input[position] == UInt8(ascii: "\\"),
-                  input[position + 1] == UInt8(ascii: "u") else { throw error("lone surrogate in \\u escape") }
+                input[position + 1] == UInt8(ascii: "u")
+            else { throw error("lone surrogate in \\u escape") }
             position += 2
             let low = try parseHex4()
             guard (0xDC00...0xDFFF).contains(low) else { throw error("lone surrogate in \\u escape") }

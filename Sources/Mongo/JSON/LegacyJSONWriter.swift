@@ -89,8 +89,9 @@ public struct LegacyJSONWriter: Sendable {
         case .dbPointer(let namespace, let id):
             // js-bson splits the namespace at its first dot: the database, then the collection.
             let parts = namespace.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-            writeDBRef(reference: .string(parts.count > 1 ? String(parts[1]) : ""), id: .objectID(id),
-                       database: .string(String(parts[0])), to: &out)
+            writeDBRef(
+                reference: .string(parts.count > 1 ? String(parts[1]) : ""), id: .objectID(id),
+                database: .string(String(parts[0])), to: &out)
         case .javascript(let code):
             out.append(contentsOf: #"{"code":"#.utf8)
             writeString(code, to: &out)
@@ -140,8 +141,9 @@ public struct LegacyJSONWriter: Sendable {
 
     /// `DBRef.prototype.toJSON`: `{$ref, $id, $db}`, in that order (an undefined `$ref` left out).
     private func writeDBRef(reference: BSONValue, id: BSONValue, database: BSONValue, to out: inout [UInt8]) {
-        writeObject([(key: "$ref", value: reference), (key: "$id", value: id), (key: "$db", value: database)],
-                    to: &out)
+        writeObject(
+            [(key: "$ref", value: reference), (key: "$id", value: id), (key: "$db", value: database)],
+            to: &out)
     }
 
     /// A JavaScript object's own properties, as JSON.stringify writes them.

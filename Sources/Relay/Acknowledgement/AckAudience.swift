@@ -36,12 +36,16 @@ public struct AckAudience: Sendable {
         for attempt in 1...3 {
             do {
                 let size = try await audience(of: message)
-                try await acknowledgements.fix(message: message.id, size: size, sentAt: sentAt,
-                                               withinSeconds: request.withinSeconds)
+                try await acknowledgements.fix(
+                    message: message.id, size: size, sentAt: sentAt,
+                    withinSeconds: request.withinSeconds)
                 return
             } catch {
-                logger.error("the audience of a message asking for acknowledgement could not be fixed", metadata: [
-                    "msi_key": "\(message.msiKey)", "attempt": "\(attempt)", "error": "\(error)"])
+                logger.error(
+                    "the audience of a message asking for acknowledgement could not be fixed",
+                    metadata: [
+                        "msi_key": "\(message.msiKey)", "attempt": "\(attempt)", "error": "\(error)",
+                    ])
                 try? await Task.sleep(for: .milliseconds(200 * attempt))
             }
         }

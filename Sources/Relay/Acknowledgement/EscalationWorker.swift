@@ -57,9 +57,11 @@ public struct EscalationWorker: Sendable {
 
     /// The worker for `database`, sending through `relay`'s sender, gate and pacer; nil when that worker sends to no
     /// device (it was built without `FanOutStores`).
-    public init?(database: MongoDatabase, relay: OutboxWorker, webhookSubscribers: WebhookSubscribers,
-                 configuration: Configuration = Configuration(), logger: Logger,
-                 now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    public init?(
+        database: MongoDatabase, relay: OutboxWorker, webhookSubscribers: WebhookSubscribers,
+        configuration: Configuration = Configuration(), logger: Logger,
+        now: @escaping UnixClock = UnixTime.nowMilliseconds
+    ) {
         guard let sends = relay.pacedSends else { return nil }
         self.acknowledgements = AcknowledgementDAO(database: database, now: now)
         self.deliveries = DeliveryDAO(database: database, now: now)
@@ -78,10 +80,14 @@ public struct EscalationWorker: Sendable {
     /// Claims and takes due steps until the task is cancelled; a step under way stops at its next page, its lease
     /// given back.
     public func run() async {
-        await PollingLoop.run(logger: logger, failure: "an escalation step failed",
-                              idle: { try? await Task.sleep(for: configuration.poll) }) {
-            guard let (progress, lease) = try await acknowledgements.claim(
-                owner: owner, leaseMS: configuration.lease.milliseconds) else { return false }
+        await PollingLoop.run(
+            logger: logger, failure: "an escalation step failed",
+            idle: { try? await Task.sleep(for: configuration.poll) }
+        ) {
+            guard
+                let (progress, lease) = try await acknowledgements.claim(
+                    owner: owner, leaseMS: configuration.lease.milliseconds)
+            else { return false }
             try await step(progress, lease: lease)
             return true
         }
@@ -123,20 +129,25 @@ public struct EscalationWorker: Sendable {
             let silent = try await unanswered(page, of: progress.message)
             let counts = try await resend(progress.message, as: relayMessage, to: silent)
             if Task.isCancelled { return try await acknowledgements.release(message: id, lease: lease) }
-            guard try await acknowledgements.progress(round: round, message: id, lease: lease, cursor: last.id,
-                                                      counts: counts) else { return }
+            guard
+                try await acknowledgements.progress(
+                    round: round, message: id, lease: lease, cursor: last.id,
+                    counts: counts)
+            else { return }
             cursor = last.id
             if page.count < configuration.pageSize { break }
         }
         let nextAt = now() + progress.request.withinSeconds * 1000
         guard try await acknowledgements.close(round: round, message: id, lease: lease, nextAt: nextAt) else { return }
-        logger.info("re-sent a message to the devices that had not acknowledged it",
-                    metadata: ["msi_key": "\(progress.message.msiKey)", "round": "\(round)"])
+        logger.info(
+            "re-sent a message to the devices that had not acknowledged it",
+            metadata: ["msi_key": "\(progress.message.msiKey)", "round": "\(round)"])
     }
 
     /// Re-sends `message` (mapped as `relayMessage`) to the devices of `silent`, `inFlight` at a time; their counts.
     private func resend(_ message: Message, as relayMessage: RelayMessage, to silent: [Delivery]) async throws
-        -> AckRoundCounts {
+        -> AckRoundCounts
+    {
         var counts = AckRoundCounts()
         counts.silent = Int64(silent.count)
         guard !silent.isEmpty else { return counts }
@@ -166,8 +177,9 @@ public struct EscalationWorker: Sendable {
                 }
                 if Task.isCancelled { break }
                 // In the device's language when the message has it.
-                let requests = DeviceRequests.requests(for: relayMessage, token: device.registration, delivery: delivery,
-                                                       options: mapping, language: device.locale)
+                let requests = DeviceRequests.requests(
+                    for: relayMessage, token: device.registration, delivery: delivery,
+                    options: mapping, language: device.locale)
                 running += 1
                 group.addTask { [sends] in
                     for request in requests {
@@ -212,8 +224,11 @@ public struct EscalationWorker: Sendable {
             cursor = last.id
             if page.count < configuration.pageSize { break }
         }
-        guard try await acknowledgements.renew(message: id, lease: lease,
-                                               leaseMS: configuration.lease.milliseconds) else { return }
+        guard
+            try await acknowledgements.renew(
+                message: id, lease: lease,
+                leaseMS: configuration.lease.milliseconds)
+        else { return }
         if !silent.isEmpty {
             // A topic message's deliveries name no person: the device's own, as it is now.
             let unnamed = silent.filter { $0.person.isEmpty }.map(\.device)
@@ -226,18 +241,25 @@ public struct EscalationWorker: Sendable {
                 if devicesOf[person] == nil { persons.append(person) }
                 devicesOf[person, default: []].append(.string(delivery.device.hex))
             }
-            try await events.emit(.messageUnacknowledged, payload: [
-                "msi_key": .string(progress.message.msiKey.hex), "title": .string(progress.message.title),
-                "devices": .array(silent.map { .string($0.device.hex) }),
-                "persons": .array(persons.map(BSONValue.string)),
-                "unacknowledged": .array(persons.map { person in
-                    ["person": .string(person), "devices": .array(devicesOf[person] ?? [])]
-                }),
-            ])
+            try await events.emit(
+                .messageUnacknowledged,
+                payload: [
+                    "msi_key": .string(progress.message.msiKey.hex), "title": .string(progress.message.title),
+                    "devices": .array(silent.map { .string($0.device.hex) }),
+                    "persons": .array(persons.map(BSONValue.string)),
+                    "unacknowledged": .array(
+                        persons.map { person in
+                            ["person": .string(person), "devices": .array(devicesOf[person] ?? [])]
+                        }),
+                ])
         }
         guard try await acknowledgements.finish(message: id, lease: lease, silent: Int64(silent.count)) else { return }
-        logger.info("an escalation ended", metadata: ["msi_key": "\(progress.message.msiKey)",
-                                                      "unacknowledged": "\(silent.count)"])
+        logger.info(
+            "an escalation ended",
+            metadata: [
+                "msi_key": "\(progress.message.msiKey)",
+                "unacknowledged": "\(silent.count)",
+            ])
     }
 }
 

@@ -27,8 +27,10 @@ final class DeliveryRecorder: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
 
-    init(deliveries: DeliveryDAO, devices: DeviceDAO, window: Duration = .milliseconds(100), batch: Int = 500,
-         logger: Logger) {
+    init(
+        deliveries: DeliveryDAO, devices: DeviceDAO, window: Duration = .milliseconds(100), batch: Int = 500,
+        logger: Logger
+    ) {
         self.deliveries = deliveries
         self.devices = devices
         self.window = window
@@ -118,7 +120,8 @@ final class DeliveryRecorder: Sendable {
                 try? await Task.sleep(for: .milliseconds(250 << attempt))
             }
         }
-        logger.error("deliveries could not be recorded; their devices may be sent to again",
-                     metadata: ["deliveries": "\(outcomes.count)"])
+        logger.error(
+            "deliveries could not be recorded; their devices may be sent to again",
+            metadata: ["deliveries": "\(outcomes.count)"])
     }
 }

@@ -47,13 +47,16 @@ struct FanOutResolver: Sendable {
     /// (without the devices answered already when `leavingOutAnswered`), then notes on the message, while `lease`
     /// holds it, how many devices it reaches. Returns that count, or nil when the lease no longer holds the message.
     /// - Throws: `DAOError`; `CancellationError` when the task is cancelled.
-    func resolve(_ message: Message, audience: FanOutAudience, lease: String, leavingOutAnswered: Bool,
-                 found: ([Delivery]) -> Void) async throws -> Int? {
+    func resolve(
+        _ message: Message, audience: FanOutAudience, lease: String, leavingOutAnswered: Bool,
+        found: ([Delivery]) -> Void
+    ) async throws -> Int? {
         let count: Int
         switch audience {
         case .recipients(let recipients):
-            count = try await resolve(message, recipients: recipients, leavingOutAnswered: leavingOutAnswered,
-                                      found: found)
+            count = try await resolve(
+                message, recipients: recipients, leavingOutAnswered: leavingOutAnswered,
+                found: found)
         case .sample(let topic):
             count = try await resolveSample(message, topic: topic, leavingOutAnswered: leavingOutAnswered, found: found)
         }
@@ -69,22 +72,28 @@ struct FanOutResolver: Sendable {
     /// The devices of `topic`'s sample (`Broadcast.picks(device:)`: registered, wanting the topic, not dormant), a
     /// page of subscriptions at a time, each picked device looked up (registration, locale, quiet hours) and handed
     /// to `found`. Returns how many were picked.
-    private func resolveSample(_ message: Message, topic: String, leavingOutAnswered: Bool,
-                               found: ([Delivery]) -> Void) async throws -> Int {
+    private func resolveSample(
+        _ message: Message, topic: String, leavingOutAnswered: Bool,
+        found: ([Delivery]) -> Void
+    ) async throws -> Int {
         var after: ObjectID?
         var count = 0
         while true {
             try Task.checkCancellation()
-            let page = try await stores.subscriptions.reachedPage(of: topic, after: after,
-                                                                  limit: Self.subscriptionsPerPage)
+            let page = try await stores.subscriptions.reachedPage(
+                of: topic, after: after,
+                limit: Self.subscriptionsPerPage)
             let picked = page.map(\.device).filter(message.broadcast.picks(device:))
             if !picked.isEmpty {
                 let devices = try await stores.devices.devices(picked).values.filter { $0.state == .active }
-                try await hand(devices.sorted { $0.id < $1.id }.map { device in
-                    Delivery(message: message.id, device: device.id, person: device.person ?? "", group: nil,
-                             platform: device.platform, registration: device.registration, via: .cohort,
-                             locale: device.locale)
-                }, of: message, devices: devices, leavingOutAnswered: leavingOutAnswered, found: found, count: &count)
+                try await hand(
+                    devices.sorted { $0.id < $1.id }.map { device in
+                        Delivery(
+                            message: message.id, device: device.id, person: device.person ?? "", group: nil,
+                            platform: device.platform, registration: device.registration, via: .cohort,
+                            locale: device.locale)
+                    }, of: message, devices: devices, leavingOutAnswered: leavingOutAnswered, found: found,
+                    count: &count)
             }
             guard page.count == Self.subscriptionsPerPage, let last = page.last?.device else { break }
             after = last
@@ -94,23 +103,28 @@ struct FanOutResolver: Sendable {
 
     /// Counts `deliveries`, leaves out those answered already (`leavingOutAnswered`) and those held back for quiet
     /// hours (of `devices`), and hands the rest to `found`.
-    private func hand(_ deliveries: [Delivery], of message: Message, devices: [Device], leavingOutAnswered: Bool,
-                      found: ([Delivery]) -> Void, count: inout Int) async throws {
+    private func hand(
+        _ deliveries: [Delivery], of message: Message, devices: [Device], leavingOutAnswered: Bool,
+        found: ([Delivery]) -> Void, count: inout Int
+    ) async throws {
         var deliveries = deliveries
         count += deliveries.count
         if leavingOutAnswered, !deliveries.isEmpty {
             let answered = try await stores.deliveries.answered(deliveries.map(\.id))
             deliveries.removeAll { answered.contains($0.id) }
         }
-        let quietHours = Dictionary(devices.compactMap { device in device.quietHours.map { (device.id, $0) } },
-                                    uniquingKeysWith: { first, _ in first })
+        let quietHours = Dictionary(
+            devices.compactMap { device in device.quietHours.map { (device.id, $0) } },
+            uniquingKeysWith: { first, _ in first })
         if !quietHours.isEmpty { deliveries = try await holdBack(deliveries, of: message, quietHours: quietHours) }
         if !deliveries.isEmpty { found(deliveries) }
     }
 
     /// The devices of the persons named and of the groups' members, each person once; returns how many.
-    private func resolve(_ message: Message, recipients: Recipients, leavingOutAnswered: Bool,
-                         found: ([Delivery]) -> Void) async throws -> Int {
+    private func resolve(
+        _ message: Message, recipients: Recipients, leavingOutAnswered: Bool,
+        found: ([Delivery]) -> Void
+    ) async throws -> Int {
         // Each person once: named first, then through the first group (in the order given) they are a member of.
         // A batch's devices are sent while the next batch's are looked up, and a group's members are read a range at
         // a time (the first small), so the first sends do not wait for a whole roster.
@@ -126,11 +140,13 @@ struct FanOutResolver: Sendable {
             let devices = try await stores.devices.active(ofPersons: Array(groupOf.keys))
             let deliveries = devices.compactMap { device -> Delivery? in
                 guard let person = device.person, let group = groupOf[person] else { return nil }
-                return Delivery(message: message.id, device: device.id, person: person, group: group,
-                                platform: device.platform, registration: device.registration, locale: device.locale)
+                return Delivery(
+                    message: message.id, device: device.id, person: person, group: group,
+                    platform: device.platform, registration: device.registration, locale: device.locale)
             }
-            try await hand(deliveries, of: message, devices: devices, leavingOutAnswered: leavingOutAnswered,
-                           found: found, count: &count)
+            try await hand(
+                deliveries, of: message, devices: devices, leavingOutAnswered: leavingOutAnswered,
+                found: found, count: &count)
         }
         for person in recipients.persons where seen.insert(person).inserted {
             waiting.append((person, nil))
@@ -153,7 +169,8 @@ struct FanOutResolver: Sendable {
     /// in between resolves the device again and finds the deferral stored already).
     /// - Throws: `DAOError`.
     private func holdBack(_ deliveries: [Delivery], of message: Message, quietHours: [ObjectID: QuietHours])
-        async throws -> [Delivery] {
+        async throws -> [Delivery]
+    {
         guard let quiet else { return deliveries }
         let urgency = message.urgency
         let time = quiet.now()
@@ -162,10 +179,12 @@ struct FanOutResolver: Sendable {
         let rest = deliveries.filter { delivery in
             guard let due = QuietHoursPolicy.deferral(for: urgency, quietHours: quietHours[delivery.device], now: time)
             else { return true }
-            held.append(QuietDeferral(message: message.id, msiKey: message.msiKey, device: delivery.device,
-                                      registration: delivery.registration, platform: delivery.platform, quietTopic: "",
-                                      dueAt: due, person: delivery.person, group: delivery.group,
-                                      via: delivery.via == .cohort ? .cohort : nil, locale: delivery.locale))
+            held.append(
+                QuietDeferral(
+                    message: message.id, msiKey: message.msiKey, device: delivery.device,
+                    registration: delivery.registration, platform: delivery.platform, quietTopic: "",
+                    dueAt: due, person: delivery.person, group: delivery.group,
+                    via: delivery.via == .cohort ? .cohort : nil, locale: delivery.locale))
             deferred.append(DeliveryOutcome(delivery, state: .deferred))
             return false
         }

@@ -11,8 +11,10 @@ extension FanOutSender {
     /// registration and language), up to `inFlight` at once as the fan-out sends (a false alarm withdrawn from
     /// thousands of phones is withdrawn as fast as it went). A notice is idempotent on the phone (the same texts
     /// again, or a message removed twice), so a retry sends it to every device again rather than recording each one.
-    func sendNotice(_ notice: FCMNotice, component: FCMComponent, of message: Message,
-                    as relayMessage: RelayMessage) async -> Result {
+    func sendNotice(
+        _ notice: FCMNotice, component: FCMComponent, of message: Message,
+        as relayMessage: RelayMessage
+    ) async -> Result {
         var after: String?
         var sent = 0
         var retry: FCMError?
@@ -25,7 +27,8 @@ extension FanOutSender {
                 let reached = page.filter { $0.state == .sent || $0.state == .deferred }.map(\.device)
                 devices = reached.isEmpty ? [:] : try await resolver.stores.devices.devices(reached)
             } catch {
-                return .retry(FCMError(code: .other, message: "reading the deliveries failed: \(error)", isRetryable: true))
+                return .retry(
+                    FCMError(code: .other, message: "reading the deliveries failed: \(error)", isRetryable: true))
             }
             var stopped = false, paused: FCMError?
             func note(_ outcome: PacedSends.Outcome) {
@@ -45,9 +48,10 @@ extension FanOutSender {
                         note(outcome)
                     }
                     guard paused == nil, let ticket = await paced.admit() else { break }
-                    let request = FCMMapping.noticeRequest(notice, for: relayMessage, token: device.registration,
-                                                           component: component, options: mapping,
-                                                           language: device.locale)
+                    let request = FCMMapping.noticeRequest(
+                        notice, for: relayMessage, token: device.registration,
+                        component: component, options: mapping,
+                        language: device.locale)
                     running += 1
                     group.addTask { [paced] in await paced.send(request, with: ticket) }
                 }

@@ -81,8 +81,10 @@ struct FanOutSender: Sendable {
 
     /// Sends `message` (to `audience`, mapped as `relayMessage`) to its devices not yet answered, until `watch` says
     /// it was edited.
-    func send(_ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage,
-              watch: EditWatch? = nil) async -> Result {
+    func send(
+        _ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage,
+        watch: EditWatch? = nil
+    ) async -> Result {
         let id = message.id
         guard let lease = held.safeLease(of: id) else { return .lost }
         let progress = Progress()
@@ -136,8 +138,10 @@ struct FanOutSender: Sendable {
         }
         await recorder.drain()
         if let failedRead {
-            return .retry(FCMError(code: .other, message: "reading the deliveries failed: \(failedRead)",
-                                   isRetryable: true))
+            return .retry(
+                FCMError(
+                    code: .other, message: "reading the deliveries failed: \(failedRead)",
+                    isRetryable: true))
         }
         switch progress.stop {
         case .cancelled: return .stopped
@@ -156,7 +160,8 @@ struct FanOutSender: Sendable {
     /// sends begin; a later one leaves out the devices answered already. The stream ends in `LeaseLost` when the
     /// lease no longer holds the message.
     private func pages(of message: Message, audience: FanOutResolver.FanOutAudience, lease: String)
-        -> (AsyncThrowingStream<[Delivery], any Error>, Task<Void, Never>) {
+        -> (AsyncThrowingStream<[Delivery], any Error>, Task<Void, Never>)
+    {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Delivery].self)
         let producer = Task { [resolver, deliveries, logger] in
             do {
@@ -166,12 +171,15 @@ struct FanOutSender: Sendable {
                         throw LeaseLost()
                     }
                 }
-                guard let count = try await resolver.resolve(message, audience: audience, lease: lease,
-                                                             leavingOutAnswered: resumed,
-                                                             found: { continuation.yield($0) })
+                guard
+                    let count = try await resolver.resolve(
+                        message, audience: audience, lease: lease,
+                        leavingOutAnswered: resumed,
+                        found: { continuation.yield($0) })
                 else { throw LeaseLost() }
-                logger.debug("message resolved to devices",
-                             metadata: ["msi_key": "\(message.msiKey)", "devices": "\(count)"])
+                logger.debug(
+                    "message resolved to devices",
+                    metadata: ["msi_key": "\(message.msiKey)", "devices": "\(count)"])
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -182,10 +190,13 @@ struct FanOutSender: Sendable {
     }
 
     /// Sends one device its request and queues the answer's record.
-    private func call(_ delivery: Delivery, ticket: RelayGate.Ticket, _ message: RelayMessage,
-                      progress: Progress) async {
-        let request = FCMMapping.deviceRequest(for: message, token: delivery.registration, audience: DeviceRequests.audience(of: delivery),
-                                               options: mapping, language: delivery.locale)
+    private func call(
+        _ delivery: Delivery, ticket: RelayGate.Ticket, _ message: RelayMessage,
+        progress: Progress
+    ) async {
+        let request = FCMMapping.deviceRequest(
+            for: message, token: delivery.registration, audience: DeviceRequests.audience(of: delivery),
+            options: mapping, language: delivery.locale)
         switch await paced.send(request, with: ticket) {
         case .cancelled:
             // The worker stops: a request cut short says nothing of FCM. Its device has no answer, for the next

@@ -15,8 +15,10 @@ public struct FanOutStores: Sendable {
     /// A topic's registered devices, of which a sample is picked.
     public let subscriptions: SubscriptionDAO
 
-    public init(deliveries: DeliveryDAO, devices: DeviceDAO, groups: GroupDAO, rates: RateWindowDAO,
-                subscriptions: SubscriptionDAO) {
+    public init(
+        deliveries: DeliveryDAO, devices: DeviceDAO, groups: GroupDAO, rates: RateWindowDAO,
+        subscriptions: SubscriptionDAO
+    ) {
         self.subscriptions = subscriptions
         self.deliveries = deliveries
         self.devices = devices
@@ -26,9 +28,10 @@ public struct FanOutStores: Sendable {
 
     /// The stores of `database`, on the clock `now`.
     public init(database: MongoDatabase, now: @escaping UnixClock) {
-        self.init(deliveries: DeliveryDAO(database: database, now: now),
-                  devices: DeviceDAO(database: database, now: now),
-                  groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now),
-                  subscriptions: SubscriptionDAO(database: database, now: now))
+        self.init(
+            deliveries: DeliveryDAO(database: database, now: now),
+            devices: DeviceDAO(database: database, now: now),
+            groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now),
+            subscriptions: SubscriptionDAO(database: database, now: now))
     }
 }

@@ -47,8 +47,10 @@ final class RelayGate: Sendable {
     private let state: Mutex<State>
     private let now: UnixClock
 
-    init(concurrency: Int, backoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(15),
-         now: @escaping UnixClock) {
+    init(
+        concurrency: Int, backoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(15),
+        now: @escaping UnixClock
+    ) {
         self.concurrency = max(concurrency, 1)
         self.backoff = backoff
         self.maximumBackoff = maximumBackoff

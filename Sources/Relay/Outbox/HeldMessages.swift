@@ -26,22 +26,27 @@ final class HeldMessages: Sendable {
     /// What the senders know of the edits of the messages they are sending (`watchEdits`).
     private let watches = Mutex<[ObjectID: EditWatch]>([:])
 
-    init(outbox: OutboxDAO, handoff: OutboxHandoff, lease: Duration, metrics: RelayMetrics, logger: Logger,
-         now: @escaping UnixClock) {
+    init(
+        outbox: OutboxDAO, handoff: OutboxHandoff, lease: Duration, metrics: RelayMetrics, logger: Logger,
+        now: @escaping UnixClock
+    ) {
         self.outbox = outbox
         self.now = now
         self.lease = lease
         self.metrics = metrics
         self.logger = logger
-        self.leases = LeaseKeeper(duration: lease, now: now, end: { lease in
-            lease.until == Self.recordHeld ? handoff.recordUntil(owner: lease.owner) : lease.until
-        }, renew: { due, until in
-            let ids = Array(due.keys)
-            let owners = Set(due.values.map(\.owner))
-            let moved = try await outbox.renew(ids, leases: owners, until: until)
-            metrics.renewed()
-            return moved == ids.count ? Set(ids) : try await outbox.stillHeld(ids, leases: owners)
-        })
+        self.leases = LeaseKeeper(
+            duration: lease, now: now,
+            end: { lease in
+                lease.until == Self.recordHeld ? handoff.recordUntil(owner: lease.owner) : lease.until
+            },
+            renew: { due, until in
+                let ids = Array(due.keys)
+                let owners = Set(due.values.map(\.owner))
+                let moved = try await outbox.renew(ids, leases: owners, until: until)
+                metrics.renewed()
+                return moved == ids.count ? Set(ids) : try await outbox.stillHeld(ids, leases: owners)
+            })
     }
 
     /// How long a claim's lease lasts, in milliseconds.
@@ -52,7 +57,8 @@ final class HeldMessages: Sendable {
     /// Holds a message handed over in memory; false when it is held already.
     func hold(direct message: Message) -> Bool {
         guard let relay = RelayState(message: message.document)?.direct,
-              leases.holdIfFree(message.id, RelayLease(owner: relay.owner, until: Self.recordHeld)) else { return false }
+            leases.holdIfFree(message.id, RelayLease(owner: relay.owner, until: Self.recordHeld))
+        else { return false }
         direct.withLock { $0[message.id] = relay }
         return true
     }
@@ -179,7 +185,8 @@ final class HeldMessages: Sendable {
             let finishing = self.finishing.withLock { $0 }
             do {
                 if let lost = try await leases.renewDue(leftBelow: { leaseMS * (finishing.contains($0) ? 3 : 5) / 8 }),
-                   lost > 0 {
+                    lost > 0
+                {
                     // Written meanwhile (the recorder lets them go), or taken over: nothing more is sent for them.
                     metrics.lost(lost)
                 }

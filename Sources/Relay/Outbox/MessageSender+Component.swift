@@ -22,8 +22,10 @@ extension MessageSender {
     /// probe), and records a failure FCM answered; a success is the caller's to record. The one step of every
     /// request the relay makes for a held message, so that the gate, the classifier, the metrics and the shared
     /// pauses see each the same way.
-    func sendComponent(_ request: FCMRequest, as component: RelayComponent, of id: ObjectID,
-                       record: ((String) -> RelayUpdate) -> Void) async -> ComponentResult {
+    func sendComponent(
+        _ request: FCMRequest, as component: RelayComponent, of id: ObjectID,
+        record: ((String) -> RelayUpdate) -> Void
+    ) async -> ComponentResult {
         guard let ticket = await gate.admit() else { return .stopping }
         guard held.safeLease(of: id) != nil else {
             gate.abandon(ticket)
@@ -39,15 +41,17 @@ extension MessageSender {
             if let pauseEnd { pauses.share(until: pauseEnd, reason: error) }
             metrics.failed(component, retryable: true)
             record {
-                RelayUpdate(id: id, lease: $0, component: component,
-                            result: .failed(error: error.description, permanent: false), at: now())
+                RelayUpdate(
+                    id: id, lease: $0, component: component,
+                    result: .failed(error: error.description, permanent: false), at: now())
             }
             return .retry(error)
         case .failed(let error), .unregistered(let error):
             metrics.failed(component, retryable: false)
             record {
-                RelayUpdate(id: id, lease: $0, component: component,
-                            result: .failed(error: error.description, permanent: true), at: now())
+                RelayUpdate(
+                    id: id, lease: $0, component: component,
+                    result: .failed(error: error.description, permanent: true), at: now())
             }
             return .refused(error)
         }

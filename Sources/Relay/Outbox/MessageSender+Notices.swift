@@ -18,9 +18,11 @@ extension MessageSender {
     /// order, each as one request to the message's topic (when some of its components reached it: `reached`), or
     /// device by device to those its fan-out reached; records each component's answer. No webhook event nor
     /// acknowledgement follows a notice: the message itself went out before.
-    func sendNotices(_ notices: [RelayComponent], of message: Message, as relayMessage: RelayMessage,
-                     state: RelayState, reached: Bool, watch: EditWatch,
-                     record: ((String) -> RelayUpdate) -> Void) async -> NoticesResult {
+    func sendNotices(
+        _ notices: [RelayComponent], of message: Message, as relayMessage: RelayMessage,
+        state: RelayState, reached: Bool, watch: EditWatch,
+        record: ((String) -> RelayUpdate) -> Void
+    ) async -> NoticesResult {
         let id = message.id
         func finish(_ outcome: RelayOutcome) -> NoticesResult {
             var outcome = outcome
@@ -37,11 +39,15 @@ extension MessageSender {
             let fcmComponent = FCMComponent(rawValue: component.rawValue)
             if FanOutResolver.FanOutAudience(of: message) != nil {
                 guard let fanOut else {
-                    return finish(RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
+                    return finish(
+                        RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
                 }
                 switch await fanOut.sendNotice(notice, component: fcmComponent, of: message, as: relayMessage) {
                 case .finished:
-                    record { RelayUpdate(id: id, lease: $0, component: component, result: .sent(name: "deliveries"), at: now()) }
+                    record {
+                        RelayUpdate(
+                            id: id, lease: $0, component: component, result: .sent(name: "deliveries"), at: now())
+                    }
                 case .retry(let error):
                     return finish(retryOutcome(message, state: state, expiry: nil, error: error))
                 case .expired, .stopped, .edited:
@@ -62,9 +68,10 @@ extension MessageSender {
             // again, which the phones show once (the same tag and collapse id replace the pop-up). A correction
             // leaves out the phones in their quiet hours (`QuietTopicHold.quietTopics(forCorrectionOf:)`).
             let quietNow = notice == .correction ? await quiet?.quietTopics(forCorrectionOf: relayMessage) ?? [] : []
-            let requests = FCMMapping.noticeRequests(notice, for: relayMessage, topic: message.topicKey,
-                                                     component: fcmComponent, options: mapping,
-                                                     languages: state.languagesSentSeparately, excluding: quietNow)
+            let requests = FCMMapping.noticeRequests(
+                notice, for: relayMessage, topic: message.topicKey,
+                component: fcmComponent, options: mapping,
+                languages: state.languagesSentSeparately, excluding: quietNow)
             var names: [String] = []
             var refused = false
             requests: for request in requests {

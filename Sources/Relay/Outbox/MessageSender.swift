@@ -116,7 +116,8 @@ struct MessageSender: Sendable {
             }
             if let sent = direct, state.status != .direct {
                 guard let lease = state.lease, lease.owner == sent.owner,
-                      let owner = held.takeOver(id, from: sent, lease: lease) else {
+                    let owner = held.takeOver(id, from: sent, lease: lease)
+                else {
                     _ = held.release(id, direct: sent)  // another worker has it
                     return nil
                 }
@@ -139,8 +140,10 @@ struct MessageSender: Sendable {
             }
             let message = current
             guard let state = RelayState(message: message.document),
-                  let relayMessage = RelayMessage(stored: message, now: now()) else {
-                return await finish(RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
+                let relayMessage = RelayMessage(stored: message, now: now())
+            else {
+                return await finish(
+                    RelayOutcome(id: id, status: .failed, lastError: "the message has no relay state or distribution"))
             }
             // What is done with already: on record, or settled here in this attempt (written behind).
             var settled = Set(state.order.filter(state.isDone))
@@ -168,8 +171,10 @@ struct MessageSender: Sendable {
             let notices = state.unsent.filter(\.isNotice)
             var refusal: FCMError?
             if !notices.isEmpty {
-                switch await sendNotices(notices, of: message, as: relayMessage, state: state, reached: reached,
-                                         watch: watch, record: record) {
+                switch await sendNotices(
+                    notices, of: message, as: relayMessage, state: state, reached: reached,
+                    watch: watch, record: record)
+                {
                 case .sent(let refused):
                     settled.formUnion(notices)
                     refusal = refused
@@ -183,15 +188,20 @@ struct MessageSender: Sendable {
             if state.order.allSatisfy(settled.contains) {
                 // Nothing of the message itself is left to send (a notice of a message sent, or one withdrawn).
                 if watch.isChanged { continue attempts }
-                return await finish(RelayOutcome(id: id, status: failedBefore || refusal != nil ? .failed : .sent,
-                                                 lastError: refusal?.description))
+                return await finish(
+                    RelayOutcome(
+                        id: id, status: failedBefore || refusal != nil ? .failed : .sent,
+                        lastError: refusal?.description))
             }
             if relayMessage.isExpired(at: now()) {
-                return await finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
+                return await finish(
+                    RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before the message was sent"))
             }
             if let audience = FanOutResolver.FanOutAudience(of: message) {
-                if await sendToDevices(message, audience: audience, as: relayMessage, state: state, watch: watch,
-                                       finish: finish, record: record) {
+                if await sendToDevices(
+                    message, audience: audience, as: relayMessage, state: state, watch: watch,
+                    finish: finish, record: record)
+                {
                     continue attempts
                 }
                 return
@@ -199,8 +209,10 @@ struct MessageSender: Sendable {
             let excluded = await quiet?.excludedTopics(relayMessage, stored: message) ?? []
             // The languages an earlier attempt sent in requests of their own keep them: the main text's request of this
             // attempt leaves their devices out, as the first one did or will.
-            let mapped = FCMMapping.requests(for: relayMessage, options: mapping, excluding: excluded,
-                                             sentSeparately: state.languagesSentSeparately).compactMap { request in
+            let mapped = FCMMapping.requests(
+                for: relayMessage, options: mapping, excluding: excluded,
+                sentSeparately: state.languagesSentSeparately
+            ).compactMap { request in
                 RelayComponent(rawValue: request.component.rawValue).map { (request, $0) }
             }
             // A component not on record is sent too: nothing the mapping makes is left out unnoticed.
@@ -219,12 +231,15 @@ struct MessageSender: Sendable {
                 switch await sendComponent(request, as: component, of: id, record: record) {
                 case .sent(let name):
                     record { lease in
-                        var update = RelayUpdate(id: id, lease: lease, component: component, result: .sent(name: name),
-                                                 at: now())
+                        var update = RelayUpdate(
+                            id: id, lease: lease, component: component, result: .sent(name: name),
+                            at: now())
                         if component == .defaultLanguage {
                             for language in withDefault {
-                                update.merge(RelayUpdate(id: id, lease: lease, component: language,
-                                                         result: .sent(name: name), at: now()))
+                                update.merge(
+                                    RelayUpdate(
+                                        id: id, lease: lease, component: language,
+                                        result: .sent(name: name), at: now()))
                             }
                         }
                         return update
@@ -250,7 +265,8 @@ struct MessageSender: Sendable {
                 answered += 1
             }
             if let retryable {
-                return await finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: retryable))
+                return await finish(
+                    retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: retryable))
             }
             if answered < requests.count {
                 // Stopped before the last component: what was sent is on record; the rest is for any worker.
@@ -259,10 +275,12 @@ struct MessageSender: Sendable {
             // Edited while the last one went: its notice goes to it too.
             if watch.isChanged { continue attempts }
             if let permanent {
-                logger.warning("FCM refused a message", metadata: ["msi_key": "\(message.msiKey)", "error": "\(permanent)"])
+                logger.warning(
+                    "FCM refused a message", metadata: ["msi_key": "\(message.msiKey)", "error": "\(permanent)"])
             }
             let failed = permanent != nil || failedBefore
-            return await finish(RelayOutcome(id: id, status: failed ? .failed : .sent, lastError: permanent?.description))
+            return await finish(
+                RelayOutcome(id: id, status: failed ? .failed : .sent, lastError: permanent?.description))
         }
     }
 
@@ -270,9 +288,11 @@ struct MessageSender: Sendable {
     /// device has an answer (the component names where they are: its deliveries), pending for a retry when FCM asked
     /// to wait, expired, or handed back when the worker stops. True when it stopped for an edit (`watch`): the
     /// caller reads the message again and goes on.
-    private func sendToDevices(_ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage,
-                               state: RelayState, watch: EditWatch, finish: (RelayOutcome) async -> Void,
-                               record: ((String) -> RelayUpdate) -> Void) async -> Bool {
+    private func sendToDevices(
+        _ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage,
+        state: RelayState, watch: EditWatch, finish: (RelayOutcome) async -> Void,
+        record: ((String) -> RelayUpdate) -> Void
+    ) async -> Bool {
         let id = message.id
         guard let fanOut else {
             await finish(RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
@@ -288,7 +308,8 @@ struct MessageSender: Sendable {
         case .retry(let error):
             await finish(retryOutcome(message, state: state, expiry: relayMessage.effectiveExpiry, error: error))
         case .expired:
-            await finish(RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before every device was sent to"))
+            await finish(
+                RelayOutcome(id: id, status: .expired, lastError: "the ttl ran out before every device was sent to"))
         case .stopped:
             record { .release(id: id, lease: $0) }
         case .lost:
@@ -306,13 +327,15 @@ struct MessageSender: Sendable {
         if let pause = gate.pause() { delay = max(delay, pause) }
         let retryAt = current + delay.milliseconds
         if retryAt > state.deadlineAt {
-            logger.warning("giving up on a message after its retry deadline",
-                           metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
+            logger.warning(
+                "giving up on a message after its retry deadline",
+                metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
             return RelayOutcome(id: message.id, status: .failed, lastError: "retry deadline passed: \(error)")
         }
         if let expiry, retryAt > expiry {
-            return RelayOutcome(id: message.id, status: .expired,
-                                lastError: "the ttl runs out before the next attempt: \(error)")
+            return RelayOutcome(
+                id: message.id, status: .expired,
+                lastError: "the ttl runs out before the next attempt: \(error)")
         }
         metrics.retried()
         return RelayOutcome(id: message.id, status: .pending, retryAt: retryAt, lastError: error.description)

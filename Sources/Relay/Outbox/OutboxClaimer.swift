@@ -38,8 +38,10 @@ struct OutboxClaimer {
     /// Empty slices one claim passes over at most before it hands back (the worker claims again at once).
     static let slicesPerClaim = 20
 
-    init(outbox: OutboxDAO, owner: String, held: HeldMessages, pollInterval: Duration, metrics: RelayMetrics,
-         logger: Logger, now: @escaping UnixClock) {
+    init(
+        outbox: OutboxDAO, owner: String, held: HeldMessages, pollInterval: Duration, metrics: RelayMetrics,
+        logger: Logger, now: @escaping UnixClock
+    ) {
         self.outbox = outbox
         self.owner = owner
         self.held = held
@@ -94,8 +96,9 @@ struct OutboxClaimer {
         let keys = held.leases.keys
         guard var lower = walk, clock.now - lastSweep < Self.sweepInterval else {
             lastSweep = clock.now
-            let batch = try await outbox.claim(owner: owner, now: time, leaseMS: held.leaseMS, limit: limit,
-                                               excluding: keys)
+            let batch = try await outbox.claim(
+                owner: owner, now: time, leaseMS: held.leaseMS, limit: limit,
+                excluding: keys)
             if let batch, batch.messages.count >= limit, let last = batch.messages.last?.dueAt {
                 walk = min(walk ?? last, last)
             }
@@ -103,8 +106,10 @@ struct OutboxClaimer {
         }
         for _ in 0..<Self.slicesPerClaim {
             let upper = min(time, lower + Self.slice)
-            if let batch = try await outbox.claim(owner: owner, now: time, leaseMS: held.leaseMS, limit: limit,
-                                                  excluding: keys, due: lower...upper) {
+            if let batch = try await outbox.claim(
+                owner: owner, now: time, leaseMS: held.leaseMS, limit: limit,
+                excluding: keys, due: lower...upper)
+            {
                 walk = lower
                 return (batch, false)
             }

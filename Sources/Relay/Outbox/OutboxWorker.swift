@@ -50,9 +50,11 @@ public final class OutboxWorker: Sendable {
         /// Per-device sends per second, all replicas together (`FCM_SEND_RATE`).
         public var sendRate: Int
 
-        public init(concurrency: Int = 16, lease: Duration = .seconds(5), pollInterval: Duration = .milliseconds(500),
-                    recordWindow: Duration = .milliseconds(20), retry: RetryPolicy = RetryPolicy(),
-                    project: String = "-", fanOutInFlight: Int = 500, sendRate: Int = 10_000) {
+        public init(
+            concurrency: Int = 16, lease: Duration = .seconds(5), pollInterval: Duration = .milliseconds(500),
+            recordWindow: Duration = .milliseconds(20), retry: RetryPolicy = RetryPolicy(),
+            project: String = "-", fanOutInFlight: Int = 500, sendRate: Int = 10_000
+        ) {
             self.fanOutInFlight = max(fanOutInFlight, 1)
             self.sendRate = max(sendRate, 1)
             self.concurrency = max(concurrency, 1)
@@ -114,15 +116,18 @@ public final class OutboxWorker: Sendable {
         let fanOutSlots = stores == nil ? 0 : configuration.fanOutInFlight
         let gate = RelayGate(concurrency: configuration.concurrency + fanOutSlots, now: now)
         self.gate = gate
-        let held = HeldMessages(outbox: outbox, handoff: handoff, lease: configuration.lease, metrics: metrics,
-                                logger: logger, now: now)
+        let held = HeldMessages(
+            outbox: outbox, handoff: handoff, lease: configuration.lease, metrics: metrics,
+            logger: logger, now: now)
         self.held = held
         // A correction or withdrawal stored by this process stops the sender of its message at once.
         handoff.onEdit { held.edited($0) }
         // A message is let go once the write that ends its lease is done, not before: until then its lease is
         // renewed and no claim (of this worker or another) takes it again.
-        let recorder = OutcomeRecorder(outbox: outbox, window: configuration.recordWindow, metrics: metrics,
-                                       logger: logger) { ended, written in
+        let recorder = OutcomeRecorder(
+            outbox: outbox, window: configuration.recordWindow, metrics: metrics,
+            logger: logger
+        ) { ended, written in
             for (owner, seqs) in held.release(ended) {
                 if written {
                     handoff.done(seqs, owner: owner)
@@ -133,7 +138,8 @@ public final class OutboxWorker: Sendable {
             }
         }
         self.recorder = recorder
-        let owner = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(ObjectID().hex.suffix(8))"
+        let owner =
+            "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(ObjectID().hex.suffix(8))"
         self.owner = owner
         let directOwner = RecordName("\(owner)/1")
         self.directOwner = directOwner
@@ -150,16 +156,20 @@ public final class OutboxWorker: Sendable {
             handoff.open(owner: renamed, limit: limit, margin: configuration.lease.milliseconds / 2)
         }
         self.reporter = reporter
-        let pauses = SharedPause(pauses: pauses, project: configuration.project, owner: owner, gate: gate,
-                                 pollInterval: configuration.pollInterval, metrics: metrics, logger: logger, now: now)
+        let pauses = SharedPause(
+            pauses: pauses, project: configuration.project, owner: owner, gate: gate,
+            pollInterval: configuration.pollInterval, metrics: metrics, logger: logger, now: now)
         self.pauses = pauses
         // One sender of per-device requests for the fan-out, the re-sends and the held-back sends: one rate, one gate.
         let paced = stores.map { stores in
-            PacedSends(sender: sender, gate: gate, classifier: OutcomeClassifier(gate: gate),
-                       pacer: SendPacer(window: RateWindow(rates: stores.rates, key: "fcm-send:\(configuration.project)",
-                                                           limit: configuration.sendRate, now: now),
-                                        chunk: max(configuration.sendRate / 10, 1), now: now),
-                       pauses: pauses, metrics: metrics, now: now)
+            PacedSends(
+                sender: sender, gate: gate, classifier: OutcomeClassifier(gate: gate),
+                pacer: SendPacer(
+                    window: RateWindow(
+                        rates: stores.rates, key: "fcm-send:\(configuration.project)",
+                        limit: configuration.sendRate, now: now),
+                    chunk: max(configuration.sendRate / 10, 1), now: now),
+                pauses: pauses, metrics: metrics, now: now)
         }
         self.pacedSends = paced
         self.pacer = paced?.pacer
@@ -200,8 +210,9 @@ public final class OutboxWorker: Sendable {
         let reporting = Task { await reporter.run() }
         let watcher = Task { await pauses.watch() }
         var ready: [Message] = []
-        var claimer = OutboxClaimer(outbox: outbox, owner: owner, held: held, pollInterval: configuration.pollInterval,
-                                    metrics: metrics, logger: logger, now: now)
+        var claimer = OutboxClaimer(
+            outbox: outbox, owner: owner, held: held, pollInterval: configuration.pollInterval,
+            metrics: metrics, logger: logger, now: now)
         await withTaskGroup(of: Event.self) { group in
             var running = 0
             var waiting = false
@@ -217,7 +228,9 @@ public final class OutboxWorker: Sendable {
                     while running < concurrency, !ready.isEmpty {
                         let message = ready.removeFirst()
                         running += 1
-                        group.addTask { await self.sender.send(message); return .sent }
+                        group.addTask {
+                            await self.sender.send(message); return .sent
+                        }
                     }
                 }
                 // Claims fill what memory does not: when slots are free and a poll is due or a message was

@@ -25,8 +25,10 @@ final class OutcomeRecorder: Sendable {
     private let ended: @Sendable (_ ids: [ObjectID], _ written: Bool) -> Void
     private let state = Mutex(State())
 
-    init(outbox: OutboxDAO, window: Duration, maximumBatch: Int = 512, metrics: RelayMetrics, logger: Logger,
-         ended: @escaping @Sendable (_ ids: [ObjectID], _ written: Bool) -> Void = { _, _ in }) {
+    init(
+        outbox: OutboxDAO, window: Duration, maximumBatch: Int = 512, metrics: RelayMetrics, logger: Logger,
+        ended: @escaping @Sendable (_ ids: [ObjectID], _ written: Bool) -> Void = { _, _ in }
+    ) {
         self.outbox = outbox
         self.window = window
         self.maximumBatch = max(maximumBatch, 1)
@@ -95,17 +97,20 @@ final class OutcomeRecorder: Sendable {
                 let written = try await outbox.record(batch)
                 metrics.recorded(batch.count)
                 if written < batch.count {
-                    logger.warning("a relay lease ran out before its outcomes were written; others will resend",
-                                   metadata: ["lost": "\(batch.count - written)"])
+                    logger.warning(
+                        "a relay lease ran out before its outcomes were written; others will resend",
+                        metadata: ["lost": "\(batch.count - written)"])
                 }
                 return true
             } catch {
-                logger.warning("recording relay outcomes failed", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
+                logger.warning(
+                    "recording relay outcomes failed", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
                 try? await Task.sleep(for: .milliseconds(250 << attempt))
             }
         }
-        logger.error("relay outcomes could not be written; their leases run out and others will resend",
-                     metadata: ["messages": "\(batch.count)"])
+        logger.error(
+            "relay outcomes could not be written; their leases run out and others will resend",
+            metadata: ["messages": "\(batch.count)"])
         return false
     }
 }

@@ -28,10 +28,12 @@ final class ProgressReporter: Sendable {
     /// The tickets of messages whose insert's outcome is unknown, until handed back.
     private let unsettled = Mutex<[(ticket: DirectRelay, at: Int64)]>([])
 
-    init(progress: RelayProgressDAO, outbox: OutboxDAO, handoff: OutboxHandoff, leaseMS: Int64, window: Duration,
-         settleAfter: Duration = .seconds(30), metrics: RelayMetrics, logger: Logger,
-         now: @escaping UnixClock,
-         lost: @escaping @Sendable (String) -> Void) {
+    init(
+        progress: RelayProgressDAO, outbox: OutboxDAO, handoff: OutboxHandoff, leaseMS: Int64, window: Duration,
+        settleAfter: Duration = .seconds(30), metrics: RelayMetrics, logger: Logger,
+        now: @escaping UnixClock,
+        lost: @escaping @Sendable (String) -> Void
+    ) {
         self.progress = progress
         self.outbox = outbox
         self.handoff = handoff
@@ -64,8 +66,11 @@ final class ProgressReporter: Sendable {
             if Task.isCancelled { return }
             await handBackUnsettled()
             if let current = handoff.progress(now: now()),
-               written.map({ $0.owner != current.owner || $0.through != current.through
-                   || clock.now - $0.at >= interval }) ?? true {
+                written.map({
+                    $0.owner != current.owner || $0.through != current.through
+                        || clock.now - $0.at >= interval
+                }) ?? true
+            {
                 if await report(current, until: now() + leaseMS) {
                     written = (current.owner, current.through, clock.now)
                 }
@@ -86,14 +91,17 @@ final class ProgressReporter: Sendable {
 
     private func report(_ current: (owner: String, through: Int64, since: Int64), until: Int64) async -> Bool {
         do {
-            if try await progress.report(owner: current.owner, through: current.through, since: current.since,
-                                         until: until, now: now()) {
+            if try await progress.report(
+                owner: current.owner, through: current.through, since: current.since,
+                until: until, now: now())
+            {
                 metrics.progressWritten()
                 handoff.recordHeld(owner: current.owner, until: until)
                 return true
             }
-            logger.warning("another worker took over this worker's relay record; it sends none of its messages",
-                           metadata: ["owner": "\(current.owner)"])
+            logger.warning(
+                "another worker took over this worker's relay record; it sends none of its messages",
+                metadata: ["owner": "\(current.owner)"])
             lost(current.owner)
         } catch {
             logger.warning("writing the relay's progress failed", metadata: ["error": "\(error)"])
@@ -138,8 +146,9 @@ final class ProgressReporter: Sendable {
                 handedBack += try await outbox.handBack(record)
                 if settles { try await progress.settle(owner: record.owner) }
                 if justTaken {
-                    logger.notice("took over the relay record of a worker that stopped",
-                                  metadata: ["owner": "\(record.owner)", "through": "\(record.through)"])
+                    logger.notice(
+                        "took over the relay record of a worker that stopped",
+                        metadata: ["owner": "\(record.owner)", "through": "\(record.through)"])
                 }
             }
             if handedBack > 0 {

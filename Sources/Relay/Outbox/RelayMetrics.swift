@@ -24,16 +24,18 @@ struct RelayMetrics: Sendable {
 
     init() {
         func perComponent(_ label: String, _ extra: [(String, String)] = []) -> [String: Counter] {
-            Dictionary(uniqueKeysWithValues: Self.componentDimensions.map {
-                ($0, Counter(label: label, dimensions: [("component", $0)] + extra))
-            })
+            Dictionary(
+                uniqueKeysWithValues: Self.componentDimensions.map {
+                    ($0, Counter(label: label, dimensions: [("component", $0)] + extra))
+                })
         }
         sentCounters = perComponent("msi_relay_sent_total")
         retryableFailures = perComponent("msi_relay_failed_total", [("kind", "retryable")])
         permanentFailures = perComponent("msi_relay_failed_total", [("kind", "permanent")])
-        outcomes = Dictionary(uniqueKeysWithValues: RelayStatus.allCases.map {
-            ($0, Counter(label: "msi_relay_outcomes_total", dimensions: [("state", $0.rawValue)]))
-        })
+        outcomes = Dictionary(
+            uniqueKeysWithValues: RelayStatus.allCases.map {
+                ($0, Counter(label: "msi_relay_outcomes_total", dimensions: [("state", $0.rawValue)]))
+            })
     }
 
     /// The `component` dimension's values: a translated Alert's requests count together as `language`, so that the

@@ -20,8 +20,10 @@ final class SharedPause: Sendable {
     /// The latest pause end this worker stored for the other replicas.
     private let stored = Mutex<Int64>(0)
 
-    init(pauses: RelayPauseDAO, project: String, owner: String, gate: RelayGate, pollInterval: Duration,
-         metrics: RelayMetrics, logger: Logger, now: @escaping UnixClock) {
+    init(
+        pauses: RelayPauseDAO, project: String, owner: String, gate: RelayGate, pollInterval: Duration,
+        metrics: RelayMetrics, logger: Logger, now: @escaping UnixClock
+    ) {
         self.pauses = pauses
         self.project = project
         self.owner = owner
@@ -56,11 +58,13 @@ final class SharedPause: Sendable {
         }
         guard isNew else { return }
         metrics.paused()
-        logger.warning("FCM asked to slow down: the relay to the project pauses",
-                       metadata: ["project": "\(project)", "until_ms": "\(until)", "error": "\(reason)"])
+        logger.warning(
+            "FCM asked to slow down: the relay to the project pauses",
+            metadata: ["project": "\(project)", "until_ms": "\(until)", "error": "\(reason)"])
         Task {
             do {
-                try await pauses.pause(project: project, until: until, reason: reason.description, by: owner, now: now())
+                try await pauses.pause(
+                    project: project, until: until, reason: reason.description, by: owner, now: now())
             } catch {
                 logger.warning("storing a relay pause failed", metadata: ["error": "\(error)"])
             }

@@ -40,8 +40,10 @@ public struct QuietDeferralSender: Sendable {
 
     /// The sender for `stores` (and their clock), sending through `relay`'s sender, gate and pacer; nil when that
     /// worker sends to no device (it was built without `FanOutStores`).
-    public init?(stores: QuietHoursStores, relay: OutboxWorker, configuration: Configuration = Configuration(),
-                 logger: Logger) {
+    public init?(
+        stores: QuietHoursStores, relay: OutboxWorker, configuration: Configuration = Configuration(),
+        logger: Logger
+    ) {
         guard let sends = relay.pacedSends else { return nil }
         self.stores = stores
         self.sends = sends
@@ -54,8 +56,10 @@ public struct QuietDeferralSender: Sendable {
     /// Claims and sends due deferrals until the task is cancelled: at once again after a full batch, after `poll`
     /// when none was due, after a growing wait while the database fails.
     public func run() async {
-        await PollingLoop.run(logger: logger, failure: "held-back sends could not be read or recorded",
-                              idle: { try? await Task.sleep(for: configuration.poll) }) {
+        await PollingLoop.run(
+            logger: logger, failure: "held-back sends could not be read or recorded",
+            idle: { try? await Task.sleep(for: configuration.poll) }
+        ) {
             try await sendDue(limit: configuration.batch) == configuration.batch
         }
     }
@@ -64,8 +68,9 @@ public struct QuietDeferralSender: Sendable {
     /// - Throws: `DAOError` when the database fails (what was sent is recorded).
     @discardableResult
     public func sendDue(limit: Int = 100) async throws -> Int {
-        let due = try await stores.deferrals.claim(owner: owner, leaseMS: configuration.lease.milliseconds,
-                                                   limit: limit)
+        let due = try await stores.deferrals.claim(
+            owner: owner, leaseMS: configuration.lease.milliseconds,
+            limit: limit)
         var cache: [ObjectID: Message] = [:]
         for deferral in due {
             if Task.isCancelled { break }
@@ -100,14 +105,20 @@ public struct QuietDeferralSender: Sendable {
         }
         // A notice about the message (its person acknowledged it elsewhere) in place of the message; else the
         // message, in the device's language when the message has it.
-        let requests = deferral.notice.map { notice in
-            switch notice {
-            case .acknowledged:
-                [FCMMapping.noticeRequest(.acknowledged, for: relayMessage, token: deferral.registration,
-                                          component: .device, options: mapping)]
+        let requests =
+            deferral.notice.map { notice in
+                switch notice {
+                case .acknowledged:
+                    [
+                        FCMMapping.noticeRequest(
+                            .acknowledged, for: relayMessage, token: deferral.registration,
+                            component: .device, options: mapping)
+                    ]
+                }
             }
-        } ?? DeviceRequests.requests(for: relayMessage, token: deferral.registration, delivery: deferral.delivery,
-                                     options: mapping, language: deferral.locale)
+            ?? DeviceRequests.requests(
+                for: relayMessage, token: deferral.registration, delivery: deferral.delivery,
+                options: mapping, language: deferral.locale)
         for request in requests {
             switch await sends.send(request) {
             case .sent:
@@ -120,8 +131,9 @@ public struct QuietDeferralSender: Sendable {
                 let wait = error.retryAfter?.milliseconds ?? Self.retryDelayMS
                 return try await stores.deferrals.retry(deferral.id, at: stores.now() + wait)
             case .failed(let error):
-                logger.warning("FCM refused a held-back send",
-                               metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
+                logger.warning(
+                    "FCM refused a held-back send",
+                    metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
                 return try await record(deferral, .failed, code: FanOutSender.code(of: error))
             }
         }

@@ -19,7 +19,8 @@ public enum QuietHoursPolicy {
     /// are sent to by token when their window ends); the quiet windows beyond that cannot be left out of one FCM
     /// condition, so their devices get the message at once (`overflow`). None for a time-sensitive or critical one.
     public static func exclusions(for urgency: RelayMessage.Urgency, windows: [QuietWindow], now: Int64)
-        -> (excluded: [QuietWindow], overflow: [QuietWindow]) {
+        -> (excluded: [QuietWindow], overflow: [QuietWindow])
+    {
         guard urgency <= .active else { return ([], []) }
         let quiet = windows.filter { $0.devices > 0 && $0.quietHours.isQuiet(at: now) }
             .sorted { ($0.devices, $1.topic) > ($1.devices, $0.topic) }

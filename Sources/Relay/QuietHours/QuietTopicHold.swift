@@ -58,8 +58,9 @@ struct QuietTopicHold: Sendable {
             let windows = try await stores.occupiedWindows.submit(())
             return QuietHoursPolicy.exclusions(for: message.urgency, windows: windows, now: now()).excluded.map(\.topic)
         } catch {
-            logger.warning("quiet hours could not be read: the correction goes to the whole topic",
-                           metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
+            logger.warning(
+                "quiet hours could not be read: the correction goes to the whole topic",
+                metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
             return []
         }
     }
@@ -71,33 +72,45 @@ struct QuietTopicHold: Sendable {
         guard message.urgency <= .active, !message.topicKey.isEmpty else { return [] }
         let time = now()
         do {
-            let (excluded, overflow) = QuietHoursPolicy.exclusions(for: message.urgency,
-                                                                   windows: try await stores.occupiedWindows.submit(()),
-                                                                   now: time)
+            let (excluded, overflow) = QuietHoursPolicy.exclusions(
+                for: message.urgency,
+                windows: try await stores.occupiedWindows.submit(()),
+                now: time)
             guard !excluded.isEmpty else { return [] }
             if !overflow.isEmpty {
-                logger.notice("more quiet windows than a condition can leave out: their devices get the message now",
-                              metadata: ["msi_key": "\(message.msiKey)",
-                                         "windows": "\(overflow.map(\.topic).joined(separator: ","))"])
+                logger.notice(
+                    "more quiet windows than a condition can leave out: their devices get the message now",
+                    metadata: [
+                        "msi_key": "\(message.msiKey)",
+                        "windows": "\(overflow.map(\.topic).joined(separator: ","))",
+                    ])
             }
-            let ends = Dictionary(excluded.map { ($0.topic, $0.quietHours.end(after: time)) },
-                                  uniquingKeysWith: { first, _ in first })
-            let held = try await stores.subscriptions.quietSubscribers(of: message.topicKey,
-                                                                       quietTopics: excluded.map(\.topic))
+            let ends = Dictionary(
+                excluded.map { ($0.topic, $0.quietHours.end(after: time)) },
+                uniquingKeysWith: { first, _ in first })
+            let held = try await stores.subscriptions.quietSubscribers(
+                of: message.topicKey,
+                quietTopics: excluded.map(\.topic))
             // A translated message goes to each held-back device in its language: their locales are read with it.
-            let locales = message.translations.isEmpty || held.isEmpty ? [:]
+            let locales =
+                message.translations.isEmpty || held.isEmpty
+                ? [:]
                 : try await stores.devices.devices(ids: held.map(\.subscription.device)).compactMapValues(\.locale)
-            try await stores.deferrals.schedule(held.compactMap { subscription, quietTopic in
-                ends[quietTopic].map {
-                    QuietDeferral(message: stored.id, msiKey: stored.msiKey, device: subscription.device, registration: subscription.registration,
-                                  platform: subscription.platform, quietTopic: quietTopic, dueAt: $0,
-                                  locale: locales[subscription.device])
-                }
-            })
+            try await stores.deferrals.schedule(
+                held.compactMap { subscription, quietTopic in
+                    ends[quietTopic].map {
+                        QuietDeferral(
+                            message: stored.id, msiKey: stored.msiKey, device: subscription.device,
+                            registration: subscription.registration,
+                            platform: subscription.platform, quietTopic: quietTopic, dueAt: $0,
+                            locale: locales[subscription.device])
+                    }
+                })
             return excluded.map(\.topic)
         } catch {
-            logger.warning("quiet hours could not be read: the message goes to the whole topic",
-                           metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
+            logger.warning(
+                "quiet hours could not be read: the message goes to the whole topic",
+                metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
             return []
         }
     }

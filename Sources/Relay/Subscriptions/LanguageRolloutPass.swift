@@ -19,8 +19,10 @@ struct LanguageRolloutPass: Sendable {
     /// process stops asking.
     private let finished = Flag()
 
-    init(progress: LanguageRolloutDAO, devices: DeviceDAO, subscriptions: SubscriptionDAO, signal: WakeSignal,
-         page: Int) {
+    init(
+        progress: LanguageRolloutDAO, devices: DeviceDAO, subscriptions: SubscriptionDAO, signal: WakeSignal,
+        page: Int
+    ) {
         self.progress = progress
         self.devices = devices
         self.subscriptions = subscriptions
@@ -65,7 +67,8 @@ struct LanguageRolloutPass: Sendable {
         for (read, topic) in wishes {
             let current = now[read.id]
             if let current, current.registration == read.registration, current.state == .active,
-               LanguageTopic.topic(forLocale: current.locale) == topic {
+                LanguageTopic.topic(forLocale: current.locale) == topic
+            {
                 continue
             }
             if let current, current.registration == read.registration, current.state != .active {

@@ -15,8 +15,10 @@ struct Leadership: Sendable {
     /// Told when this process does not lead (any more).
     private let notLeading: @Sendable () -> Void
 
-    init(key: String, leases: LeaseDAO, lease: Duration, now: @escaping UnixClock,
-         notLeading: @escaping @Sendable () -> Void) {
+    init(
+        key: String, leases: LeaseDAO, lease: Duration, now: @escaping UnixClock,
+        notLeading: @escaping @Sendable () -> Void
+    ) {
         self.key = key
         self.leases = leases
         self.notLeading = notLeading

@@ -46,9 +46,10 @@ struct RepairPass: Sendable {
         }
         // Only the hub's own topics (channel-area-subject ids, and the `lang-` topics it owns): what an app
         // subscribed itself to stays its own.
-        try await subscriptions.observed(registration: device.registration,
-                                         topics: Set(atFCM.filter { Self.isTopicKey($0) || LanguageTopic.isTopic($0) }),
-                                         for: device)
+        try await subscriptions.observed(
+            registration: device.registration,
+            topics: Set(atFCM.filter { Self.isTopicKey($0) || LanguageTopic.isTopic($0) }),
+            for: device)
     }
 
     /// Whether `topic` has the form of a topic key: three 24-hex ids joined by "-".

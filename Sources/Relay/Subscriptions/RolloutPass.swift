@@ -60,11 +60,15 @@ struct RolloutPass: Sendable {
                 let more = current.devices.count >= rolloutPage && read < batchLimit
                 // Read once the page's first calls are under way: a read started before them would hold up the
                 // command that lets them go (on a server that runs one command at a time, as SecantusDB does).
-                guard let page = try await call(current, of: rollout, whenUnderWay: {
-                    if more, reading == nil, let last = current.devices.last?.id {
-                        reading = Task { try await devicesToReach(by: rollout, after: last) }
-                    }
-                }) else { break }
+                guard
+                    let page = try await call(
+                        current, of: rollout,
+                        whenUnderWay: {
+                            if more, reading == nil, let last = current.devices.last?.id {
+                                reading = Task { try await devicesToReach(by: rollout, after: last) }
+                            }
+                        })
+                else { break }
                 let previous = settling
                 settling = Task {
                     _ = try await previous?.value
@@ -107,13 +111,16 @@ struct RolloutPass: Sendable {
     /// registered meanwhile and wants it already); nil when this process stopped leading before every call went
     /// out.
     private func call(_ read: DevicesToReach, of rollout: TopicRollout, whenUnderWay: () -> Void) async throws
-        -> RolloutPage? {
+        -> RolloutPage?
+    {
         defer { whenUnderWay() }
         let page = read.devices, since = read.since
         guard !page.isEmpty else {
             return RolloutPage(rollout: rollout, first: nil, last: nil, isLast: true, reached: [], records: nil)
         }
-        let reached = page.filter { !read.wishing.contains($0.registration) }.map { TopicSubscription(rolling: rollout.topic, to: $0) }
+        let reached = page.filter { !read.wishing.contains($0.registration) }.map {
+            TopicSubscription(rolling: rollout.topic, to: $0)
+        }
         var remaining = reached[...]
         // Each slice's records are written after the previous slice's, in a task of their own: once FCM has
         // them they are written even if this process stops leading.
@@ -139,8 +146,9 @@ struct RolloutPass: Sendable {
             try await records?.value
             return nil
         }
-        return RolloutPage(rollout: rollout, first: page.first?.id, last: page.last?.id,
-                           isLast: page.count < rolloutPage, reached: reached, records: records)
+        return RolloutPage(
+            rollout: rollout, first: page.first?.id, last: page.last?.id,
+            isLast: page.count < rolloutPage, reached: reached, records: records)
     }
 
     /// Once a page's records are written: checks them against what changed while it was called, then moves the

@@ -39,8 +39,10 @@ final class SubscriptionCalls: Sendable {
     /// The end of the last pause logged (Unix ms).
     private let loggedPauseEnd = Mutex<Int64>(0)
 
-    init(fcm: any TopicSubscribing, subscriptions: SubscriptionDAO, devices: DeviceDAO, retryPolicy: RetryPolicy,
-         concurrency: Int, longestWait: Duration, logger: Logger, now: @escaping UnixClock) {
+    init(
+        fcm: any TopicSubscribing, subscriptions: SubscriptionDAO, devices: DeviceDAO, retryPolicy: RetryPolicy,
+        concurrency: Int, longestWait: Duration, logger: Logger, now: @escaping UnixClock
+    ) {
         self.fcm = fcm
         // Only the leader calls FCM, so the pause need not be shared: a new leader learns of it from its first call.
         self.gate = RelayGate(concurrency: concurrency, now: now)
@@ -65,7 +67,8 @@ final class SubscriptionCalls: Sendable {
     /// Calls FCM for `slice`, `concurrency` calls at a time, none after `deadline` (Unix ms): returns those FCM
     /// now has as wanted, and those not called; those that failed are recorded through `retry`.
     func apply(_ slice: ArraySlice<TopicSubscription>, startingBefore deadline: Int64, retry: @escaping RetryRecord)
-        async -> (applied: [TopicSubscription], notStarted: [TopicSubscription]) {
+        async -> (applied: [TopicSubscription], notStarted: [TopicSubscription])
+    {
         await withTaskGroup(of: Call.self) { group in
             var running = 0, applied: [TopicSubscription] = [], notStarted: [TopicSubscription] = []
             func collect(_ call: Call) {
@@ -95,7 +98,8 @@ final class SubscriptionCalls: Sendable {
     /// it as wanted (recorded with its slice by the caller), `.failed` when it failed (recorded here: through
     /// `retry`, or its registration gone), `.notStarted` when the gate stayed closed or the deadline passed.
     private func apply(_ subscription: TopicSubscription, startingBefore deadline: Int64, retry: RetryRecord) async
-        -> Call {
+        -> Call
+    {
         // Unwanted and never applied (a gone wish FCM does not have): nothing to call, only to record.
         if !subscription.want, !subscription.applied { return .applied(subscription) }
         guard let ticket = await gate.admit(notAfter: deadline) else { return .notStarted(subscription) }
@@ -106,9 +110,10 @@ final class SubscriptionCalls: Sendable {
         let operation = subscription.want ? "subscribe" : "unsubscribe"
         let answer: Result<FCMTopicSubscriptions.Outcome, FCMError>
         do {
-            answer = .success(subscription.want
-                ? try await fcm.subscribe(registration: subscription.registration, topic: subscription.topic)
-                : try await fcm.unsubscribe(registration: subscription.registration, topic: subscription.topic))
+            answer = .success(
+                subscription.want
+                    ? try await fcm.subscribe(registration: subscription.registration, topic: subscription.topic)
+                    : try await fcm.unsubscribe(registration: subscription.registration, topic: subscription.topic))
         } catch let error as FCMError {
             answer = .failure(error)
         } catch {
@@ -124,8 +129,9 @@ final class SubscriptionCalls: Sendable {
         case .unregistered:
             Self.count(operation, "unregistered")
             // Logged by device, never by registration: a registration token is a credential.
-            logger.info("FCM says a registration is gone; its device is marked unregistered",
-                        metadata: ["device": "\(subscription.device.hex)"])
+            logger.info(
+                "FCM says a registration is gone; its device is marked unregistered",
+                metadata: ["device": "\(subscription.device.hex)"])
             do {
                 try await registrationGone(subscription.registration)
             } catch {
@@ -189,8 +195,10 @@ final class SubscriptionCalls: Sendable {
 
     /// Counts a subscription call by operation and outcome.
     private static func count(_ operation: String, _ outcome: String) {
-        Counter(label: "msi_subscription_operations_total", dimensions: [("operation", operation), ("outcome", outcome)])
-            .increment()
+        Counter(
+            label: "msi_subscription_operations_total", dimensions: [("operation", operation), ("outcome", outcome)]
+        )
+        .increment()
     }
 
     /// Counts and logs a pause of the project's subscription calls, once however many calls in flight FCM
@@ -203,7 +211,8 @@ final class SubscriptionCalls: Sendable {
         }
         guard isNew else { return }
         Counter(label: "msi_subscription_pauses_total", dimensions: [("reason", "\(error.code)")]).increment()
-        logger.warning("FCM asked for a pause: no subscription calls until it ends",
-                       metadata: ["reason": "\(error.code)", "seconds": "\(max(until - current, 0) / 1000)"])
+        logger.warning(
+            "FCM asked for a pause: no subscription calls until it ends",
+            metadata: ["reason": "\(error.code)", "seconds": "\(max(until - current, 0) / 1000)"])
     }
 }

@@ -46,10 +46,12 @@ public final class SubscriptionReconciler: Sendable {
         /// How long an unregistered device is kept before it is removed.
         public var retention: Duration
 
-        public init(rate: Int = 3_000, concurrency: Int = 32, batchLimit: Int = 30_000, unrecordedLimit: Int = 30_000,
-                    recordWindow: Duration = .milliseconds(20), lease: Duration = .seconds(30), rolloutPage: Int = 5_000,
-                    retry: RetryPolicy = RetryPolicy(quotaPause: nil), repairInterval: Duration? = .seconds(24 * 3600),
-                    retention: Duration = .seconds(30 * 24 * 3600)) {
+        public init(
+            rate: Int = 3_000, concurrency: Int = 32, batchLimit: Int = 30_000, unrecordedLimit: Int = 30_000,
+            recordWindow: Duration = .milliseconds(20), lease: Duration = .seconds(30), rolloutPage: Int = 5_000,
+            retry: RetryPolicy = RetryPolicy(quotaPause: nil), repairInterval: Duration? = .seconds(24 * 3600),
+            retention: Duration = .seconds(30 * 24 * 3600)
+        ) {
             self.rate = rate
             self.concurrency = concurrency
             self.batchLimit = batchLimit
@@ -79,38 +81,48 @@ public final class SubscriptionReconciler: Sendable {
 
     /// The reconciler of `project`'s subscriptions; `now` is the clock its leases, rate window, calls, rollouts and
     /// retention read (Unix ms), the wall clock unless a test moves it.
-    public init(subscriptions: SubscriptionDAO, devices: DeviceDAO, rollouts: RolloutDAO, rates: RateWindowDAO,
-                leases: LeaseDAO, fcm: any TopicSubscribing, project: String, signal: WakeSignal,
-                wishes: @escaping Wishes, configuration: Configuration, logger: Logger,
-                now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    public init(
+        subscriptions: SubscriptionDAO, devices: DeviceDAO, rollouts: RolloutDAO, rates: RateWindowDAO,
+        leases: LeaseDAO, fcm: any TopicSubscribing, project: String, signal: WakeSignal,
+        wishes: @escaping Wishes, configuration: Configuration, logger: Logger,
+        now: @escaping UnixClock = UnixTime.nowMilliseconds
+    ) {
         self.configuration = configuration
         self.logger = logger
         self.signal = signal
-        let recorder = SubscriptionRecorder(subscriptions: subscriptions, window: configuration.recordWindow,
-                                            capacity: configuration.unrecordedLimit, logger: logger)
+        let recorder = SubscriptionRecorder(
+            subscriptions: subscriptions, window: configuration.recordWindow,
+            capacity: configuration.unrecordedLimit, logger: logger)
         self.recorder = recorder
         // The key of the project's shared rate window and of its lease.
         let projectKey = "fcm-subscriptions:\(project)"
         // Another process may lead and change FCM meanwhile: only the database tells what FCM has.
-        let leadership = Leadership(key: projectKey, leases: leases, lease: configuration.lease, now: now,
-                                    notLeading: { recorder.forget() })
+        let leadership = Leadership(
+            key: projectKey, leases: leases, lease: configuration.lease, now: now,
+            notLeading: { recorder.forget() })
         self.leadership = leadership
-        let calls = SubscriptionCalls(fcm: fcm, subscriptions: subscriptions, devices: devices,
-                                      retryPolicy: configuration.retry, concurrency: configuration.concurrency,
-                                      longestWait: configuration.lease / 3, logger: logger, now: now)
+        let calls = SubscriptionCalls(
+            fcm: fcm, subscriptions: subscriptions, devices: devices,
+            retryPolicy: configuration.retry, concurrency: configuration.concurrency,
+            longestWait: configuration.lease / 3, logger: logger, now: now)
         let rate = RateWindow(rates: rates, key: projectKey, limit: configuration.rate, now: now)
-        self.apply = ApplyPass(subscriptions: subscriptions, recorder: recorder, calls: calls, rate: rate,
-                               leadership: leadership, signal: signal, batchLimit: configuration.batchLimit,
-                               longestWait: configuration.lease / 3)
-        self.rollout = RolloutPass(rollouts: rollouts, devices: devices, subscriptions: subscriptions, calls: calls,
-                                   rate: rate, leadership: leadership, signal: signal,
-                                   rolloutPage: configuration.rolloutPage, batchLimit: configuration.batchLimit, now: now)
-        self.languages = LanguageRolloutPass(progress: rollouts.languages, devices: devices, subscriptions: subscriptions,
-                                             signal: signal, page: configuration.rolloutPage)
-        self.repair = RepairPass(wishes: wishes, devices: devices, subscriptions: subscriptions, calls: calls, rate: rate,
-                                 purge: RetentionPurge(devices: devices, subscriptions: subscriptions,
-                                                       retention: configuration.retention, now: now),
-                                 signal: signal)
+        self.apply = ApplyPass(
+            subscriptions: subscriptions, recorder: recorder, calls: calls, rate: rate,
+            leadership: leadership, signal: signal, batchLimit: configuration.batchLimit,
+            longestWait: configuration.lease / 3)
+        self.rollout = RolloutPass(
+            rollouts: rollouts, devices: devices, subscriptions: subscriptions, calls: calls,
+            rate: rate, leadership: leadership, signal: signal,
+            rolloutPage: configuration.rolloutPage, batchLimit: configuration.batchLimit, now: now)
+        self.languages = LanguageRolloutPass(
+            progress: rollouts.languages, devices: devices, subscriptions: subscriptions,
+            signal: signal, page: configuration.rolloutPage)
+        self.repair = RepairPass(
+            wishes: wishes, devices: devices, subscriptions: subscriptions, calls: calls, rate: rate,
+            purge: RetentionPurge(
+                devices: devices, subscriptions: subscriptions,
+                retention: configuration.retention, now: now),
+            signal: signal)
     }
 
     /// Applies pending subscriptions while this process holds the project's lease, until cancelled (then writes

@@ -169,12 +169,14 @@ final class SubscriptionRecorder: Sendable {
                 try await subscriptions.applied(batch)
                 return
             } catch {
-                logger.warning("recording applied subscriptions failed",
-                               metadata: ["error": "\(error)", "attempt": "\(attempt)"])
+                logger.warning(
+                    "recording applied subscriptions failed",
+                    metadata: ["error": "\(error)", "attempt": "\(attempt)"])
                 try? await Task.sleep(for: .milliseconds(250 << attempt))
             }
         }
-        logger.error("applied subscriptions could not be recorded; they stay pending and are applied again",
-                     metadata: ["subscriptions": "\(batch.count)"])
+        logger.error(
+            "applied subscriptions could not be recorded; they stay pending and are applied again",
+            metadata: ["subscriptions": "\(batch.count)"])
     }
 }

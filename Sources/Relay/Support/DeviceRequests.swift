@@ -8,13 +8,18 @@ enum DeviceRequests {
     /// message reached as one of its persons', groups' or sample's (`delivery` via person, group or cohort): the one
     /// device request the fan-out sends. A device of a topic message (no delivery, or one `via: topic`): the topic's
     /// components, by token (the data keeps `topic_key`).
-    static func requests(for message: RelayMessage, token: String, delivery: Delivery?, options: FCMMappingOptions,
-                         language: String?) -> [FCMRequest] {
+    static func requests(
+        for message: RelayMessage, token: String, delivery: Delivery?, options: FCMMappingOptions,
+        language: String?
+    ) -> [FCMRequest] {
         guard let delivery, delivery.via != .topic else {
             return FCMMapping.requests(for: message, token: token, options: options, language: language)
         }
-        return [FCMMapping.deviceRequest(for: message, token: token, audience: audience(of: delivery), options: options,
-                                         language: language)]
+        return [
+            FCMMapping.deviceRequest(
+                for: message, token: token, audience: audience(of: delivery), options: options,
+                language: language)
+        ]
     }
 
     /// How a delivery's device was reached, as the request's data tells the app.

@@ -23,8 +23,10 @@ final class LeaseKeeper<Key: Hashable & Sendable>: Sendable {
 
     /// A keeper of leases lasting `duration`, renewed through `renew`; `end` reads a lease's end (by default its
     /// `until`).
-    init(duration: Duration, now: @escaping UnixClock,
-         end: @escaping @Sendable (RelayLease) -> Int64 = { $0.until }, renew: @escaping Renew) {
+    init(
+        duration: Duration, now: @escaping UnixClock,
+        end: @escaping @Sendable (RelayLease) -> Int64 = { $0.until }, renew: @escaping Renew
+    ) {
         self.durationMS = duration.milliseconds
         self.now = now
         self.end = end

@@ -11,7 +11,8 @@ struct OutcomeClassifier: Sendable {
     let gate: RelayGate
 
     /// The outcome of the call of `ticket`, which FCM answered with `result`.
-    func classify<Value: Sendable>(_ result: Result<Value, FCMError>, of ticket: RelayGate.Ticket) -> CallOutcome<Value> {
+    func classify<Value: Sendable>(_ result: Result<Value, FCMError>, of ticket: RelayGate.Ticket) -> CallOutcome<Value>
+    {
         switch result {
         case .success(let value):
             gate.succeeded(ticket)

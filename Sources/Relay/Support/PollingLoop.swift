@@ -8,8 +8,10 @@ enum PollingLoop {
     /// Runs `step` until the task is cancelled: again at once while it says there may be more work, after `idle`
     /// when it found none, and after a growing wait (0.5 s doubling to 30 s) while it throws (the database fails),
     /// each failure logged as `failure`.
-    static func run(logger: Logger, failure: Logger.Message, idle: () async -> Void,
-                    step: () async throws -> Bool) async {
+    static func run(
+        logger: Logger, failure: Logger.Message, idle: () async -> Void,
+        step: () async throws -> Bool
+    ) async {
         var backoff = Backoff(first: .milliseconds(500), cap: .seconds(30))
         while !Task.isCancelled {
             do {

@@ -34,8 +34,9 @@ extension RelayMessage {
     static func translations(_ stored: BSONDocument?) -> [Translation] {
         (stored ?? [:]).compactMap { language, value in
             guard let text = value.documentValue, let title = text["title"]?.stringValue else { return nil }
-            return Translation(language: language, title: title, desc: text["desc"]?.stringValue ?? "",
-                               message: text["message"]?.stringValue ?? "")
+            return Translation(
+                language: language, title: title, desc: text["desc"]?.stringValue ?? "",
+                message: text["message"]?.stringValue ?? "")
         }
     }
 }

@@ -11,8 +11,10 @@ public struct RetryPolicy: Sendable, Hashable {
     /// the backoff and `Retry-After` (topic subscription calls, whose 429 carries its own `Retry-After`).
     public var quotaPause: Duration?
 
-    public init(base: Duration = .seconds(1), cap: Duration = .seconds(300),
-                quotaPause: Duration? = FCMError.defaultQuotaRetryAfter) {
+    public init(
+        base: Duration = .seconds(1), cap: Duration = .seconds(300),
+        quotaPause: Duration? = FCMError.defaultQuotaRetryAfter
+    ) {
         self.base = base
         self.cap = cap
         self.quotaPause = quotaPause
@@ -28,8 +30,10 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// The wait before attempt `attempt + 1` of a call that is not FCM's (a webhook delivery): the same backoff, never
     /// sooner than `retryAfter` when the other side asked for one.
-    public func delay(afterAttempt attempt: Int64, retryAfter: Duration? = nil,
-                      jitter: Double = .random(in: 0...1)) -> Duration {
+    public func delay(
+        afterAttempt attempt: Int64, retryAfter: Duration? = nil,
+        jitter: Double = .random(in: 0...1)
+    ) -> Duration {
         let exponent = Int(min(max(attempt - 1, 0), 30))
         let backoff = min(base * (1 << exponent), cap)
         var delay = backoff * (0.5 + 0.5 * min(max(jitter, 0), 1))

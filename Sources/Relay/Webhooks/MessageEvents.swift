@@ -32,8 +32,12 @@ struct MessageEvents: Sendable {
             do {
                 return try await events.emit(name, payload: payload)
             } catch {
-                logger.warning("a webhook event could not be stored", metadata: [
-                    "event": "\(name.rawValue)", "msi_key": "\(message.msiKey.hex)", "error": "\(error)", "attempt": "\(attempt)"])
+                logger.warning(
+                    "a webhook event could not be stored",
+                    metadata: [
+                        "event": "\(name.rawValue)", "msi_key": "\(message.msiKey.hex)", "error": "\(error)",
+                        "attempt": "\(attempt)",
+                    ])
                 try? await Task.sleep(for: .milliseconds(250 << attempt))
             }
         }

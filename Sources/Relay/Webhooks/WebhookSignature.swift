@@ -7,7 +7,8 @@ public enum WebhookSignature {
     /// The secret's key bytes, or nil when it is not `whsec_` and base64.
     public static func key(secret: String) -> SymmetricKey? {
         guard secret.hasPrefix("whsec_"), let bytes = Data(base64Encoded: String(secret.dropFirst(6))),
-              !bytes.isEmpty else { return nil }
+            !bytes.isEmpty
+        else { return nil }
         return SymmetricKey(data: bytes)
     }
 

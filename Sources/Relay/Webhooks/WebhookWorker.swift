@@ -42,8 +42,10 @@ public struct WebhookWorker: Sendable {
     /// This process's name in the leases it takes.
     let owner: String
 
-    public init(database: MongoDatabase, subscribers: WebhookSubscribers, resolver: any WebhookTargetResolving,
-                configuration: Configuration, logger: Logger, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    public init(
+        database: MongoDatabase, subscribers: WebhookSubscribers, resolver: any WebhookTargetResolving,
+        configuration: Configuration, logger: Logger, now: @escaping UnixClock = UnixTime.nowMilliseconds
+    ) {
         self.deliveries = WebhookDeliveryDAO(database: database)
         self.webhooks = WebhookDAO(database: database, subscribers: subscribers)
         self.resolver = resolver
@@ -56,15 +58,21 @@ public struct WebhookWorker: Sendable {
 
     /// Claims and delivers until the task is cancelled; attempts under way finish and are recorded first.
     public func run() async {
-        let http = CurlClient(configuration: CurlClient.Configuration(
-            threads: max(configuration.concurrency, 1), connectTimeout: configuration.connectTimeout,
-            requestTimeout: configuration.requestTimeout, maxResponseBytes: 1 << 20))
+        let http = CurlClient(
+            configuration: CurlClient.Configuration(
+                threads: max(configuration.concurrency, 1), connectTimeout: configuration.connectTimeout,
+                requestTimeout: configuration.requestTimeout, maxResponseBytes: 1 << 20))
         // Woken at once by this process's events; other replicas' are found by the poll.
-        await PollingLoop.run(logger: logger, failure: "the webhook outbox could not be read",
-                              idle: { await wake.wait(timeout: configuration.poll) }) {
-            guard let claim = try await deliveries.claim(owner: owner, now: now(),
-                                                         leaseMS: configuration.lease.milliseconds,
-                                                         limit: configuration.concurrency) else { return false }
+        await PollingLoop.run(
+            logger: logger, failure: "the webhook outbox could not be read",
+            idle: { await wake.wait(timeout: configuration.poll) }
+        ) {
+            guard
+                let claim = try await deliveries.claim(
+                    owner: owner, now: now(),
+                    leaseMS: configuration.lease.milliseconds,
+                    limit: configuration.concurrency)
+            else { return false }
             try await deliver(claim, http: http)
             return true
         }
@@ -97,8 +105,11 @@ public struct WebhookWorker: Sendable {
         do {
             pinned = try await resolver.pinnedAddress(for: webhook.url)
         } catch {
-            logger.notice("a webhook's address was refused", metadata: [
-                "webhook": "\(webhook.id.hex)", "code": "\(error.code)", "reason": "\(error.message)"])
+            logger.notice(
+                "a webhook's address was refused",
+                metadata: [
+                    "webhook": "\(webhook.id.hex)", "code": "\(error.code)", "reason": "\(error.message)",
+                ])
             return failure(delivery, status: nil, error: error.code)
         }
         if Task.isCancelled { return nil }
@@ -107,8 +118,9 @@ public struct WebhookWorker: Sendable {
         let headers = [
             HTTPHeader("Content-Type", "application/json"), HTTPHeader("User-Agent", "msi-hub-webhooks"),
             HTTPHeader("webhook-id", delivery.messageID), HTTPHeader("webhook-timestamp", "\(timestamp)"),
-            HTTPHeader("webhook-signature",
-                       WebhookSignature.sign(id: delivery.messageID, timestamp: timestamp, body: body, key: key)),
+            HTTPHeader(
+                "webhook-signature",
+                WebhookSignature.sign(id: delivery.messageID, timestamp: timestamp, body: body, key: key)),
         ]
         do {
             let response = try await http.send(.post, url: webhook.url, headers: headers, body: body, pinned: pinned)
@@ -127,8 +139,9 @@ public struct WebhookWorker: Sendable {
     private func failure(_ delivery: WebhookDelivery, status: Int?, error: String?) -> WebhookDeliveryDAO.Outcome {
         let retryAt = now() + configuration.retry.delay(afterAttempt: delivery.attempts).milliseconds
         if retryAt > delivery.createdAt + configuration.retryFor.milliseconds {
-            logger.warning("giving up on a webhook delivery after its retry window",
-                           metadata: ["delivery": "\(delivery.id.hex)", "event": "\(delivery.event)"])
+            logger.warning(
+                "giving up on a webhook delivery after its retry window",
+                metadata: ["delivery": "\(delivery.id.hex)", "event": "\(delivery.event)"])
             return .failed(status: status, error: error)
         }
         return .retry(at: retryAt, status: status, error: error)
@@ -146,8 +159,12 @@ public struct WebhookWorker: Sendable {
                 }
                 return
             } catch {
-                logger.warning("recording a webhook delivery failed", metadata: ["error": "\(error)",
-                                                                                  "attempt": "\(attempt)"])
+                logger.warning(
+                    "recording a webhook delivery failed",
+                    metadata: [
+                        "error": "\(error)",
+                        "attempt": "\(attempt)",
+                    ])
                 try? await Task.sleep(for: .milliseconds(250 << attempt))
             }
         }

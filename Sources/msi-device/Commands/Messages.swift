@@ -17,7 +17,8 @@ struct Messages: AsyncParsableCommand {
         let time = ISO8601DateFormatter()
         time.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         for message in messages {
-            let what = message.distribution == .alert ? "ALERT \(message.title): \(message.desc)" : "INFO \(message.title)"
+            let what =
+                message.distribution == .alert ? "ALERT \(message.title): \(message.desc)" : "INFO \(message.title)"
             Output.line("\(time.string(from: message.date)) \(message.msiKey) \(what)\(Output.audience(of: message))")
         }
     }

@@ -28,15 +28,17 @@ struct Register: AsyncParsableCommand {
         // Registering again in the same folder resumes with the same token rather than making a second phone.
         let saved = try? DeviceSettings.load(from: state.url)
         let token = registration ?? saved?.registration ?? "sim-\(UUID().uuidString)"
-        let settings = DeviceSettings(hub: hubURL, fakeFCM: fakeFCMURL, registration: token, platform: platform, appKey: appKey,
-                                      locale: locale ?? saved?.locale)
+        let settings = DeviceSettings(
+            hub: hubURL, fakeFCM: fakeFCMURL, registration: token, platform: platform, appKey: appKey,
+            locale: locale ?? saved?.locale)
         try settings.save(in: state.url)
         let client = try await reporting { try settings.client(state: state.url) }
         let caughtUp = try await reporting { try await client.start() }
         let registrationState = try await reporting { try await client.registrationState() }
         switch registrationState {
         case .initialised(let deviceID): Output.line("registered \(deviceID) \(token) initialised")
-        case .registered(let deviceID): Output.line("registered \(deviceID) \(token) (initial subscriptions unfinished)")
+        case .registered(let deviceID):
+            Output.line("registered \(deviceID) \(token) (initial subscriptions unfinished)")
         case .notRegistered: throw CommandFailure("The hub did not register the device.")
         }
         caughtUp.forEach(Output.arrival)

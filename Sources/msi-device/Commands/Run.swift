@@ -28,8 +28,9 @@ struct Run: AsyncParsableCommand {
         Output.line("listening")
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await client.run(onMessage: { await arrived($0, client: client) },
-                                 onError: { Output.error("\(CommandFailure($0))") })
+                await client.run(
+                    onMessage: { await arrived($0, client: client) },
+                    onError: { Output.error("\(CommandFailure($0))") })
             }
             if let seconds {
                 group.addTask { try? await Task.sleep(for: .seconds(seconds)) }

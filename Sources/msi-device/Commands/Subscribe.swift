@@ -12,6 +12,8 @@ struct Subscribe: AsyncParsableCommand {
     func run() async throws {
         let client = try await state.client()
         let subscription = try await reporting { try await client.subscribe(topic) }
-        Output.line("subscribed \(subscription.topicKey) \(subscription.channelName) / \(subscription.areaName) / \(subscription.subjectName)")
+        Output.line(
+            "subscribed \(subscription.topicKey) \(subscription.channelName) / \(subscription.areaName) / \(subscription.subjectName)"
+        )
     }
 }

@@ -35,6 +35,7 @@ struct DeviceSettings: Codable, Sendable {
         let configuration = MSIClient.Configuration(
             hub: hub, directory: state.appendingPathComponent("msikit"), platform: Platform(rawValue: platform),
             locale: locale, appVersion: "msi-device", appKey: appKey)
-        return try MSIClient(configuration: configuration, push: FakeFCMPush(fakeFCM: fakeFCM, registration: registration))
+        return try MSIClient(
+            configuration: configuration, push: FakeFCMPush(fakeFCM: fakeFCM, registration: registration))
     }
 }

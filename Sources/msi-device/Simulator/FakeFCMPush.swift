@@ -1,7 +1,7 @@
 import Foundation
 import MSIKit
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The simulated phone's push SDK: polls the fake FCM's inbox for its registration every 200 ms

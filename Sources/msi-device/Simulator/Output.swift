@@ -33,12 +33,16 @@ enum Output {
             text += " to=\(audience.rawValue)" + (message.groupID.map { ":\($0)" } ?? "")
         }
         if !message.data.isEmpty {
-            text += " data: " + message.data.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            text +=
+                " data: "
+                + message.data.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
         if message.urgency != .active { text += " urgency=\(message.urgency)" }
         if message.acknowledgementRequested {
-            text += " ack" + (message.acknowledgementResponses.isEmpty
-                ? "" : ": " + message.acknowledgementResponses.joined(separator: " | "))
+            text +=
+                " ack"
+                + (message.acknowledgementResponses.isEmpty
+                    ? "" : ": " + message.acknowledgementResponses.joined(separator: " | "))
         }
         return text
     }

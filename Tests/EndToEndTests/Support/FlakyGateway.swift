@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import HTTPTypes
 import Hummingbird
@@ -27,8 +27,10 @@ final class FlakyGateway: Sendable {
 
     /// From now on, answers `status` (502 unless told) with `body` as JSON to the requests (method, path) for which
     /// `predicate` holds.
-    func fail(with status: HTTPResponse.Status = .badGateway, body: String? = nil,
-              when predicate: @escaping @Sendable (HTTPRequest.Method, String) -> Bool) {
+    func fail(
+        with status: HTTPResponse.Status = .badGateway, body: String? = nil,
+        when predicate: @escaping @Sendable (HTTPRequest.Method, String) -> Bool
+    ) {
         failure.withLock { $0 = (status, body) }
         failing.withLock { $0 = predicate }
     }
@@ -57,14 +59,17 @@ final class FlakyGateway: Sendable {
         if failing.withLock({ $0 })(request.method, path) {
             let (status, body) = failure.withLock { $0 }
             guard let body else { return Response(status: status) }
-            return Response(status: status, headers: [.contentType: "application/json"],
-                            body: .init(byteBuffer: ByteBuffer(string: body)))
+            return Response(
+                status: status, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: body)))
         }
         log.withLock { $0.append("\(request.method) \(path)") }
         var upstream = URLRequest(url: URL(string: hub.absoluteString + request.uri.description)!)
         upstream.httpMethod = request.method.rawValue
-        for field in request.headers where [.authorization, .contentType, .accept, .ifNoneMatch].contains(field.name)
-            || field.name.rawName.lowercased() == "x-app-key" {
+        for field in request.headers
+        where [.authorization, .contentType, .accept, .ifNoneMatch].contains(field.name)
+            || field.name.rawName.lowercased() == "x-app-key"
+        {
             upstream.setValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
         let body = try await request.body.collect(upTo: 1 << 20)
@@ -74,10 +79,12 @@ final class FlakyGateway: Sendable {
         var headers = HTTPFields()
         for case (let name as String, let value as String) in http.allHeaderFields {
             // Hummingbird sets the length of the body it sends itself; URLSession has already decompressed it.
-            guard let field = HTTPField.Name(name), ![.contentLength, .transferEncoding, .contentEncoding].contains(field)
+            guard let field = HTTPField.Name(name),
+                ![.contentLength, .transferEncoding, .contentEncoding].contains(field)
             else { continue }
             headers[field] = value
         }
-        return Response(status: .init(code: http.statusCode), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: .init(code: http.statusCode), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

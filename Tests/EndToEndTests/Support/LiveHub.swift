@@ -2,7 +2,7 @@ import DAO
 import FakeFCM
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import HubCore
 import HubServer
@@ -23,22 +23,26 @@ struct LiveHub: Sendable {
     static let adminToken = "msi_e2e-admin-token-0123456789abcdef0123456789abcd"
 
     /// Starts a fake FCM and a hub seeded with `SchoolCube`, and runs `body` against them.
-    static func with(_ test: String = #function, persons: PersonConfiguration = PersonConfiguration(),
-                     _ body: @Sendable (LiveHub) async throws -> Void) async throws {
+    static func with(
+        _ test: String = #function, persons: PersonConfiguration = PersonConfiguration(),
+        _ body: @Sendable (LiveHub) async throws -> Void
+    ) async throws {
         try await FakeFCM.with { fake in try await with(test, fake: fake, persons: persons, body) }
     }
 
     /// Starts a hub seeded with `SchoolCube` on `port` (nil: a free one), relaying to `fake`, and runs `body`
     /// against it; the hub shuts down gracefully afterwards. With `cutter`, the hub reaches the database through it.
     static func with(
-        _ test: String = #function, fake: FakeFCM, port: Int? = nil, persons: PersonConfiguration = PersonConfiguration(),
+        _ test: String = #function, fake: FakeFCM, port: Int? = nil,
+        persons: PersonConfiguration = PersonConfiguration(),
         through cutter: ConnectionCutter? = nil, _ body: @Sendable (LiveHub) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in
             try await DatabaseIndexes.ensure(in: database)
             _ = try await database.collection(CollectionName.icube).insertOne(SchoolCube.document)
-            _ = try await TokenDAO(database: database).add(name: "e2e-admin", role: .admin,
-                                                           secretHash: Credentials.hash(token: adminToken))
+            _ = try await TokenDAO(database: database).add(
+                name: "e2e-admin", role: .admin,
+                secretHash: Credentials.hash(token: adminToken))
             let account = try fake.makeServiceAccount()
             var relay = RelayConfiguration(
                 fcmEnvironment: ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "FCM_ENDPOINT": fake.baseURL])
@@ -47,14 +51,16 @@ struct LiveHub: Sendable {
             relay.maxBacklog = nil
             let port = try port ?? LoopbackPort.free()
             var configuration = HubConfiguration(
-                mongoURI: try cutter.map { $0.uri(through: try TestDatabase.uri()) } ?? TestDatabase.uri(), port: port, databasePoolSize: 8, relay: relay,
+                mongoURI: try cutter.map { $0.uri(through: try TestDatabase.uri()) } ?? TestDatabase.uri(), port: port,
+                databasePoolSize: 8, relay: relay,
                 devices: DeviceConfiguration(registrationsPerMinute: 100_000))
             configuration.persons = persons
             // The approval policy's default rules off: these tests send to a Forced subject and with urgency critical.
             configuration.approval = ApprovalPolicy(defaults: false)
             var logger = Logger(label: "msi-hub")
             logger.logLevel = .warning
-            let app = try await buildApplication(configuration: configuration, logger: logger, databaseName: database.name)
+            let app = try await buildApplication(
+                configuration: configuration, logger: logger, databaseName: database.name)
             let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
             let hub = LiveHub(url: URL(string: "http://127.0.0.1:\(port)")!, fake: fake, database: database)
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -74,7 +80,8 @@ struct LiveHub: Sendable {
 
     /// Sends a message through `POST /message` as the admin, as a school's script would; returns its `msi_key`.
     @discardableResult
-    func send(_ subject: SchoolCube.Subject, title: String, text: String = "Details inside.", ttl: Int? = nil) async throws
+    func send(_ subject: SchoolCube.Subject, title: String, text: String = "Details inside.", ttl: Int? = nil)
+        async throws
         -> String
     {
         var fields: [String: Any] = [
@@ -109,11 +116,14 @@ struct LiveHub: Sendable {
     /// Creates or replaces group `id` with `members` (PUT /group/:groupID as the admin).
     func putGroup(_ id: String, members: [String]) async throws {
         let (status, data) = try await request("PUT", "group/\(id)", ["name": id, "members": members])
-        try #require(status == 200 || status == 201, "PUT /group answered \(status): \(String(decoding: data, as: UTF8.self))")
+        try #require(
+            status == 200 || status == 201, "PUT /group answered \(status): \(String(decoding: data, as: UTF8.self))")
     }
 
     /// A JSON request to `path` as the admin: the status and the body.
-    func request(_ method: String, _ path: String, _ json: [String: Any]? = nil) async throws -> (status: Int, body: Data) {
+    func request(_ method: String, _ path: String, _ json: [String: Any]? = nil) async throws -> (
+        status: Int, body: Data
+    ) {
         var request = URLRequest(url: url.appendingPathComponent(path))
         request.httpMethod = method
         request.setValue("Bearer \(Self.adminToken)", forHTTPHeaderField: "Authorization")

@@ -14,20 +14,25 @@ enum SchoolCube {
     static let clubsID = ObjectID(hex: "6a0000000000000000000003")!
 
     /// Closures: every phone gets them and cannot leave.
-    static let closures = Subject(id: ObjectID(hex: "6a0000000000000000000011")!, areaID: campusID, name: "Closures",
-                                  level: "Forced", distribution: "Alert")
+    static let closures = Subject(
+        id: ObjectID(hex: "6a0000000000000000000011")!, areaID: campusID, name: "Closures",
+        level: "Forced", distribution: "Alert")
     /// Exams: given to every phone, which may leave.
-    static let exams = Subject(id: ObjectID(hex: "6a0000000000000000000012")!, areaID: campusID, name: "Exams",
-                               level: "Recommended", distribution: "Alert")
+    static let exams = Subject(
+        id: ObjectID(hex: "6a0000000000000000000012")!, areaID: campusID, name: "Exams",
+        level: "Recommended", distribution: "Alert")
     /// Events: given to every phone, which may leave.
-    static let events = Subject(id: ObjectID(hex: "6a0000000000000000000013")!, areaID: campusID, name: "Events",
-                                level: "Recommended", distribution: "Information")
+    static let events = Subject(
+        id: ObjectID(hex: "6a0000000000000000000013")!, areaID: campusID, name: "Events",
+        level: "Recommended", distribution: "Information")
     /// Chess: only phones that join it.
-    static let chess = Subject(id: ObjectID(hex: "6a0000000000000000000014")!, areaID: clubsID, name: "Chess",
-                               level: "", distribution: "Information")
+    static let chess = Subject(
+        id: ObjectID(hex: "6a0000000000000000000014")!, areaID: clubsID, name: "Chess",
+        level: "", distribution: "Information")
     /// Choir: only phones that join it.
-    static let choir = Subject(id: ObjectID(hex: "6a0000000000000000000015")!, areaID: clubsID, name: "Choir",
-                               level: "", distribution: "Alert")
+    static let choir = Subject(
+        id: ObjectID(hex: "6a0000000000000000000015")!, areaID: clubsID, name: "Choir",
+        level: "", distribution: "Alert")
 
     /// A topic key of the channel's shape that names no subject.
     static let unknownTopic = "\(channelID.hex)-\(clubsID.hex)-\(channelID.hex)"

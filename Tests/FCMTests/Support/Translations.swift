@@ -28,7 +28,8 @@ enum Translations {
 
     /// The sample message in English with `translations`.
     static func message(_ distribution: RelayMessage.Distribution = .alert, _ translations: [RelayMessage.Translation])
-        -> RelayMessage {
+        -> RelayMessage
+    {
         var message = RelayMessage.sample(distribution)
         message.language = "en"
         message.translations = translations
