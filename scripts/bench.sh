@@ -181,6 +181,8 @@ done
 # The database's own floor: POST's documents inserted straight into a copy of `message` by 16 clients (the copy
 # stays: dropping it slows SecantusDB's inserts after it, see post.py).
 "$python" "$helper" floor "$results" "$uri" "$db_pid" "$duration" "$alert_topic" "$info_topic"
+# and what a message cost the legacy hub's database at least: its documents, with its one index (`_id`).
+"$python" "$helper" floor "$results" "$uri" "$db_pid" "$duration" "$alert_topic" "$info_topic" legacy
 
 export BENCH_TOKEN=$token BENCH_ALERT_TOPIC=$alert_topic BENCH_INFO_TOPIC=$info_topic
 export BENCH_KEYS_FILE=$work/post-keys.txt

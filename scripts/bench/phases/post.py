@@ -17,25 +17,30 @@ LOREM = ("Buses on the 7 and 12 routes leave from the sports hall car park this 
          "are not affected. Please tell your parents or carers if they collect you by car.")
 
 
-def floor_document(index, alert, info):
-    """A document as POST /message stores it (see post-message.lua and RelayPlan), without a lease."""
+def floor_document(index, alert, info, legacy=False):
+    """A document as POST /message stores it (see post-message.lua and RelayPlan), without a lease; `legacy`: as the
+    legacy hub stored it (no `relay`)."""
     from bson import ObjectId
     distribution = "Alert" if index % 2 == 0 else "Information"
     now = int(time.time() * 1000)
     components = {"notification": {"state": "pending", "attempts": 0}} if distribution == "Alert" else {}
     components["data"] = {"state": "pending", "attempts": 0}
-    return {
+    document = {
         "_id": ObjectId(), "msi_key": ObjectId(), "title": "Bus stop moved today",
         "desc": "Buses leave from the sports hall car park at 15:15", "message": LOREM,
         "topic_key": alert if distribution == "Alert" else info, "distribution": distribution,
         "sender": "bench-sender", "timestamp": now,
-        "relay": {"state": "pending", "due_at": now, "deadline_at": now + 6 * 3600 * 1000, "attempts": 0,
-                  "components": components},
     }
+    if not legacy:
+        document["relay"] = {"state": "pending", "due_at": now, "deadline_at": now + 6 * 3600 * 1000, "attempts": 0,
+                             "components": components}
+    return document
 
 
-def floor(results, uri, db_pid, seconds, alert, info, clients=16):
-    """16 clients inserting POST's documents one insert_one each, straight into a copy of `message`.
+def floor(results, uri, db_pid, seconds, alert, info, kind="message", clients=16):
+    """16 clients inserting POST's documents one insert_one each, straight into a copy of `message` (`kind`
+    "message": its indexes), or the legacy hub's documents into a collection with the legacy's one index, `_id`
+    (`kind` "legacy": what a message cost the legacy hub's database at least, issue 42).
 
     The copy stays until the bench's database is thrown away. Dropping it here made every insert after it cost the
     database five times as much: SecantusDB keeps every index in one WiredTiger table, and a later insert's
@@ -45,23 +50,25 @@ def floor(results, uri, db_pid, seconds, alert, info, clients=16):
     1.8 ms; with no floor phase at all: 515 req/s, 1.6 ms."""
     import pymongo
     db = database(uri)
-    db.bench_floor.drop()
-    for name, spec in db.message.index_information().items():
-        if name == "_id_":
+    legacy = kind == "legacy"
+    name = "bench_legacy_floor" if legacy else "bench_floor"
+    db[name].drop()
+    for index_name, spec in ({} if legacy else db.message.index_information()).items():
+        if index_name == "_id_":
             continue
-        options = {"name": name, "unique": spec.get("unique", False)}
+        options = {"name": index_name, "unique": spec.get("unique", False)}
         if "partialFilterExpression" in spec:
             options["partialFilterExpression"] = spec["partialFilterExpression"]
-        db.bench_floor.create_index(spec["key"], **options)
+        db[name].create_index(spec["key"], **options)
     latencies = []
     lock = threading.Lock()
     deadline = time.time() + float(seconds)
 
     def client(number):
-        collection = pymongo.MongoClient(uri, maxPoolSize=1).get_default_database().bench_floor
+        collection = pymongo.MongoClient(uri, maxPoolSize=1).get_default_database()[name]
         mine, index = [], number
         while time.time() < deadline:
-            document = floor_document(index, alert, info)
+            document = floor_document(index, alert, info, legacy=legacy)
             started = time.perf_counter()
             collection.insert_one(document)
             mine.append((time.perf_counter() - started) * 1000.0)
@@ -78,16 +85,16 @@ def floor(results, uri, db_pid, seconds, alert, info, clients=16):
     elapsed, db_acknowledged = time.time() - started, cpu_ticks(int(db_pid))
     settle(int(db_pid))
     db_after = cpu_ticks(int(db_pid))
-    result = {"label": "floor", "inserts": len(latencies), "rps": len(latencies) / elapsed,
+    result = {"label": "legacy floor" if legacy else "floor", "inserts": len(latencies), "rps": len(latencies) / elapsed,
               "p50": percentile(latencies, 0.50), "p99": percentile(latencies, 0.99),
               "db_cpu_ms": cpu_ms(db_after - db_before),
               "db_cpu_ms_after": cpu_ms(db_after - db_acknowledged)}
     result["db_cpu_ms_per_insert"] = result["db_cpu_ms"] / max(len(latencies), 1)
     append(results, result)
-    print("floor: %d insert_one by %d clients: %.0f inserts/s, p50 %.2f ms, p99 %.2f ms, "
+    print("%s: %d insert_one by %d clients: %.0f inserts/s, p50 %.2f ms, p99 %.2f ms, "
           "database CPU %.3f ms per insert "
           "(%.0f ms of it after the last insert, until the database was quiet)"
-          % (len(latencies), clients, result["rps"], result["p50"], result["p99"], result["db_cpu_ms_per_insert"],
+          % (result["label"], len(latencies), clients, result["rps"], result["p50"], result["p99"], result["db_cpu_ms_per_insert"],
              result["db_cpu_ms_after"]), flush=True)
 
 
@@ -187,7 +194,8 @@ def drain(uri, timeout):
 COMMANDS = [
     Command("floor", floor, "RESULTS URI DB_PID SECONDS ALERT INFO",
             "the database's own floor: POST's documents inserted with insert_one by 16 threads into a copy of "
-            "`message` (same indexes) for SECONDS"),
+            "`message` (same indexes) for SECONDS; KIND legacy: the legacy's documents, `_id` index only",
+            repeated="KIND"),
     Command("ticks", ticks, "PID", "print a process's CPU clock ticks"),
     Command("relaycost", relaycost, "RESULTS URI DB_PID TICKS FAKE KEYS WRK_STARTED TIMEOUT",
             "wait until the fake has every component of the POST run's 201s and every outcome is written, then "
@@ -202,6 +210,7 @@ REPORT_ORDER = 30
 def report(results, add):
     """A message's database cost and the POST run against the database's floor, with the targets of issue 14."""
     floor_row = results.first("floor")
+    legacy_row = results.first("legacy floor")
     cost_row = results.first("relaycost")
     post = results.run("POST /message, 16 conn", "hub")
     if not (floor_row and cost_row and post):
@@ -211,6 +220,9 @@ def report(results, add):
     add("  floor: %d insert_one by 16 clients: %.0f inserts/s, p50 %.2f ms, p99 %.2f ms, database CPU %.3f ms/insert"
         % (floor_row["inserts"], floor_row["rps"], floor_row["p50"], floor_row["p99"],
            floor_row["db_cpu_ms_per_insert"]))
+    if legacy_row:
+        add("  legacy floor (the legacy's documents, `_id` index only): %.0f inserts/s, p99 %.2f ms, database CPU "
+            "%.3f ms/insert" % (legacy_row["rps"], legacy_row["p99"], legacy_row["db_cpu_ms_per_insert"]))
     add("  POST /message: %.0f req/s, p99 %.2f ms; relayed %d/%d components, %.0f messages/s end to end; "
         "database CPU %.3f ms per message from POST to outcome on record (%.1f s); lag 201 -> fake p50 %s ms, p99 %s ms"
         % (post["rps"], post["p99"], cost_row["arrived"], cost_row["components"], cost_row["relay_rate"],
@@ -223,6 +235,10 @@ def report(results, add):
 
     cpu = ratio(cost_row["db_cpu_ms_per_message"], floor_row["db_cpu_ms_per_insert"])
     cost_target("database CPU per relayed message <= 1.0x floor's per insert", "%.2fx" % cpu, cpu <= 1.0)
+    if legacy_row:
+        legacy = ratio(cost_row["db_cpu_ms_per_message"], legacy_row["db_cpu_ms_per_insert"])
+        cost_target("database CPU per relayed message <= 1.0x legacy floor's (issue 42)", "%.2fx" % legacy,
+                    legacy <= 1.0)
     rate = ratio(post["rps"], floor_row["rps"])
     cost_target("POST /message req/s >= 1.5x floor's inserts/s", "%.2fx" % rate, rate >= 1.5)
     p99 = ratio(post["p99"], floor_row["p99"])
