@@ -14,10 +14,12 @@ build: deps
 run: deps
 	@scripts/run.sh
 
-## Checks the sources' format (swift-format, .swift-format), runs every test against a fresh test database (started
+## Checks the sources' format (swift-format, .swift-format) and that no folder of Relay, DAO or Mongo uses one that
+## uses it back (scripts/check-layers.py), runs every test against a fresh test database (started
 ## and stopped here), checks docker-compose.yml, then runs the portal's browser tests.
 test: deps
 	scripts/check-format.sh
+	python3 scripts/check-layers.py Sources/Relay Sources/DAO Sources/Mongo
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/with-test-database.sh scripts/swift-tests.sh
 	.venv/bin/python scripts/check-compose.py

@@ -13,7 +13,7 @@ struct EscalationService: Service {
     init?(relay: RelayService, services: HubServices, logger: Logger) {
         guard
             let worker = EscalationWorker(
-                database: services.database, relay: relay.worker,
+                database: services.database, lane: relay.worker.deviceLane,
                 webhookSubscribers: services.webhookSubscribers, logger: logger,
                 now: services.now)
         else { return nil }

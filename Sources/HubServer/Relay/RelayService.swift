@@ -37,7 +37,7 @@ struct RelayService: Service {
                 sendRate: configuration.sendRate),
             logger: logger, now: services.now)
         self.worker = worker
-        self.quietHours = QuietDeferralSender(stores: quietStores, relay: worker, logger: logger)
+        self.quietHours = QuietDeferralSender(stores: quietStores, lane: worker.deviceLane, logger: logger)
     }
 
     func run() async throws {

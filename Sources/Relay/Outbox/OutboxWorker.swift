@@ -90,6 +90,10 @@ public final class OutboxWorker: Sendable {
     /// and the other per-device senders; nil without a fan-out.
     let pacedSends: PacedSends?
 
+    /// The per-device send lane of this worker (its gate and pacer, its mapping), for the other senders to device
+    /// of the process; nil when it sends to no device (built without `FanOutStores`).
+    public var deviceLane: DeviceLane? { pacedSends.map { DeviceLane(sends: $0, mapping: sender.mapping) } }
+
     public init(
         outbox: OutboxDAO,
         progress: RelayProgressDAO,

@@ -55,22 +55,22 @@ public struct EscalationWorker: Sendable {
     /// This process's name in the leases it takes.
     let owner: String
 
-    /// The worker for `database`, sending through `relay`'s sender, gate and pacer; nil when that worker sends to no
-    /// device (it was built without `FanOutStores`).
+    /// The worker for `database`, sending through `lane` (the outbox worker's); nil without one (a worker built
+    /// without `FanOutStores` sends to no device).
     public init?(
-        database: MongoDatabase, relay: OutboxWorker, webhookSubscribers: WebhookSubscribers,
+        database: MongoDatabase, lane: DeviceLane?, webhookSubscribers: WebhookSubscribers,
         configuration: Configuration = Configuration(), logger: Logger,
         now: @escaping UnixClock = UnixTime.nowMilliseconds
     ) {
-        guard let sends = relay.pacedSends else { return nil }
+        guard let lane else { return nil }
         self.acknowledgements = AcknowledgementDAO(database: database, now: now)
         self.deliveries = DeliveryDAO(database: database, now: now)
         self.receipts = ReceiptDAO(database: database, now: now)
         self.personAcknowledgements = PersonAcknowledgementDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
         self.events = WebhookEventDAO(database: database, subscribers: webhookSubscribers, now: now)
-        self.sends = sends
-        self.mapping = relay.mapping
+        self.sends = lane.sends
+        self.mapping = lane.mapping
         self.configuration = configuration
         self.logger = logger
         self.now = now
@@ -261,9 +261,4 @@ public struct EscalationWorker: Sendable {
                 "unacknowledged": "\(silent.count)",
             ])
     }
-}
-
-extension OutboxWorker {
-    /// How the worker maps messages to FCM requests.
-    var mapping: FCMMappingOptions { sender.mapping }
 }

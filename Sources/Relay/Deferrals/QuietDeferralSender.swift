@@ -38,16 +38,16 @@ public struct QuietDeferralSender: Sendable {
     /// How long a deferral FCM could not take waits when FCM named no time.
     static let retryDelayMS: Int64 = 30_000
 
-    /// The sender for `stores` (and their clock), sending through `relay`'s sender, gate and pacer; nil when that
-    /// worker sends to no device (it was built without `FanOutStores`).
+    /// The sender for `stores` (and their clock), sending through `lane` (the outbox worker's); nil without one (a
+    /// worker built without `FanOutStores` sends to no device).
     public init?(
-        stores: QuietHoursStores, relay: OutboxWorker, configuration: Configuration = Configuration(),
+        stores: QuietHoursStores, lane: DeviceLane?, configuration: Configuration = Configuration(),
         logger: Logger
     ) {
-        guard let sends = relay.pacedSends else { return nil }
+        guard let lane else { return nil }
         self.stores = stores
-        self.sends = sends
-        self.mapping = relay.mapping
+        self.sends = lane.sends
+        self.mapping = lane.mapping
         self.configuration = configuration
         self.logger = logger
         self.owner = "quiet-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
