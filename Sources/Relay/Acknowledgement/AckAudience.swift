@@ -33,21 +33,18 @@ public struct AckAudience: Sendable {
     func fix(_ message: Message) async {
         guard let request = AckRequest(document: message.document["ack"]?.documentValue) else { return }
         let sentAt = now()
-        for attempt in 1...3 {
-            do {
-                let size = try await audience(of: message)
-                try await acknowledgements.fix(
-                    message: message.id, size: size, sentAt: sentAt,
-                    withinSeconds: request.withinSeconds)
-                return
-            } catch {
-                logger.error(
-                    "the audience of a message asking for acknowledgement could not be fixed",
-                    metadata: [
-                        "msi_key": "\(message.msiKey)", "attempt": "\(attempt)", "error": "\(error)",
-                    ])
-                try? await Task.sleep(for: .milliseconds(200 * attempt))
-            }
+        let fixed = await WriteRetry.run(
+            "the audience of a message asking for acknowledgement could not be fixed", logger: logger,
+            metadata: ["msi_key": "\(message.msiKey)"], attempts: 3
+        ) {
+            let size = try await audience(of: message)
+            try await acknowledgements.fix(
+                message: message.id, size: size, sentAt: sentAt, withinSeconds: request.withinSeconds)
+        }
+        if !fixed {
+            logger.error(
+                "a message asking for acknowledgement has no fixed audience: nobody is reminded",
+                metadata: ["msi_key": "\(message.msiKey)"])
         }
     }
 

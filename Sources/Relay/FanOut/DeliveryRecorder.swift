@@ -110,16 +110,11 @@ final class DeliveryRecorder: Sendable {
     /// Writes `outcomes` (and marks the gone devices), trying again a few times when the database fails.
     private func write(_ outcomes: [DeliveryOutcome]) async {
         let gone = outcomes.compactMap { $0.state == .unregistered ? $0.delivery.registration : nil }
-        for attempt in 1...4 {
-            do {
-                try await deliveries.record(outcomes)
-                if !gone.isEmpty { try await devices.markUnregistered(registrations: gone) }
-                return
-            } catch {
-                logger.warning("recording deliveries failed", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
-                try? await Task.sleep(for: .milliseconds(250 << attempt))
-            }
+        let written = await WriteRetry.run("recording deliveries failed", logger: logger) {
+            try await deliveries.record(outcomes)
+            if !gone.isEmpty { try await devices.markUnregistered(registrations: gone) }
         }
+        if written { return }
         logger.error(
             "deliveries could not be recorded; their devices may be sent to again",
             metadata: ["deliveries": "\(outcomes.count)"])

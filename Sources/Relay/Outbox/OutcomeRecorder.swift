@@ -92,22 +92,16 @@ final class OutcomeRecorder: Sendable {
 
     /// Writes `batch` in one command, trying again a few times when the database fails; false when it gave up.
     private func write(_ batch: [RelayUpdate]) async -> Bool {
-        for attempt in 1...4 {
-            do {
-                let written = try await outbox.record(batch)
-                metrics.recorded(batch.count)
-                if written < batch.count {
-                    logger.warning(
-                        "a relay lease ran out before its outcomes were written; others will resend",
-                        metadata: ["lost": "\(batch.count - written)"])
-                }
-                return true
-            } catch {
+        let written = await WriteRetry.run("recording relay outcomes failed", logger: logger) {
+            let written = try await outbox.record(batch)
+            metrics.recorded(batch.count)
+            if written < batch.count {
                 logger.warning(
-                    "recording relay outcomes failed", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
-                try? await Task.sleep(for: .milliseconds(250 << attempt))
+                    "a relay lease ran out before its outcomes were written; others will resend",
+                    metadata: ["lost": "\(batch.count - written)"])
             }
         }
+        if written { return true }
         logger.error(
             "relay outcomes could not be written; their leases run out and others will resend",
             metadata: ["messages": "\(batch.count)"])

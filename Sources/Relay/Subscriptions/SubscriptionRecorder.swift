@@ -164,17 +164,10 @@ final class SubscriptionRecorder: Sendable {
     /// Writes `batch`, trying again a few times when the database fails; given up on, its subscriptions stay
     /// pending and are applied again (FCM counts that as done).
     private func write(_ batch: [TopicSubscription]) async {
-        for attempt in 1...4 {
-            do {
-                try await subscriptions.applied(batch)
-                return
-            } catch {
-                logger.warning(
-                    "recording applied subscriptions failed",
-                    metadata: ["error": "\(error)", "attempt": "\(attempt)"])
-                try? await Task.sleep(for: .milliseconds(250 << attempt))
-            }
+        let written = await WriteRetry.run("recording applied subscriptions failed", logger: logger) {
+            try await subscriptions.applied(batch)
         }
+        if written { return }
         logger.error(
             "applied subscriptions could not be recorded; they stay pending and are applied again",
             metadata: ["subscriptions": "\(batch.count)"])

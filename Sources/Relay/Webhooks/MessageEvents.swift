@@ -28,18 +28,9 @@ struct MessageEvents: Sendable {
         default:
             return
         }
-        for attempt in 1...3 {
-            do {
-                return try await events.emit(name, payload: payload)
-            } catch {
-                logger.warning(
-                    "a webhook event could not be stored",
-                    metadata: [
-                        "event": "\(name.rawValue)", "msi_key": "\(message.msiKey.hex)", "error": "\(error)",
-                        "attempt": "\(attempt)",
-                    ])
-                try? await Task.sleep(for: .milliseconds(250 << attempt))
-            }
+        let metadata: Logger.Metadata = ["event": "\(name.rawValue)", "msi_key": "\(message.msiKey.hex)"]
+        await WriteRetry.run("a webhook event could not be stored", logger: logger, metadata: metadata, attempts: 3) {
+            try await events.emit(name, payload: payload)
         }
     }
 

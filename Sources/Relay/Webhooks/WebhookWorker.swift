@@ -150,22 +150,11 @@ public struct WebhookWorker: Sendable {
     /// Records `outcome` under `lease`, a few times when the database fails (else the lease runs out and the delivery
     /// is attempted again: receivers tell a repeat by its `webhook-id`).
     private func record(_ outcome: WebhookDeliveryDAO.Outcome?, of delivery: WebhookDelivery, lease: String) async {
-        for attempt in 1...3 {
-            do {
-                if let outcome {
-                    try await deliveries.record(outcome, for: delivery.id, lease: lease, now: now())
-                } else {
-                    try await deliveries.release(delivery.id, lease: lease)
-                }
-                return
-            } catch {
-                logger.warning(
-                    "recording a webhook delivery failed",
-                    metadata: [
-                        "error": "\(error)",
-                        "attempt": "\(attempt)",
-                    ])
-                try? await Task.sleep(for: .milliseconds(250 << attempt))
+        await WriteRetry.run("recording a webhook delivery failed", logger: logger, attempts: 3) {
+            if let outcome {
+                try await deliveries.record(outcome, for: delivery.id, lease: lease, now: now())
+            } else {
+                try await deliveries.release(delivery.id, lease: lease)
             }
         }
     }
