@@ -66,6 +66,17 @@ extension FakeFCM {
     /// Subscription calls by the Unix second they arrived in (whatever the answer), to check a rate cap.
     public var subscriptionCallsPerSecond: [Int64: Int] { state.withState { $0.subscriptionCallsPerSecond } }
 
+    /// The most subscription calls that arrived within any one second (a sliding second, not a Unix second).
+    public var mostSubscriptionCallsInAnySecond: Int {
+        let times = state.withState { $0.subscriptionCallTimes }
+        var most = 0, first = 0
+        for (index, time) in times.enumerated() {
+            while times[first] <= time.addingTimeInterval(-1) { first += 1 }
+            most = max(most, index - first + 1)
+        }
+        return most
+    }
+
     /// Removes and returns the messages delivered to `registration` so far, oldest first: what its phone
     /// would have received.
     public func drainInbox(_ registration: String) -> [FakeFCMDelivery] {

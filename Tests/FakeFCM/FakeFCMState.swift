@@ -81,6 +81,8 @@ final class FakeFCMState: Sendable {
         var subscriptionCalls = 0
         /// Subscription calls by the Unix second they arrived in.
         var subscriptionCallsPerSecond: [Int64: Int] = [:]
+        /// When each subscription call arrived, in order.
+        var subscriptionCallTimes: [Date] = []
         /// The messages delivered to each registration and not yet fetched.
         var inboxes: [String: [FakeFCMDelivery]] = [:]
 

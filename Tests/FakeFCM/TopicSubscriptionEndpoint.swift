@@ -31,6 +31,7 @@ extension FakeFCMState {
         return withState { state -> Response in
             state.subscriptionCalls += 1
             state.subscriptionCallsPerSecond[Int64(now.timeIntervalSince1970.rounded(.down)), default: 0] += 1
+            state.subscriptionCallTimes.append(now)
             guard Self.isAuthorized(authorization, state: state, now: now) else {
                 return Self.unauthenticated()
             }

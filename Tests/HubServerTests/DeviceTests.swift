@@ -349,6 +349,9 @@ struct DeviceTests {
                 try await eventually { try await SubscriptionDAO(database: hub.database).backlog().count == 0 }
                 let perSecond = fake.subscriptionCallsPerSecond
                 #expect(perSecond.values.max() ?? 0 <= 20, "\(perSecond.sorted { $0.key < $1.key })")
+                // And in any sliding second: the calls are spaced (900 ms of them a second: 23 at most), never two
+                // seconds' allowances meeting at their edge.
+                #expect(fake.mostSubscriptionCallsInAnySecond <= 23, "\(fake.mostSubscriptionCallsInAnySecond)")
                 #expect(fake.subscriptionCallCount >= callsDuringOutage + 60)
             }
         }

@@ -121,3 +121,21 @@ extension Int64 {
     /// How many permits at `limit` a second fit in this many microseconds (the slack a sender may go early by).
     fileprivate func quotient(of limit: Int) -> Int { Int(self * Int64(limit) / 1_000_000) }
 }
+
+@Suite("The subscription calls' spacing on a fake clock")
+struct CallSpacerTests {
+    @Test(arguments: [20, 3_000])
+    func callsAskingAtOnceGetSlotsNoSlidingSecondHoldsMoreThanTheRate(limit: Int) {
+        let spacer = CallSpacer(limit: limit, now: { 0 })
+        // Three seconds' calls all asking at the start of a second, as a grant's calls do, then more at the next.
+        let start: Int64 = 1_800_000_000_000_000  // Unix µs
+        var slots = (0..<(limit * 3)).map { _ in spacer.slot(at: start) }
+        slots += (0..<limit).map { _ in spacer.slot(at: start + 1_000_000) }
+        #expect(slots == slots.sorted() && Set(slots).count == slots.count)
+        // The rate spread over the 900 ms before a window's deadline: a tenth more than the rate at most in any
+        // second (20 a second: 22), where grants alone let two windows' calls meet (40 and more).
+        let most = PacerStateTests.most(slots, within: 1_000_000)
+        #expect(most <= limit + limit / 9 + 1, "\(most) calls within one second at \(limit) a second")
+        #expect(slots[1] - slots[0] == spacer.spacing)
+    }
+}

@@ -25,6 +25,9 @@ final class SubscriptionCalls: Sendable {
 
     private let fcm: any TopicSubscribing
     private let gate: RelayGate
+    /// Spaces the calls at the rate, so that no sliding second holds more than it (the shared window holds each
+    /// calendar second).
+    private let spacer: CallSpacer
     private let classifier: OutcomeClassifier
     /// Where failed calls are recorded for a retry, and gone registrations marked.
     private let subscriptions: SubscriptionDAO, devices: DeviceDAO
@@ -41,8 +44,9 @@ final class SubscriptionCalls: Sendable {
 
     init(
         fcm: any TopicSubscribing, subscriptions: SubscriptionDAO, devices: DeviceDAO, retryPolicy: RetryPolicy,
-        concurrency: Int, longestWait: Duration, logger: Logger, now: @escaping UnixClock
+        rate: Int, concurrency: Int, longestWait: Duration, logger: Logger, now: @escaping UnixClock
     ) {
+        self.spacer = CallSpacer(limit: rate, now: now)
         self.fcm = fcm
         // Only the leader calls FCM, so the pause need not be shared: a new leader learns of it from its first call.
         self.gate = RelayGate(concurrency: concurrency, now: now)
@@ -102,6 +106,7 @@ final class SubscriptionCalls: Sendable {
     {
         // Unwanted and never applied (a gone wish FCM does not have): nothing to call, only to record.
         if !subscription.want, !subscription.applied { return .applied(subscription) }
+        guard (try? await spacer.wait()) != nil, now() < deadline else { return .notStarted(subscription) }
         guard let ticket = await gate.admit(notAfter: deadline) else { return .notStarted(subscription) }
         guard now() < deadline else {
             gate.abandon(ticket)
@@ -162,6 +167,7 @@ final class SubscriptionCalls: Sendable {
             guard let ticket = await gate.admit() else { throw CancellationError() }
             do {
                 _ = try await rate.take(1)
+                try await spacer.wait()
             } catch {
                 gate.abandon(ticket)
                 throw error

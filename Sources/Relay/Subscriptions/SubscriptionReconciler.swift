@@ -103,7 +103,7 @@ public final class SubscriptionReconciler: Sendable {
         self.leadership = leadership
         let calls = SubscriptionCalls(
             fcm: fcm, subscriptions: subscriptions, devices: devices,
-            retryPolicy: configuration.retry, concurrency: configuration.concurrency,
+            retryPolicy: configuration.retry, rate: configuration.rate, concurrency: configuration.concurrency,
             longestWait: configuration.lease / 3, logger: logger, now: now)
         let rate = RateWindow(rates: rates, key: projectKey, limit: configuration.rate, now: now)
         self.apply = ApplyPass(
