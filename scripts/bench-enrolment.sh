@@ -18,7 +18,9 @@
 #
 # Environment: BENCH_ENROLMENT_DEVICES (default 20000), BENCH_ENROLMENT_CLIENTS (default 16),
 # BENCH_ENROLMENT_BLOCK (default 2000), BENCH_FANOUT_TIMEOUT (seconds a fan-out may take, default 300), SCRATCH_PATH
-# (default .build), BENCH_CONFIGURATION (default release; debug only to try the script itself).
+# (default .build), BENCH_CONFIGURATION (default release; debug only to try the script itself),
+# BENCH_ENROLMENT_PROFILE (a path's prefix: the database's Python stacks during each fan-out are sampled into
+# PREFIX.after-enrolment.txt and PREFIX.directly-loaded.txt, collapsed stacks, py-spy raw).
 set -euo pipefail
 # The hubs measured send at once: the two-person rule would hold the Forced subjects' and critical messages.
 export APPROVAL_DEFAULTS=off
@@ -33,6 +35,18 @@ secret=bench-enrolment-assertion-secret-$(head -c 16 /dev/urandom | od -An -tx1 
 issuer=https://sign-in.bench.example audience=msi-bench
 
 source scripts/bench/processes.sh
+profiler_pid=""
+profile_start() {  # profile_start NAME: with BENCH_ENROLMENT_PROFILE, samples the database's stacks until profile_stop
+    [ -n "${BENCH_ENROLMENT_PROFILE:-}" ] || return 0
+    .venv/bin/pip install -q py-spy
+    .venv/bin/py-spy record --pid "$db_pid" --rate 200 --format raw --output "$BENCH_ENROLMENT_PROFILE.$1.txt" \
+        --nonblocking >>"$work/profile.log" 2>&1 &
+    profiler_pid=$!
+}
+profile_stop() {
+    if [ -n "$profiler_pid" ]; then kill -INT "$profiler_pid" 2>/dev/null; wait "$profiler_pid" 2>/dev/null || true; fi
+    profiler_pid=""
+}
 bench_begin enrolment msi-hub fake-fcm
 start_database msi_bench_enrolment
 start_fake --latency 50ms
@@ -58,8 +72,10 @@ admin=$(admin_token bench-enrolment-admin)
 "$python" "$helper" quiet "$db_pid"
 
 # 4. The fan-out on the enrolled database, then on one whose devices and group were written straight into it.
+profile_start after-enrolment
 "$python" "$helper" enrolment-fanout "$results" "after enrolment" "$uri" "$hub" "$admin" "$fake_url" "$db_pid" \
     "$hub_pid" "$fake_pid" "$group" "$devices" "$timeout"
+profile_stop
 stop "$hub_pid"; hub_pid=""
 stop "$db_pid"; db_pid=""
 start_database msi_bench_enrolment_direct
@@ -69,8 +85,10 @@ hub="http://127.0.0.1:$port"
 "$python" "$helper" fanout-load "$uri" "$devices" "$group"
 admin=$(admin_token bench-enrolment-admin)
 "$python" "$helper" quiet "$db_pid"
+profile_start directly-loaded
 "$python" "$helper" enrolment-fanout "$results" "directly loaded" "$uri" "$hub" "$admin" "$fake_url" "$db_pid" \
     "$hub_pid" "$fake_pid" "$group" "$devices" "$timeout"
+profile_stop
 stop "$hub_pid"; hub_pid=""
 
 hub_warnings
