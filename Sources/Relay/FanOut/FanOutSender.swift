@@ -194,9 +194,9 @@ struct FanOutSender: Sendable {
         _ delivery: Delivery, ticket: RelayGate.Ticket, _ message: RelayMessage,
         progress: Progress
     ) async {
-        let request = FCMMapping.deviceRequest(
-            for: message, token: delivery.registration, audience: DeviceRequests.audience(of: delivery),
-            options: mapping, language: delivery.locale)
+        let request = DeviceRequests.request(
+            for: message, token: delivery.registration, delivery: delivery, options: mapping,
+            language: delivery.locale)
         switch await paced.send(request, with: ticket) {
         case .cancelled:
             // The worker stops: a request cut short says nothing of FCM. Its device has no answer, for the next

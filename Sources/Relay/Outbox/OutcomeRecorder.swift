@@ -92,7 +92,7 @@ final class OutcomeRecorder: Sendable {
 
     /// Writes `batch` in one command, trying again a few times when the database fails; false when it gave up.
     private func write(_ batch: [RelayUpdate]) async -> Bool {
-        let written = await WriteRetry.run("recording relay outcomes failed", logger: logger) {
+        let recorded = await WriteRetry.run("recording relay outcomes failed", logger: logger) {
             let written = try await outbox.record(batch)
             metrics.recorded(batch.count)
             if written < batch.count {
@@ -101,7 +101,7 @@ final class OutcomeRecorder: Sendable {
                     metadata: ["lost": "\(batch.count - written)"])
             }
         }
-        if written { return true }
+        if recorded { return true }
         logger.error(
             "relay outcomes could not be written; their leases run out and others will resend",
             metadata: ["messages": "\(batch.count)"])

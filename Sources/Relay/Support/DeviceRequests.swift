@@ -15,11 +15,16 @@ enum DeviceRequests {
         guard let delivery, delivery.via != .topic else {
             return FCMMapping.requests(for: message, token: token, options: options, language: language)
         }
-        return [
-            FCMMapping.deviceRequest(
-                for: message, token: token, audience: audience(of: delivery), options: options,
-                language: language)
-        ]
+        return [request(for: message, token: token, delivery: delivery, options: options, language: language)]
+    }
+
+    /// The one request a device reached as one of a message's persons', groups' or sample's gets (`delivery` via
+    /// person, group or cohort): what the fan-out sends, and what a re-send or a held-back send repeats.
+    static func request(
+        for message: RelayMessage, token: String, delivery: Delivery, options: FCMMappingOptions, language: String?
+    ) -> FCMRequest {
+        FCMMapping.deviceRequest(
+            for: message, token: token, audience: audience(of: delivery), options: options, language: language)
     }
 
     /// How a delivery's device was reached, as the request's data tells the app.
