@@ -1,18 +1,10 @@
 import DAO
 import Mongo
 import MongoTestSupport
-import Synchronization
 import Testing
 
 @Suite("Messages")
 struct MessageDAOTests {
-    /// A clock the test moves by hand.
-    final class ManualClock: Sendable {
-        private let time = Mutex<Int64>(1_700_000_000_000)
-        func now() -> Int64 { time.withLock { $0 } }
-        func advance(_ milliseconds: Int64) { time.withLock { $0 += milliseconds } }
-    }
-
     func draft(_ topic: String, _ title: String = "t", distribution: Distribution = .information) -> MessageDraft {
         MessageDraft(title: title, desc: "", message: "m", topicKey: topic, distribution: distribution, sender: "ann")
     }

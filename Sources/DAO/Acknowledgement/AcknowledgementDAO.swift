@@ -55,53 +55,27 @@ public struct AcknowledgementDAO: Sendable {
         ["$gt": 0, "$lte": .int64(time)]
     }
 
-    /// The messages whose next step is due at `time` and that no lease holds.
-    static func claimable(_ time: Int64) -> BSONDocument {
-        ["ack.next_at": due(time), "ack.lease_until": ["$not": ["$gte": .int64(time)]]]
+    /// The escalations as a leased queue: the lease in `ack`, the due steps on the claim index.
+    var queue: LeasedQueue {
+        LeasedQueue(collection: messages, prefix: "ack.", dueField: "ack.next_at") { ["ack.next_at": Self.due($0)] }
     }
 
-    /// How many of the most overdue messages a claim looks at: those another replica holds are passed over.
-    static let claimCandidates = 32
-
     /// Claims the most overdue message whose escalation's next step has come, for `owner` for `leaseMS`; nil when none
-    /// is due. Returns it with the lease's name.
-    ///
-    /// Two steps (`LeaseCandidates`): the most overdue messages are read on the index, their lease checked here (a
-    /// condition on it in the query read the whole archive every second), then the first free one is taken by one
-    /// atomic update that names its `_id` and checks the lease again.
+    /// is due. Returns it with the lease's name (`LeasedQueue`: never a `findAndModify`, whose cost on the embedded
+    /// database grows with the archive).
     /// - Throws: `DAOError`.
     public func claim(owner: String, leaseMS: Int64) async throws -> (progress: AckProgress, lease: String)? {
-        let time = now()
-        let lease = "\(owner)/\(ObjectID().hex)"
-        let candidates = try await mapErrors {
-            try await messages.find(
-                ["ack.next_at": Self.due(time)],
-                options: FindOptions(
-                    projection: ["_id": 1, "ack.lease_until": 1], sort: ["ack.next_at": 1],
-                    limit: Int64(Self.claimCandidates)))
-        }
-        var document: BSONDocument?
-        for id in LeaseCandidates.free(candidates, leasePath: "ack.lease_until", now: time, limit: Self.claimCandidates)
-        {
-            // One update naming its `_id`, then a read of it under the lease (never a `findAndModify`, whose cost on
-            // the embedded database grows with the archive).
-            document = try await mapErrors {
-                let taken = try await messages.updateOne(
-                    BSONDocument([(key: "_id", value: id)] + Self.claimable(time).elements),
-                    ["$set": ["ack.lease_owner": .string(lease), "ack.lease_until": .int64(time + leaseMS)]])
-                guard taken.matchedCount > 0 else { return nil }
-                return try await messages.findOne(["_id": id, "ack.lease_owner": .string(lease)])
-            }
-            if document != nil { break }
-        }
-        guard let document, let message = Message(document: document) else { return nil }
+        guard
+            let claim = try await mapErrors({
+                try await queue.claim(owner: owner, now: now(), leaseMS: leaseMS, limit: 1)
+            }), let document = claim.documents.first
+        else { return nil }
+        let lease = claim.lease
+        guard let message = Message(document: document) else { return nil }
         guard let progress = AckProgress(message: message) else {
             // Not an escalation this hub can read: taken off the index rather than claimed again and again.
-            _ = try await mapErrors {
-                try await messages.updateOne(
-                    ["_id": .objectID(message.id), "ack.lease_owner": .string(lease)],
-                    ["$unset": ["ack.next_at": "", "ack.lease_owner": "", "ack.lease_until": ""]])
-            }
+            _ = try await update(
+                message.id, lease: lease, ["$unset": .document(queue.endingLease(["ack.next_at": ""]))])
             return nil
         }
         return (progress, lease)
@@ -116,7 +90,7 @@ public struct AcknowledgementDAO: Sendable {
     /// Gives message `id` back at once, for any replica (this one stops).
     /// - Throws: `DAOError`.
     public func release(message id: ObjectID, lease: String) async throws {
-        _ = try await update(id, lease: lease, ["$unset": ["ack.lease_owner": "", "ack.lease_until": ""]])
+        _ = try await update(id, lease: lease, ["$unset": .document(queue.endingLease())])
     }
 
     // MARK: Rounds
@@ -171,7 +145,7 @@ public struct AcknowledgementDAO: Sendable {
                     "ack.round": .int64(round), "ack.next_at": .int64(nextAt),
                     "ack.rounds.\(round - 1).finished_at": .int64(now()),
                 ],
-                "$unset": ["ack.cursor": "", "ack.lease_owner": "", "ack.lease_until": ""],
+                "$unset": .document(queue.endingLease(["ack.cursor": ""])),
             ])
     }
 
@@ -183,15 +157,12 @@ public struct AcknowledgementDAO: Sendable {
             id, lease: lease,
             [
                 "$set": ["ack.finished_at": .int64(now()), "ack.unacknowledged": .int64(silent)],
-                "$unset": ["ack.next_at": "", "ack.cursor": "", "ack.lease_owner": "", "ack.lease_until": ""],
+                "$unset": .document(queue.endingLease(["ack.next_at": "", "ack.cursor": ""])),
             ])
     }
 
     /// Applies `update` to message `id` while `lease` holds it; whether it did.
     private func update(_ id: ObjectID, lease: String, _ update: BSONDocument) async throws -> Bool {
-        let result = try await mapErrors {
-            try await messages.updateOne(["_id": .objectID(id), "ack.lease_owner": .string(lease)], update)
-        }
-        return result.matchedCount > 0
+        try await mapErrors { try await queue.update(.objectID(id), lease: lease, update) }
     }
 }

@@ -18,19 +18,14 @@ public struct OutboxDAO: Sendable {
         keys: ["relay.state": 1, "relay.due_at": 1], name: "relay.state.due_at",
         partialFilter: ["relay.state": "pending"])
 
-    /// Messages due at `now` whose lease, if any, has run out. A lease sets and ends `lease_owner` and
-    /// `lease_until` together, so "no lease or one that ran out" is one condition on `lease_until`
-    /// (`$not` also matches a missing field). Only in the updates that take messages by `_id`: a query for it
-    /// makes SecantusDB read the whole message archive (`LeaseCandidates`).
-    private static func claimable(now: Int64) -> BSONDocument {
-        var filter = due(now: now)
-        filter["relay.lease_until"] = ["$not": ["$gte": .int64(now)]]
-        return filter
-    }
-
-    /// Pending and due at `now`, leased or not: what a claim reads on the outbox index (`LeaseCandidates`).
+    /// Pending and due at `now`, leased or not: what a claim reads on the outbox index (`LeasedQueue`).
     static func due(now: Int64) -> BSONDocument {
         ["relay.state": "pending", "relay.due_at": ["$lte": .int64(now)]]
+    }
+
+    /// The outbox as a leased queue: the lease in `relay`, the due messages on the outbox index.
+    var queue: LeasedQueue {
+        LeasedQueue(collection: collection, prefix: "relay.", dueField: "relay.due_at", due: Self.due(now:))
     }
 
     /// Claims up to `limit` of the most overdue messages for `owner` until `now + leaseMS`, or nil when none
@@ -41,60 +36,31 @@ public struct OutboxDAO: Sendable {
     /// A server without a limit pushed into its index scan (SecantusDB) reads every pending message due by `now`
     /// for each claim, so a backlog of 10,000 costs each claim 0.3 s: the relay then falls further behind the more
     /// it has to do. A slice (`due`) reads only what is pending in it. Either way the lease is checked here rather
-    /// than in the query (`LeaseCandidates`).
+    /// than in the query (`LeasedQueue`).
     /// - Throws: `DAOError`.
     public func claim(
         owner: String, now: Int64, leaseMS: Int64, limit: Int, excluding held: [ObjectID] = [],
         due: ClosedRange<Int64>? = nil
     ) async throws -> OutboxBatch? {
         try await mapErrors {
-            let ids: [BSONValue]
-            // Left out here rather than in the query (a long `$nin` costs every candidate a scan of it): a held
-            // message is a candidate only in the rare moment its lease ran out before its last write landed.
-            let skipped = Set(held)
-            if let due {
-                // The whole slice (no limit: the messages this worker or another holds must not hide the free ones
-                // behind them; a slice is a few hundred ms of messages).
-                let candidates = try await collection.find(
-                    [
-                        "relay.state": "pending",
-                        "relay.due_at": ["$gte": .int64(due.lowerBound), "$lte": .int64(min(due.upperBound, now))],
-                    ],
-                    options: FindOptions(
-                        projection: ["_id": 1, "relay.lease_until": 1, "relay.due_at": 1],
-                        sort: ["relay.due_at": 1]))
-                ids = LeaseCandidates.free(
-                    candidates, leasePath: "relay.lease_until", now: now, limit: limit,
-                    skipping: skipped)
-            } else {
-                let candidates = try await collection.find(
-                    Self.due(now: now),
-                    options: FindOptions(
-                        projection: ["_id": 1, "relay.lease_until": 1], sort: ["relay.due_at": 1],
-                        limit: Int64(max(limit, 1) + LeaseCandidates.leasedAllowance)))
-                ids = LeaseCandidates.free(
-                    candidates, leasePath: "relay.lease_until", now: now, limit: limit,
-                    skipping: skipped)
-            }
-            guard !ids.isEmpty else { return nil }
-            let lease = "\(owner)/\(ObjectID().hex)"
-            // `_id` first: a server that plans by the first indexed field it meets (the embedded one)
-            // then visits only these documents, not every pending one.
-            let filter = BSONDocument([(key: "_id", value: ["$in": .array(ids)])] + Self.claimable(now: now).elements)
-            let leased = try await collection.updateMany(
-                filter,
+            // A slice is read whole (no limit: the messages this worker or another holds must not hide the free ones
+            // behind them; a slice is a few hundred ms of messages). Held messages are left out here rather than in
+            // the query (a long `$nin` costs every candidate a scan of it): one is a candidate only in the rare moment
+            // its lease ran out before its last write landed.
+            let slice: BSONDocument? = due.map {
                 [
-                    "$set": ["relay.lease_owner": .string(lease), "relay.lease_until": .int64(now + leaseMS)],
-                    "$inc": ["relay.attempts": 1],
-                ])
-            guard leased.modifiedCount > 0 else { return nil }
-            // Read back what this lease holds: another worker may have taken some candidates first.
-            let documents = try await collection.find(
-                ["_id": ["$in": .array(ids)], "relay.lease_owner": .string(lease)],
-                options: FindOptions(sort: ["relay.due_at": 1]))
+                    "relay.state": "pending",
+                    "relay.due_at": ["$gte": .int64($0.lowerBound), "$lte": .int64(min($0.upperBound, now))],
+                ]
+            }
+            guard
+                let claim = try await queue.claim(
+                    owner: owner, now: now, leaseMS: leaseMS, limit: limit, skipping: Set(held), candidates: slice,
+                    readWhole: slice != nil, increment: ["relay.attempts": 1])
+            else { return nil }
             return OutboxBatch(
-                lease: lease, leaseUntil: now + leaseMS,
-                messages: documents.compactMap(Message.init(document:)))
+                lease: claim.lease, leaseUntil: claim.until,
+                messages: claim.documents.compactMap(Message.init(document:)))
         }
     }
 
@@ -112,17 +78,7 @@ public struct OutboxDAO: Sendable {
     /// a command; returns how many it moved.
     /// - Throws: `DAOError`.
     public func renew(_ ids: [ObjectID], leases: Set<String>, until: Int64) async throws -> Int {
-        guard !leases.isEmpty else { return 0 }
-        var moved = 0
-        for chunk in IDChunks.of(ids) {
-            let result = try await mapErrors {
-                try await collection.updateMany(
-                    Self.held(chunk, leases: leases),
-                    ["$set": ["relay.lease_until": .int64(until)]])
-            }
-            moved += Int(result.matchedCount)
-        }
-        return moved
+        try await mapErrors { try await queue.renew(ids.map(BSONValue.objectID), leases: leases, until: until) }
     }
 
     /// Which of the messages `ids` one of `leases` still holds (after a renewal moved fewer than asked).
@@ -133,7 +89,8 @@ public struct OutboxDAO: Sendable {
         for chunk in IDChunks.of(ids) {
             let documents = try await mapErrors {
                 try await collection.find(
-                    Self.held(chunk, leases: leases), options: FindOptions(projection: ["_id": 1]))
+                    queue.held(chunk.map(BSONValue.objectID), leases: leases),
+                    options: FindOptions(projection: ["_id": 1]))
             }
             held.formUnion(documents.compactMap { $0["_id"]?.objectIDValue })
         }
@@ -144,14 +101,7 @@ public struct OutboxDAO: Sendable {
     /// claim them at once (a worker stopping before it sent them).
     /// - Throws: `DAOError`.
     public func release(_ ids: [ObjectID], leases: Set<String>) async throws {
-        guard !leases.isEmpty else { return }
-        for chunk in IDChunks.of(ids) {
-            _ = try await mapErrors {
-                try await collection.updateMany(
-                    Self.held(chunk, leases: leases),
-                    ["$unset": ["relay.lease_owner": "", "relay.lease_until": ""]])
-            }
-        }
+        try await mapErrors { try await queue.release(ids.map(BSONValue.objectID), leases: leases) }
     }
 
     /// The `relay.edit` of those of the messages `ids` that a correction or withdrawal changed while they were being
@@ -179,14 +129,6 @@ public struct OutboxDAO: Sendable {
     /// - Throws: `DAOError`.
     public func message(_ id: ObjectID) async throws -> Message? {
         try await mapErrors { try await collection.findOne(["_id": .objectID(id)]) }.flatMap(Message.init(document:))
-    }
-
-    private static func held(_ ids: ArraySlice<ObjectID>, leases: Set<String>) -> BSONDocument {
-        let owner: BSONValue =
-            leases.count == 1
-            ? .string(leases.first!)
-            : ["$in": .array(leases.sorted().map(BSONValue.string))]
-        return ["_id": IDChunks.membership(ids), "relay.lease_owner": owner]
     }
 
     /// Writes the outcomes of one lease's messages in one command and ends the lease on each;
@@ -273,9 +215,9 @@ public struct OutboxDAO: Sendable {
                 Self.due(now: now),
                 options: FindOptions(
                     projection: ["_id": 1, "relay.lease_until": 1, "relay.due_at": 1], sort: ["relay.due_at": 1],
-                    limit: Int64(1 + LeaseCandidates.leasedAllowance)))
+                    limit: Int64(1 + LeasedQueue.leasedAllowance)))
         }
-        return candidates.first { LeaseCandidates.isFree($0, leasePath: "relay.lease_until", now: now) }?[
+        return candidates.first { queue.isFree($0, at: now) }?[
             path: "relay.due_at"]?
             .int64Value
     }

@@ -41,39 +41,21 @@ public struct QuietDeferralDAO: Sendable {
         }.compactMap(QuietDeferral.init(document:))
     }
 
-    /// Claims up to `limit` pending deferrals due now for `owner`, the most overdue first, with their registrations:
-    /// each one's `due_at` moves `leaseMS` on under a claim of its own, so no other replica finds it due while it is
-    /// sent, and one that dies leaves it due again when the lease runs out. Three commands however many it claims:
-    /// find candidates (the `state.due_at` index), claim them, read back what this claim holds.
+    /// The deferrals as a leased queue: the lease at the top level, the due ones on the `state.due_at` index.
+    var queue: LeasedQueue {
+        LeasedQueue(collection: collection, prefix: "", dueField: "due_at") {
+            ["state": "pending", "due_at": ["$lte": .int64($0)]]
+        }
+    }
+
+    /// Claims up to `limit` pending deferrals due now for `owner` under a lease of `leaseMS`, the most overdue first,
+    /// with their registrations: no other replica takes one while it is sent, and one whose process dies is due again
+    /// when the lease runs out (`LeasedQueue`).
     /// - Throws: `DAOError`.
     public func claim(owner: String, leaseMS: Int64, limit: Int) async throws -> [QuietDeferral] {
-        let time = now()
-        let due: BSONDocument = ["state": "pending", "due_at": ["$lte": .int64(time)]]
-        let documents: [BSONDocument] = try await mapErrors {
-            let ids = try await collection.find(
-                due,
-                options: FindOptions(
-                    projection: ["_id": 1], sort: ["due_at": 1],
-                    limit: Int64(max(limit, 1)))
-            )
-            .compactMap { $0["_id"] }
-            guard !ids.isEmpty else { return [] }
-            let claim = "\(owner)/\(ObjectID().hex)"
-            let filter = BSONDocument([(key: "_id", value: ["$in": .array(ids)])] + due.elements)
-            let claimed = try await collection.updateMany(
-                filter,
-                [
-                    "$set": [
-                        "due_at": .int64(time + leaseMS),
-                        "claim": .string(claim),
-                    ]
-                ])
-            guard claimed.modifiedCount > 0 else { return [] }
-            return try await collection.find(
-                ["_id": ["$in": .array(ids)], "claim": .string(claim)],
-                options: FindOptions(sort: ["_id": 1]))
-        }
-        return documents.compactMap(QuietDeferral.init(document:))
+        try await mapErrors {
+            try await queue.claim(owner: owner, now: now(), leaseMS: leaseMS, limit: limit, order: ["_id": 1])
+        }?.documents.compactMap(QuietDeferral.init(document:)) ?? []
     }
 
     /// Records FCM's answer to deferral `id` while it is pending: `.sent`, `.failed` or `.unregistered`, with FCM's
@@ -83,7 +65,9 @@ public struct QuietDeferralDAO: Sendable {
         var set: BSONDocument = ["state": .string(state.rawValue), "at": .int64(now())]
         if let code { set["code"] = .string(code) }
         _ = try await mapErrors {
-            try await collection.updateOne(["_id": .string(id), "state": "pending"], ["$set": .document(set)])
+            try await collection.updateOne(
+                ["_id": .string(id), "state": "pending"],
+                ["$set": .document(set), "$unset": .document(queue.endingLease())])
         }
     }
 
@@ -93,7 +77,10 @@ public struct QuietDeferralDAO: Sendable {
         _ = try await mapErrors {
             try await collection.updateOne(
                 ["_id": .string(id), "state": "pending"],
-                ["$set": ["due_at": .int64(dueAt)], "$inc": ["attempts": .int64(1)]])
+                [
+                    "$set": ["due_at": .int64(dueAt)], "$unset": .document(queue.endingLease()),
+                    "$inc": ["attempts": .int64(1)],
+                ])
         }
     }
 

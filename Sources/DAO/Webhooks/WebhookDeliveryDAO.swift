@@ -23,43 +23,32 @@ public struct WebhookDeliveryDAO: Sendable {
     /// How long a delivered or failed delivery stays listed.
     public static let retention: Int64 = 7 * 86_400_000
 
-    /// Pending and due at `now`, leased or not: what a claim reads on the claim index (`LeaseCandidates`).
+    /// Pending and due at `now`, leased or not: what a claim reads on the claim index (`LeasedQueue`).
     static func due(now: Int64) -> BSONDocument {
         ["state": "pending", "due_at": ["$lte": .int64(now)]]
     }
 
-    /// Pending, due at `now`, and no lease holds it (`$not` also matches a missing `lease_until`).
-    private static func claimable(now: Int64) -> BSONDocument {
-        ["state": "pending", "due_at": ["$lte": .int64(now)], "lease_until": ["$not": ["$gte": .int64(now)]]]
+    /// The deliveries as a leased queue: the lease at the top level, the due ones on the claim index.
+    var queue: LeasedQueue {
+        LeasedQueue(collection: collection, prefix: "", dueField: "due_at", due: Self.due(now:))
     }
 
     /// Leases up to `limit` of the most overdue deliveries for `owner` until `now + leaseMS`, counting an attempt on
-    /// each; nil when none is due. The candidates are read without their lease (`LeaseCandidates`).
+    /// each; nil when none is due.
     /// - Throws: `DAOError`.
     public func claim(owner: String, now: Int64, leaseMS: Int64, limit: Int) async throws -> WebhookClaim? {
         try await mapErrors {
-            let candidates = try await collection.find(
-                Self.due(now: now),
-                options: FindOptions(
-                    projection: ["_id": 1, "lease_until": 1], sort: ["due_at": 1],
-                    limit: Int64(max(limit, 1) + LeaseCandidates.leasedAllowance)))
-            let ids = LeaseCandidates.free(candidates, leasePath: "lease_until", now: now, limit: limit)
-            guard !ids.isEmpty else { return nil }
-            let lease = "\(owner)/\(ObjectID().hex)"
-            let filter = BSONDocument([(key: "_id", value: ["$in": .array(ids)])] + Self.claimable(now: now).elements)
-            let leased = try await collection.updateMany(
-                filter,
-                [
-                    "$set": ["lease_owner": .string(lease), "lease_until": .int64(now + leaseMS)],
-                    "$inc": ["attempts": 1],
-                ])
-            guard leased.modifiedCount > 0 else { return nil }
-            let documents = try await collection.find(
-                ["_id": ["$in": .array(ids)], "lease_owner": .string(lease)],
-                options: FindOptions(sort: ["due_at": 1]))
-            return WebhookClaim(lease: lease, deliveries: documents.compactMap(WebhookDelivery.init(document:)))
+            guard
+                let claim = try await queue.claim(
+                    owner: owner, now: now, leaseMS: leaseMS, limit: limit, increment: Self.attempt)
+            else { return nil }
+            return WebhookClaim(
+                lease: claim.lease, deliveries: claim.documents.compactMap(WebhookDelivery.init(document:)))
         }
     }
+
+    /// What a claim counts on each delivery it takes (and a release takes back).
+    private static let attempt: BSONDocument = ["attempts": 1]
 
     /// What one attempt came to, as recorded.
     public enum Outcome: Sendable, Hashable {
@@ -77,7 +66,7 @@ public struct WebhookDeliveryDAO: Sendable {
     @discardableResult
     public func record(_ outcome: Outcome, for id: ObjectID, lease: String, now: Int64) async throws -> Bool {
         var set: BSONDocument
-        var unset: BSONDocument = ["lease_owner": "", "lease_until": ""]
+        var unset = queue.endingLease()
         func last(_ status: Int?, _ error: String?) {
             if let status { set["last_status"] = .int64(Int64(status)) } else { unset["last_status"] = "" }
             if let error { set["last_error"] = .string(error) } else { unset["last_error"] = "" }
@@ -95,23 +84,16 @@ public struct WebhookDeliveryDAO: Sendable {
             last(status, error)
             unset["due_at"] = ""
         }
-        let result = try await mapErrors {
-            try await collection.updateOne(
-                ["_id": .objectID(id), "lease_owner": .string(lease)],
-                ["$set": .document(set), "$unset": .document(unset)])
+        return try await mapErrors {
+            try await queue.update(.objectID(id), lease: lease, ["$set": .document(set), "$unset": .document(unset)])
         }
-        return result.matchedCount > 0
     }
 
     /// Ends `lease` on delivery `id` without an outcome, its attempt uncounted, so any worker may claim it at once (a
     /// worker stopping before it sent it).
     /// - Throws: `DAOError`.
     public func release(_ id: ObjectID, lease: String) async throws {
-        _ = try await mapErrors {
-            try await collection.updateOne(
-                ["_id": .objectID(id), "lease_owner": .string(lease)],
-                ["$unset": ["lease_owner": "", "lease_until": ""], "$inc": ["attempts": -1]])
-        }
+        try await mapErrors { try await queue.release([.objectID(id)], leases: [lease], undoing: ["attempts": -1]) }
     }
 
     /// A page of webhook `webhook`'s deliveries, newest first, older than `before` when given.
