@@ -66,7 +66,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Channels, areas, subjects and messages on the nested icube documents.
-        .target(name: "DAO", dependencies: ["Mongo", "HubTime", "HubModel"], swiftSettings: swiftSettings),
+        .target(
+            name: "DAO",
+            dependencies: ["Mongo", "HubTime", "HubModel", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
         // Migration from the legacy Node hub: normalisation rules, copy, import, verification.
         .target(name: "Migration", dependencies: ["Mongo", "DAO", "HubTime"], swiftSettings: swiftSettings),
         // The services every entry point calls (cube, messages, accounts) and the in-memory copies that

@@ -1,5 +1,6 @@
-import Mongo
 import HubModel
+import Logging
+import Mongo
 
 /// Emits webhook events: the one call every layer that reaches the database makes (the relay for `message.sent`
 /// and `message.failed`, receipts for `message.acknowledged`, escalation for `message.unacknowledged`).
@@ -46,5 +47,29 @@ public struct WebhookEventDAO: Sendable {
         }
         _ = try await mapErrors { try await deliveries.insertMany(documents, ordered: false) }
         subscribers.wake.notify()
+    }
+
+    /// How many times an event is tried before it is given up on.
+    public static let attempts = 3
+
+    /// Stores `emission` for every webhook subscribed to it: the one failure policy of webhook events. An event never
+    /// fails what it reports (a message sent, an acknowledgement stored, an escalation ended, each recorded already):
+    /// it is tried `attempts` times, half a second apart and doubling, each failure logged as a warning, then given
+    /// up on with an error in the log.
+    public func emit(_ emission: WebhookEmission, logger: Logger) async {
+        var backoff = Backoff(first: .milliseconds(500), cap: .seconds(4))
+        let metadata: Logger.Metadata = ["event": "\(emission.event.rawValue)", "msi_key": "\(emission.msiKey.hex)"]
+        for attempt in 1...Self.attempts {
+            do {
+                try await emit(emission.event, payload: emission.payload)
+                return
+            } catch {
+                logger.warning(
+                    "a webhook event could not be stored",
+                    metadata: metadata.merging(["error": "\(error)", "attempt": "\(attempt)"]) { $1 })
+                if attempt < Self.attempts { try? await Task.sleep(for: backoff.next()) }
+            }
+        }
+        logger.error("a webhook event was given up on; no webhook will receive it", metadata: metadata)
     }
 }

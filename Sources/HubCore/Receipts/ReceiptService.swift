@@ -196,16 +196,7 @@ public struct ReceiptService: Sendable {
     /// not answered to the device as a failure it could repair.
     func acknowledgedHook(_ acknowledged: [(message: Message, receipt: Receipt)]) async throws {
         for (message, receipt) in acknowledged {
-            do {
-                try await events.emit(.messageAcknowledged, payload: Self.acknowledgedPayload(message, receipt))
-            } catch {
-                logger.error(
-                    "a message.acknowledged event could not be written to the webhook outbox",
-                    metadata: [
-                        "msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
-                        "error": .string("\(error)"),
-                    ])
-            }
+            await events.emit(.acknowledged(message, by: receipt), logger: logger)
             guard message.audience == .persons, let person = receipt.person else { continue }
             do {
                 try await recordPersonAcknowledgement(message, by: person, on: receipt)
@@ -243,18 +234,6 @@ public struct ReceiptService: Sendable {
         _ = try await personAcknowledgements.record(
             message: message.id, person: person, device: receipt.device,
             at: receipt.at)
-    }
-
-    /// The payload of a `message.acknowledged` event.
-    static func acknowledgedPayload(_ message: Message, _ receipt: Receipt) -> BSONDocument {
-        var payload: BSONDocument = [
-            "msi_key": .string(message.msiKey.hex), "title": .string(message.title),
-            "device": .string(receipt.device.hex),
-        ]
-        if let person = receipt.person { payload["person"] = .string(person) }
-        if let response = receipt.response { payload["response"] = .string(response) }
-        payload["at"] = .int64(receipt.at)
-        return payload
     }
 
     /// Which of `messages` `device` could have received (their `_id`s): sent already (no `send_at` to come), and of

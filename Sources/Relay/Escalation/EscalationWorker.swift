@@ -234,24 +234,18 @@ public struct EscalationWorker: Sendable {
             let unnamed = silent.filter { $0.person.isEmpty }.map(\.device)
             let bound = unnamed.isEmpty ? [:] : try await devices.devices(unnamed)
             var persons: [String] = []
-            var devicesOf: [String: [BSONValue]] = [:]
+            var devicesOf: [String: [ObjectID]] = [:]
             for delivery in silent {
                 let person = delivery.person.isEmpty ? bound[delivery.device]?.person : delivery.person
                 guard let person else { continue }
                 if devicesOf[person] == nil { persons.append(person) }
-                devicesOf[person, default: []].append(.string(delivery.device.hex))
+                devicesOf[person, default: []].append(delivery.device)
             }
-            try await events.emit(
-                .messageUnacknowledged,
-                payload: [
-                    "msi_key": .string(progress.message.msiKey.hex), "title": .string(progress.message.title),
-                    "devices": .array(silent.map { .string($0.device.hex) }),
-                    "persons": .array(persons.map(BSONValue.string)),
-                    "unacknowledged": .array(
-                        persons.map { person in
-                            ["person": .string(person), "devices": .array(devicesOf[person] ?? [])]
-                        }),
-                ])
+            await events.emit(
+                .unacknowledged(
+                    progress.message, devices: silent.map(\.device),
+                    persons: persons.map { ($0, devicesOf[$0] ?? []) }),
+                logger: logger)
         }
         guard try await acknowledgements.finish(message: id, lease: lease, silent: Int64(silent.count)) else { return }
         logger.info(
