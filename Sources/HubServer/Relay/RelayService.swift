@@ -26,10 +26,14 @@ struct RelayService: Service {
             mapping: configuration.urgency.applied(to: fcm.mappingOptions),
             fanOut: FanOutStores(database: services.database, now: services.now),
             quietHours: quietStores,
-            events: WebhookEventDAO(
-                database: services.database, subscribers: services.webhookSubscribers,
-                now: services.now),
-            acknowledgements: AckAudience(database: services.database, logger: logger, now: services.now),
+            // The audience first: a webhook consumer told `message.sent` may ask for the report at once.
+            observers: [
+                AckAudience(database: services.database, logger: logger, now: services.now),
+                MessageEvents(
+                    events: WebhookEventDAO(
+                        database: services.database, subscribers: services.webhookSubscribers, now: services.now),
+                    logger: logger, now: services.now),
+            ],
             configuration: OutboxWorker.Configuration(
                 concurrency: configuration.concurrency, lease: configuration.lease,
                 project: fcm.projectID ?? "-",

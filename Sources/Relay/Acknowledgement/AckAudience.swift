@@ -8,7 +8,7 @@ import Mongo
 /// the fan-out as FCM answered), and so does a topic's sample (only the devices picked); a topic message reaches the devices that want its topic and that FCM still knows,
 /// each given a delivery `via: "topic"` now. Then `audience_size` and the first check (`ack.next_at`, `within_s` on)
 /// are noted on the message (`AcknowledgementDAO.fix`), once.
-public struct AckAudience: Sendable {
+public struct AckAudience: MessageFinishing {
     let deliveries: DeliveryDAO
     let subscriptions: SubscriptionDAO
     let acknowledgements: AcknowledgementDAO
@@ -30,6 +30,11 @@ public struct AckAudience: Sendable {
     /// Fixes the audience of `message`, sent now, when it asked for an acknowledgement (else does nothing). A database
     /// failure is logged and tried twice more: the message is sent whatever comes of it, but without a fixed audience
     /// nobody is reminded.
+    /// Fixes the audience of `message` once it is sent, if it asked for an acknowledgement.
+    public func finished(_ message: Message, outcome: RelayOutcome) async {
+        if outcome.status == .sent { await fix(message) }
+    }
+
     func fix(_ message: Message) async {
         guard let request = AckRequest(document: message.document["ack"]?.documentValue) else { return }
         let sentAt = now()

@@ -35,10 +35,9 @@ struct MessageSender: Sendable {
     /// Leaves the devices in their quiet hours out of a passive or active topic message (and schedules their token
     /// sends); nil: every topic message goes to the whole topic.
     var quiet: QuietTopicHold? = nil
-    /// Emits `message.sent` and `message.failed` to the webhooks subscribed; nil: no webhook events.
-    var events: MessageEvents? = nil
-    /// Fixes the audience of a message that asked for an acknowledgement once it is sent; nil: no escalation.
-    var acknowledgements: AckAudience? = nil
+    /// Told each message's final outcome, in order (`MessageFinishing`): the acknowledgement's audience, the
+    /// webhook events.
+    var observers: [any MessageFinishing] = []
 
     /// Sends a held message's unsent components in order, recording each result as FCM gives it, then where
     /// the message goes next.
@@ -73,10 +72,9 @@ struct MessageSender: Sendable {
             outcome.edit = watch.seen
             metrics.finished(outcome.status)
             if !withdrawn {
-                // Before the outcome is on record, as the event: a crash between the two fixes nothing twice.
-                if outcome.status == .sent { await acknowledgements?.fix(message) }
-                // Before the outcome is on record: a crash between the two sends the message again, and its event too.
-                await events?.finished(message, outcome: outcome)
+                // Before the outcome is on record: a crash between the two sends the message again, and tells them
+                // again too.
+                for observer in observers { await observer.finished(message, outcome: outcome) }
             }
             if let sent = direct, outcome.status == .sent, outcome.lastError == nil {
                 direct = nil

@@ -103,8 +103,7 @@ public final class OutboxWorker: Sendable {
         mapping: FCMMappingOptions = FCMMappingOptions(),
         fanOut stores: FanOutStores? = nil,
         quietHours: QuietHoursStores? = nil,
-        events: WebhookEventDAO? = nil,
-        acknowledgements: AckAudience? = nil,
+        observers: [any MessageFinishing] = [],
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "msi-hub.relay"),
         now: @escaping UnixClock = UnixTime.nowMilliseconds
@@ -191,8 +190,7 @@ public final class OutboxWorker: Sendable {
             classifier: OutcomeClassifier(gate: gate), held: held, handoff: handoff, recorder: recorder,
             reporter: reporter, pauses: pauses, metrics: metrics, logger: logger, now: now, fanOut: fanOut,
             quiet: quietHours.map { QuietTopicHold(stores: $0, logger: logger, now: $0.now) },
-            events: events.map { MessageEvents(events: $0, logger: logger, now: now) },
-            acknowledgements: acknowledgements)
+            observers: observers)
     }
 
     private enum Event: Sendable {
