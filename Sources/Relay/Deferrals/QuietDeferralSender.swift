@@ -28,8 +28,8 @@ public struct QuietDeferralSender: Sendable {
     }
 
     let stores: QuietHoursStores
-    let sends: PacedSends
-    let mapping: FCMMappingOptions
+    /// The outbox worker's per-device lane.
+    let lane: DeviceLane
     let configuration: Configuration
     let logger: Logger
     /// This process's name in the claims it takes.
@@ -46,8 +46,7 @@ public struct QuietDeferralSender: Sendable {
     ) {
         guard let lane else { return nil }
         self.stores = stores
-        self.sends = lane.sends
-        self.mapping = lane.mapping
+        self.lane = lane
         self.configuration = configuration
         self.logger = logger
         self.owner = "quiet-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
@@ -88,6 +87,8 @@ public struct QuietDeferralSender: Sendable {
             }
             try await send(deferral, of: message)
         }
+        // The devices FCM called gone are marked before the next claim.
+        await lane.drain()
         return due.count
     }
 
@@ -105,50 +106,38 @@ public struct QuietDeferralSender: Sendable {
         }
         // A notice about the message (its person acknowledged it elsewhere) in place of the message; else the
         // message, in the device's language when the message has it.
-        let requests =
-            deferral.notice.map { notice in
+        let device = DeviceLane.Device(
+            registration: deferral.registration, locale: deferral.locale, delivery: deferral.delivery,
+            notice: deferral.notice.map { notice in
                 switch notice {
-                case .acknowledged:
-                    [
-                        FCMMapping.noticeRequest(
-                            .acknowledged, for: relayMessage, token: deferral.registration,
-                            component: .device, options: mapping)
-                    ]
+                case .acknowledged: (.acknowledged, .device)
                 }
-            }
-            ?? DeviceRequests.requests(
-                for: relayMessage, token: deferral.registration, delivery: deferral.delivery,
-                options: mapping, language: deferral.locale)
-        for request in requests {
-            switch await sends.send(request) {
-            case .sent:
-                continue
-            case .cancelled:
-                return  // the claim runs out: this or another replica sends it then
-            case .unregistered(let error):
-                return try await record(deferral, .unregistered, code: FanOutSender.code(of: error))
-            case .retryLater(let error), .paused(let error):
-                let wait = error.retryAfter?.milliseconds ?? Self.retryDelayMS
-                return try await stores.deferrals.retry(deferral.id, at: stores.now() + wait)
-            case .failed(let error):
-                logger.warning(
-                    "FCM refused a held-back send",
-                    metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
-                return try await record(deferral, .failed, code: FanOutSender.code(of: error))
-            }
+            })
+        switch await lane.send(relayMessage, to: device) {
+        case .sent:
+            break
+        case .cancelled:
+            return  // the claim runs out: this or another replica sends it then
+        case .unregistered(let error):
+            // The device is the lane's to mark (`GoneDevices`).
+            return try await record(deferral, .unregistered, code: FanOutSender.code(of: error))
+        case .retryLater(let error), .paused(let error):
+            let wait = error.retryAfter?.milliseconds ?? Self.retryDelayMS
+            return try await stores.deferrals.retry(deferral.id, at: stores.now() + wait)
+        case .failed(let error):
+            logger.warning(
+                "FCM refused a held-back send",
+                metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
+            return try await record(deferral, .failed, code: FanOutSender.code(of: error))
         }
         try await record(deferral, .sent)
     }
 
-    /// Records the answer on the deferral, and on its delivery for a message to persons and groups (the device too,
-    /// when FCM called it gone). The delivery first: a stop in between leaves the deferral to be sent again, never a
+    /// Records the answer on the deferral, and on its delivery for a message to persons and groups. The delivery first: a stop in between leaves the deferral to be sent again, never a
     /// delivery `deferred` for good.
     private func record(_ deferral: QuietDeferral, _ state: QuietDeferral.State, code: String? = nil) async throws {
         if let delivery = deferral.delivery, let answered = Delivery.State(rawValue: state.rawValue) {
             try await stores.deliveries.record([DeliveryOutcome(delivery, state: answered, code: code)])
-            if state == .unregistered {
-                try await stores.devices.markUnregistered(registrations: [delivery.registration])
-            }
         }
         try await stores.deferrals.record(deferral.id, state, code: code)
     }

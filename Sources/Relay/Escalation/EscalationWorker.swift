@@ -47,8 +47,8 @@ public struct EscalationWorker: Sendable {
     let personAcknowledgements: PersonAcknowledgementDAO
     let devices: DeviceDAO
     let events: WebhookEventDAO
-    let sends: PacedSends
-    let mapping: FCMMappingOptions
+    /// The outbox worker's per-device lane: one rate and one gate for every per-device send of the process.
+    let lane: DeviceLane
     let configuration: Configuration
     let logger: Logger
     let now: UnixClock
@@ -69,8 +69,7 @@ public struct EscalationWorker: Sendable {
         self.personAcknowledgements = PersonAcknowledgementDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
         self.events = WebhookEventDAO(database: database, subscribers: webhookSubscribers, now: now)
-        self.sends = lane.sends
-        self.mapping = lane.mapping
+        self.lane = lane
         self.configuration = configuration
         self.logger = logger
         self.now = now
@@ -152,15 +151,14 @@ public struct EscalationWorker: Sendable {
         counts.silent = Int64(silent.count)
         guard !silent.isEmpty else { return counts }
         let found = try await devices.devices(silent.map(\.device))
-        enum Result: Sendable { case sent, failed, unregistered(String), skipped, cancelled }
-        var gone: [String] = []
+        enum Result: Sendable { case sent, failed, unregistered, skipped, cancelled }
         await withTaskGroup(of: Result.self) { group in
             var running = 0
             func take(_ result: Result) {
                 switch result {
                 case .sent: counts.sent += 1
                 case .failed: counts.failed += 1
-                case .unregistered(let registration): counts.unregistered += 1; gone.append(registration)
+                case .unregistered: counts.unregistered += 1
                 case .skipped: counts.skipped += 1
                 case .cancelled: break
                 }
@@ -177,25 +175,22 @@ public struct EscalationWorker: Sendable {
                 }
                 if Task.isCancelled { break }
                 // In the device's language when the message has it.
-                let requests = DeviceRequests.requests(
-                    for: relayMessage, token: device.registration, delivery: delivery,
-                    options: mapping, language: device.locale)
+                let target = DeviceLane.Device(
+                    registration: device.registration, locale: device.locale, delivery: delivery)
                 running += 1
-                group.addTask { [sends] in
-                    for request in requests {
-                        switch await sends.send(request) {
-                        case .sent: continue
-                        case .retryLater, .paused, .failed: return .failed
-                        case .unregistered: return .unregistered(device.registration)
-                        case .cancelled: return .cancelled
-                        }
+                group.addTask { [lane] in
+                    switch await lane.send(relayMessage, to: target) {
+                    case .sent: .sent
+                    case .retryLater, .paused, .failed: .failed
+                    case .unregistered: .unregistered
+                    case .cancelled: .cancelled
                     }
-                    return .sent
                 }
             }
             for await result in group { take(result) }
         }
-        if !gone.isEmpty { try await devices.markUnregistered(registrations: gone) }
+        // The devices FCM called gone are marked before the round's counts are.
+        await lane.drain()
         return counts
     }
 

@@ -47,13 +47,12 @@ extension FanOutSender {
                         running -= 1
                         note(outcome)
                     }
-                    guard paused == nil, let ticket = await paced.admit() else { break }
-                    let request = FCMMapping.noticeRequest(
-                        notice, for: relayMessage, token: device.registration,
-                        component: component, options: mapping,
-                        language: device.locale)
+                    guard paused == nil, let ticket = await lane.sends.admit() else { break }
+                    let target = DeviceLane.Device(
+                        registration: device.registration, locale: device.locale, delivery: nil,
+                        notice: (notice, component))
                     running += 1
-                    group.addTask { [paced] in await paced.send(request, with: ticket) }
+                    group.addTask { [lane] in await lane.send(relayMessage, to: target, with: ticket) }
                 }
                 while let outcome = await group.next() { note(outcome) }
             }

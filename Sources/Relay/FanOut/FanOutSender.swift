@@ -62,8 +62,7 @@ struct FanOutSender: Sendable {
 
     /// The worker's per-device sends: `FCM_SEND_RATE` (every replica together), its gate (back-pressure shared with
     /// its topic sends), the transport, FCM's answers sorted and the pauses it asks for shared.
-    let paced: PacedSends
-    let mapping: FCMMappingOptions
+    let lane: DeviceLane
     /// The worker's messages and their leases: nothing is sent on a lease in doubt.
     let held: HeldMessages
     let resolver: FanOutResolver
@@ -114,15 +113,15 @@ struct FanOutSender: Sendable {
                 while running >= inFlight, await group.next() != nil { running -= 1 }
                 if Task.isCancelled { progress.stop(.cancelled); break }
                 if relayMessage.isExpired(at: now()) { progress.stop(.expired); break }
-                guard let ticket = await paced.admit() else { progress.stop(.cancelled); break }
+                guard let ticket = await lane.sends.admit() else { progress.stop(.cancelled); break }
                 // Asked again once the permit is in hand: the wait for it may have seen the edit.
                 if watch?.isChanged == true {
-                    paced.abandon(ticket)
+                    lane.sends.abandon(ticket)
                     progress.stop(.edited)
                     break
                 }
                 guard progress.stop == nil, held.safeLease(of: id) != nil else {
-                    paced.abandon(ticket)
+                    lane.sends.abandon(ticket)
                     progress.stop(.lease)
                     break
                 }
@@ -137,6 +136,7 @@ struct FanOutSender: Sendable {
             await group.waitForAll()
         }
         await recorder.drain()
+        await lane.drain()
         if let failedRead {
             return .retry(
                 FCMError(
@@ -194,10 +194,9 @@ struct FanOutSender: Sendable {
         _ delivery: Delivery, ticket: RelayGate.Ticket, _ message: RelayMessage,
         progress: Progress
     ) async {
-        let request = DeviceRequests.request(
-            for: message, token: delivery.registration, delivery: delivery, options: mapping,
-            language: delivery.locale)
-        switch await paced.send(request, with: ticket) {
+        let device = DeviceLane.Device(
+            registration: delivery.registration, locale: delivery.locale, delivery: delivery)
+        switch await lane.send(message, to: device, with: ticket) {
         case .cancelled:
             // The worker stops: a request cut short says nothing of FCM. Its device has no answer, for the next
             // worker to send.

@@ -92,7 +92,7 @@ public final class OutboxWorker: Sendable {
 
     /// The per-device send lane of this worker (its gate and pacer, its mapping), for the other senders to device
     /// of the process; nil when it sends to no device (built without `FanOutStores`).
-    public var deviceLane: DeviceLane? { pacedSends.map { DeviceLane(sends: $0, mapping: sender.mapping) } }
+    public let deviceLane: DeviceLane?
 
     public init(
         outbox: OutboxDAO,
@@ -176,12 +176,18 @@ public final class OutboxWorker: Sendable {
         }
         self.pacedSends = paced
         self.pacer = paced?.pacer
+        let lane = stores.flatMap { stores in
+            paced.map {
+                DeviceLane(sends: $0, mapping: mapping, gone: GoneDevices(devices: stores.devices, logger: logger))
+            }
+        }
+        self.deviceLane = lane
         let fanOut = stores.flatMap { stores in
-            paced.map { paced in
+            lane.map { lane in
                 FanOutSender(
-                    paced: paced, mapping: mapping, held: held,
+                    lane: lane, held: held,
                     resolver: FanOutResolver(stores: stores, quiet: quietHours), deliveries: stores.deliveries,
-                    recorder: DeliveryRecorder(deliveries: stores.deliveries, devices: stores.devices, logger: logger),
+                    recorder: DeliveryRecorder(deliveries: stores.deliveries, logger: logger),
                     inFlight: configuration.fanOutInFlight, logger: logger, now: now)
             }
         }
