@@ -262,7 +262,10 @@ let package = Package(
         .testTarget(name: "CurlTests", dependencies: ["Curl", "FakeFCM"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RelayTests",
-            dependencies: ["Relay", "FCM", "HubModel", "DAO", "Mongo", "HubTime", "MongoTestSupport"],
+            dependencies: [
+                "Relay", "FCM", "Curl", "HubModel", "DAO", "Mongo", "HubTime", "MongoTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings),
         // The mobile app's library: local message store, cube, registration, listener, catch-up over the hub's HTTP
         // API. Depends on no other module of this package, and on nothing that does not build for iOS.

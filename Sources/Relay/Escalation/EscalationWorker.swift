@@ -83,13 +83,19 @@ public struct EscalationWorker: Sendable {
             logger: logger, failure: "an escalation step failed",
             idle: { try? await Task.sleep(for: configuration.poll) }
         ) {
-            guard
-                let (progress, lease) = try await acknowledgements.claim(
-                    owner: owner, leaseMS: configuration.lease.milliseconds)
-            else { return false }
-            try await step(progress, lease: lease)
-            return true
+            try await step()
         }
+    }
+
+    /// One pass of `run()`: claims the most overdue message and takes its step; false when none is due.
+    /// - Throws: `DAOError` when the database fails.
+    func step() async throws -> Bool {
+        guard
+            let (progress, lease) = try await acknowledgements.claim(
+                owner: owner, leaseMS: configuration.lease.milliseconds)
+        else { return false }
+        try await step(progress, lease: lease)
+        return true
     }
 
     // MARK: Steps

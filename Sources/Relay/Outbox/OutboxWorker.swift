@@ -294,4 +294,18 @@ public final class OutboxWorker: Sendable {
         await Task { [reporter] in await reporter.finish() }.value
         logger.info("relay worker stopped", metadata: ["owner": "\(owner)"])
     }
+
+    /// One claim of what is due now (none while paused) and its sends, outcomes written; the count (tests' fake clock).
+    func step(limit: Int? = nil) async -> Int {
+        guard gate.pause() == nil else { return 0 }
+        var claimer = OutboxClaimer(
+            outbox: outbox, owner: owner, held: held, pollInterval: configuration.pollInterval,
+            metrics: metrics, logger: logger, now: now)
+        let claim = await claimer.claim(limit: limit ?? 4 * configuration.concurrency)
+        await withTaskGroup(of: Void.self) { group in
+            for message in claim.messages { group.addTask { await self.sender.send(message) } }
+        }
+        await recorder.drain()
+        return claim.messages.count
+    }
 }

@@ -67,16 +67,22 @@ public struct WebhookWorker: Sendable {
             logger: logger, failure: "the webhook outbox could not be read",
             idle: { await wake.wait(timeout: configuration.poll) }
         ) {
-            guard
-                let claim = try await deliveries.claim(
-                    owner: owner, now: now(),
-                    leaseMS: configuration.lease.milliseconds,
-                    limit: configuration.concurrency)
-            else { return false }
-            try await deliver(claim, http: http)
-            return true
+            try await step(http: http)
         }
         try? await http.shutdown()
+    }
+
+    /// One pass of `run()`: claims due deliveries, attempts them through `http`, records each; false when none is due.
+    /// - Throws: `DAOError` when the database fails.
+    func step(http: CurlClient) async throws -> Bool {
+        guard
+            let claim = try await deliveries.claim(
+                owner: owner, now: now(),
+                leaseMS: configuration.lease.milliseconds,
+                limit: configuration.concurrency)
+        else { return false }
+        try await deliver(claim, http: http)
+        return true
     }
 
     /// Attempts every delivery of `claim` at once and records each outcome.
