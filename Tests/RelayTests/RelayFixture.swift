@@ -45,7 +45,7 @@ struct RelayFixture {
             outbox: OutboxDAO(database: database), progress: RelayProgressDAO(database: database),
             pauses: RelayPauseDAO(database: database), handoff: OutboxHandoff(), sender: fcm,
             fanOut: FanOutStores(database: database, now: now), quietHours: quiet,
-            acknowledgements: AckAudience(database: database, logger: logger, now: now),
+            observers: [AckAudience(database: database, logger: logger, now: now)],
             configuration: Self.configuration, logger: logger, now: now)
     }
 
