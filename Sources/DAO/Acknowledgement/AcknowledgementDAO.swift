@@ -84,7 +84,13 @@ public struct AcknowledgementDAO: Sendable {
     /// Moves `lease` on message `id` to `leaseMS` from now; false when it no longer holds the message.
     /// - Throws: `DAOError`.
     public func renew(message id: ObjectID, lease: String, leaseMS: Int64) async throws -> Bool {
-        try await update(id, lease: lease, ["$set": ["ack.lease_until": .int64(now() + leaseMS)]])
+        try await renew(message: id, lease: lease, until: now() + leaseMS)
+    }
+
+    /// Moves `lease` on message `id` to `until` (Unix ms); false when it no longer holds the message.
+    /// - Throws: `DAOError`.
+    public func renew(message id: ObjectID, lease: String, until: Int64) async throws -> Bool {
+        try await mapErrors { try await queue.renew([.objectID(id)], leases: [lease], until: until) } > 0
     }
 
     /// Gives message `id` back at once, for any replica (this one stops).

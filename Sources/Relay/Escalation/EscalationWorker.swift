@@ -121,14 +121,11 @@ public struct EscalationWorker: Sendable {
         let round = progress.round + 1
         let leaseMS = configuration.lease.milliseconds
         guard try await acknowledgements.open(round: round, message: id, lease: lease, leaseMS: leaseMS) else { return }
-        var renewedAt = now()
+        let held = holding(id, lease: lease, until: now() + leaseMS)
         var cursor = progress.cursor
         while true {
             if Task.isCancelled { return try await acknowledgements.release(message: id, lease: lease) }
-            if now() - renewedAt > leaseMS / 2 {
-                guard try await acknowledgements.renew(message: id, lease: lease, leaseMS: leaseMS) else { return }
-                renewedAt = now()
-            }
+            guard try await stillHeld(held) else { return }
             let page = try await deliveries.page(of: id, after: cursor, limit: configuration.pageSize)
             guard let last = page.last else { break }
             let silent = try await unanswered(page, of: progress.message)
@@ -212,24 +209,46 @@ public struct EscalationWorker: Sendable {
         return silent.filter { !persons.contains($0.person) }
     }
 
+    // MARK: The step's lease
+
+    /// The lease of a step under way on message `id`, as the runtime keeps leases (`LeaseKeeper`): renewed between
+    /// pages once half of it is gone.
+    private func holding(_ id: ObjectID, lease: String, until: Int64) -> LeaseKeeper<ObjectID> {
+        let keeper = LeaseKeeper<ObjectID>(duration: configuration.lease, now: now) { [acknowledgements] due, until in
+            var kept: Set<ObjectID> = []
+            for (id, lease) in due where try await acknowledgements.renew(message: id, lease: lease.owner, until: until)
+            {
+                kept.insert(id)
+            }
+            return kept
+        }
+        keeper.hold(id, RelayLease(owner: lease, until: until))
+        return keeper
+    }
+
+    /// Whether the step's lease still holds, renewed first when less than half of it is left.
+    /// - Throws: `DAOError` when the renewal fails.
+    private func stillHeld(_ keeper: LeaseKeeper<ObjectID>) async throws -> Bool {
+        let half = configuration.lease.milliseconds / 2
+        return try await keeper.renewDue(leftBelow: { _ in half }) != 1
+    }
+
     /// The end: `message.unacknowledged` naming the devices that never acknowledged and their persons (none when
     /// every device did), then the escalation marked finished.
     private func end(_ progress: AckProgress, lease: String) async throws {
         let id = progress.message.id
+        let held = holding(id, lease: lease, until: progress.leaseUntil ?? now())
         var cursor: String?
         var silent: [Delivery] = []
         while true {
+            guard try await stillHeld(held) else { return }
             let page = try await deliveries.page(of: id, after: cursor, limit: configuration.pageSize)
             guard let last = page.last else { break }
             silent += try await unanswered(page, of: progress.message)
             cursor = last.id
             if page.count < configuration.pageSize { break }
         }
-        guard
-            try await acknowledgements.renew(
-                message: id, lease: lease,
-                leaseMS: configuration.lease.milliseconds)
-        else { return }
+        guard try await stillHeld(held) else { return }
         if !silent.isEmpty {
             // A topic message's deliveries name no person: the device's own, as it is now.
             let unnamed = silent.filter { $0.person.isEmpty }.map(\.device)
