@@ -111,6 +111,7 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.idempotencyKeys).createIndexes(IdempotencyKeyDAO.indexes)
             try await database.collection(CollectionName.groupMembers).createIndexes(GroupDAO.indexes)
             let deliveries = database.collection(CollectionName.deliveries)
+            try await deliveries.createIndexes(DeliveryDAO.indexes)
             for name in DeliveryDAO.retiredIndexes { try await deliveries.dropIndex(named: name) }
             try await database.collection(CollectionName.quietDeferrals).createIndexes(QuietDeferralDAO.indexes)
             try await database.collection(CollectionName.personAcknowledgements)

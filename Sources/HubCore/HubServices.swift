@@ -1,4 +1,5 @@
 import DAO
+import HubModel
 import HubTime
 import Logging
 import Mongo
@@ -63,7 +64,8 @@ public struct HubServices: Sendable {
         now: @escaping UnixClock = UnixTime.nowMilliseconds,
         cubeDidLoad: @escaping @Sendable (CubeSnapshot) -> Void = { _ in },
         personAssertions: PersonAssertionVerifier = PersonAssertionVerifier(settings: PersonAssertionSettings()),
-        webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(), defaultLanguage: String = "en",
+        webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(),
+        defaultLanguage: String = LocaleLanguage.defaultLanguage,
         approval: ApprovalPolicy = ApprovalPolicy()
     ) {
         let database = database ?? pool.database()

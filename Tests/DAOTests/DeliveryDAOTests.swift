@@ -1,4 +1,4 @@
-import DAO
+@testable import DAO
 import Mongo
 import MongoTestSupport
 import Testing
@@ -103,6 +103,40 @@ struct DeliveryDAOTests {
             #expect(Set(found.map(\.registration)) == ["t1", "t3"])
             #expect(found.first { $0.registration == "t3" }?.person == "bob")
             #expect(try await devices.get(try #require(ids["t2"])).state == .unregistered)
+        }
+    }
+
+    @Test func aMessagesDeliveriesAndTheAnswersOfAnAttemptAreReadOnAnIndexNotTheWholeCollection() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let dao = DeliveryDAO(database: database, now: { 42_000 })
+            let messages = (0..<5).map { _ in ObjectID() }
+            var lists: [[Delivery]] = []
+            for message in messages {
+                let list = (0..<300).map { _ in Self.delivery(message) }
+                lists.append(list)
+                _ = try await dao.record(list.map { DeliveryOutcome($0, state: .sent) })
+            }
+            let message = messages[2]
+            // A page after a cursor: the message's deliveries only (1,500 in the collection).
+            let sorted = lists[2].map(\.id).sorted()
+            let filter = DeliveryDAO.range(of: message, after: sorted[99])
+            #expect(
+                try await ClaimQueryTests.examined(
+                    filter, sort: ["_id": 1], on: CollectionName.deliveries, in: database) <= 300)
+            let page = try await dao.page(of: message, after: sorted[99], limit: 50)
+            #expect(page.map(\.id) == Array(sorted[100..<150]))
+            #expect(try await dao.counts(of: message).byState[.sent] == 300)
+            // What a later attempt leaves out: by `_id` alone, 64 at a time.
+            let plan = try await database.runCommand([
+                "explain": [
+                    "find": .string(CollectionName.deliveries),
+                    "filter": ["_id": ["$in": .array(sorted.prefix(64).map(BSONValue.string))]],
+                ],
+                "verbosity": "executionStats",
+            ])
+            #expect(try #require(plan[path: "executionStats.totalDocsExamined"]?.int64Value) <= 64)
+            #expect(try await dao.answered(Array(sorted.prefix(10)) + ["\(message.hex)/none"]).count == 10)
         }
     }
 }

@@ -73,12 +73,12 @@ extension DeliveryDAO {
     }
 
     /// `message`'s deliveries to devices after `after` up to `through` (nil: no bound), in `_id` (device) order: one
-    /// range of the `_id` index.
+    /// range of the `message._id` index.
     /// - Throws: `DAOError`.
     public func range(of message: ObjectID, after: ObjectID?, through: ObjectID?) async throws -> [Delivery] {
         var filter = Self.range(of: message, after: after.map { Delivery.id(message: message, device: $0) })
-        if let through, var bounds = filter["_id"]?.documentValue {
-            bounds["$lt"] = nil
+        if let through {
+            var bounds = filter["_id"]?.documentValue ?? [:]
             bounds["$lte"] = .string(Delivery.id(message: message, device: through))
             filter["_id"] = .document(bounds)
         }

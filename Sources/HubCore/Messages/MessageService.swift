@@ -29,7 +29,7 @@ public struct MessageService: Sendable {
     /// The clock (Unix ms) that dates a send and says which messages a reader may see yet.
     let now: UnixClock
     /// The language of a message's own texts when it has translations and names none (`DEFAULT_LANGUAGE`).
-    var defaultLanguage = "en"
+    var defaultLanguage = LocaleLanguage.defaultLanguage
     /// Which sends wait for a second person's approval: the rules an admin stored.
     let approvalRules: ApprovalRules
     /// Corrections of approved messages that wait for a second person.

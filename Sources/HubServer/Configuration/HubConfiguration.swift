@@ -1,4 +1,5 @@
 import HubCore
+import HubModel
 import Logging
 import Mongo
 
@@ -39,7 +40,7 @@ public struct HubConfiguration: Sendable {
     /// Where webhook deliveries may go (`WEBHOOK_ALLOWED_NETWORKS`) and how they are retried.
     public var webhooks = WebhookConfiguration()
     /// The language of a message's own texts when it has translations and names none (`DEFAULT_LANGUAGE`).
-    public var defaultLanguage = "en"
+    public var defaultLanguage = LocaleLanguage.defaultLanguage
     /// Which sends wait for a second person (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`, `APPROVAL_DEFAULTS`).
     public var approval = ApprovalPolicy()
 
