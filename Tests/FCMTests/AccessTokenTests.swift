@@ -1,4 +1,5 @@
 import Crypto
+import HubModel
 import _CryptoExtras
 import FakeFCM
 import Foundation

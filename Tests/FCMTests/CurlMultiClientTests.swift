@@ -1,5 +1,6 @@
 import FakeFCM
 import Foundation
+import HubModel
 import Testing
 
 @testable import Curl

@@ -1,6 +1,7 @@
 @testable import Curl
 import FakeFCM
 import Foundation
+import HubModel
 import Logging
 import Testing
 

@@ -1,4 +1,5 @@
 import FakeFCM
+import HubModel
 import Testing
 
 @testable import FCM

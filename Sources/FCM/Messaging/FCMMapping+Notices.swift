@@ -1,3 +1,4 @@
+import HubModel
 /// What a later request says of a message the phones have already: its texts corrected, or the message withdrawn.
 public enum FCMNotice: String, Sendable, Hashable {
     /// The texts were corrected: the pop-up replaces the one shown (same `tag` and `apns-collapse-id`), the data

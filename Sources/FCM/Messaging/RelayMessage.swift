@@ -2,13 +2,8 @@ import HubModel
 
 /// A stored message as the relay sends it: the input of the FCM mapping.
 public struct RelayMessage: Sendable, Hashable {
-    /// The spec's two kinds of message.
-    public enum Distribution: String, Sendable, Hashable, CaseIterable {
-        /// A pop-up plus data: two FCM requests.
-        case alert = "Alert"
-        /// Data only, silently: one FCM request.
-        case information = "Information"
-    }
+    /// The spec's two kinds of message (`HubModel.Distribution`, the one type every layer uses).
+    public typealias Distribution = HubModel.Distribution
 
     /// How urgently a message must reach a person (`HubModel.Urgency`, the one type every layer uses).
     public typealias Urgency = HubModel.Urgency

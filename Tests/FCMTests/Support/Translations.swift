@@ -1,4 +1,5 @@
 @testable import FCM
+import HubModel
 
 /// Translations of `RelayMessage.sample`'s texts, as a school would write them.
 enum Translations {
