@@ -71,8 +71,7 @@ public struct DeliveryDAO: Sendable {
     public func answered(_ ids: [String]) async throws -> Set<String> {
         var found: Set<String> = []
         for chunk in IDChunks.of(ids) {
-            // The `_id`s alone, the state checked here: with a second condition the embedded database leaves the
-            // index and reads the whole collection for every chunk.
+            // The `_id`s alone, on the `_id` index, and the state checked here.
             let documents = try await mapErrors {
                 try await deliveries.find(
                     ["_id": ["$in": .array(chunk.map(BSONValue.string))]],
