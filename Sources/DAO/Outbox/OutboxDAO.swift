@@ -56,7 +56,7 @@ public struct OutboxDAO: Sendable {
             guard
                 let claim = try await queue.claim(
                     owner: owner, now: now, leaseMS: leaseMS, limit: limit, skipping: Set(held), candidates: slice,
-                    readWhole: slice != nil, increment: ["relay.attempts": 1])
+                    increment: ["relay.attempts": 1])
             else { return nil }
             return OutboxBatch(
                 lease: claim.lease, leaseUntil: claim.until,

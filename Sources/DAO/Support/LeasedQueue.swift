@@ -44,15 +44,14 @@ struct LeasedQueue: Sendable {
     // MARK: Claiming
 
     /// Claims for `owner` until `now + leaseMS` up to `limit` of the most overdue documents no lease holds (never one
-    /// of `skipped`), setting `also` with the lease and applying `increment` (an attempt's count); nil when none
-    /// could be taken. The read looks at `limit` plus `leasedAllowance` documents of `candidates` (by default those
-    /// due at `now`; a narrower range of the same index for a slice of a backlog, read whole when `readWhole`). When
+    /// of `skipped`), applying `increment` (an attempt's count) with the lease; nil when none could be taken. The read
+    /// looks at `limit` plus `leasedAllowance` of the documents due at `now`, or at the whole of `candidates` (a
+    /// narrower range of the same index: a slice of a backlog, whose held documents must not hide the free ones). When
     /// every document of a first pick was taken by another replica first, the next free ones are tried.
     /// - Throws: what the collection throws (callers map it to `DAOError`).
     func claim(
         owner: String, now: Int64, leaseMS: Int64, limit: Int, skipping skipped: Set<ObjectID> = [],
-        candidates: BSONDocument? = nil, readWhole: Bool = false, also: BSONDocument = [:],
-        increment: BSONDocument? = nil, order: BSONDocument? = nil
+        candidates: BSONDocument? = nil, increment: BSONDocument? = nil, order: BSONDocument? = nil
     ) async throws -> Claim? {
         let limit = max(limit, 1)
         let read = try await collection.find(
@@ -60,13 +59,13 @@ struct LeasedQueue: Sendable {
             options: FindOptions(
                 projection: Self.fields([("_id", 1), (untilField, 1), (dueField, 1)]),
                 sort: Self.fields([(dueField, 1)]),
-                limit: readWhole ? nil : Int64(limit + Self.leasedAllowance)))
+                limit: candidates == nil ? Int64(limit + Self.leasedAllowance) : nil))
         let free = read.filter { document in
             if let id = document.objectID("_id"), skipped.contains(id) { return false }
             return isFree(document, at: now)
         }.compactMap { $0["_id"] }
         let lease = Self.leaseName(owner: owner), until = now + leaseMS
-        var set = also
+        var set: BSONDocument = [:]
         set[ownerField] = .string(lease)
         set[untilField] = .int64(until)
         var update: BSONDocument = ["$set": .document(set)]

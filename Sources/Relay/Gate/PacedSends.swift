@@ -5,7 +5,7 @@ import HubTime
 /// One device's send as every per-device sender of a worker makes it: a permit of `FCM_SEND_RATE` (`SendPacer`, all
 /// replicas together), let through the worker's gate (`RelayGate`), sent, and FCM's answer sorted by the one rule
 /// (`OutcomeClassifier`), a pause FCM asked for shared with the other replicas (`SharedPause`). Built by the worker
-/// from its own parts (`OutboxWorker.pacedSends`), so re-sends and the fan-out draw on one rate and one gate.
+/// from its own parts (`OutboxWorker.deviceLane`), so re-sends and the fan-out draw on one rate and one gate.
 struct PacedSends: Sendable {
     /// What one send came to.
     enum Outcome: Sendable {

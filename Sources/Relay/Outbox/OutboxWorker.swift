@@ -86,9 +86,6 @@ public final class OutboxWorker: Sendable {
     let sender: MessageSender
     /// Paces the per-device sends of messages to persons and groups (nil without `FanOutStores`).
     let pacer: SendPacer?
-    /// The worker's sender of per-device requests (its sender, gate, send rate and shared pauses), for the fan-out
-    /// and the other per-device senders; nil without a fan-out.
-    let pacedSends: PacedSends?
 
     /// The per-device send lane of this worker (its gate and pacer, its mapping), for the other senders to device
     /// of the process; nil when it sends to no device (built without `FanOutStores`).
@@ -174,7 +171,6 @@ public final class OutboxWorker: Sendable {
                     chunk: max(configuration.sendRate / 10, 1), now: now),
                 pauses: pauses, metrics: metrics, now: now)
         }
-        self.pacedSends = paced
         self.pacer = paced?.pacer
         let lane = stores.flatMap { stores in
             paced.map {
