@@ -103,6 +103,33 @@ struct DeliveryDAOTests {
             #expect(Set(found.map(\.registration)) == ["t1", "t3"])
             #expect(found.first { $0.registration == "t3" }?.person == "bob")
             #expect(try await devices.get(try #require(ids["t2"])).state == .unregistered)
+            // Read as one range of persons: "bob" lies between the two asked for and is left out; "cid" beyond them.
+            let ranged = try #require(try await devices.active(inRangeOf: ["ann", "cid", "nobody"]))
+            #expect(Set(ranged.map(\.registration)) == ["t1", "t4"])
+        }
+    }
+
+    /// "p07" for 7: person ids in order.
+    static func padded(_ index: Int) -> String { index < 10 ? "p0\(index)" : "p\(index)" }
+
+    @Test func aRangeOfPersonsHoldingMostlyOthersDevicesIsGivenUpForTheList() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let devices = DeviceDAO(database: database)
+            for index in 0..<40 {
+                let device = try await devices.register(
+                    registration: "r\(index)", platform: .android, locale: nil, appVersion: nil, secretHash: "-"
+                ).device
+                _ = try await devices.bind(device.id, person: Self.padded(index))
+            }
+            // Two persons at the ends of a range of 40 devices: more than 3 a person asked for, plus 16.
+            #expect(try await devices.active(inRangeOf: ["p00", "p39"]) == nil)
+            let listed = try await devices.active(ofPersons: ["p00", "p39"])
+            #expect(Set(listed.compactMap(\.person)) == ["p00", "p39"])
+            // Ten neighbours: within the bound.
+            let neighbours = (10..<20).map { Self.padded($0) }
+            let ranged = try #require(try await devices.active(inRangeOf: neighbours))
+            #expect(Set(ranged.compactMap(\.person)) == Set(neighbours))
         }
     }
 

@@ -132,12 +132,21 @@ struct FanOutResolver: Sendable {
         var waiting: [(person: String, group: String?)] = []
         var count = 0
         var batchSize = Self.personsInFirstBatch
+        // A batch's devices are read as one range of persons until a range holds mostly others' devices.
+        var byRange = true
         func flush() async throws {
             batchSize = Self.personsPerBatch
             try Task.checkCancellation()
             let groupOf = Dictionary(waiting.map { ($0.person, $0.group) }, uniquingKeysWith: { first, _ in first })
             waiting = []
-            let devices = try await stores.devices.active(ofPersons: Array(groupOf.keys))
+            let persons = Array(groupOf.keys)
+            var ranged: [Device]?
+            if byRange {
+                ranged = try await stores.devices.active(inRangeOf: persons)
+                byRange = ranged != nil
+            }
+            let devices: [Device]
+            if let ranged { devices = ranged } else { devices = try await stores.devices.active(ofPersons: persons) }
             let deliveries = devices.compactMap { device -> Delivery? in
                 guard let person = device.person, let group = groupOf[person] else { return nil }
                 return Delivery(
