@@ -230,7 +230,9 @@ struct FCMJSONTests {
                         apns: Wire.APNS(
                             headers: ["apns-priority": "5", "apns-expiration": "0"],
                             payload: .init(
-                                aps: .init(sound: ttl == nil ? nil : "default", contentAvailable: 1)))),
+                                aps: .init(
+                                    sound: ttl == nil ? nil : "default", contentAvailable: 1,
+                                    threadID: Self.awkward, category: "MSI_ACK_2")))),
                     validateOnly: validateOnly ? true : nil)
                 #expect(FCMJSON.bytes(wire.json) == Array(try encoder.encode(wire)))
                 let bare = Wire.Message(
@@ -447,11 +449,16 @@ extension MappingTests {
         return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String])
     }
 
-    @Test func anAckRequestReachesTheDataComponentWithItsResponsesAndFlagsThePopUp() throws {
+    @Test func anAckRequestReachesBothComponentsWithItsResponsesAndThePopUpItsCategory() throws {
         let requests = FCMMapping.requests(for: Self.asking(["I'm safe", "I need help"]))
         #expect(requests.map(\.component) == [.notification, .data])
+        // The pop-up carries the responses for Android's actions and the category of two for iOS's.
         let popUp = try Self.data(requests[0])
-        #expect(popUp["ack"] == "1" && popUp["ack_responses"] == nil)
+        #expect(popUp["ack"] == "1" && popUp["ack_responses"] == #"["I'm safe","I need help"]"#)
+        let aps = try #require(
+            ((try NoticeMappingTests.message(requests[0])["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"]
+                as? [String: Any])
+        #expect(aps["category"] as? String == "MSI_ACK_2")
         let data = try Self.data(requests[1])
         #expect(data["ack"] == "1")
         #expect(data["ack_responses"] == #"["I'm safe","I need help"]"#)
@@ -549,5 +556,42 @@ struct NoticeMappingTests {
         let headers = (wire["apns"] as? [String: Any])?["headers"] as? [String: String]
         #expect(headers?["apns-push-type"] == "background" && headers?["apns-priority"] == "5")
         #expect(wire["data"] as? [String: String] == ["msi_key": message.msiKey, "withdrawn": "1"])
+    }
+}
+
+// MARK: Rooms
+
+@Suite("FCM mapping of a room's messages")
+struct RoomMappingTests {
+    static func posted(in room: String?) -> RelayMessage {
+        var message = RelayMessage.sample(.alert, message: "Board 3 is free")
+        message.room = room
+        return message
+    }
+
+    @Test func aRoomsMessageSharesTheRoomsThreadOnBothPlatformsAndNamesTheRoomInItsData() throws {
+        let requests = FCMMapping.requests(for: Self.posted(in: "chess-team"), token: "tok")
+        #expect(requests.map(\.component) == [.notification, .data])
+        let popUp = try NoticeMappingTests.message(requests[0])
+        let android = try #require(popUp["android"] as? [String: Any])
+        #expect((android["notification"] as? [String: Any])?["tag"] as? String == "chess-team")
+        let apns = try #require(popUp["apns"] as? [String: Any])
+        #expect((apns["headers"] as? [String: String])?["apns-collapse-id"] == "chess-team")
+        let aps = try #require((apns["payload"] as? [String: Any])?["aps"] as? [String: Any])
+        #expect(aps["thread-id"] as? String == "chess-team")
+        #expect(aps["category"] == nil)
+        for request in requests { #expect(try MappingTests.data(request)["group"] == "chess-team") }
+    }
+
+    @Test func anyOtherMessageKeepsItsOwnTagAndNoThread() throws {
+        let message = Self.posted(in: nil)
+        let requests = FCMMapping.requests(for: message, token: "tok")
+        let popUp = try NoticeMappingTests.message(requests[0])
+        let android = try #require(popUp["android"] as? [String: Any])
+        #expect((android["notification"] as? [String: Any])?["tag"] as? String == message.msiKey)
+        let aps = try #require(
+            ((popUp["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"] as? [String: Any])
+        #expect(aps["thread-id"] == nil)
+        for request in requests { #expect(try MappingTests.data(request)["group"] == nil) }
     }
 }

@@ -242,8 +242,18 @@ public enum FCMMapping {
             }
         return Wire.APS(
             sound: sound, contentAvailable: nil, interruptionLevel: level.rawValue,
-            relevanceScore: relevanceScore(message.urgency))
+            relevanceScore: relevanceScore(message.urgency), threadID: message.room,
+            category: message.ackResponses.map { ackCategory(responses: $0.count) })
     }
+
+    /// The APNs category of an acknowledgement with `responses` answers, `MSI_ACK_<n>`: its actions are the
+    /// answers in order (MSIKit registers `MSI_ACK_0`, a plain acknowledgement, to `MSI_ACK_10`), so a person
+    /// answers from the lock screen.
+    public static func ackCategory(responses: Int) -> String { "MSI_ACK_\(responses)" }
+
+    /// What a notification is shown as, and replaced by: a room's thread (the newest of a room replaces the older
+    /// ones), else the message's key (a correction replaces its pop-up).
+    static func notificationTag(_ message: RelayMessage) -> String { message.room ?? message.msiKey }
 
     /// `android.priority`: `HIGH` (wakes the phone at once) for active and above, `NORMAL` for passive.
     static func androidPriority(_ message: RelayMessage) -> String {
@@ -251,13 +261,14 @@ public enum FCMMapping {
     }
 
     /// The `android` block of a pop-up: priority, ttl, and the notification on the urgency's channel.
-    /// Its `tag` is the message's key, so a correction's pop-up replaces the one the phone shows.
+    /// Its `tag` is the message's key, so a correction's pop-up replaces the one the phone shows; a room's messages
+    /// share the room's (`notificationTag`).
     static func alertAndroid(_ message: RelayMessage, _ options: FCMMappingOptions) -> Wire.Android {
         Wire.Android(
             priority: androidPriority(message), ttl: androidTTL(message),
             notification: .init(
                 sound: "default", channelID: options.androidChannels[message.urgency],
-                image: message.image, tag: message.msiKey))
+                image: message.image, tag: notificationTag(message)))
     }
 
     /// The `android` block of a data message: no notification; a non-display message wakes the phone at once only
@@ -274,7 +285,9 @@ public enum FCMMapping {
     /// `mutable-content` so that the notification service extension may attach it), and `apns-collapse-id`, the
     /// message's key (24 hex digits, within APNs' 64 bytes), so a correction's pop-up replaces the one shown.
     static func alertAPNS(_ message: RelayMessage, _ options: FCMMappingOptions) -> Wire.APNS {
-        var headers = ["apns-priority": message.urgency.isImmediate ? "10" : "5", "apns-collapse-id": message.msiKey]
+        var headers = [
+            "apns-priority": message.urgency.isImmediate ? "10" : "5", "apns-collapse-id": notificationTag(message),
+        ]
         headers.merge(expirationHeaders(message)) { $1 }
         var aps = alertAPS(message, options)
         if message.image != nil { aps.mutableContent = 1 }
@@ -297,9 +310,9 @@ public enum FCMMapping {
     ) -> FCMRequest {
         var notification = Wire.Notification(title: message.title, body: message.desc, image: message.image)
         var data = ["msi_key": message.msiKey, "urgency": message.urgency.rawValue]
-        // The flag alone: the pop-up's payload is the smallest, and the app reads the responses from the data
-        // component or the hub.
-        if message.ackResponses != nil { data["ack"] = "1" }
+        // The responses too: Android shows them as the notification's actions (iOS has them in its category).
+        addAck(message, to: &data)
+        if let room = message.room { data["group"] = room }
         var truncated = false
         if payloadSize(data: data, notification: notification) > options.payloadLimit {
             truncated = true
@@ -396,6 +409,7 @@ public enum FCMMapping {
         data["timestamp"] = String(message.timestamp)
         data["urgency"] = message.urgency.rawValue
         addAck(message, to: &data)
+        if let room = message.room { data["group"] = room }
         if let language = text.language { data["lang"] = language }
         if let image = message.image { data["image"] = image }
         if let kind = message.kind, kind != "general" { data["kind"] = kind }

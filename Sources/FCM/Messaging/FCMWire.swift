@@ -81,6 +81,10 @@ enum Wire {
         var relevanceScore: Double? = nil
         /// 1: the app's notification service extension may change the notification (to attach a poster).
         var mutableContent: Int? = nil
+        /// The notifications iOS groups together: a room's (`RelayMessage.room`).
+        var threadID: String? = nil
+        /// The notification's actions: `MSI_ACK_<n>` for an acknowledgement of n responses (MSIKit registers them).
+        var category: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case sound
@@ -88,6 +92,8 @@ enum Wire {
             case interruptionLevel = "interruption-level"
             case relevanceScore = "relevance-score"
             case mutableContent = "mutable-content"
+            case threadID = "thread-id"
+            case category
         }
     }
 
@@ -182,6 +188,8 @@ extension Wire.APNS: FCMJSONRepresentable {
         if let level = payload.aps.interruptionLevel { aps.append(("interruption-level", .string(level))) }
         if let score = payload.aps.relevanceScore { aps.append(("relevance-score", .double(score))) }
         if let mutable = payload.aps.mutableContent { aps.append(("mutable-content", .int(mutable))) }
+        if let thread = payload.aps.threadID { aps.append(("thread-id", .string(thread))) }
+        if let category = payload.aps.category { aps.append(("category", .string(category))) }
         var members: [(key: String, value: FCMJSON.Value)] = [
             ("headers", FCMJSON.object(headers)), ("payload", .object([("aps", .object(aps))])),
         ]

@@ -33,6 +33,11 @@ public struct RelayMessage: Sendable, Hashable {
     /// The answers the app offers when the sender asked for an acknowledgement (`ack.responses`; empty: a plain
     /// acknowledgement); nil when it asked for none. The phone gets `ack` and `ack_responses` in the data.
     public var ackResponses: [String]?
+    /// The room (a group whose members post) the message was posted in: its notifications share the room's thread
+    /// (APNs `thread-id` and `apns-collapse-id`, Android `notification.tag`), so the newest replaces the older ones,
+    /// and the data names it (`group`) for the app to open the room; nil for any other message (one notification
+    /// each).
+    public var room: String?
     /// The language of `title`, `desc` and `message` (`lang`, a primary subtag such as "en"); nil when the message
     /// names none (then the data carries no `lang`).
     public var language: String?
@@ -87,8 +92,10 @@ public struct RelayMessage: Sendable, Hashable {
         dismissible: Bool = true,
         display: Bool = true,
         senderExpiresAt: Int64? = nil,
-        sendingAt: Int64? = nil
+        sendingAt: Int64? = nil,
+        room: String? = nil
     ) {
+        self.room = room
         self.language = language
         self.translations = translations
         self.image = image

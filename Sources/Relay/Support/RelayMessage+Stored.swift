@@ -26,7 +26,8 @@ extension RelayMessage {
             dismissible: document["dismissible"]?.boolValue != false,
             display: document["display"]?.boolValue != false,
             senderExpiresAt: document["expires_at"]?.int64Value,
-            sendingAt: now)
+            sendingAt: now,
+            room: document["room"]?.stringValue)
     }
 
     /// The stored `translations` ({"hi": {"title", "desc", "message"}, ...}) in their stored order; an entry that is
