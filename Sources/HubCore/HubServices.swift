@@ -20,6 +20,8 @@ public struct HubServices: Sendable {
     public let devices: DeviceService
     /// Groups of persons and who may send to them.
     public let groups: GroupService
+    /// Rooms: groups whose members post from their devices, and their managers.
+    public let rooms: RoomService
     /// The per-device deliveries of messages to persons and groups, for their senders and admins.
     public let deliveries: DeliveryReportService
     /// Webhooks for the school's gateways and their deliveries.
@@ -57,6 +59,7 @@ public struct HubServices: Sendable {
     ///   - webhookPolicy: where webhook deliveries may go (`WEBHOOK_ALLOWED_NETWORKS`).
     ///   - defaultLanguage: the language of a translated message's own texts when it names none (`DEFAULT_LANGUAGE`).
     ///   - approval: which sends wait for a second person (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`).
+    ///   - roomPostsPerMinute: posts one person may make to rooms a minute (`ROOM_POSTS_PER_MINUTE`).
     public init(
         pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
         relayMaxBacklog: Duration? = .seconds(30),
@@ -66,7 +69,8 @@ public struct HubServices: Sendable {
         personAssertions: PersonAssertionVerifier = PersonAssertionVerifier(settings: PersonAssertionSettings()),
         webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(),
         defaultLanguage: String = LocaleLanguage.defaultLanguage,
-        approval: ApprovalPolicy = ApprovalPolicy()
+        approval: ApprovalPolicy = ApprovalPolicy(),
+        roomPostsPerMinute: Int = 30
     ) {
         let database = database ?? pool.database()
         self.pool = pool
@@ -104,6 +108,8 @@ public struct HubServices: Sendable {
             now: now, defaultLanguage: defaultLanguage, approvalRules: approvalRules,
             approvals: ApprovalDAO(database: database),
             audit: audit)
+        self.rooms = RoomService(
+            database: database, groups: groups, messages: messages, postsPerMinute: roomPostsPerMinute, now: now)
         self.approvals = ApprovalService(
             database: database, messages: messages, cube: cube.cache, relay: outboxHandoff, rules: approvalRules,
             relayDeadline: relayDeadline, audit: audit, logger: logger, now: now)

@@ -31,7 +31,8 @@ public func buildApplication(
             settings: configuration.persons.assertions,
             loadKeySet: PersonKeySet.loader, logger: logger),
         webhookPolicy: configuration.webhooks.policy,
-        defaultLanguage: configuration.defaultLanguage, approval: configuration.approval)
+        defaultLanguage: configuration.defaultLanguage, approval: configuration.approval,
+        roomPostsPerMinute: configuration.devices.roomPostsPerMinute)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()

@@ -32,6 +32,7 @@ func buildRouter(
     // Each role is stated once, by its group; no handler checks one. The device routes take the device's secret.
     let admins = router.group().add(middleware: RequireRole(.admin))
     let senders = router.group().add(middleware: RequireRole(.admin, .communicator))
+    let adminsOrDevices = router.group().add(middleware: RequireRoleOrDevice(.admin))
     CubeController(services: services, answers: answers).addRoutes(to: router, admins: admins)
     MessageController(services: services).addRoutes(to: router, senders: senders)
     MessageEditController(services: services).addRoutes(to: senders)
@@ -42,6 +43,7 @@ func buildRouter(
     BroadcastController(services: services).addRoutes(to: router)
     AudienceController(services: services).addRoutes(to: senders)
     GroupController(services: services).addRoutes(to: admins)
+    RoomController(services: services).addRoutes(to: router, adminsOrDevices: adminsOrDevices)
     PersonController(services: services).addRoutes(to: admins)
     WebhookController(services: services).addRoutes(to: admins)
     HealthController(services: services).addRoutes(to: router)

@@ -456,7 +456,8 @@ extension MappingTests {
         let popUp = try Self.data(requests[0])
         #expect(popUp["ack"] == "1" && popUp["ack_responses"] == #"["I'm safe","I need help"]"#)
         let aps = try #require(
-            ((try NoticeMappingTests.message(requests[0])["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"]
+            ((try NoticeMappingTests.message(requests[0])["apns"] as? [String: Any])?["payload"] as? [String: Any])?[
+                "aps"]
                 as? [String: Any])
         #expect(aps["category"] as? String == "MSI_ACK_2")
         let data = try Self.data(requests[1])

@@ -9,12 +9,14 @@ public struct DeviceDAO: Sendable {
 
     /// One device per registration; unregistered devices by age, for their removal; active devices by platform,
     /// counted from the index alone (`countByPlatform`, for metrics and audiences), never by reading the devices;
-    /// a person's devices, for sends to persons and groups and for an admin's list of them.
+    /// a person's devices, for sends to persons and groups and for an admin's list of them; a secret's device.
     static let indexes = [
         IndexModel(keys: ["registration": 1], name: "registration", unique: true),
         IndexModel(keys: ["state": 1, "unregistered_at": 1], name: "state.unregistered_at"),
         IndexModel(keys: ["state": 1, "platform": 1], name: "state.platform"),
         IndexModel(keys: ["person": 1], name: "person"),
+        // A device on a route that names no device (a room's post) is found by its secret's hash.
+        IndexModel(keys: ["secret_hash": 1], name: "secret_hash"),
     ]
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
@@ -110,6 +112,13 @@ public struct DeviceDAO: Sendable {
             throw DAOError(.deviceNotFound, "no device has the id \(id.hex)")
         }
         return device
+    }
+
+    /// The device whose secret has the hash `secretHash`, or nil (the `secret_hash` index).
+    /// - Throws: `DAOError`.
+    public func device(secretHash: String) async throws -> Device? {
+        try await mapErrors { try await collection.findOne(["secret_hash": .string(secretHash)]) }
+            .flatMap(Device.init(document:))
     }
 
     /// The devices of `ids` that exist, by id: one query per 64 ids (the devices of many requests at once).

@@ -13,6 +13,43 @@ public struct Group: Sendable, Equatable {
     public var memberCount: Int64
     /// When the group or its members last changed (Unix ms).
     public var updatedAt: Int64
+    /// Who may post to the group: staff only (the default), or its members too (a room).
+    public var posting: Posting
+    /// Person ids who manage the group from their devices: they add and remove members and withdraw posts.
+    public var managers: [String]
+    /// Whether a member may leave the group from their device.
+    public var selfLeave: Bool
+
+    /// Who may post to a group (`posting`).
+    public enum Posting: String, Sendable, CaseIterable {
+        /// Admins and the users and tokens of its access list, as for any group.
+        case staff
+        /// Its members too, from their devices (`POST /group/:groupID/messages`): a room.
+        case members
+    }
+
+    /// A group's room settings, as a write gives them: nil leaves the stored one as it is.
+    public struct RoomSettings: Sendable, Equatable {
+        public var posting: Posting?
+        public var managers: [String]?
+        public var selfLeave: Bool?
+
+        public init(posting: Posting? = nil, managers: [String]? = nil, selfLeave: Bool? = nil) {
+            (self.posting, self.managers, self.selfLeave) = (posting, managers, selfLeave)
+        }
+
+        /// The `$set` of the settings given.
+        var fields: [(key: String, value: BSONValue)] {
+            var fields: [(key: String, value: BSONValue)] = []
+            if let posting { fields.append(("posting", .string(posting.rawValue))) }
+            if let managers { fields.append(("managers", .array(managers.map(BSONValue.string)))) }
+            if let selfLeave { fields.append(("self_leave", .bool(selfLeave))) }
+            return fields
+        }
+    }
+
+    /// Whether `person` manages the group.
+    public func isManager(_ person: String) -> Bool { managers.contains(person) }
 
     init?(document: BSONDocument) {
         guard let id = document["_id"]?.stringValue, let name = document["name"]?.stringValue else { return nil }
@@ -21,6 +58,9 @@ public struct Group: Sendable, Equatable {
         self.access = document["access"]?.arrayValue?.compactMap(\.stringValue) ?? []
         self.memberCount = document["member_count"]?.int64Value ?? 0
         self.updatedAt = document["updated_at"]?.int64Value ?? 0
+        self.posting = document["posting"]?.stringValue.flatMap(Posting.init(rawValue:)) ?? .staff
+        self.managers = document["managers"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.selfLeave = document["self_leave"]?.boolValue ?? false
     }
 }
 
@@ -54,20 +94,24 @@ public struct GroupDAO: Sendable {
     /// Creates or replaces group `id` with `name`, `access` and exactly `persons` (distinct) as members; returns the
     /// group and whether it was created.
     /// - Throws: `DAOError`.
-    public func replace(id: String, name: String, access: [String], persons: [String]) async throws
+    public func replace(
+        id: String, name: String, access: [String], persons: [String], room: Group.RoomSettings = .init()
+    ) async throws
         -> (group: Group, created: Bool)
     {
         let time = now()
         let stamp = BSONValue.objectID(ObjectID())
+        let set = BSONDocument(
+            [
+                ("name", .string(name)), ("access", .array(access.map(BSONValue.string))),
+                ("member_marks", .array(Self.rangeMarks(of: persons).map(BSONValue.string))),
+                ("updated_at", .int64(time)),
+            ] + room.fields)
         let upsert = try await mapErrors {
             try await groups.updateOne(
                 ["_id": .string(id)],
                 [
-                    "$set": [
-                        "name": .string(name), "access": .array(access.map(BSONValue.string)),
-                        "member_marks": .array(Self.rangeMarks(of: persons).map(BSONValue.string)),
-                        "updated_at": .int64(time),
-                    ],
+                    "$set": .document(set),
                     "$setOnInsert": ["member_count": .int64(0), "created_at": .int64(time)],
                 ],
                 options: UpdateOptions(upsert: true))
@@ -185,6 +229,15 @@ public struct GroupDAO: Sendable {
                     sort: ["person": 1], limit: Int64(limit)))
         }
         return documents.compactMap { $0["person"]?.stringValue }
+    }
+
+    /// Whether `person` is a member of group `id` (one read on the `group.person` index).
+    /// - Throws: `DAOError`.
+    public func isMember(_ person: String, of id: String) async throws -> Bool {
+        try await mapErrors {
+            try await members.findOne(
+                ["group": .string(id), "person": .string(person)], projection: ["_id": 1])
+        } != nil
     }
 
     /// The ids of the groups `person` is a member of (the `person` index), at most `limit`.

@@ -54,9 +54,10 @@ public struct MessageDAO: Sendable {
         elements += [
             ("distribution", .string(draft.distribution.rawValue)),
             ("urgency", .string(draft.urgency.rawValue)),
-            ("sender", .string(draft.sender)),
+            ("sender", draft.roomPost.map { ["person": .string($0.person)] } ?? .string(draft.sender)),
             ("timestamp", .int64(now())),
         ]
+        if let post = draft.roomPost { elements.append(("room", .string(post.room))) }
         if !draft.data.isEmpty {
             elements.append(
                 (
@@ -148,6 +149,32 @@ public struct MessageDAO: Sendable {
 }
 
 extension MessageDAO {
+    /// Up to `limit` messages to group `group` (`to.groups`), newest first, after `after` (nil: from the newest),
+    /// sent by `sentBy` (Unix ms: not scheduled for later), on the `to.groups.timestamp` index: a room's history.
+    /// - Throws: `DAOError`.
+    public func groupPage(_ group: String, after: MessageCursor?, limit: Int, sentBy: Int64) async throws
+        -> MessagePage
+    {
+        var filter: BSONDocument = [
+            "to.groups": .string(group), "relay.send_at": ["$not": ["$gt": .int64(sentBy)]],
+        ]
+        if let after {
+            filter["$or"] = [
+                ["timestamp": ["$lt": .int64(after.timestamp)]],
+                ["timestamp": .int64(after.timestamp), "_id": ["$lt": .objectID(after.id)]],
+            ]
+        }
+        let limit = max(limit, 1)
+        let documents = try await mapErrors {
+            try await collection.find(
+                filter, options: FindOptions(sort: ["timestamp": -1, "_id": -1], limit: Int64(limit + 1)))
+        }
+        let messages = documents.compactMap(Message.init(document:))
+        let page = Array(messages.prefix(limit))
+        let next = messages.count > limit ? page.last.map { MessageCursor(timestamp: $0.timestamp, id: $0.id) } : nil
+        return MessagePage(messages: page, next: next)
+    }
+
     /// A page of the messages of `query.topicKeys` from `query.since`, oldest first (timestamp, then `_id`),
     /// leaving out the ones whose `ttl` has run out (`relay.expires_at` at or before `query.now`) and the scheduled
     /// ones not yet due (`relay.send_at` after it); a message with no `relay` (the legacy hub's) is always in.
@@ -184,7 +211,11 @@ extension MessageDAO {
         if let person = query.person {
             var branches: [BSONValue] = [.document(topics), ["to.persons": .string(person)]]
             if !query.groups.isEmpty {
-                branches.append(["to.groups": ["$in": .array(query.groups.map(BSONValue.string))]])
+                // Not a message that leaves the person out (a room's own posts, a staff send's exceptions).
+                branches.append([
+                    "to.groups": ["$in": .array(query.groups.map(BSONValue.string))],
+                    "to.except.persons": ["$ne": .string(person)],
+                ])
             }
             audience = ["$and": [["$or": .array(branches)]]]
         }

@@ -22,8 +22,12 @@ public struct Message: Sendable {
     public var urgency: Urgency
     /// Its languages, poster, kind, expiry, display and sample (`Broadcast()` for a message without them).
     public var broadcast: Broadcast
-    /// The user or token name that sent it (legacy: "Communicator" or "Super User").
+    /// The user or token name that sent it (legacy: "Communicator" or "Super User"); "" for a member's post.
     public var sender: String
+    /// The person who posted it from their device in a room (`sender: {"person": id}`); nil for staff's messages.
+    public var senderPerson: String?
+    /// The room (a group whose members post) it was posted in (`room`); nil for any other message.
+    public var room: String?
     /// When the hub accepted it, in Unix milliseconds.
     public var timestamp: Int64
     /// The document as stored, unknown fields and msi-hub's `relay` included.
@@ -46,6 +50,8 @@ public struct Message: Sendable {
         self.urgency = document["urgency"]?.stringValue.flatMap(Urgency.init(rawValue:)) ?? .default
         self.broadcast = Broadcast(message: document)
         self.sender = document.string("sender")
+        self.senderPerson = document["sender"]?.documentValue?["person"]?.stringValue
+        self.room = document["room"]?.stringValue
         self.timestamp = document["timestamp"]?.int64Value ?? 0
         self.document = document
     }
@@ -68,7 +74,11 @@ public struct MessageDraft: Sendable {
     /// Stored as the fields the sender gave of `lang`, `translations`, `image`, `kind`, `dismissible`, `expires_at`,
     /// `display`, `sample` and `cohort`.
     public var broadcast: Broadcast
+    /// The user or token name that sends it.
     public var sender: String
+    /// The person who posts it in room `room` from their device: stored as `sender: {"person": id}` and `room`
+    /// instead of `sender`'s name.
+    public var roomPost: (person: String, room: String)?
     /// msi-hub's own fields to store beside the legacy ones (for instance `relay`).
     public var extra: BSONDocument
 

@@ -177,6 +177,20 @@ public struct DeviceService: Sendable {
         return device
     }
 
+    /// The device whose secret `secret` is, for a route that names no device (a room's post): found by the
+    /// secret's hash, which only that device has.
+    /// - Throws: `DeviceRefusal.unauthenticated`; `DAOError`.
+    public func authenticate(secret: String?) async throws -> Device {
+        guard let secret, secret.hasPrefix(Self.secretPrefix), secret.utf8.count < 200 else {
+            throw DeviceRefusal(
+                .unauthenticated, "this route needs the device's secret (Authorization: Bearer msd_...)")
+        }
+        guard let device = try await devices.device(secretHash: Secret.hash(secret)) else {
+            throw DeviceRefusal(.unauthenticated, "no device has this secret")
+        }
+        return device
+    }
+
     /// The device `id`, for an admin's request (no secret is checked: the caller's role is).
     /// - Throws: `DAOError` `.deviceNotFound`.
     public func device(_ id: ObjectID) async throws -> Device {

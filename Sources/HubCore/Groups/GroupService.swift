@@ -14,6 +14,8 @@ public struct GroupService: Sendable {
 
     /// The most members one roster holds (a sync sends them all in one call).
     public static let maximumMembers = 10_000
+    /// The most managers a group names.
+    public static let maximumManagers = 100
     /// The most usernames an access list holds.
     public static let maximumAccess = 1_000
     /// The longest group id, person id and group name, in characters.
@@ -77,7 +79,9 @@ public struct GroupService: Sendable {
     /// Creates or replaces group `id` with `name`, exactly `members` (duplicates collapsed) and `access`; returns the
     /// group and whether it was created. Sending the same roster again changes nothing but `updated_at`.
     /// - Throws: `GroupRefusal` (`.invalidID`, `.invalidField`, each naming the field) before any write; `DAOError`.
-    public func replace(id: String, name: String, members: [String], access: [String]) async throws
+    public func replace(
+        id: String, name: String, members: [String], access: [String], room: Group.RoomSettings = .init()
+    ) async throws
         -> (group: Group, created: Bool)
     {
         let id = try Self.checkedGroupID(id)
@@ -104,8 +108,19 @@ public struct GroupService: Sendable {
         }
         var named = Set<String>()
         let access = access.filter { named.insert($0).inserted }
+        var room = room
+        if let managers = room.managers {
+            guard managers.count <= Self.maximumManagers else {
+                throw GroupRefusal(.invalidField, "managers: at most \(Self.maximumManagers) person ids")
+            }
+            for (index, person) in managers.enumerated() {
+                _ = try Self.checkedPersonID(person, field: "managers[\(index)]")
+            }
+            var seenManagers = Set<String>()
+            room.managers = managers.filter { seenManagers.insert($0).inserted }
+        }
         let before = try await groups.group(id: id)
-        let result = try await groups.replace(id: id, name: name, access: access, persons: persons)
+        let result = try await groups.replace(id: id, name: name, access: access, persons: persons, room: room)
         await audit.record(
             action: "group.replace", target: AuditTarget(kind: "group", id: id),
             change: AuditChange.edit(before: Self.auditSummary(before), after: Self.auditSummary(result.group)))
@@ -224,7 +239,8 @@ extension GroupService {
         guard let group else { return BSONDocument() }
         return [
             "name": .string(group.name), "access": .array(group.access.map(BSONValue.string)),
-            "members": .int64(group.memberCount),
+            "members": .int64(group.memberCount), "posting": .string(group.posting.rawValue),
+            "managers": .array(group.managers.map(BSONValue.string)), "self_leave": .bool(group.selfLeave),
         ]
     }
 }

@@ -93,7 +93,7 @@ extension MessageService {
         as identity: Identity
     ) async throws -> CorrectionResult {
         for _ in 0..<Self.editAttempts {
-            let (stored, state, sent) = try await editable(msiKey, as: identity)
+            let (stored, state, sent) = try await editable(msiKey) { try Self.checkEditor(identity, of: $0) }
             let now = self.now()
             switch ApprovalState.of(stored, now: now) {
             case .awaitingApproval?:
@@ -226,8 +226,37 @@ extension MessageService {
     /// - Throws: `DAOError.messageNotFound`; `EditRefusal` (`.notYours`, `.withdrawn`, and `.sending` when other
     ///   edits kept landing first).
     public func withdraw(msiKey: ObjectID, reason: String?, as identity: Identity) async throws -> Message {
+        try await withdraw(msiKey: msiKey, reason: reason, by: identity.name, actor: AuditActor(identity)) {
+            try Self.checkEditor(identity, of: $0)
+        }
+    }
+
+    /// Withdraws the post `msiKey` of room `room` as `person` asks from their device: its author, or one of the
+    /// room's managers, may (as `withdraw(msiKey:reason:as:)` otherwise; recorded as done by `device`).
+    /// - Throws: `DAOError.messageNotFound` (also for a message that is no post of the room); `EditRefusal`
+    ///   (`.notYours` for anyone else, `.withdrawn`, `.sending`).
+    public func withdraw(
+        post msiKey: ObjectID, in room: Group, by person: String, device: ObjectID, reason: String?
+    ) async throws -> Message {
+        try await withdraw(
+            msiKey: msiKey, reason: reason, by: person, actor: AuditActor(kind: .device, name: device.hex)
+        ) { stored in
+            guard stored.room == room.id else {
+                throw DAOError(.messageNotFound, "no post of this room has the msi_key \(msiKey.hex)")
+            }
+            guard stored.senderPerson == person || room.isManager(person) else {
+                throw EditRefusal(.notYours, "only the post's author or a manager of the room may withdraw it")
+            }
+        }
+    }
+
+    /// Withdraws `msiKey` once `check` lets the caller (`name`, recorded as `actor`) edit the stored message.
+    private func withdraw(
+        msiKey: ObjectID, reason: String?, by name: String, actor: AuditActor,
+        check: (Message) throws -> Void
+    ) async throws -> Message {
         for _ in 0..<Self.editAttempts {
-            let (stored, state, sent) = try await editable(msiKey, as: identity)
+            let (stored, state, sent) = try await editable(msiKey, check: check)
             let now = self.now()
             // Not sent yet: held for approval, or pending and never claimed (scheduled, or due and not taken yet).
             let cancel =
@@ -235,14 +264,14 @@ extension MessageService {
                 ?? false
             let notice = cancel ? nil : notice(.withdrawal, state: state, sent: sent, now: now)
             if try await messages.withdraw(
-                msiKey: msiKey, expected: state, at: now, by: identity.name, reason: reason,
+                msiKey: msiKey, expected: state, at: now, by: name, reason: reason,
                 cancel: cancel, notice: notice)
             {
                 tellRelay(notice, of: stored)
                 var after: BSONDocument = ["withdrawn": true, "cancelled": .bool(cancel)]
                 if let reason { after["reason"] = .string(reason) }
                 await audit?.record(
-                    actor: AuditActor(identity), action: "message.withdraw",
+                    actor: actor, action: "message.withdraw",
                     target: AuditTarget(kind: "message", id: msiKey.hex),
                     change: AuditChange.edit(
                         before: ["state": .string(state?.status.rawValue ?? "sent")],
@@ -277,6 +306,14 @@ extension MessageService {
         }
     }
 
+    /// Staff may edit a message they sent; admins any.
+    /// - Throws: `EditRefusal.notYours`.
+    private static func checkEditor(_ identity: Identity, of stored: Message) throws {
+        guard identity.role == .admin || identity.name == stored.sender else {
+            throw EditRefusal(.notYours, "only the message's sender or an admin may change it")
+        }
+    }
+
     /// Tells this process's relay of a `notice` stored for `message`: the worker holding it stops at once, and one
     /// done with it claims it soon.
     private func tellRelay(_ notice: RelayNotice?, of message: Message) {
@@ -287,11 +324,11 @@ extension MessageService {
 
     /// The message `msiKey` if `identity` may edit it, its relay state as stored, and whether phones may have it
     /// (some component went out: sent, failed after others, imported, or a direct message its process sent).
-    private func editable(_ msiKey: ObjectID, as identity: Identity) async throws -> (Message, RelayState?, Bool) {
+    private func editable(_ msiKey: ObjectID, check: (Message) throws -> Void) async throws
+        -> (Message, RelayState?, Bool)
+    {
         let stored = try await messages.get(msiKey: msiKey)
-        guard identity.role == .admin || identity.name == stored.sender else {
-            throw EditRefusal(.notYours, "only the message's sender or an admin may change it")
-        }
+        try check(stored)
         guard stored.document["withdrawn"] == nil else {
             throw EditRefusal(.withdrawn, "the message \(msiKey.hex) is withdrawn")
         }

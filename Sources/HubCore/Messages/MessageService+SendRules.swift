@@ -42,8 +42,17 @@ extension MessageService.Submission {
                 "\"to\" names at most \(Self.maximumPersons) persons and "
                     + "\(Self.maximumGroups) groups (a group holds more)")
         }
+        if recipients.exceptPersons.count > Self.maximumPersons {
+            return SendRefusal(
+                .invalidRecipients, "\"to.except\" leaves out at most \(Self.maximumPersons) persons")
+        }
+        if !recipients.exceptPersons.isEmpty && recipients.groups.isEmpty {
+            return SendRefusal(
+                .invalidRecipients, "\"to.except\" leaves persons out of groups: name at least one group")
+        }
         if let problem = recipients.persons.lazy.compactMap(GroupService.personIDProblem).first
             ?? recipients.groups.lazy.compactMap(GroupService.groupIDProblem).first
+            ?? recipients.exceptPersons.lazy.compactMap(GroupService.personIDProblem).first
         {
             return SendRefusal(.invalidRecipients, "to: \(problem)")
         }

@@ -179,7 +179,8 @@ public struct MessageService: Sendable {
         var seen = Set<String>()
         let recipients = Recipients(
             persons: recipients.persons.filter { seen.insert("p" + $0).inserted },
-            groups: recipients.groups.filter { seen.insert("g" + $0).inserted })
+            groups: recipients.groups.filter { seen.insert("g" + $0).inserted },
+            exceptPersons: recipients.exceptPersons.filter { seen.insert("x" + $0).inserted })
         var found: [Group] = []
         for id in recipients.groups {
             guard let group = try await groups.group(id: id) else {

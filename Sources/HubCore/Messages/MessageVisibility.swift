@@ -31,7 +31,7 @@ public enum MessageVisibility {
     public static let publicFields = [
         "_id", "msi_key", "title", "desc", "message", "topic_key", "distribution",
         "urgency", "sender", "timestamp", "lang", "translations", "image", "kind",
-        "dismissible", "expires_at", "display", "data",
+        "dismissible", "expires_at", "display", "data", "room",
     ]
 
     /// Whether `viewer` sees all of `message`: its sender and admins.
@@ -115,7 +115,7 @@ public enum MessageVisibility {
     /// What is left of a withdrawn message for all but its sender and admins: its keys, audience, sender, time and
     /// `withdrawn` ({at, by, reason}); no texts, data nor presentation.
     static func tombstone(_ message: Message) -> BSONDocument {
-        let kept = ["_id", "msi_key", "topic_key", "distribution", "sender", "timestamp", "withdrawn"]
+        let kept = ["_id", "msi_key", "topic_key", "distribution", "sender", "timestamp", "withdrawn", "room"]
         return BSONDocument(kept.compactMap { key in message.document[key].map { (key: key, value: $0) } })
     }
 

@@ -6,6 +6,8 @@ public struct DeviceConfiguration: Sendable {
     /// Registrations one address may make per minute (`DEVICE_REGISTRATIONS_PER_MINUTE`): a school's students
     /// often share one address, so the default is generous; it stops a script, not a classroom.
     public var registrationsPerMinute: Int
+    /// Posts one person may make to rooms a minute, all replicas together (`ROOM_POSTS_PER_MINUTE`).
+    public var roomPostsPerMinute: Int = 30
     /// Topic subscription calls per second, all replicas together (`FCM_SUBSCRIPTION_RATE`); Google allows 3,000.
     public var subscriptionRate: Int
     /// How long a device FCM calls unregistered is kept before it is removed (`DEVICE_RETENTION_DAYS`).
@@ -33,6 +35,9 @@ public struct DeviceConfiguration: Sendable {
         if let key = environment["DEVICE_REGISTRATION_KEY"], !key.isEmpty { devices.registrationKey = key }
         if let value = try environment.number("DEVICE_REGISTRATIONS_PER_MINUTE", in: 1...1_000_000) {
             devices.registrationsPerMinute = value
+        }
+        if let value = try environment.number("ROOM_POSTS_PER_MINUTE", in: 1...10_000) {
+            devices.roomPostsPerMinute = value
         }
         if let value = try environment.number("FCM_SUBSCRIPTION_RATE", in: 1...100_000) {
             devices.subscriptionRate = value

@@ -22,8 +22,7 @@ struct GroupController {
         admins.put("/group/:groupID", use: replace)
         admins.delete("/group/:groupID", use: delete)
         admins.get("/group/:groupID/members", use: members)
-        admins.put("/group/:groupID/members/:personID", use: addMember)
-        admins.delete("/group/:groupID/members/:personID", use: removeMember)
+        // Adding and removing one member: `RoomController`, which a room's managers call from their devices too.
     }
 
     /// PUT /group/:groupID `{"name", "members", "access"?}`: creates (201) or replaces (200) the group.
@@ -35,7 +34,8 @@ struct GroupController {
         let name = try fields.string("name")
         let members = try Self.strings(fields.document, "members", required: true) ?? []
         let access = try Self.strings(fields.document, "access", required: false) ?? []
-        let (group, created) = try await services.groups.replace(id: id, name: name, members: members, access: access)
+        let (group, created) = try await services.groups.replace(
+            id: id, name: name, members: members, access: access, room: try Self.roomSettings(fields.document))
         return JSONResponse.make(.document(Self.document(group)), status: created ? .created : .ok)
     }
 
@@ -71,18 +71,6 @@ struct GroupController {
         ])
     }
 
-    /// PUT /group/:groupID/members/:personID: adds the person (201), or finds them there (200).
-    @Sendable func addMember(request: Request, context: HubRequestContext) async throws -> Response {
-        let (group, added) = try await services.groups.add(try Self.personID(context), to: try Self.groupID(context))
-        return JSONResponse.make(.document(Self.document(group)), status: added ? .created : .ok)
-    }
-
-    /// DELETE /group/:groupID/members/:personID: removes the person (204; 404 when not a member).
-    @Sendable func removeMember(request: Request, context: HubRequestContext) async throws -> Response {
-        try await services.groups.remove(try Self.personID(context), from: try Self.groupID(context))
-        return Response(status: .noContent)
-    }
-
     // MARK: Reading and writing
 
     /// The group as the API shows it.
@@ -90,7 +78,31 @@ struct GroupController {
         [
             "id": .string(group.id), "name": .string(group.name), "member_count": .int64(group.memberCount),
             "access": .array(group.access.map(BSONValue.string)), "updated_at": .int64(group.updatedAt),
+            "posting": .string(group.posting.rawValue), "managers": .array(group.managers.map(BSONValue.string)),
+            "self_leave": .bool(group.selfLeave),
         ]
+    }
+
+    /// The body's room settings: `posting` ("staff" or "members"), `managers` (person ids), `self_leave` (a
+    /// boolean), each optional; one left out keeps what the group has (a roster sync that knows nothing of rooms
+    /// leaves them as they are).
+    /// - Throws: `HubError` 422 `invalid_field` naming the field.
+    static func roomSettings(_ document: BSONDocument) throws -> Group.RoomSettings {
+        var settings = Group.RoomSettings()
+        if let value = document["posting"], !value.isNull {
+            guard let posting = value.stringValue.flatMap(Group.Posting.init(rawValue:)) else {
+                throw HubError.invalid(.invalidField, "the field \"posting\" must be \"staff\" or \"members\"")
+            }
+            settings.posting = posting
+        }
+        settings.managers = try strings(document, "managers", required: false)
+        if let value = document["self_leave"], !value.isNull {
+            guard let selfLeave = value.boolValue else {
+                throw HubError.invalid(.invalidField, "the field \"self_leave\" must be true or false")
+            }
+            settings.selfLeave = selfLeave
+        }
+        return settings
     }
 
     /// The path's group id (checked by `GroupService` before any query).

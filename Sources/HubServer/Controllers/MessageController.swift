@@ -66,25 +66,36 @@ struct MessageController {
         return JSONResponse.make(.document(message.document), status: .created)
     }
 
-    /// The body's `to`: `{"persons": [ids], "groups": [ids]}`, each optional, arrays of strings; nil when absent.
+    /// The body's `to`: `{"persons": [ids], "groups": [ids], "except": {"persons": [ids]}}`, each optional, arrays
+    /// of strings; nil when absent.
     /// - Throws: `HubError` 422 `invalid_field` naming the field when it has another shape.
     static func recipients(_ fields: FieldReader) throws -> Recipients? {
         guard let value = fields.document["to"] else { return nil }
         guard let to = value.documentValue else {
             throw HubError.invalid(.invalidField, "the field \"to\" must be an object")
         }
-        if let unknown = to.elements.map(\.key).first(where: { $0 != "persons" && $0 != "groups" }) {
-            throw HubError.invalid(.invalidField, "the field \"to\" has no field \"\(unknown)\" (persons, groups)")
+        if let unknown = to.elements.map(\.key).first(where: { !["persons", "groups", "except"].contains($0) }) {
+            throw HubError.invalid(
+                .invalidField, "the field \"to\" has no field \"\(unknown)\" (persons, groups, except)")
         }
-        func ids(_ key: String) throws -> [String] {
-            guard let list = to[key] else { return [] }
+        func ids(_ key: String, of object: BSONDocument, named name: String) throws -> [String] {
+            guard let list = object[key] else { return [] }
             let strings = list.arrayValue?.compactMap(\.stringValue)
             guard let strings, strings.count == list.arrayValue?.count else {
-                throw HubError.invalid(.invalidField, "the field \"to.\(key)\" must be an array of strings")
+                throw HubError.invalid(.invalidField, "the field \"\(name)\" must be an array of strings")
             }
             return strings
         }
-        return Recipients(persons: try ids("persons"), groups: try ids("groups"))
+        var except: [String] = []
+        if let value = to["except"] {
+            guard let object = value.documentValue, object.elements.allSatisfy({ $0.key == "persons" }) else {
+                throw HubError.invalid(.invalidField, "the field \"to.except\" must be {\"persons\": [ids]}")
+            }
+            except = try ids("persons", of: object, named: "to.except.persons")
+        }
+        return Recipients(
+            persons: try ids("persons", of: to, named: "to.persons"),
+            groups: try ids("groups", of: to, named: "to.groups"), exceptPersons: except)
     }
 
     /// The body's `urgency` (absent or null: `active`), read by the send rules (`Submission.urgency(named:)`).

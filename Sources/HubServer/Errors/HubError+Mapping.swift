@@ -36,6 +36,8 @@ extension HubError {
                 .unauthorized, error.code == .replayed ? .assertionReplayed : .invalidAssertion, error.message)
         case let error as GroupRefusal:
             return HubError(error)
+        case let error as RoomRefusal:
+            return HubError(error)
         case let error as WebhookRefusal:
             return error.code == .webhookNotFound
                 ? HubError(.notFound, .webhookNotFound, error.message)
@@ -112,6 +114,19 @@ extension HubError {
     }
 
     /// The answer a refused group request becomes: 404 naming what is missing, 422 naming the field.
+    init(_ refusal: RoomRefusal) {
+        switch refusal.code {
+        case .notAMember: self.init(.forbidden, .notAMember, refusal.message)
+        case .postingNotAllowed: self.init(.forbidden, .postingNotAllowed, refusal.message)
+        case .notAManager: self.init(.forbidden, .notAManager, refusal.message)
+        case .leaveNotAllowed: self.init(.forbidden, .leaveNotAllowed, refusal.message)
+        case .tooManyPosts:
+            self.init(
+                .tooManyRequests, .tooManyRequests, refusal.message,
+                headers: [.retryAfter: String(refusal.retryAfterSeconds ?? 60)])
+        }
+    }
+
     init(_ refusal: GroupRefusal) {
         switch refusal.code {
         case .groupNotFound: self.init(.notFound, .groupNotFound, refusal.message)

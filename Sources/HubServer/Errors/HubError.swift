@@ -44,6 +44,8 @@ public struct HubError: HTTPResponseError, Sendable {
             case reasonRequired = "reason_required"
             case approvalStale = "approval_stale", approvalPending = "approval_pending"
             case versionRequired = "version_required", settingsInvalid = "settings_invalid"
+            case notAMember = "not_a_member", postingNotAllowed = "posting_not_allowed"
+            case notAManager = "not_a_manager", leaveNotAllowed = "leave_not_allowed"
         }
         fileprivate let value: Value
         fileprivate init(_ value: Value) { self.value = value }
@@ -177,6 +179,14 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let versionRequired = Code(.versionRequired)
         /// 422: approval settings out of range (group size, timeout).
         public static let settingsInvalid = Code(.settingsInvalid)
+        /// 403: the device's person is not a member of the room.
+        public static let notAMember = Code(.notAMember)
+        /// 403: the group lets staff alone post.
+        public static let postingNotAllowed = Code(.postingNotAllowed)
+        /// 403: only the group's managers may do this.
+        public static let notAManager = Code(.notAManager)
+        /// 403: the group does not let members leave by themselves.
+        public static let leaveNotAllowed = Code(.leaveNotAllowed)
 
         /// Every code, for the check that `openapi.json` lists them all.
         public static var allCases: [Code] { Value.allCases.map(Code.init) }

@@ -120,7 +120,8 @@ struct FanOutResolver: Sendable {
         if !deliveries.isEmpty { found(deliveries) }
     }
 
-    /// The devices of the persons named and of the groups' members, each person once; returns how many.
+    /// The devices of the persons named and of the groups' members, each person once and none of those left out
+    /// (`exceptPersons`); returns how many.
     private func resolve(
         _ message: Message, recipients: Recipients, leavingOutAnswered: Bool,
         found: ([Delivery]) -> Void
@@ -128,7 +129,8 @@ struct FanOutResolver: Sendable {
         // Each person once: named first, then through the first group (in the order given) they are a member of.
         // A batch's devices are sent while the next batch's are looked up, and a group's members are read a range at
         // a time (the first small), so the first sends do not wait for a whole roster.
-        var seen: Set<String> = []
+        // The persons left out are as if reached already.
+        var seen = Set(recipients.exceptPersons)
         var waiting: [(person: String, group: String?)] = []
         var count = 0
         var batchSize = Self.personsInFirstBatch

@@ -1,0 +1,228 @@
+import DAO
+import FakeFCM
+import Foundation
+import HubCore
+@testable import HubServer
+import Hummingbird
+import HummingbirdTesting
+import Mongo
+import MongoTestSupport
+import Testing
+
+/// Rooms: groups whose members post from their devices (`posting: members`), against the real hub, relay and fake
+/// FCM: every other member's devices get a post once and the author's never; a room's messages share its thread on
+/// the wire; who may post, read, manage, leave and withdraw; the per-person rate limit; staff sends that leave
+/// persons out.
+@Suite("Rooms: members posting through the hub")
+struct RoomTests {
+    typealias Handset = ReceiptTests.Handset
+
+    /// Ann (a phone and a tablet) and Ben are in the chess room, which Ann manages and members may leave; Cid is in
+    /// no room; the notices group lets staff alone post.
+    static let annPhone = Handset("room-ann-phone", person: "ann")
+    static let annTablet = Handset("room-ann-tablet", person: "ann", platform: .ios)
+    static let benPhone = Handset("room-ben-phone", person: "ben", platform: .ios)
+    static let cidPhone = Handset("room-cid-phone", person: "cid")
+
+    static let seed: @Sendable (MongoDatabase) async throws -> Void = { database in
+        try await ReceiptTests.seed([annPhone, annTablet, benPhone, cidPhone], in: database)
+        let groups = GroupDAO(database: database)
+        _ = try await groups.replace(
+            id: "chess", name: "Chess team", access: [], persons: ["ann", "ben"],
+            room: Group.RoomSettings(posting: .members, managers: ["ann"], selfLeave: true))
+        _ = try await groups.replace(id: "notices", name: "Notices", access: [], persons: ["ann", "ben"])
+    }
+
+    /// POSTs `text` to room `group` from `handset`.
+    static func post(_ text: String, to group: String = "chess", from handset: Handset, on hub: HubHarness)
+        async throws -> TestResponse
+    {
+        try await hub.request(
+            .post, "/group/\(group)/messages", as: .token(handset.secret),
+            json: #"{"message": "\#(text)", "data": {"board": "3"}}"#)
+    }
+
+    /// The message `key` as stored.
+    static func stored(_ key: String, in database: MongoDatabase) async throws -> Message {
+        let id = try #require(ObjectID(hex: key))
+        return try await MessageDAO(database: database).get(msiKey: id)
+    }
+
+    @Test func aPostReachesEveryOtherMembersDevicesOnceInTheRoomsThreadAndTheAuthorsNever() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: Self.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                let response = try await Self.post("Board 3 is free", from: Self.annPhone, on: hub)
+                #expect(response.status == .created, "\(response.text)")
+                let body = try response.json()
+                #expect(body["sender"] == ["person": "ann"])
+                #expect(body["room"] == "chess")
+                #expect(body["title"] == "Chess team")
+                let key = try #require(body["msi_key"]?.stringValue)
+                try await FanOutTests.waitUntilSent(try await Self.stored(key, in: hub.database), in: hub.database)
+                let toBen = AcknowledgementTests.requests(to: Self.benPhone.token, fake)
+                #expect(toBen.count == 1)  // an Alert by token: the pop-up and the data in one request
+                let popUp = try #require(toBen.first { $0["notification"] != nil })
+                let apns = try #require(popUp["apns"] as? [String: Any])
+                let aps = (apns["payload"] as? [String: Any])?["aps"] as? [String: Any]
+                #expect(aps?["thread-id"] as? String == "chess")
+                #expect((apns["headers"] as? [String: String])?["apns-collapse-id"] == "chess")
+                for request in toBen {
+                    let data = request["data"] as? [String: String]
+                    #expect(data?["group"] == "chess" && data?["msi_key"] == key)
+                }
+                // The author's own phone and tablet, and the outsider, got nothing.
+                for handset in [Self.annPhone, Self.annTablet, Self.cidPhone] {
+                    #expect(AcknowledgementTests.requests(to: handset.token, fake).isEmpty, "\(handset.token)")
+                }
+
+                // The room's history: members' devices and admins; never others.
+                let history = try await hub.request(
+                    .get, "/group/chess/messages", as: .token(Self.benPhone.secret))
+                #expect(history.status == .ok, "\(history.text)")
+                #expect(
+                    try history.json()["messages"]?.arrayValue?.compactMap { $0.documentValue?["msi_key"] }
+                        == [.string(key)])
+                #expect(try await hub.request(.get, "/group/chess/messages", as: .admin).status == .ok)
+                let outsider = try await hub.request(
+                    .get, "/group/chess/messages", as: .token(Self.cidPhone.secret))
+                #expect(outsider.status == .forbidden && outsider.errorCode == "not_a_member")
+                #expect(try await hub.request(.get, "/group/chess/messages", as: .communicator).status == .forbidden)
+
+                // Catch-up: Ben's phone has the post; the author's phone does not get it again.
+                let benCatchUp = try await hub.request(
+                    .get, "/device/\(Self.benPhone.id.hex)/messages", as: .token(Self.benPhone.secret)
+                ).json()
+                #expect(
+                    benCatchUp["messages"]?.arrayValue?.contains { $0.documentValue?["msi_key"] == .string(key) }
+                        == true)
+                let annCatchUp = try await hub.request(
+                    .get, "/device/\(Self.annPhone.id.hex)/messages", as: .token(Self.annPhone.secret)
+                ).json()
+                #expect(
+                    annCatchUp["messages"]?.arrayValue?.contains { $0.documentValue?["msi_key"] == .string(key) }
+                        == false)
+
+                // A staff send to the room that leaves Ben out: Ann's devices get it, Ben's never.
+                let staff = try await hub.request(
+                    .post, "/message", as: .admin,
+                    json: #"""
+                        {"title": "Tournament", "desc": "Saturday", "message": "The tournament is on Saturday.",
+                         "distribution": "Alert", "to": {"groups": ["chess"], "except": {"persons": ["ben"]}}}
+                        """#)
+                #expect(staff.status == .created, "\(staff.text)")
+                #expect(try staff.json()[path: "to.except.persons"] == ["ben"])
+                try await FanOutTests.waitUntilSent(
+                    try await Self.stored(try #require(try staff.json()["msi_key"]?.stringValue), in: hub.database),
+                    in: hub.database)
+                #expect(AcknowledgementTests.requests(to: Self.annPhone.token, fake).count == 1)
+                #expect(AcknowledgementTests.requests(to: Self.benPhone.token, fake).count == 1)
+                // Staff messages keep their own tag: one notification each.
+                let staffPopUp = try #require(
+                    AcknowledgementTests.requests(to: Self.annPhone.token, fake).first { $0["notification"] != nil })
+                let tag = ((staffPopUp["android"] as? [String: Any])?["notification"] as? [String: Any])?["tag"]
+                #expect(tag as? String == (try staff.json()["msi_key"]?.stringValue))
+            }
+        }
+    }
+
+    @Test func whoMayPostIsTheRoomsRuleAndARefusedPostStoresNothing() async throws {
+        var devices = DeviceConfiguration()
+        devices.roomPostsPerMinute = 2
+        try await HubHarness.with(seed: Self.seed, devices: devices) { hub in
+            let before = try await hub.database.collection(CollectionName.message).countDocuments()
+            let outsider = try await Self.post("Hello", from: Self.cidPhone, on: hub)
+            #expect(outsider.status == .forbidden && outsider.errorCode == "not_a_member")
+            let staffOnly = try await Self.post("Hello", to: "notices", from: Self.annPhone, on: hub)
+            #expect(staffOnly.status == .forbidden && staffOnly.errorCode == "posting_not_allowed")
+            let anonymous = try await hub.request(.post, "/group/chess/messages", json: #"{"message": "Hi"}"#)
+            #expect(anonymous.status == .unauthorized)
+            let wrongSecret = try await hub.request(
+                .post, "/group/chess/messages", as: .token("msd_not-a-secret-of-anyone"),
+                json: #"{"message": "Hi"}"#)
+            #expect(wrongSecret.status == .unauthorized)
+            let empty = try await hub.request(
+                .post, "/group/chess/messages", as: .token(Self.annPhone.secret), json: #"{"message": ""}"#)
+            #expect(empty.status == .unprocessableContent)
+            let badData = try await hub.request(
+                .post, "/group/chess/messages", as: .token(Self.annPhone.secret),
+                json: #"{"message": "Hi", "data": {"msi_key": "x"}}"#)
+            #expect(badData.status == .unprocessableContent && badData.errorCode == "invalid_data")
+            let missing = try await Self.post("Hello", to: "nope", from: Self.annPhone, on: hub)
+            #expect(missing.status == .notFound && missing.errorCode == "group_not_found")
+            #expect(try await hub.database.collection(CollectionName.message).countDocuments() == before)
+
+            // Two posts a minute, all of the person's devices together: the third is 429 with Retry-After.
+            let intoMinute = UnixTime.nowMilliseconds() % 60_000
+            if intoMinute > 50_000 { try await Task.sleep(for: .milliseconds(60_500 - intoMinute)) }
+            #expect(try await Self.post("One", from: Self.annPhone, on: hub).status == .created)
+            let two = try await Self.post("Two", from: Self.annTablet, on: hub)
+            #expect(two.status == .created, "\(two.text)")
+            let third = try await Self.post("Three", from: Self.annPhone, on: hub)
+            #expect(third.status == .tooManyRequests)
+            let retryAfter = try #require(third.headers[.retryAfter].flatMap { Int($0) })
+            #expect((1...60).contains(retryAfter))
+            // Another person has their own allowance.
+            #expect(try await Self.post("Mine", from: Self.benPhone, on: hub).status == .created)
+            #expect(try await hub.database.collection(CollectionName.message).countDocuments() == before + 3)
+        }
+    }
+
+    @Test func managersRunTheRoomFromTheirDevicesAndMembersLeaveWhereTheRoomLetsThem() async throws {
+        try await HubHarness.with(seed: Self.seed) { hub in
+            // Ann manages: she adds Dan from her phone; Ben, a member, may not.
+            let added = try await hub.request(.put, "/group/chess/members/dan", as: .token(Self.annPhone.secret))
+            #expect(added.status == .created, "\(added.text)")
+            #expect(try added.json()["member_count"] == 3)
+            let byMember = try await hub.request(.put, "/group/chess/members/eve", as: .token(Self.benPhone.secret))
+            #expect(byMember.status == .forbidden && byMember.errorCode == "not_a_manager")
+            let removeOther = try await hub.request(
+                .delete, "/group/chess/members/dan", as: .token(Self.benPhone.secret))
+            #expect(removeOther.status == .forbidden && removeOther.errorCode == "not_a_manager")
+            // A communicator is not an admin.
+            #expect(try await hub.request(.put, "/group/chess/members/eve", as: .communicator).status == .forbidden)
+
+            // Ben's post, withdrawn by Ann (a manager); Cid, neither its author nor a manager, may not.
+            let post = try await Self.post("Wrong room, sorry", from: Self.benPhone, on: hub)
+            let key = try #require(try post.json()["msi_key"]?.stringValue)
+            let byOutsider = try await hub.request(
+                .delete, "/group/chess/messages/\(key)", as: .token(Self.cidPhone.secret))
+            #expect(byOutsider.status == .forbidden)
+            let withdrawn = try await hub.request(
+                .delete, "/group/chess/messages/\(key)?reason=duplicate", as: .token(Self.annPhone.secret))
+            #expect(withdrawn.status == .ok, "\(withdrawn.text)")
+            #expect(try withdrawn.json()[path: "withdrawn.reason"] == "duplicate")
+            // Not a post of another room.
+            let elsewhere = try await hub.request(
+                .delete, "/group/notices/messages/\(key)", as: .token(Self.annPhone.secret))
+            #expect(elsewhere.status == .notFound)
+
+            // Ben leaves the chess room himself; the notices group does not let him.
+            #expect(
+                try await hub.request(.delete, "/group/chess/members/ben", as: .token(Self.benPhone.secret)).status
+                    == .noContent)
+            let stay = try await hub.request(.delete, "/group/notices/members/ben", as: .token(Self.benPhone.secret))
+            #expect(stay.status == .forbidden && stay.errorCode == "leave_not_allowed")
+            // Gone from the room: no more posts from him.
+            let after = try await Self.post("Back?", from: Self.benPhone, on: hub)
+            #expect(after.status == .forbidden && after.errorCode == "not_a_member")
+            // Admins still manage every group.
+            #expect(try await hub.request(.put, "/group/notices/members/dan", as: .admin).status == .created)
+            #expect(try await hub.request(.delete, "/group/notices/members/dan", as: .admin).status == .noContent)
+
+            // The room's settings are the group's, shown and changed by PUT /group (left out: kept).
+            let group = try await hub.request(.get, "/group/chess", as: .admin).json()
+            #expect(group["posting"] == "members" && group["managers"] == ["ann"] && group["self_leave"] == true)
+            let synced = try await hub.request(
+                .put, "/group/chess", as: .admin, json: #"{"name": "Chess team", "members": ["ann", "ben"]}"#)
+            #expect(try synced.json()["posting"] == "members")
+            let closed = try await hub.request(
+                .put, "/group/chess", as: .admin,
+                json: #"{"name": "Chess team", "members": ["ann"], "posting": "staff", "self_leave": false}"#)
+            #expect(try closed.json()["posting"] == "staff" && (try closed.json()["self_leave"]) == false)
+            let invalid = try await hub.request(
+                .put, "/group/chess", as: .admin,
+                json: #"{"name": "Chess team", "members": ["ann"], "posting": "everyone"}"#)
+            #expect(invalid.status == .unprocessableContent && invalid.errorCode == "invalid_field")
+        }
+    }
+}
