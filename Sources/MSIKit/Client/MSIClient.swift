@@ -250,6 +250,27 @@ public final class MSIClient: Sendable {
         try await registration.unbind()
     }
 
+    // MARK: - Rooms
+
+    /// Posts `message` to room `group` (a group whose members post: `posting: members`), titled `title` (the
+    /// room's name when nil), with `data` for the app; returns the post's `msi_key`. Every other member's devices
+    /// get it as one notification of the room's thread; this person's devices do not.
+    /// - Throws: `.hub(status: 403, code: "not_a_member" | "posting_not_allowed")`, `.hub(status: 429, ...)` past
+    ///   the hub's posts a minute, `.notRegistered`, `.network`, the hub's other refusals.
+    @discardableResult
+    public func post(toGroup group: String, message: String, title: String? = nil, data: [String: String] = [:])
+        async throws(MSIKitError) -> String
+    {
+        try await registration.post(toGroup: group, message: message, title: title, data: data)
+    }
+
+    /// Leaves room `group`, where the room lets members leave (`self_leave`).
+    /// - Throws: `.hub(status: 403, code: "leave_not_allowed")`, `.invalidArgument` for an unbound device,
+    ///   `.notRegistered`, `.network`, the hub's other refusals.
+    public func leave(group: String) async throws(MSIKitError) {
+        try await registration.leave(group: group)
+    }
+
     // MARK: - Subscriptions
 
     /// The device's subscriptions as the hub has them (getSubscribed).

@@ -9,7 +9,7 @@ import Foundation
 /// unfinished initial subscriptions are completed. The secret is kept in a `DeviceSecretStore`, never in the
 /// database.
 actor DeviceRegistration {
-    private let hub: HubConnection
+    let hub: HubConnection
     private let database: LocalDatabase
     /// Where the device's secret is kept.
     private let secrets: any DeviceSecretStore
