@@ -170,6 +170,31 @@ struct TwoHundredPhonesTests {
             let personZero = phones[0].shownMessages.first { $0.message.msiKey == addressed[0].key }
             #expect(personZero?.message.data["room"] == "person-0")
 
+            // A room: persons 0 to 9 may post; person 0 posts from their first phone. Every other member's phones
+            // are shown it once, in the room's thread; neither of the author's phones ever gets it.
+            let roomMembers = (0..<10).map { "person-\($0)" }
+            let (roomStatus, roomBody) = try await hub.request(
+                "PUT", "group/chess-room", ["name": "Chess room", "members": roomMembers, "posting": "members"])
+            #expect(roomStatus == 201, "\(String(decoding: roomBody, as: UTF8.self))")
+            let roomStart = clock.now
+            let post = try await phones[0].client.post(toGroup: "chess-room", message: "Board 3 is free")
+            let roomPhones = Set((2..<20).filter { !offline.contains($0) })
+            try await eventually("every other member's phone shows the post", within: .seconds(60)) {
+                roomPhones.allSatisfy { phones[$0].shownKeys.contains(post) }
+            }
+            let roomTime = clock.now - roomStart
+            try await hub.waitUntilRelayed()
+            try await Task.sleep(for: .milliseconds(500))
+            for (index, phone) in phones.enumerated() {
+                let shown = phone.shownKeys.filter { $0 == post }.count
+                #expect(shown == (roomPhones.contains(index) ? 1 : 0), "phone \(index) was shown the post \(shown) times")
+            }
+            let postSends = hub.fake.received.filter { $0.data["msi_key"] == post }
+            #expect(postSends.allSatisfy { $0.data["group"] == "chess-room" })
+            #expect(
+                Set(postSends.compactMap { $0.message["token"] as? String })
+                    == Set((2..<20).map { phones[$0].push.registration }))
+
             func seconds(_ duration: Duration) -> String {
                 String(
                     format: "%.1f s",
@@ -182,7 +207,8 @@ struct TwoHundredPhonesTests {
                 \(seconds(pushed)) after the first send; the \(Self.offlineCount) phones that were off caught up in \
                 \(seconds(caughtUp)); all delivered \(seconds(delivered)) after the first send; \(Self.boundPhones) phones \
                 signed in as \(Self.boundPhones / 2) persons in \(seconds(bound)); \(addressed.count) messages to persons and \
-                groups on their phones \(seconds(personal)) after the first send
+                groups on their phones \(seconds(personal)) after the first send; a room's post on every other member's \
+                phone \(seconds(roomTime)) after it was posted
                 """
             print(figures)
         }
