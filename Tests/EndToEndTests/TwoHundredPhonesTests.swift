@@ -187,7 +187,8 @@ struct TwoHundredPhonesTests {
             try await Task.sleep(for: .milliseconds(500))
             for (index, phone) in phones.enumerated() {
                 let shown = phone.shownKeys.filter { $0 == post }.count
-                #expect(shown == (roomPhones.contains(index) ? 1 : 0), "phone \(index) was shown the post \(shown) times")
+                #expect(
+                    shown == (roomPhones.contains(index) ? 1 : 0), "phone \(index) was shown the post \(shown) times")
             }
             let postSends = hub.fake.received.filter { $0.data["msi_key"] == post }
             #expect(postSends.allSatisfy { $0.data["group"] == "chess-room" })

@@ -28,7 +28,7 @@ public final class MSIClient: Sendable {
     private let cubeCache: CubeCache
     private let registration: DeviceRegistration
     /// The receipts not yet sent to the hub.
-    private let receipts: ReceiptQueue
+    let receipts: ReceiptQueue
     /// The device's locale, whose language translated messages and banners are shown in.
     private let locale: String?
 
@@ -191,6 +191,29 @@ public final class MSIClient: Sendable {
         try await receipts.enqueue(msiKey, .acknowledged, response: response.flatMap { $0.isEmpty ? nil : $0 })
         try await store.markAcknowledged(msiKey: msiKey)
         await sendReceiptsIfPossible()
+    }
+
+    /// Answers an acknowledgement from a notification's action (`AckActions`) without opening the app: `identifier`
+    /// is the action tapped, `payload` the notification's data. The response is the message's, by the action's
+    /// index (from the stored message, else the payload's `ack_responses`). Returns false, doing nothing, for an
+    /// action that is not an acknowledgement's.
+    /// - Throws: `.invalidArgument` for a response index the message does not offer; as `acknowledge`.
+    @discardableResult
+    public func handleAction(identifier: String, payload: [String: String]) async throws(MSIKitError) -> Bool {
+        guard let answer = AckActions.responseIndex(of: identifier), let msiKey = payload["msi_key"] else {
+            return false
+        }
+        guard let index = answer else {
+            try await acknowledge(msiKey: msiKey)
+            return true
+        }
+        var responses = try await store.message(msiKey: msiKey)?.acknowledgementResponses ?? []
+        if responses.isEmpty { responses = payload["ack_responses"].flatMap(PushPayload.responses(json:)) ?? [] }
+        guard responses.indices.contains(index) else {
+            throw MSIKitError(.invalidArgument, "The message offers no response \(index + 1).")
+        }
+        try await acknowledge(msiKey: msiKey, response: responses[index])
+        return true
     }
 
     /// Sends every receipt waiting (made offline, or whose send failed); returns how many went. Call it when the
