@@ -64,6 +64,8 @@ public enum CollectionName {
     /// The person assertions that bound a device, by replay key (a hash, never the assertion), until they expire
     /// (`UsedAssertionDAO`): each binds once, on every replica.
     public static let usedAssertions = "used_assertions"
+    /// The groups each person muted, and until when (`PersonMuteDAO`): every device of the person, now and later.
+    public static let personMutes = "person_mutes"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -119,6 +121,7 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.webhookDeliveries).createIndexes(WebhookDeliveryDAO.indexes)
             try await database.collection(CollectionName.audit).createIndexes(AuditDAO.indexes)
             try await database.collection(CollectionName.usedAssertions).createIndexes(UsedAssertionDAO.indexes)
+            try await database.collection(CollectionName.personMutes).createIndexes(PersonMuteDAO.indexes)
         }
     }
 }

@@ -225,4 +225,72 @@ struct RoomTests {
             #expect(invalid.status == .unprocessableContent && invalid.errorCode == "invalid_field")
         }
     }
+
+    @Test func aMuteFollowsThePersonToEveryDeviceAndTheRoomArrivesInTheBackgroundButUrgentMessagesSound() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: Self.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                // Ann mutes the room from her phone; her tablet lists it.
+                let muted = try await hub.request(
+                    .put, "/device/\(Self.annPhone.id.hex)/person/mutes/chess", as: .token(Self.annPhone.secret),
+                    json: #"{"until": null}"#)
+                #expect(muted.status == .ok, "\(muted.text)")
+                let listed = try await hub.request(
+                    .get, "/device/\(Self.annTablet.id.hex)/person/mutes", as: .token(Self.annTablet.secret)
+                ).json()
+                #expect(listed["mutes"] == [["group": "chess", "until": .null]])
+                // Refusals: a time past, a group that is not, a device bound to nobody.
+                let past = try await hub.request(
+                    .put, "/device/\(Self.annPhone.id.hex)/person/mutes/chess", as: .token(Self.annPhone.secret),
+                    json: #"{"until": 1000}"#)
+                #expect(past.status == .unprocessableContent)
+                let unknown = try await hub.request(
+                    .put, "/device/\(Self.annPhone.id.hex)/person/mutes/nope", as: .token(Self.annPhone.secret),
+                    json: #"{"until": null}"#)
+                #expect(unknown.status == .notFound)
+
+                // Ben posts: Ann's phone and tablet get it in the background, no pop-up, "muted": "1".
+                let post = try await Self.post("Quiet please", from: Self.benPhone, on: hub)
+                let key = try #require(try post.json()["msi_key"]?.stringValue)
+                try await FanOutTests.waitUntilSent(try await Self.stored(key, in: hub.database), in: hub.database)
+                for handset in [Self.annPhone, Self.annTablet] {
+                    let requests = AcknowledgementTests.requests(to: handset.token, fake)
+                    #expect(requests.count == 1, "\(handset.token)")
+                    #expect(requests.first?["notification"] == nil)
+                    let data = requests.first?["data"] as? [String: String]
+                    #expect(data?["muted"] == "1" && data?["msi_key"] == key)
+                    let apns = requests.first?["apns"] as? [String: Any]
+                    #expect((apns?["headers"] as? [String: String])?["apns-push-type"] == "background")
+                }
+                // A time-sensitive staff message to the room sounds all the same.
+                let urgent = try await hub.request(
+                    .post, "/message", as: .admin,
+                    json: #"""
+                        {"title": "Room change", "desc": "Now in room 4", "message": "The club meets in room 4.",
+                         "distribution": "Alert", "urgency": "time-sensitive", "to": {"groups": ["chess"]}}
+                        """#)
+                let urgentKey = try #require(try urgent.json()["msi_key"]?.stringValue)
+                try await FanOutTests.waitUntilSent(
+                    try await Self.stored(urgentKey, in: hub.database), in: hub.database)
+                let urgentToAnn = AcknowledgementTests.requests(to: Self.annPhone.token, fake).filter {
+                    ($0["data"] as? [String: String])?["msi_key"] == urgentKey
+                }
+                #expect(urgentToAnn.count == 1 && urgentToAnn.first?["notification"] != nil)
+                #expect((urgentToAnn.first?["data"] as? [String: String])?["muted"] == nil)
+
+                // Unmuted: the next post pops up again.
+                #expect(
+                    try await hub.request(
+                        .delete, "/device/\(Self.annTablet.id.hex)/person/mutes/chess",
+                        as: .token(Self.annTablet.secret)
+                    ).status == .noContent)
+                let again = try await Self.post("Back to normal", from: Self.benPhone, on: hub)
+                let againKey = try #require(try again.json()["msi_key"]?.stringValue)
+                try await FanOutTests.waitUntilSent(try await Self.stored(againKey, in: hub.database), in: hub.database)
+                let againToAnn = AcknowledgementTests.requests(to: Self.annPhone.token, fake).filter {
+                    ($0["data"] as? [String: String])?["msi_key"] == againKey
+                }
+                #expect(againToAnn.count == 1 && againToAnn.first?["notification"] != nil)
+            }
+        }
+    }
 }

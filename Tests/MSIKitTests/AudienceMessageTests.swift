@@ -43,6 +43,19 @@ struct AudienceMessageTests {
         #expect(try await client.receive(payload: ["msi_key": key]) == nil)  // the notification component: stored
     }
 
+    @Test func aMutedGroupsAlertIsStoredAndNeverShown() async throws {
+        let key = "65f0c0ffee0000000000d00a"
+        var payload = Self.groupPush(key: key)
+        payload["muted"] = "1"
+        let received = try #require(try await client.receive(payload: payload))
+        guard case .information(let message) = received else {
+            Issue.record("a muted group's Alert must not be shown, got \(received)")
+            return
+        }
+        #expect(message.distribution == .alert && message.data["muted"] == nil)
+        #expect(try await client.store.messages(groupID: "chess-club").map(\.msiKey) == [key])
+    }
+
     @Test func aPersonalInformationPushWithoutDataIsKept() async throws {
         let key = "65f0c0ffee0000000000d002"
         let payload = [

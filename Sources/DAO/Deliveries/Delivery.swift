@@ -45,6 +45,9 @@ public struct Delivery: Sendable, CustomStringConvertible {
     public var registration: String
     /// The device's locale as the relay resolved it, for the message's text in its language (never stored).
     public var locale: String?
+    /// Whether its person muted the group it was reached through: the device gets the message in the background,
+    /// never a sound (as the relay resolved it; never stored).
+    public var muted = false
     /// Where the device's send stands.
     public var state: State
     /// FCM's error code, when it refused.

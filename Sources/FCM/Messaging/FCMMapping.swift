@@ -352,11 +352,11 @@ public enum FCMMapping {
     private static func combinedRequest(
         _ message: RelayMessage, _ options: FCMMappingOptions, target: Target,
         component: FCMComponent, text: Localized, topicKey: Bool,
-        extra: [String: String?] = [:]
+        extra: [String: String?] = [:], background: Bool = false
     ) -> FCMRequest {
         var data = messageData(message, text: text, topicKey: topicKey)
         for (key, value) in extra { data[key] = value }
-        let alert = message.distribution == .alert && message.display
+        let alert = message.distribution == .alert && message.display && !background
         var notification = alert ? Wire.Notification(title: text.title, body: text.desc, image: message.image) : nil
         // The phone fetches the full text when it sees `truncated`; the pop-up's title is cut last.
         let truncated = fit(&data, &notification, translations: text.others, limit: options.payloadLimit)
@@ -378,22 +378,25 @@ public enum FCMMapping {
     /// desc and title are cut first, then the notification's body and title (`truncated: "true"`).
     /// With the device's `language` (its locale, "hi-IN", or a primary subtag), the texts are that translation when
     /// the message has it.
+    /// A `muted` device (its person muted the group) gets the data alone in the background, `muted: "1"`, never a
+    /// pop-up or a sound.
     public static func deviceRequest(
         for message: RelayMessage, token: String, audience: FCMAudience,
         options: FCMMappingOptions = FCMMappingOptions(),
-        language: String? = nil
+        language: String? = nil, muted: Bool = false
     ) -> FCMRequest {
         // The sender's keys never collide with the hub's (the send rules reserve them); the hub's win regardless.
-        let extra: [String: String?] =
+        var extra: [String: String?] =
             switch audience {
             case .person: ["audience": "person", "group": nil]
             case .group(let id): ["audience": "group", "group": id]
             case .cohort: ["audience": "cohort", "group": nil]
             }
+        if muted { extra["muted"] = "1" }
         return combinedRequest(
             message, options, target: .token(token), component: .device,
             text: localized(message, in: primaryLanguage(of: language)), topicKey: audience == .cohort,
-            extra: extra)
+            extra: extra, background: muted)
     }
 
     /// The data of a data component or a combined request: the sender's `data`, then the hub's keys (which win),

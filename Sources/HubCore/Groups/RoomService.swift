@@ -10,6 +10,7 @@ public struct RoomService: Sendable {
     let groupDAO: GroupDAO
     let messages: MessageService
     let rates: RateWindowDAO
+    let mutes: PersonMuteDAO
     /// How many posts a person may make a minute, all rooms and replicas together (`ROOM_POSTS_PER_MINUTE`).
     let postsPerMinute: Int
     let now: UnixClock
@@ -25,6 +26,7 @@ public struct RoomService: Sendable {
         self.groupDAO = GroupDAO(database: database, now: now)
         self.messages = messages
         self.rates = RateWindowDAO(database: database, now: now)
+        self.mutes = PersonMuteDAO(database: database)
         self.postsPerMinute = postsPerMinute
         self.now = now
     }
@@ -110,6 +112,51 @@ public struct RoomService: Sendable {
             throw RoomRefusal(.notAMember, "the device is bound to no person")
         }
         return try await messages.withdraw(post: msiKey, in: room, by: person, device: device.id, reason: reason)
+    }
+
+    /// The furthest a mute may reach: a year from now (a longer one is a mute for good: `until` null).
+    public static let maximumMuteMS: Int64 = 366 * 86_400_000
+
+    /// Mutes group `groupID` for the person of `device` until `until` (Unix ms, in the future, at most
+    /// `maximumMuteMS` ahead; nil: until unmuted): every device of the person, now and later, gets the group's
+    /// messages in the background (time-sensitive and critical ones excepted).
+    /// - Throws: `GroupRefusal` (`.invalidID`, `.groupNotFound`, `.invalidField` for `until`); `RoomRefusal.notAMember`
+    ///   for a device bound to nobody; `DAOError`.
+    public func mute(_ groupID: String, until: Int64?, by device: Device) async throws -> PersonMute {
+        let person = try Self.person(of: device)
+        let group = try await groups.group(id: groupID)
+        if let until {
+            let now = now()
+            guard until > now, until - now <= Self.maximumMuteMS else {
+                throw GroupRefusal(
+                    .invalidField, "until: a Unix time in ms in the future, at most a year ahead, or null")
+            }
+        }
+        try await mutes.mute(group.id, for: person, until: until)
+        return PersonMute(group: group.id, until: until)
+    }
+
+    /// Unmutes group `groupID` for the person of `device`; returns whether it was muted.
+    /// - Throws: `GroupRefusal.invalidID`; `RoomRefusal.notAMember` for a device bound to nobody; `DAOError`.
+    public func unmute(_ groupID: String, by device: Device) async throws -> Bool {
+        let person = try Self.person(of: device)
+        return try await mutes.unmute(try GroupService.checkedGroupID(groupID), for: person)
+    }
+
+    /// The mutes of the person of `device` that hold now.
+    /// - Throws: `RoomRefusal.notAMember` for a device bound to nobody; `DAOError`.
+    public func mutes(of device: Device) async throws -> [PersonMute] {
+        try await mutes.mutes(of: try Self.person(of: device), at: now())
+    }
+
+    /// The person `device` is bound to.
+    /// - Throws: `RoomRefusal.notAMember` when it is bound to nobody.
+    private static func person(of device: Device) throws -> String {
+        guard let person = device.person else {
+            throw RoomRefusal(
+                .notAMember, "the device is bound to no person: bind it first (PUT /device/:deviceID/person)")
+        }
+        return person
     }
 
     /// Group `groupID` and the device's person, who must be a member of it.

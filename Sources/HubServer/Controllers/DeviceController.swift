@@ -23,6 +23,47 @@ struct DeviceController {
         router.put("/device/:deviceID/person", use: bind)
         router.delete("/device/:deviceID/person", use: unbind)
         router.post("/device/:deviceID/person/nonce", use: personNonce)
+        router.get("/device/:deviceID/person/mutes", use: mutes)
+        router.put("/device/:deviceID/person/mutes/:groupID", use: mute)
+        router.delete("/device/:deviceID/person/mutes/:groupID", use: unmute)
+    }
+
+    /// GET /device/:deviceID/person/mutes → `{"mutes": [{"group", "until"}]}`: the groups the device's person muted
+    /// (on any of their devices) that are muted now.
+    @Sendable func mutes(request: Request, context: HubRequestContext) async throws -> Response {
+        let mutes = try await services.rooms.mutes(of: try await device(context))
+        return JSONResponse.make(["mutes": .array(mutes.map { .document(Self.document($0)) })])
+    }
+
+    /// PUT /device/:deviceID/person/mutes/:groupID `{"until": Unix ms | null}` → 200 with the mute: every device of
+    /// the person gets the group's messages in the background until then (null: until unmuted); time-sensitive and
+    /// critical messages still sound.
+    @Sendable func mute(request: Request, context: HubRequestContext) async throws -> Response {
+        let device = try await device(context)
+        var request = request
+        let fields = FieldReader(document: try await request.jsonObject(context: context))
+        let until: Int64?
+        switch fields.document["until"] {
+        case nil, .null?: until = nil
+        case let value?:
+            guard let number = value.int64Value else {
+                throw HubError.invalid(.invalidField, "the field \"until\" must be a Unix time in ms or null")
+            }
+            until = number
+        }
+        let mute = try await services.rooms.mute(try GroupController.groupID(context), until: until, by: device)
+        return JSONResponse.make(.document(Self.document(mute)))
+    }
+
+    /// DELETE /device/:deviceID/person/mutes/:groupID → 204 (also when the group was not muted).
+    @Sendable func unmute(request: Request, context: HubRequestContext) async throws -> Response {
+        _ = try await services.rooms.unmute(try GroupController.groupID(context), by: try await device(context))
+        return Response(status: .noContent)
+    }
+
+    /// A mute as the API shows it.
+    static func document(_ mute: PersonMute) -> BSONDocument {
+        ["group": .string(mute.group), "until": mute.until.map(BSONValue.int64) ?? .null]
     }
 
     /// POST /device: `{"registration", "platform", "locale"?, "app_version"?}`, with `Authorization: Bearer msd_...`

@@ -294,6 +294,21 @@ public final class MSIClient: Sendable {
         try await registration.leave(group: group)
     }
 
+    /// Mutes room or group `group` for the person until `until` (nil: until `unmute(group:)`), on every device of
+    /// theirs and any new one: its messages arrive as information (stored, in catch-up, never shown as an Alert);
+    /// time-sensitive and critical ones still sound.
+    /// - Throws: `.hub(status: 403, code: "not_a_member")` for an unbound device, `.hub(status: 404, ...)` for an
+    ///   unknown group, `.notRegistered`, `.network`.
+    public func mute(group: String, until: Date? = nil) async throws(MSIKitError) {
+        try await registration.mute(group: group, until: until)
+    }
+
+    /// Unmutes room or group `group` for the person.
+    /// - Throws: `.notRegistered`, `.network`, the hub's refusals.
+    public func unmute(group: String) async throws(MSIKitError) {
+        try await registration.unmute(group: group)
+    }
+
     // MARK: - Subscriptions
 
     /// The device's subscriptions as the hub has them (getSubscribed).

@@ -17,8 +17,8 @@ struct Listener: Sendable {
     /// to be shown (`display` false) is never stored: its data goes to the flags, and nil is returned.
     /// - Throws: `.invalidPayload`, the hub's errors (`.hub(status: 404, code: "message_not_found")` for a key it
     ///   does not know), `.notRegistered`, `.network`, `.database`.
-    func receive(payload: [String: String]) async throws(MSIKitError) -> ReceivedMessage? {
-        let payload = try PushPayload(payload)
+    func receive(payload data: [String: String]) async throws(MSIKitError) -> ReceivedMessage? {
+        let payload = try PushPayload(data)
         switch payload {
         case .withdrawal(let msiKey):
             return try await withdraw(msiKey)
@@ -33,7 +33,8 @@ struct Listener: Sendable {
         if try await store.exists(msiKey: payload.msiKey) { return nil }
         switch payload {
         case .complete(let message):
-            return try await store(message)
+            // A muted group's message (its person muted the group): stored, never shown as an Alert.
+            return try await store(message, muted: data["muted"] == "1")
         case .background(let message):
             try await apply(message)
             return nil
@@ -104,11 +105,11 @@ struct Listener: Sendable {
 
     /// Stores a message, in the device's language when it has it (`Message.localized(to:)`), and queues its
     /// `received` receipt; returns what to show if it was new.
-    func store(_ message: Message) async throws(MSIKitError) -> ReceivedMessage? {
+    func store(_ message: Message, muted: Bool = false) async throws(MSIKitError) -> ReceivedMessage? {
         let message = message.localized(to: locale)
         guard try await store.add(message) else { return nil }
         try await receipts?.enqueue(message.msiKey, .received)
-        if message.distribution == .alert {
+        if message.distribution == .alert && !muted {
             return .alert(title: message.title, body: message.desc, message: message)
         }
         return .information(message)

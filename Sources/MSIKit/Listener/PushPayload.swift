@@ -85,7 +85,7 @@ enum PushPayload: Sendable, Hashable {
         "msi_key", "topic_key", "dist", "title", "desc", "message", "timestamp", "truncated", "audience", "group",
         "urgency", "ack", "ack_responses", "from", "message_type", "collapse_key", "aps", "lang", "translations",
         "image", "kind", "dismissible", "display", "expires_at", "correction", "withdrawn",
-        "acknowledged",
+        "acknowledged", "muted",
     ]
 
     /// Whether `key` is the hub's or FCM's (the names above, and every `google…` or `gcm…` key FCM adds).

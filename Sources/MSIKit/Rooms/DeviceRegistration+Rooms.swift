@@ -38,4 +38,35 @@ extension DeviceRegistration {
                 "DELETE", ["group", group, "members", person], headers: HubConnection.bearer(secret))
         }
     }
+
+    /// Mutes room or group `group` for this device's person until `until` (nil: until unmuted):
+    /// `PUT /device/:id/person/mutes/:groupID`. Every device of the person, a new one too, gets its messages in the
+    /// background; time-sensitive and critical ones still sound.
+    func mute(group: String, until: Date?) async throws(MSIKitError) {
+        struct Body: Encodable, Sendable {
+            var until: Int64?
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(until, forKey: .until)  // null, not left out: for good
+            }
+            enum CodingKeys: String, CodingKey { case until }
+        }
+        let hub = hub
+        let until = until.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        struct Answer: Decodable, Sendable { var group: String }
+        let _: Answer = try await authorized { (id, secret) throws(MSIKitError) in
+            try await hub.json(
+                "PUT", ["device", id, "person", "mutes", group], headers: HubConnection.bearer(secret),
+                body: Body(until: until))
+        }
+    }
+
+    /// Unmutes room or group `group` for this device's person (`DELETE /device/:id/person/mutes/:groupID`).
+    func unmute(group: String) async throws(MSIKitError) {
+        let hub = hub
+        try await authorized { (id, secret) throws(MSIKitError) in
+            _ = try await hub.send(
+                "DELETE", ["device", id, "person", "mutes", group], headers: HubConnection.bearer(secret))
+        }
+    }
 }

@@ -149,11 +149,14 @@ struct FanOutResolver: Sendable {
             }
             let devices: [Device]
             if let ranged { devices = ranged } else { devices = try await stores.devices.active(ofPersons: persons) }
+            let muted = try await mutedPersons(of: message, groupOf: groupOf)
             let deliveries = devices.compactMap { device -> Delivery? in
                 guard let person = device.person, let group = groupOf[person] else { return nil }
-                return Delivery(
+                var delivery = Delivery(
                     message: message.id, device: device.id, person: person, group: group,
                     platform: device.platform, registration: device.registration, locale: device.locale)
+                delivery.muted = muted.contains(person)
+                return delivery
             }
             try await hand(
                 deliveries, of: message, devices: devices, leavingOutAnswered: leavingOutAnswered,
@@ -175,6 +178,22 @@ struct FanOutResolver: Sendable {
         return count
     }
 
+    /// Of the persons of a batch (`groupOf`: the group each was reached through, nil when named), those who muted
+    /// that group: one range read of the group's mutes a group. A time-sensitive or critical message is muted for
+    /// nobody.
+    /// - Throws: `DAOError`.
+    private func mutedPersons(of message: Message, groupOf: [String: String?]) async throws -> Set<String> {
+        guard message.urgency < .timeSensitive else { return [] }
+        var byGroup: [String: [String]] = [:]
+        for (person, group) in groupOf { if let group { byGroup[group, default: []].append(person) } }
+        var muted: Set<String> = []
+        let now = stores.now()
+        for (group, persons) in byGroup {
+            muted.formUnion(try await stores.mutes.muted(persons, in: group, at: now))
+        }
+        return muted
+    }
+
     /// `deliveries` less those held back because their device (of `quietHours`) is in its quiet hours now: each of
     /// those gets a deferral, due when its window ends, then its delivery is recorded `deferred` (in that order: a stop
     /// in between resolves the device again and finds the deferral stored already).
@@ -188,7 +207,9 @@ struct FanOutResolver: Sendable {
         var held: [QuietDeferral] = []
         var deferred: [DeliveryOutcome] = []
         let rest = deliveries.filter { delivery in
-            guard let due = QuietHoursPolicy.deferral(for: urgency, quietHours: quietHours[delivery.device], now: time)
+            // A muted delivery makes no sound: it goes now, in the background.
+            guard !delivery.muted,
+                let due = QuietHoursPolicy.deferral(for: urgency, quietHours: quietHours[delivery.device], now: time)
             else { return true }
             held.append(
                 QuietDeferral(

@@ -14,11 +14,17 @@ public struct FanOutStores: Sendable {
     public let rates: RateWindowDAO
     /// A topic's registered devices, of which a sample is picked.
     public let subscriptions: SubscriptionDAO
+    /// The groups persons muted: their devices get the group's messages in the background.
+    public let mutes: PersonMuteDAO
+    /// The clock mutes are read by (Unix ms).
+    public let now: UnixClock
 
     public init(
         deliveries: DeliveryDAO, devices: DeviceDAO, groups: GroupDAO, rates: RateWindowDAO,
-        subscriptions: SubscriptionDAO
+        subscriptions: SubscriptionDAO, mutes: PersonMuteDAO, now: @escaping UnixClock
     ) {
+        self.mutes = mutes
+        self.now = now
         self.subscriptions = subscriptions
         self.deliveries = deliveries
         self.devices = devices
@@ -32,6 +38,7 @@ public struct FanOutStores: Sendable {
             deliveries: DeliveryDAO(database: database, now: now),
             devices: DeviceDAO(database: database, now: now),
             groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now),
-            subscriptions: SubscriptionDAO(database: database, now: now))
+            subscriptions: SubscriptionDAO(database: database, now: now), mutes: PersonMuteDAO(database: database),
+            now: now)
     }
 }

@@ -24,7 +24,8 @@ enum DeviceRequests {
         for message: RelayMessage, token: String, delivery: Delivery, options: FCMMappingOptions, language: String?
     ) -> FCMRequest {
         FCMMapping.deviceRequest(
-            for: message, token: token, audience: audience(of: delivery), options: options, language: language)
+            for: message, token: token, audience: audience(of: delivery), options: options, language: language,
+            muted: delivery.muted)
     }
 
     /// How a delivery's device was reached, as the request's data tells the app.
