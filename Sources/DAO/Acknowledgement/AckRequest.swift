@@ -10,11 +10,15 @@ public struct AckRequest: Sendable, Equatable {
     public var withinSeconds: Int64
     /// How many times a silent device gets the message again.
     public var resend: Int64
+    /// Whether a person may change their answer (an invitation): the latest counts, and each change is a
+    /// `message.acknowledged` event with the previous answer.
+    public var changeable: Bool
 
-    public init(responses: [String] = [], withinSeconds: Int64, resend: Int64) {
+    public init(responses: [String] = [], withinSeconds: Int64, resend: Int64, changeable: Bool = false) {
         self.responses = responses
         self.withinSeconds = withinSeconds
         self.resend = resend
+        self.changeable = changeable
     }
 
     /// Reads a message's stored `ack`; nil when it has none (or not one of these).
@@ -23,6 +27,7 @@ public struct AckRequest: Sendable, Equatable {
         self.responses = document.strings("responses")
         self.withinSeconds = within
         self.resend = document["resend"]?.int64Value ?? 0
+        self.changeable = document["changeable"]?.boolValue ?? false
     }
 
     /// The fields stored as `ack` when the message is sent (the relay adds its progress beside them).
@@ -31,6 +36,7 @@ public struct AckRequest: Sendable, Equatable {
         if !responses.isEmpty { document["responses"] = responses.bson }
         document["within_s"] = .int64(withinSeconds)
         document["resend"] = .int64(resend)
+        if changeable { document["changeable"] = true }
         return document
     }
 }

@@ -28,11 +28,17 @@ public struct WebhookEmission: Sendable {
     }
 
     /// A device acknowledged `message` with `receipt` (`device`, `person`?, `response`?, `at`).
-    public static func acknowledged(_ message: Message, by receipt: Receipt) -> Self {
+    /// A changed answer (`changedFrom`: the person's previous answer, `.some(nil)` when they gave none) carries
+    /// `changed: true` and `previous_response`.
+    public static func acknowledged(_ message: Message, by receipt: Receipt, changedFrom: String?? = nil) -> Self {
         var payload = subject(message)
         payload["device"] = .string(receipt.device.hex)
         if let person = receipt.person { payload["person"] = .string(person) }
         if let response = receipt.response { payload["response"] = .string(response) }
+        if let previous = changedFrom {
+            payload["changed"] = true
+            payload["previous_response"] = previous.map(BSONValue.string) ?? .null
+        }
         payload["at"] = .int64(receipt.at)
         return Self(event: .messageAcknowledged, payload: payload, msiKey: message.msiKey)
     }

@@ -4,8 +4,8 @@ import Mongo
 /// The rules of `ack` (an acknowledgement asked of the recipients), the one reading every sender shares: an object of
 /// `responses` (at most `maximumResponses` distinct texts of 1 to `maximumResponseLength` characters and at most
 /// `ReceiptService.maximumResponseBytes` bytes, optional),
-/// `within_s` (an integer from 1 to `maximumWithinSeconds`) and `resend` (0 to `maximumResend`, default 0), nothing
-/// else.
+/// `within_s` (an integer from 1 to `maximumWithinSeconds`), `resend` (0 to `maximumResend`, default 0) and
+/// `changeable` (a boolean, default false: a person may change their answer), nothing else.
 extension MessageService.Submission {
     /// The most responses a message offers.
     public static let maximumResponses = 10
@@ -22,9 +22,15 @@ extension MessageService.Submission {
         guard let value, !value.isNull else { return nil }
         func refuse(_ problem: String) -> SendRefusal { SendRefusal(.invalidAck, "the field \"ack\" \(problem)") }
         guard let object = value.documentValue else { throw refuse("must be an object") }
-        if let unknown = object.elements.map(\.key).first(where: { !["responses", "within_s", "resend"].contains($0) })
-        {
-            throw refuse("has no field \"\(unknown)\" (responses, within_s, resend)")
+        if let unknown = object.elements.map(\.key).first(where: {
+            !["responses", "within_s", "resend", "changeable"].contains($0)
+        }) {
+            throw refuse("has no field \"\(unknown)\" (responses, within_s, resend, changeable)")
+        }
+        var changeable = false
+        if let value = object["changeable"], !value.isNull {
+            guard let flag = value.boolValue else { throw refuse("must have \"changeable\" as true or false") }
+            changeable = flag
         }
         var responses: [String] = []
         if let list = object["responses"], !list.isNull {
@@ -57,7 +63,7 @@ extension MessageService.Submission {
             }
             resend = count
         }
-        return AckRequest(responses: responses, withinSeconds: seconds, resend: resend)
+        return AckRequest(responses: responses, withinSeconds: seconds, resend: resend, changeable: changeable)
     }
 }
 

@@ -55,6 +55,9 @@ public struct ReceiptReport: Sendable {
         public var audience: Int64
         /// Persons who acknowledged it on any of their devices.
         public var acknowledged: Int64
+        /// For a message whose answers may change (`changeable`): the persons' current answers, counted by response
+        /// (a changed answer as it now is); nil for any other.
+        public var responses: [String: Int64]? = nil
     }
     /// The cursor of the next page (a device id), or nil at the end.
     public var next: String?
@@ -114,7 +117,9 @@ extension ReceiptService {
         if message.audience == .persons {
             report.persons = ReceiptReport.PersonReach(
                 audience: try await deliveries.personCount(of: message.id),
-                acknowledged: try await personAcknowledgements.count(message: message.id))
+                acknowledged: try await personAcknowledgements.count(message: message.id),
+                responses: Self.answersChange(message)
+                    ? try await personAcknowledgements.responses(message: message.id) : nil)
         }
         for platform in Set(audience.platforms.keys).union(counts.byPlatform.keys) {
             let events = counts.byPlatform[platform] ?? [:]

@@ -144,17 +144,22 @@ public struct ReceiptService: Sendable {
             found.values.map { ($0.id, Self.place(of: $0.topicKey)) }, uniquingKeysWith: { first, _ in first })
         let new = try await writes.submit(
             accepted.map { PlacedReceipt(receipt: $0.receipt, place: places[$0.receipt.message] ?? nil) })
-        for (position, item) in accepted.enumerated() {
-            outcomes[item.index] = ReceiptOutcome(index: item.index, status: new[position] ? .stored : .duplicate)
+        let byID = Dictionary(found.values.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        // New acknowledgements, and any answer to a message that lets its persons change theirs.
+        let answers = accepted.indices.filter { position in
+            let receipt = accepted[position].receipt
+            guard receipt.event == .acknowledged else { return false }
+            return new[position] || byID[receipt.message].map(Self.answersChange) == true
         }
-        let acknowledged = accepted.indices.filter { new[$0] && accepted[$0].receipt.event == .acknowledged }
-        if !acknowledged.isEmpty {
-            let byID = Dictionary(found.values.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            try await acknowledgedHook(
-                acknowledged.compactMap { position in
-                    let receipt = accepted[position].receipt
-                    return byID[receipt.message].map { ($0, receipt) }
-                })
+        var changed: Set<Int> = []
+        for position in answers {
+            let receipt = accepted[position].receipt
+            guard let message = byID[receipt.message] else { continue }
+            if try await acknowledgedHook(message, by: receipt, new: new[position]) { changed.insert(position) }
+        }
+        for (position, item) in accepted.enumerated() {
+            let stored = new[position] || changed.contains(position)
+            outcomes[item.index] = ReceiptOutcome(index: item.index, status: stored ? .stored : .duplicate)
         }
         return outcomes.enumerated().map { $0.element ?? ReceiptOutcome(index: $0.offset, status: .rejected) }
     }
@@ -190,25 +195,48 @@ public struct ReceiptService: Sendable {
         }
     }
 
-    /// The one place where a newly stored acknowledgement leaves the hub: each becomes a `message.acknowledged`
-    /// event (payload `msi_key`, `title`, `device`, `person`?, `response`?, `at`) in the webhook outbox. The receipt
-    /// is stored already, and a device posting it again gets `duplicate`: an outbox that cannot be written is logged,
-    /// not answered to the device as a failure it could repair.
-    func acknowledgedHook(_ acknowledged: [(message: Message, receipt: Receipt)]) async throws {
-        for (message, receipt) in acknowledged {
-            await events.emit(.acknowledged(message, by: receipt), logger: logger)
-            guard message.audience == .persons, let person = receipt.person else { continue }
-            do {
-                try await recordPersonAcknowledgement(message, by: person, on: receipt)
-            } catch {
-                logger.error(
-                    "a person's acknowledgement could not be recorded for their other devices",
-                    metadata: [
-                        "msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
-                        "error": .string("\(error)"),
-                    ])
+    /// Whether `message` lets its persons change their answer: a message to persons and groups whose `ack` says
+    /// `changeable`.
+    static func answersChange(_ message: Message) -> Bool {
+        message.audience == .persons && AckRequest(document: message.document["ack"]?.documentValue)?.changeable == true
+    }
+
+    /// The one place where an acknowledgement leaves the hub: a new one (`new`: its receipt was stored now) becomes a
+    /// `message.acknowledged` event (payload `msi_key`, `title`, `device`, `person`?, `response`?, `at`) in the webhook
+    /// outbox and, for a message to persons and groups, the person's answer (`recordPersonAcknowledgement`). For a
+    /// message that lets its persons change their answer (`answersChange`), an answer of a person who answered
+    /// before (on any device, this one too) that differs from theirs becomes their answer and an event with
+    /// `changed: true` and `previous_response`; the same answer again changes nothing. Returns whether the answer
+    /// changed. The receipt is stored already, and a device posting it again gets `duplicate`: an outbox that cannot
+    /// be written is logged, not answered to the device as a failure it could repair.
+    func acknowledgedHook(_ message: Message, by receipt: Receipt, new: Bool) async throws -> Bool {
+        if Self.answersChange(message), let person = receipt.person {
+            switch try await personAcknowledgements.change(
+                message: message.id, person: person, device: receipt.device, response: receipt.response,
+                at: receipt.at)
+            {
+            case .changed(let previous):
+                await events.emit(.acknowledged(message, by: receipt, changedFrom: .some(previous)), logger: logger)
+                return true
+            case .same:
+                return false
+            case .first:
+                break
             }
         }
+        await events.emit(.acknowledged(message, by: receipt), logger: logger)
+        guard message.audience == .persons, let person = receipt.person else { return false }
+        do {
+            try await recordPersonAcknowledgement(message, by: person, on: receipt)
+        } catch {
+            logger.error(
+                "a person's acknowledgement could not be recorded for their other devices",
+                metadata: [
+                    "msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
+                    "error": .string("\(error)"),
+                ])
+        }
+        return false
     }
 
     /// A message to persons and groups is acknowledged by a person, on any of their devices: the first time, each
@@ -232,8 +260,7 @@ public struct ReceiptService: Sendable {
                     registration: device.registration, platform: device.platform, dueAt: time)
             })
         _ = try await personAcknowledgements.record(
-            message: message.id, person: person, device: receipt.device,
-            at: receipt.at)
+            message: message.id, person: person, device: receipt.device, at: receipt.at, response: receipt.response)
     }
 
     /// Which of `messages` `device` could have received (their `_id`s): sent already (no `send_at` to come), and of

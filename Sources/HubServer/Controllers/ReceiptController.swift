@@ -125,10 +125,16 @@ struct ReceiptController {
             document[key] = ["id": .string(named.id), "name": named.name.map(BSONValue.string) ?? .null]
         }
         if let persons = report.persons {
-            document["persons"] = [
+            var reach: BSONDocument = [
                 "audience": .int64(persons.audience), "acknowledged": .int64(persons.acknowledged),
                 "not_answered": .int64(max(0, persons.audience - persons.acknowledged)),
             ]
+            // Only for an invitation whose answers may change: each person's answer as it now is.
+            if let responses = persons.responses {
+                reach["responses"] = .document(
+                    BSONDocument(responses.sorted { $0.key < $1.key }.map { (key: $0.key, value: .int64($0.value)) }))
+            }
+            document["persons"] = .document(reach)
         }
         document["not_answered_devices"] = .array(
             report.silent.map { silent in

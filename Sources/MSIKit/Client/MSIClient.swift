@@ -184,7 +184,8 @@ public final class MSIClient: Sendable {
     /// Reports that the person acknowledged the message `msiKey` ("I have seen it"), with `response` when the
     /// message offered answers (`"I'm safe"`, `"I need help"`: one of the sender's, as given) or any short text
     /// when it offered none. Call it from the button the app shows; the first acknowledgement of a message counts,
-    /// later ones change nothing. Queued, then sent if the hub can be reached; offline, it waits for the next send.
+    /// later ones change nothing, but for an invitation that lets people change their answer (`changeable`), where
+    /// the latest counts. Queued, then sent if the hub can be reached; offline, it waits for the next send.
     /// - Throws: `.invalidArgument` for a response longer than 200 bytes of UTF-8; `.database`. A failure to send
     ///   leaves the receipt queued; a response the message did not offer is refused by the hub and dropped.
     public func acknowledge(msiKey: String, response: String? = nil) async throws(MSIKitError) {

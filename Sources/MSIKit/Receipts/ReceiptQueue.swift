@@ -4,7 +4,8 @@ internal import GRDB
 /// The receipts the device owes the hub, kept in the library's SQLite file (`msikit_receipt`) until the hub has
 /// answered them: a receipt made offline is sent when the hub can be reached again, after a restart too.
 ///
-/// One row per (message, event): a second `acknowledged` of a message is not queued (the hub keeps the first).
+/// One row per (message, event): a second `acknowledged` of a message not sent yet replaces the queued answer (the
+/// hub keeps a person's first answer, or their latest where the message lets them change it: `changeable`).
 struct ReceiptQueue: Sendable {
     let database: LocalDatabase
     /// The clock that stamps receipts (`at`, Unix ms).
@@ -15,7 +16,8 @@ struct ReceiptQueue: Sendable {
     /// The longest response the hub takes, in bytes of UTF-8.
     static let maximumResponseBytes = 200
 
-    /// Queues `event` of the message `msiKey`, stamped now; a receipt already queued for it is kept as it is.
+    /// Queues `event` of the message `msiKey`, stamped now; a receipt already queued for it is kept as it is, but an
+    /// acknowledgement with another response, which replaces the queued one's.
     /// - Throws: `.invalidArgument` for a response longer than 200 bytes of UTF-8 or with another event than
     ///   `acknowledged`; `.database`.
     func enqueue(_ msiKey: String, _ event: ReceiptEvent, response: String? = nil) async throws(MSIKitError) {
@@ -42,7 +44,9 @@ struct ReceiptQueue: Sendable {
                 try db.execute(
                     sql: """
                         INSERT INTO msikit_receipt (msi_key, event, response, at) VALUES (?, ?, ?, ?)
-                        ON CONFLICT(msi_key, event) DO NOTHING
+                        ON CONFLICT(msi_key, event) DO UPDATE SET response = excluded.response, at = excluded.at
+                        WHERE msikit_receipt.event = 'acknowledged'
+                            AND msikit_receipt.response IS NOT excluded.response
                         """, arguments: [key, event.rawValue, response, at])
             }
         }
