@@ -66,6 +66,8 @@ public enum CollectionName {
     public static let usedAssertions = "used_assertions"
     /// The groups each person muted, and until when (`PersonMuteDAO`): every device of the person, now and later.
     public static let personMutes = "person_mutes"
+    /// The messages to persons and groups each person has not read on any device, counted (`PersonUnreadDAO`).
+    public static let personUnread = "person_unread"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.

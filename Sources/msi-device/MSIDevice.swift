@@ -8,7 +8,8 @@ struct MSIDevice: AsyncParsableCommand {
         abstract: "A simulated phone on MSIKit that receives its pushes from the fake FCM.",
         subcommands: [
             Register.self, Subscriptions.self, Subscribe.self, Unsubscribe.self, Bind.self, Unbind.self,
-            Messages.self, Run.self, Ack.self, Flags.self, Banners.self, Post.self, Leave.self, Mute.self,
+            Messages.self, Run.self, Ack.self, Flags.self, Banners.self, Post.self, Leave.self, Mute.self, Read.self,
+            Unread.self,
         ]
     )
 }

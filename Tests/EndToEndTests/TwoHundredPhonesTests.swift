@@ -196,6 +196,21 @@ struct TwoHundredPhonesTests {
                 Set(postSends.compactMap { $0.message["token"] as? String })
                     == Set((2..<20).map { phones[$0].push.registration }))
 
+            // A read on one phone of a person (person 1: phones 2 and 3) clears the other and the count falls.
+            let unreadBefore = try await phones[3].client.unreadCounts()
+            #expect(unreadBefore.groups["chess-room"] == 1 && unreadBefore.total >= 1)
+            try await phones[2].client.markRead(msiKey: post)
+            try await eventually("the person's other phone is told of the read", within: .seconds(30)) {
+                phones[3].shownMessages.contains {
+                    if case .read(let message, let unread) = $0 {
+                        return message.msiKey == post && unread == unreadBefore.total - 1
+                    }
+                    return false
+                }
+            }
+            let unreadAfter = try await phones[3].client.unreadCounts()
+            #expect(unreadAfter.total == unreadBefore.total - 1 && unreadAfter.groups["chess-room"] == nil)
+
             func seconds(_ duration: Duration) -> String {
                 String(
                     format: "%.1f s",

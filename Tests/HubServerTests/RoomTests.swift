@@ -293,4 +293,72 @@ struct RoomTests {
             }
         }
     }
+
+    /// GET /device/:deviceID/unread as `handset`: (total, per group).
+    static func unread(of handset: Handset, on hub: HubHarness) async throws -> (Int64?, BSONValue?) {
+        let body = try await hub.request(
+            .get, "/device/\(handset.id.hex)/unread", as: .token(handset.secret)
+        ).json()
+        return (body["total"]?.int64Value, body["groups"])
+    }
+
+    @Test func unreadCountsRideEachSendAndAReadOnOneDeviceClearsTheOthers() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: Self.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                var keys: [String] = []
+                for text in ["First move", "Second move"] {
+                    let post = try await Self.post(text, from: Self.benPhone, on: hub)
+                    let key = try #require(try post.json()["msi_key"]?.stringValue)
+                    try await FanOutTests.waitUntilSent(try await Self.stored(key, in: hub.database), in: hub.database)
+                    keys.append(key)
+                }
+                // Each send to Ann carries her count, as the badge too; the second says two are new in the room.
+                let toAnn = AcknowledgementTests.requests(to: Self.annTablet.token, fake)
+                #expect(toAnn.map { ($0["data"] as? [String: String])?["unread"] } == ["1", "2"])
+                let badges = toAnn.map {
+                    (((($0["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"] as? [String: Any])?[
+                        "badge"]
+                        as? Int)
+                }
+                #expect(badges == [1, 2])
+                let bodies = toAnn.map { ($0["notification"] as? [String: Any])?["body"] as? String }
+                #expect(bodies == ["First move", "2 new messages in Chess team"])
+                let (total, groups) = try await Self.unread(of: Self.annPhone, on: hub)
+                #expect(total == 2 && groups == ["chess": 2])
+                // The author counts nothing of their own.
+                #expect(try await Self.unread(of: Self.benPhone, on: hub).0 == 0)
+
+                // Ann reads the first on her phone: her count falls, her tablet is told in the background.
+                let results = try await ReceiptTests.post(
+                    [ReceiptTests.entry(keys[0], "read", at: UnixTime.nowMilliseconds())], as: Self.annPhone, on: hub)
+                #expect(results.map(\.status) == ["stored"])
+                #expect(try await Self.unread(of: Self.annTablet, on: hub).0 == 1)
+                try await eventually("the tablet is told of the read") {
+                    AcknowledgementTests.requests(to: Self.annTablet.token, fake).contains {
+                        ($0["data"] as? [String: String])?["read"] == "1"
+                    }
+                }
+                let notice = try #require(
+                    AcknowledgementTests.requests(to: Self.annTablet.token, fake).first {
+                        ($0["data"] as? [String: String])?["read"] == "1"
+                    })
+                #expect(notice["notification"] == nil)
+                #expect((notice["data"] as? [String: String]) == ["msi_key": keys[0], "read": "1", "unread": "1"])
+                #expect(
+                    !AcknowledgementTests.requests(to: Self.annPhone.token, fake).contains {
+                        ($0["data"] as? [String: String])?["read"] == "1"
+                    })
+                // Opening it on the tablet later lowers nothing more and tells nobody again.
+                _ = try await ReceiptTests.post(
+                    [ReceiptTests.entry(keys[0], "opened", at: UnixTime.nowMilliseconds())], as: Self.annTablet,
+                    on: hub)
+                #expect(try await Self.unread(of: Self.annPhone, on: hub).0 == 1)
+                try await Task.sleep(for: .milliseconds(500))
+                let readNoticesToPhone = AcknowledgementTests.requests(to: Self.annPhone.token, fake).filter {
+                    ($0["data"] as? [String: String])?["read"] == "1"
+                }
+                #expect(readNoticesToPhone.isEmpty)
+            }
+        }
+    }
 }

@@ -56,6 +56,22 @@ struct AudienceMessageTests {
         #expect(try await client.store.messages(groupID: "chess-club").map(\.msiKey) == [key])
     }
 
+    @Test func aReadOnAnotherDeviceIsReportedWithTheCountAndAnUnknownOneIsNot() async throws {
+        let key = "65f0c0ffee0000000000d00b"
+        _ = try await client.receive(payload: Self.groupPush(key: key))
+        let read = try #require(try await client.receive(payload: ["msi_key": key, "read": "1", "unread": "3"]))
+        guard case .read(let message, let unread) = read else {
+            Issue.record("a read notice must be reported as read, got \(read)")
+            return
+        }
+        #expect(message.msiKey == key && unread == 3)
+        #expect(try await client.receive(payload: ["msi_key": "65f0c0ffee0000000000d00c", "read": "1"]) == nil)
+        // The count is the hub's, never the sender's data.
+        var counted = Self.groupPush(key: "65f0c0ffee0000000000d00d")
+        counted["unread"] = "4"
+        #expect(try await client.receive(payload: counted)?.data["unread"] == nil)
+    }
+
     @Test func aPersonalInformationPushWithoutDataIsKept() async throws {
         let key = "65f0c0ffee0000000000d002"
         let payload = [

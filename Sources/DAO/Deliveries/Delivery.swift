@@ -48,6 +48,11 @@ public struct Delivery: Sendable, CustomStringConvertible {
     /// Whether its person muted the group it was reached through: the device gets the message in the background,
     /// never a sound (as the relay resolved it; never stored).
     public var muted = false
+    /// Its person's unread messages once this one is counted, for the send's badge; nil: not counted (a sample's
+    /// device, a re-send). Never stored.
+    public var unread: Int?
+    /// Its person's unread messages of the message's room, once this one is counted; nil for any other message.
+    public var roomUnread: Int?
     /// Where the device's send stands.
     public var state: State
     /// FCM's error code, when it refused.

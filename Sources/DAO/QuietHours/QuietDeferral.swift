@@ -42,24 +42,30 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
     public var locale: String?
     /// What this send tells the device instead of the message itself; nil: the message.
     public var notice: Notice?
+    /// For a `.read` notice: the person's unread messages after the read.
+    public var unread: Int?
 
     /// A notice a device gets about a message it has, sent through the same durable per-device queue.
     public enum Notice: String, Sendable {
         /// Its person acknowledged the message on another device: a background data message (`acknowledged: "1"`)
         /// on which the app removes the notification and marks the message acknowledged.
         case acknowledged
+        /// Its person read the message on another device: a background data message (`read: "1"`, `unread`) on
+        /// which the app marks it read, removes its notification and shows the new count.
+        case read
     }
 
     /// A pending notice of `message` for `device` (its registration and platform), due at `dueAt`: its `_id` is
     /// "<message _id hex>/<device id hex>/<notice>", apart from a held-back send of the message itself.
     public static func notice(
         _ notice: Notice, message: ObjectID, msiKey: ObjectID, device: ObjectID,
-        registration: String, platform: Platform, dueAt: Int64
+        registration: String, platform: Platform, dueAt: Int64, unread: Int? = nil
     ) -> QuietDeferral {
         var deferral = QuietDeferral(
             message: message, msiKey: msiKey, device: device, registration: registration,
             platform: platform, quietTopic: "", dueAt: dueAt)
         deferral.notice = notice
+        deferral.unread = unread
         deferral.id += "/\(notice.rawValue)"
         return deferral
     }
@@ -106,6 +112,7 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
         self.via = document["via"]?.stringValue.flatMap(Delivery.Via.init(rawValue:))
         self.locale = document["locale"]?.stringValue
         self.notice = document["notice"]?.stringValue.flatMap(Notice.init(rawValue:))
+        self.unread = document["unread"]?.int64Value.map { Int($0) }
     }
 
     /// The delivery this deferral holds back (a message to persons and groups), to record its answer on; nil for a
@@ -131,6 +138,7 @@ public struct QuietDeferral: Sendable, CustomStringConvertible {
         if let via { document["via"] = .string(via.rawValue) }
         if let locale { document["locale"] = .string(locale) }
         if let notice { document["notice"] = .string(notice.rawValue) }
+        if let unread { document["unread"] = .int64(Int64(unread)) }
         return document
     }
 

@@ -6,6 +6,9 @@ public struct Receipt: Sendable, Equatable {
     /// The three things a device reports of a message, once each.
     public enum Event: String, Sendable, CaseIterable {
         case received, opened, acknowledged
+        /// The person read the message without opening it in the app (a chat's list, another device's notice):
+        /// like `opened`, it takes the message off their unread.
+        case read
     }
 
     /// "<message _id hex>/<device id hex>/<event>": a device reports each event of a message once.

@@ -9,6 +9,9 @@ public enum FCMNotice: String, Sendable, Hashable {
     /// Its person acknowledged the message on another device: a background data message with `acknowledged: "1"`,
     /// on which the app removes the notification it shows and marks the message acknowledged.
     case acknowledged
+    /// Its person read the message on another device: a background data message with `read: "1"` and `unread`
+    /// (the person's count now, also the APNs badge), on which the app marks it read and removes its notification.
+    case read
 }
 
 extension FCMMapping {
@@ -52,11 +55,11 @@ extension FCMMapping {
     public static func noticeRequest(
         _ notice: FCMNotice, for message: RelayMessage, token: String,
         component: FCMComponent, options: FCMMappingOptions = FCMMappingOptions(),
-        language: String? = nil
+        language: String? = nil, unread: Int? = nil
     ) -> FCMRequest {
         noticeRequest(
             notice, message, options, target: .token(token), component: component,
-            language: primaryLanguage(of: language))
+            language: primaryLanguage(of: language), unread: unread)
     }
 
     /// A correction: a displayed Alert's pop-up in `language` (its translation when it has one) under the
@@ -64,13 +67,22 @@ extension FCMMapping {
     /// message its data alone. A withdrawal: `msi_key`, `withdrawn` (and `topic_key` for a topic), in the background.
     private static func noticeRequest(
         _ notice: FCMNotice, _ message: RelayMessage, _ options: FCMMappingOptions,
-        target: Target, component: FCMComponent, language: String?
+        target: Target, component: FCMComponent, language: String?, unread: Int? = nil
     ) -> FCMRequest {
         var topicKey: Bool {
             if case .topic = target { return true }
             return false
         }
         switch notice {
+        case .read:
+            var data = ["msi_key": message.msiKey, "read": "1"]
+            if let unread { data["unread"] = String(unread) }
+            var wire = Wire.Message(
+                notification: nil, data: data, android: backgroundAndroid(message),
+                apns: backgroundAPNS(message))
+            wire.apns.payload.aps.badge = unread
+            target.apply(to: &wire)
+            return request(component, wire, options, size: payloadSize(data: data, notification: nil), false)
         case .acknowledged:
             let data = ["msi_key": message.msiKey, "acknowledged": "1"]
             var wire = Wire.Message(

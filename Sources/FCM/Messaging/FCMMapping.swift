@@ -352,12 +352,13 @@ public enum FCMMapping {
     private static func combinedRequest(
         _ message: RelayMessage, _ options: FCMMappingOptions, target: Target,
         component: FCMComponent, text: Localized, topicKey: Bool,
-        extra: [String: String?] = [:], background: Bool = false
+        extra: [String: String?] = [:], background: Bool = false, badge: Int? = nil, body: String? = nil
     ) -> FCMRequest {
         var data = messageData(message, text: text, topicKey: topicKey)
         for (key, value) in extra { data[key] = value }
         let alert = message.distribution == .alert && message.display && !background
-        var notification = alert ? Wire.Notification(title: text.title, body: text.desc, image: message.image) : nil
+        var notification =
+            alert ? Wire.Notification(title: text.title, body: body ?? text.desc, image: message.image) : nil
         // The phone fetches the full text when it sees `truncated`; the pop-up's title is cut last.
         let truncated = fit(&data, &notification, translations: text.others, limit: options.payloadLimit)
         var wire = Wire.Message(
@@ -366,6 +367,7 @@ public enum FCMMapping {
             android: alert ? alertAndroid(message, options) : backgroundAndroid(message),
             apns: alert ? alertAPNS(message, options) : backgroundAPNS(message)
         )
+        if alert, let badge { wire.apns.payload.aps.badge = badge }
         target.apply(to: &wire)
         return request(component, wire, options, size: payloadSize(data: data, notification: notification), truncated)
     }
@@ -379,11 +381,13 @@ public enum FCMMapping {
     /// With the device's `language` (its locale, "hi-IN", or a primary subtag), the texts are that translation when
     /// the message has it.
     /// A `muted` device (its person muted the group) gets the data alone in the background, `muted: "1"`, never a
-    /// pop-up or a sound.
+    /// pop-up or a sound. With its person's `unread` count the pop-up's APNs `badge` and the data's `unread` say it;
+    /// a room's message with more than one of the room's unread (`roomUnread`) says so in its pop-up ("3 new
+    /// messages in Chess team"), the newest replacing the others in the room's thread.
     public static func deviceRequest(
         for message: RelayMessage, token: String, audience: FCMAudience,
         options: FCMMappingOptions = FCMMappingOptions(),
-        language: String? = nil, muted: Bool = false
+        language: String? = nil, muted: Bool = false, unread: Int? = nil, roomUnread: Int? = nil
     ) -> FCMRequest {
         // The sender's keys never collide with the hub's (the send rules reserve them); the hub's win regardless.
         var extra: [String: String?] =
@@ -393,10 +397,15 @@ public enum FCMMapping {
             case .cohort: ["audience": "cohort", "group": nil]
             }
         if muted { extra["muted"] = "1" }
+        if let unread { extra["unread"] = String(unread) }
+        var body: String?
+        if let room = message.room, let count = roomUnread, count > 1 {
+            body = "\(count) new messages in \(message.roomName ?? room)"
+        }
         return combinedRequest(
             message, options, target: .token(token), component: .device,
             text: localized(message, in: primaryLanguage(of: language)), topicKey: audience == .cohort,
-            extra: extra, background: muted)
+            extra: extra, background: muted, badge: unread, body: body)
     }
 
     /// The data of a data component or a combined request: the sender's `data`, then the hub's keys (which win),

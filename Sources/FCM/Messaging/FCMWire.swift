@@ -83,6 +83,8 @@ enum Wire {
         var mutableContent: Int? = nil
         /// The notifications iOS groups together: a room's (`RelayMessage.room`).
         var threadID: String? = nil
+        /// The app icon's count: the person's unread messages.
+        var badge: Int? = nil
         /// The notification's actions: `MSI_ACK_<n>` for an acknowledgement of n responses (MSIKit registers them).
         var category: String? = nil
 
@@ -94,6 +96,7 @@ enum Wire {
             case mutableContent = "mutable-content"
             case threadID = "thread-id"
             case category
+            case badge
         }
     }
 
@@ -190,6 +193,7 @@ extension Wire.APNS: FCMJSONRepresentable {
         if let mutable = payload.aps.mutableContent { aps.append(("mutable-content", .int(mutable))) }
         if let thread = payload.aps.threadID { aps.append(("thread-id", .string(thread))) }
         if let category = payload.aps.category { aps.append(("category", .string(category))) }
+        if let badge = payload.aps.badge { aps.append(("badge", .int(badge))) }
         var members: [(key: String, value: FCMJSON.Value)] = [
             ("headers", FCMJSON.object(headers)), ("payload", .object([("aps", .object(aps))])),
         ]

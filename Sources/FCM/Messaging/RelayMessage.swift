@@ -38,6 +38,8 @@ public struct RelayMessage: Sendable, Hashable {
     /// and the data names it (`group`) for the app to open the room; nil for any other message (one notification
     /// each).
     public var room: String?
+    /// The room's name, for the notification that says how many of its messages are unread.
+    public var roomName: String?
     /// The language of `title`, `desc` and `message` (`lang`, a primary subtag such as "en"); nil when the message
     /// names none (then the data carries no `lang`).
     public var language: String?
@@ -93,9 +95,11 @@ public struct RelayMessage: Sendable, Hashable {
         display: Bool = true,
         senderExpiresAt: Int64? = nil,
         sendingAt: Int64? = nil,
-        room: String? = nil
+        room: String? = nil,
+        roomName: String? = nil
     ) {
         self.room = room
+        self.roomName = roomName
         self.language = language
         self.translations = translations
         self.image = image

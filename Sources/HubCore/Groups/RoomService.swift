@@ -11,6 +11,7 @@ public struct RoomService: Sendable {
     let messages: MessageService
     let rates: RateWindowDAO
     let mutes: PersonMuteDAO
+    let unread: PersonUnreadDAO
     /// How many posts a person may make a minute, all rooms and replicas together (`ROOM_POSTS_PER_MINUTE`).
     let postsPerMinute: Int
     let now: UnixClock
@@ -27,6 +28,7 @@ public struct RoomService: Sendable {
         self.messages = messages
         self.rates = RateWindowDAO(database: database, now: now)
         self.mutes = PersonMuteDAO(database: database)
+        self.unread = PersonUnreadDAO(database: database)
         self.postsPerMinute = postsPerMinute
         self.now = now
     }
@@ -147,6 +149,14 @@ public struct RoomService: Sendable {
     /// - Throws: `RoomRefusal.notAMember` for a device bound to nobody; `DAOError`.
     public func mutes(of device: Device) async throws -> [PersonMute] {
         try await mutes.mutes(of: try Self.person(of: device), at: now())
+    }
+
+    /// The unread messages of the person of `device` (none for a device bound to nobody): in all, and per room and
+    /// group.
+    /// - Throws: `DAOError`.
+    public func unread(of device: Device) async throws -> UnreadCounts {
+        guard let person = device.person else { return UnreadCounts() }
+        return try await unread.counts(of: person)
     }
 
     /// The person `device` is bound to.

@@ -27,9 +27,11 @@ extension MessageService {
     public func post(_ post: Submission, in room: Group, by person: String) async throws -> Message {
         let now = self.now()
         let plan = RelayPlan(dueAt: now, deadlineAt: now + relayDeadline.milliseconds, addressed: true)
+        var extra = post.extra(relay: plan)
+        extra["room_name"] = .string(room.name)
         var draft = MessageDraft(
             title: post.title, desc: post.desc, message: post.message, topicKey: "", recipients: post.recipients,
-            data: post.data, distribution: .alert, urgency: .default, sender: "", extra: post.extra(relay: plan))
+            data: post.data, distribution: .alert, urgency: .default, sender: "", extra: extra)
         draft.roomPost = (person, room.id)
         let message = try await store(draft, idempotencyKey: nil, fingerprint: post.fingerprint, sender: "")
         relay.notify()

@@ -32,6 +32,8 @@ public struct ReceiptService: Sendable {
     let devices: DeviceDAO
     /// The durable per-device sends, where the other devices' notices wait for the relay.
     let deferrals: QuietDeferralDAO
+    /// Each person's unread messages, lowered by a read on any of their devices.
+    let unread: PersonUnreadDAO
     let cube: CubeCache
     let logger: Logger
     let now: UnixClock
@@ -71,6 +73,7 @@ public struct ReceiptService: Sendable {
         self.personAcknowledgements = PersonAcknowledgementDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
         self.deferrals = QuietDeferralDAO(database: database, now: now)
+        self.unread = PersonUnreadDAO(database: database)
         self.cube = cube
         self.logger = logger
         self.now = now
@@ -157,6 +160,13 @@ public struct ReceiptService: Sendable {
             guard let message = byID[receipt.message] else { continue }
             if try await acknowledgedHook(message, by: receipt, new: new[position]) { changed.insert(position) }
         }
+        for position in accepted.indices where new[position] {
+            let receipt = accepted[position].receipt
+            guard receipt.event == .opened || receipt.event == .read, let message = byID[receipt.message] else {
+                continue
+            }
+            await readHook(message, by: receipt)
+        }
         for (position, item) in accepted.enumerated() {
             let stored = new[position] || changed.contains(position)
             outcomes[item.index] = ReceiptOutcome(index: item.index, status: stored ? .stored : .duplicate)
@@ -237,6 +247,39 @@ public struct ReceiptService: Sendable {
                 ])
         }
         return false
+    }
+
+    /// A message to persons and groups read (`opened` or `read`) on one of its person's devices: it leaves their
+    /// unread (`PersonUnreadDAO`, one conditional update), and their other devices are told in the background
+    /// (`read: "1"` with the new count, through the relay's durable per-device sends). A failure is logged: the
+    /// receipt is stored, and a device posting it again gets `duplicate`.
+    func readHook(_ message: Message, by receipt: Receipt) async {
+        guard message.audience == .persons, let person = receipt.person else { return }
+        // The group it was counted under, where the message says (one group, the person not named); else it is read.
+        var group: String??
+        if let recipients = message.recipients, !recipients.persons.contains(person) {
+            if recipients.groups.count == 1 { group = .some(recipients.groups[0]) }
+        } else {
+            group = .some(nil)
+        }
+        do {
+            guard let counts = try await unread.markRead(message.msiKey, for: person, group: group) else { return }
+            let others = try await devices.active(ofPersons: [person]).filter { $0.id != receipt.device }
+            try await deferrals.schedule(
+                others.map { device in
+                    QuietDeferral.notice(
+                        .read, message: message.id, msiKey: message.msiKey, device: device.id,
+                        registration: device.registration, platform: device.platform, dueAt: now(),
+                        unread: counts.total)
+                })
+        } catch {
+            logger.error(
+                "a read could not lower the person's unread count or tell their other devices",
+                metadata: [
+                    "msi_key": .string(message.msiKey.hex), "device": .string(receipt.device.hex),
+                    "error": .string("\(error)"),
+                ])
+        }
     }
 
     /// A message to persons and groups is acknowledged by a person, on any of their devices: the first time, each

@@ -23,9 +23,23 @@ struct DeviceController {
         router.put("/device/:deviceID/person", use: bind)
         router.delete("/device/:deviceID/person", use: unbind)
         router.post("/device/:deviceID/person/nonce", use: personNonce)
+        router.get("/device/:deviceID/unread", use: unread)
         router.get("/device/:deviceID/person/mutes", use: mutes)
         router.put("/device/:deviceID/person/mutes/:groupID", use: mute)
         router.delete("/device/:deviceID/person/mutes/:groupID", use: unmute)
+    }
+
+    /// GET /device/:deviceID/unread → `{"total", "groups": {"<group id>": n}}`: the messages to the device's person
+    /// (persons, groups, rooms) none of their devices has opened or read (`opened`, `read` receipts); zero for a
+    /// device bound to nobody.
+    @Sendable func unread(request: Request, context: HubRequestContext) async throws -> Response {
+        let counts = try await services.rooms.unread(of: try await device(context))
+        return JSONResponse.make([
+            "total": .int64(Int64(counts.total)),
+            "groups": .document(
+                BSONDocument(
+                    counts.groups.sorted { $0.key < $1.key }.map { (key: $0.key, value: .int64(Int64($0.value))) })),
+        ])
     }
 
     /// GET /device/:deviceID/person/mutes → `{"mutes": [{"group", "until"}]}`: the groups the device's person muted

@@ -91,8 +91,11 @@ public final class MSIClient: Sendable {
     /// Handles pushes and token changes until the push provider's payload stream ends or the task is cancelled
     /// (listen): each new message is passed to `onMessage`, each failure to `onError` (a payload whose message
     /// could not be read is caught up at the next `start()`).
+    /// `onRead`, when given, is called too for each message the person read on another device, with their unread
+    /// count now (the app's badge).
     public func run(
         onMessage: @escaping @Sendable (ReceivedMessage) async -> Void,
+        onRead: (@Sendable (_ msiKey: String, _ unread: Int?) async -> Void)? = nil,
         onError: @escaping @Sendable (MSIKitError) async -> Void = { _ in }
     ) async {
         // Each child says whether it was the payloads' loop: that one ends the run; the token stream may go on for
@@ -101,7 +104,10 @@ public final class MSIClient: Sendable {
             group.addTask {
                 for await payload in self.push.payloads {
                     do throws(MSIKitError) {
-                        if let received = try await self.receive(payload: payload) { await onMessage(received) }
+                        if let received = try await self.receive(payload: payload) {
+                            await onMessage(received)
+                            if case .read(let message, let unread) = received { await onRead?(message.msiKey, unread) }
+                        }
                     } catch {
                         await onError(error)
                     }
@@ -192,6 +198,22 @@ public final class MSIClient: Sendable {
         try await receipts.enqueue(msiKey, .acknowledged, response: response.flatMap { $0.isEmpty ? nil : $0 })
         try await store.markAcknowledged(msiKey: msiKey)
         await sendReceiptsIfPossible()
+    }
+
+    /// Reports that the person read the message `msiKey` (a chat's list showed it) without opening it: it leaves
+    /// their unread on every device, whose notifications of it go. Queued, then sent if the hub can be reached.
+    /// (`opened(msiKey:)` does the same for a message opened in the app.)
+    /// - Throws: `.database` only: a failure to send leaves the receipt queued.
+    public func markRead(msiKey: String) async throws(MSIKitError) {
+        try await receipts.enqueue(msiKey, .read)
+        await sendReceiptsIfPossible()
+    }
+
+    /// The person's unread messages to persons, groups and rooms, as the hub counts them on all of their devices:
+    /// in all, and per group.
+    /// - Throws: `.notRegistered`, `.network`, the hub's refusals.
+    public func unreadCounts() async throws(MSIKitError) -> UnreadCounts {
+        try await registration.unreadCounts()
     }
 
     /// Answers an acknowledgement from a notification's action (`AckActions`) without opening the app: `identifier`

@@ -24,6 +24,8 @@ struct Listener: Sendable {
             return try await withdraw(msiKey)
         case .acknowledged(let msiKey):
             return try await acknowledged(msiKey)
+        case .read(let msiKey, let unread):
+            return try await read(msiKey, unread: unread)
         case .correction(let message):
             return try await correct(message)
         default:
@@ -38,7 +40,7 @@ struct Listener: Sendable {
         case .background(let message):
             try await apply(message)
             return nil
-        case .correction, .withdrawal, .acknowledged:
+        case .correction, .withdrawal, .acknowledged, .read:
             return nil  // taken above
         case .reference(let msiKey, byCatchUp: true):
             guard let registration else { throw MSIKitError(.notRegistered, "The device is not registered.") }
@@ -85,6 +87,14 @@ struct Listener: Sendable {
         else { return nil }
         stored.acknowledged = true
         return .acknowledged(stored)
+    }
+
+    /// A message its person read on another device: its delivered notification is removed (`DeliveredNotifications`);
+    /// returns `.read` with the message and the person's count, or nil when it is not stored.
+    func read(_ msiKey: String, unread: Int?) async throws(MSIKitError) -> ReceivedMessage? {
+        DeliveredNotifications.remove(msiKey: msiKey)
+        guard let stored = try await store.message(msiKey: msiKey) else { return nil }
+        return .read(stored, unread: unread)
     }
 
     /// Takes a message as the hub shows it (a catch-up's, or one read by its key): stores it, or, when it is not to

@@ -18,6 +18,8 @@ enum PushPayload: Sendable, Hashable {
     /// The person acknowledged a message on another of their devices (`acknowledged` "1"): the app removes its
     /// notification and marks it acknowledged.
     case acknowledged(msiKey: String)
+    /// The person read the message on another of their devices (`read` "1"), their unread count now `unread`.
+    case read(msiKey: String, unread: Int?)
 
     /// Reads a payload (every value a string). A message to a subject carries `topic_key`; one to persons or groups
     /// carries `audience` (and `group`, when it came through a group) instead, and the sender's own keys beside the
@@ -37,6 +39,10 @@ enum PushPayload: Sendable, Hashable {
         }
         if data["acknowledged"] == "1" {
             self = .acknowledged(msiKey: msiKey)
+            return
+        }
+        if data["read"] == "1" {
+            self = .read(msiKey: msiKey, unread: data["unread"].flatMap { Int($0) })
             return
         }
         let fields = ["dist", "title", "desc", "message", "timestamp"]
@@ -85,7 +91,7 @@ enum PushPayload: Sendable, Hashable {
         "msi_key", "topic_key", "dist", "title", "desc", "message", "timestamp", "truncated", "audience", "group",
         "urgency", "ack", "ack_responses", "from", "message_type", "collapse_key", "aps", "lang", "translations",
         "image", "kind", "dismissible", "display", "expires_at", "correction", "withdrawn",
-        "acknowledged", "muted",
+        "acknowledged", "muted", "read", "unread",
     ]
 
     /// Whether `key` is the hub's or FCM's (the names above, and every `google…` or `gcm…` key FCM adds).
@@ -105,7 +111,7 @@ enum PushPayload: Sendable, Hashable {
         case .reference(let msiKey, _): msiKey
         case .background(let message): message.msiKey
         case .correction(let message): message.msiKey
-        case .withdrawal(let msiKey), .acknowledged(let msiKey): msiKey
+        case .withdrawal(let msiKey), .acknowledged(let msiKey), .read(let msiKey, _): msiKey
         }
     }
 

@@ -13,12 +13,15 @@ public enum ReceivedMessage: Sendable, Hashable {
     /// The person acknowledged a message on another of their devices: it is marked acknowledged in the store
     /// (`Message.acknowledged`) and its delivered notification removed; the app shows it answered.
     case acknowledged(Message)
+    /// The person read a message on another of their devices: its delivered notification is removed; `unread` is
+    /// the person's count now (the app's badge), when the hub said it.
+    case read(Message, unread: Int?)
 
     /// The stored message (for `withdrawn`, as it was before it was removed).
     public var message: Message {
         switch self {
         case .alert(_, _, let message), .information(let message), .corrected(let message), .withdrawn(let message),
-            .acknowledged(let message):
+            .acknowledged(let message), .read(let message, _):
             message
         }
     }

@@ -6,4 +6,6 @@ public enum ReceiptEvent: String, Sendable, Hashable, CaseIterable {
     case opened
     /// The person confirmed they have seen it, perhaps with a response (`MSIClient.acknowledge(msiKey:response:)`).
     case acknowledged
+    /// The person read the message (`MSIClient.markRead(msiKey:)`): it leaves their unread on every device.
+    case read
 }

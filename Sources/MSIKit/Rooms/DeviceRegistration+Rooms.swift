@@ -69,4 +69,12 @@ extension DeviceRegistration {
                 "DELETE", ["device", id, "person", "mutes", group], headers: HubConnection.bearer(secret))
         }
     }
+
+    /// The person's unread counts (`GET /device/:id/unread`).
+    func unreadCounts() async throws(MSIKitError) -> UnreadCounts {
+        let hub = hub
+        return try await authorized { (id, secret) throws(MSIKitError) in
+            try await hub.json("GET", ["device", id, "unread"], headers: HubConnection.bearer(secret))
+        }
+    }
 }

@@ -111,8 +111,9 @@ public struct QuietDeferralSender: Sendable {
             notice: deferral.notice.map { notice in
                 switch notice {
                 case .acknowledged: (.acknowledged, .device)
+                case .read: (.read, .device)
                 }
-            })
+            }, unread: deferral.unread)
         switch await lane.send(relayMessage, to: device) {
         case .sent:
             break

@@ -150,12 +150,18 @@ struct FanOutResolver: Sendable {
             let devices: [Device]
             if let ranged { devices = ranged } else { devices = try await stores.devices.active(ofPersons: persons) }
             let muted = try await mutedPersons(of: message, groupOf: groupOf)
+            // Each person reached (a device of theirs found) counts the message unread, in one bulk write a batch.
+            let reached = Set(devices.compactMap(\.person))
+            let unread = try await stores.unread.add(
+                message.msiKey, for: groupOf.filter { reached.contains($0.key) })
             let deliveries = devices.compactMap { device -> Delivery? in
                 guard let person = device.person, let group = groupOf[person] else { return nil }
                 var delivery = Delivery(
                     message: message.id, device: device.id, person: person, group: group,
                     platform: device.platform, registration: device.registration, locale: device.locale)
                 delivery.muted = muted.contains(person)
+                delivery.unread = unread[person]?.total
+                delivery.roomUnread = message.room.flatMap { unread[person]?.groups[$0] }
                 return delivery
             }
             try await hand(

@@ -16,14 +16,17 @@ public struct FanOutStores: Sendable {
     public let subscriptions: SubscriptionDAO
     /// The groups persons muted: their devices get the group's messages in the background.
     public let mutes: PersonMuteDAO
+    /// Each person's unread messages, counted as the fan-out reaches them (the badge of each send).
+    public let unread: PersonUnreadDAO
     /// The clock mutes are read by (Unix ms).
     public let now: UnixClock
 
     public init(
         deliveries: DeliveryDAO, devices: DeviceDAO, groups: GroupDAO, rates: RateWindowDAO,
-        subscriptions: SubscriptionDAO, mutes: PersonMuteDAO, now: @escaping UnixClock
+        subscriptions: SubscriptionDAO, mutes: PersonMuteDAO, unread: PersonUnreadDAO, now: @escaping UnixClock
     ) {
         self.mutes = mutes
+        self.unread = unread
         self.now = now
         self.subscriptions = subscriptions
         self.deliveries = deliveries
@@ -39,6 +42,6 @@ public struct FanOutStores: Sendable {
             devices: DeviceDAO(database: database, now: now),
             groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now),
             subscriptions: SubscriptionDAO(database: database, now: now), mutes: PersonMuteDAO(database: database),
-            now: now)
+            unread: PersonUnreadDAO(database: database), now: now)
     }
 }

@@ -20,6 +20,8 @@ public struct DeviceLane: Sendable {
         /// A notice about the message in place of the message (a correction, a withdrawal, an acknowledgement by
         /// its person elsewhere) and the component it is about.
         var notice: (FCMNotice, FCMComponent)? = nil
+        /// For a read notice: the person's unread messages now.
+        var unread: Int? = nil
     }
 
     /// The paced, gated sends.
@@ -35,7 +37,7 @@ public struct DeviceLane: Sendable {
             return [
                 FCMMapping.noticeRequest(
                     notice, for: message, token: device.registration, component: component, options: mapping,
-                    language: device.locale)
+                    language: device.locale, unread: device.unread)
             ]
         }
         return DeviceRequests.requests(

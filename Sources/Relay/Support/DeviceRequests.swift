@@ -25,7 +25,7 @@ enum DeviceRequests {
     ) -> FCMRequest {
         FCMMapping.deviceRequest(
             for: message, token: token, audience: audience(of: delivery), options: options, language: language,
-            muted: delivery.muted)
+            muted: delivery.muted, unread: delivery.unread, roomUnread: delivery.roomUnread)
     }
 
     /// How a delivery's device was reached, as the request's data tells the app.

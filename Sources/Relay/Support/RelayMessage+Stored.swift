@@ -27,7 +27,7 @@ extension RelayMessage {
             display: document["display"]?.boolValue != false,
             senderExpiresAt: document["expires_at"]?.int64Value,
             sendingAt: now,
-            room: document["room"]?.stringValue)
+            room: document["room"]?.stringValue, roomName: document["room_name"]?.stringValue)
     }
 
     /// The stored `translations` ({"hi": {"title", "desc", "message"}, ...}) in their stored order; an entry that is

@@ -45,7 +45,7 @@ struct Run: AsyncParsableCommand {
         Output.arrival(received)
         // A correction, withdrawal or acknowledgement elsewhere is of a message answered (or not) already.
         switch received {
-        case .corrected, .withdrawn, .acknowledged: return
+        case .corrected, .withdrawn, .acknowledged, .read: return
         case .alert, .information: break
         }
         guard autoAck else { return }

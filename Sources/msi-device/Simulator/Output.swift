@@ -20,6 +20,7 @@ enum Output {
         case .corrected(let message): line("corrected \(message.msiKey): \(message.title)")
         case .withdrawn(let message): line("withdrawn \(message.msiKey)")
         case .acknowledged(let message): line("acknowledged \(message.msiKey)")
+        case .read(let message, let unread): line("read \(message.msiKey)" + (unread.map { " unread=\($0)" } ?? ""))
         }
     }
 
