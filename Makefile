@@ -1,7 +1,7 @@
 # msi-hub: the two set-up commands are `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-enrolment bench-receipts bench-neighbours
+.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-enrolment bench-receipts bench-neighbours bench-rooms
 
 ## Installs the C libraries and the test database's venv if they are missing.
 deps:
@@ -59,3 +59,7 @@ bench-enrolment: deps
 ## 20,000 devices posting receipts for one topic message (receipts/s, database CPU per receipt), then the reach report's latency against 100 ms (scripts/bench-receipts.sh).
 bench-receipts: deps
 	scripts/bench-receipts.sh
+
+## Rooms of 500 members posting through the hub: the time from a post's 201 to its first and last send, CPU per delivered post, the unread counting's share, a read's cost (scripts/bench-rooms.sh).
+bench-rooms: deps
+	scripts/bench-rooms.sh
