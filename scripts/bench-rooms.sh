@@ -5,7 +5,8 @@
 #     the database as DeviceDAO and GroupDAO write them (posting: members);
 #  3. members post at BENCH_ROOM_RATE posts a second (default 2) for BENCH_ROOM_SECONDS (default 30), each post to
 #     every other member's phone: the time from the 201 to its first and last FCM request (p50, p99), the database's
-#     and the hub's CPU per delivered post, the unread counting's share of the database's time, then 200 reads.
+#     and the hub's CPU per delivered post, the unread counting's share of the database's time, then 200 reads;
+#     the hub counts unread messages unless BENCH_ROOM_UNREAD=off.
 # Prints the figures with issue 43's targets and appends its rows to BENCH_RESULTS (default a new
 # bench-results/rooms-*.jsonl), its table to bench-results/rooms-*.txt.
 set -euo pipefail
@@ -23,7 +24,7 @@ start_database msi_bench_rooms
 start_fake --latency 50ms
 port=$(free_port)
 env GOOGLE_APPLICATION_CREDENTIALS="$credentials" FCM_ENDPOINT="$fake_url" FCM_HTTP2_PRIOR_KNOWLEDGE=true \
-    ROOM_POSTS_PER_MINUTE=1000 "$bin_dir/msi-hub" serve --port "$port" --mongodb-uri "$uri" >>"$work/hub.log" 2>&1 &
+    ROOM_POSTS_PER_MINUTE=1000 UNREAD_COUNTS="${BENCH_ROOM_UNREAD:-on}" "$bin_dir/msi-hub" serve --port "$port" --mongodb-uri "$uri" >>"$work/hub.log" 2>&1 &
 hub_pid=$!
 wait_for_hub "$port"
 "$python" "$helper" rooms-load "$uri" "$rooms" "$members"

@@ -22,6 +22,8 @@ public struct HubServices: Sendable {
     public let groups: GroupService
     /// Rooms: groups whose members post from their devices, and their managers.
     public let rooms: RoomService
+    /// Whether each person's unread messages are counted (`UNREAD_COUNTS`): the relay counts them as it sends.
+    public let countsUnread: Bool
     /// The per-device deliveries of messages to persons and groups, for their senders and admins.
     public let deliveries: DeliveryReportService
     /// Webhooks for the school's gateways and their deliveries.
@@ -60,6 +62,7 @@ public struct HubServices: Sendable {
     ///   - defaultLanguage: the language of a translated message's own texts when it names none (`DEFAULT_LANGUAGE`).
     ///   - approval: which sends wait for a second person (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`).
     ///   - roomPostsPerMinute: posts one person may make to rooms a minute (`ROOM_POSTS_PER_MINUTE`).
+    ///   - countsUnread: whether each person's unread messages are counted (`UNREAD_COUNTS`).
     public init(
         pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
         relayMaxBacklog: Duration? = .seconds(30),
@@ -70,8 +73,9 @@ public struct HubServices: Sendable {
         webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(),
         defaultLanguage: String = LocaleLanguage.defaultLanguage,
         approval: ApprovalPolicy = ApprovalPolicy(),
-        roomPostsPerMinute: Int = 30
+        roomPostsPerMinute: Int = 30, countsUnread: Bool = false
     ) {
+        self.countsUnread = countsUnread
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database
@@ -93,7 +97,7 @@ public struct HubServices: Sendable {
             now: now)
         self.receipts = ReceiptService(
             database: database, cube: cache, webhookSubscribers: webhookSubscribers,
-            logger: logger, now: now)
+            countsUnread: countsUnread, logger: logger, now: now)
         self.outbox = OutboxDAO(database: database)
         self.outboxHandoff = OutboxHandoff()
         let approvalRules = ApprovalRules(database: database, seed: approval)

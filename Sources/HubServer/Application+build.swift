@@ -32,7 +32,8 @@ public func buildApplication(
             loadKeySet: PersonKeySet.loader, logger: logger),
         webhookPolicy: configuration.webhooks.policy,
         defaultLanguage: configuration.defaultLanguage, approval: configuration.approval,
-        roomPostsPerMinute: configuration.devices.roomPostsPerMinute)
+        roomPostsPerMinute: configuration.devices.roomPostsPerMinute,
+        countsUnread: configuration.devices.countsUnread)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()

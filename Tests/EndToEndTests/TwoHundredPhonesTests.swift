@@ -35,7 +35,7 @@ struct TwoHundredPhonesTests {
     ]
 
     @Test func everyPhoneEndsWithExactlyTheMessagesOfItsSubscriptionsOnce() async throws {
-        try await LiveHub.with(persons: PersonBindingAgainstHubTests.persons()) { hub in
+        try await LiveHub.with(persons: PersonBindingAgainstHubTests.persons(), countsUnread: true) { hub in
             let clock = ContinuousClock()
             let phones = try (0..<Self.phoneCount).map { index in
                 try SimulatedPhone(hub: hub.url, fake: hub.fake, token: String(format: "phone-%03d", index))

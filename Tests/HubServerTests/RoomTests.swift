@@ -303,8 +303,10 @@ struct RoomTests {
     }
 
     @Test func unreadCountsRideEachSendAndAReadOnOneDeviceClearsTheOthers() async throws {
+        var devices = DeviceConfiguration()
+        devices.countsUnread = true
         try await FakeFCM.with { fake in
-            try await HubHarness.with(seed: Self.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+            try await HubHarness.with(seed: Self.seed, relay: try FanOutTests.relay(to: fake), devices: devices) { hub in
                 var keys: [String] = []
                 for text in ["First move", "Second move"] {
                     let post = try await Self.post(text, from: Self.benPhone, on: hub)
@@ -358,6 +360,28 @@ struct RoomTests {
                     ($0["data"] as? [String: String])?["read"] == "1"
                 }
                 #expect(readNoticesToPhone.isEmpty)
+            }
+        }
+    }
+}
+
+extension RoomTests {
+    @Test func withoutUnreadCountsNoSendCarriesACountAndAReadTellsNobody() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: Self.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                let post = try await Self.post("First move", from: Self.benPhone, on: hub)
+                let key = try #require(try post.json()["msi_key"]?.stringValue)
+                try await FanOutTests.waitUntilSent(try await Self.stored(key, in: hub.database), in: hub.database)
+                let toAnn = try #require(AcknowledgementTests.requests(to: Self.annTablet.token, fake).first)
+                #expect((toAnn["data"] as? [String: String])?["unread"] == nil)
+                let aps = ((toAnn["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"] as? [String: Any]
+                #expect(aps?["badge"] == nil)
+                _ = try await ReceiptTests.post(
+                    [ReceiptTests.entry(key, "read", at: UnixTime.nowMilliseconds())], as: Self.annPhone, on: hub)
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(AcknowledgementTests.requests(to: Self.annTablet.token, fake).count == 1)
+                #expect(try await Self.unread(of: Self.annPhone, on: hub).0 == 0)
+                #expect(try await hub.database.collection(CollectionName.personUnread).countDocuments() == 0)
             }
         }
     }

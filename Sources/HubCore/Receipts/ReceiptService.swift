@@ -32,8 +32,9 @@ public struct ReceiptService: Sendable {
     let devices: DeviceDAO
     /// The durable per-device sends, where the other devices' notices wait for the relay.
     let deferrals: QuietDeferralDAO
-    /// Each person's unread messages, lowered by a read on any of their devices.
-    let unread: PersonUnreadDAO
+    /// Each person's unread messages, lowered by a read on any of their devices; nil when they are not counted
+    /// (`UNREAD_COUNTS` off).
+    let unread: PersonUnreadDAO?
     let cube: CubeCache
     let logger: Logger
     let now: UnixClock
@@ -58,8 +59,8 @@ public struct ReceiptService: Sendable {
     }
 
     init(
-        database: MongoDatabase, cube: CubeCache, webhookSubscribers: WebhookSubscribers, logger: Logger,
-        now: @escaping UnixClock
+        database: MongoDatabase, cube: CubeCache, webhookSubscribers: WebhookSubscribers, countsUnread: Bool = false,
+        logger: Logger, now: @escaping UnixClock
     ) {
         self.receipts = ReceiptDAO(database: database, now: now)
         self.messages = MessageDAO(database: database, now: now)
@@ -73,7 +74,7 @@ public struct ReceiptService: Sendable {
         self.personAcknowledgements = PersonAcknowledgementDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
         self.deferrals = QuietDeferralDAO(database: database, now: now)
-        self.unread = PersonUnreadDAO(database: database)
+        self.unread = countsUnread ? PersonUnreadDAO(database: database) : nil
         self.cube = cube
         self.logger = logger
         self.now = now
@@ -254,7 +255,7 @@ public struct ReceiptService: Sendable {
     /// (`read: "1"` with the new count, through the relay's durable per-device sends). A failure is logged: the
     /// receipt is stored, and a device posting it again gets `duplicate`.
     func readHook(_ message: Message, by receipt: Receipt) async {
-        guard message.audience == .persons, let person = receipt.person else { return }
+        guard let unread, message.audience == .persons, let person = receipt.person else { return }
         // The group it was counted under, where the message says (one group, the person not named); else it is read.
         var group: String??
         if let recipients = message.recipients, !recipients.persons.contains(person) {

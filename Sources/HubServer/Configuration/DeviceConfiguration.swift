@@ -8,6 +8,11 @@ public struct DeviceConfiguration: Sendable {
     public var registrationsPerMinute: Int
     /// Posts one person may make to rooms a minute, all replicas together (`ROOM_POSTS_PER_MINUTE`).
     public var roomPostsPerMinute: Int = 30
+    /// Whether the hub counts each person's unread messages (`UNREAD_COUNTS`, `on` or `off`): the badge and
+    /// `unread` of every per-device send, a room's "3 new messages", the read notices and `GET
+    /// /device/:deviceID/unread`. Off by default: on the embedded database the counting costs the fan-out about a
+    /// database update a person reached (see the README), and it changes what existing apps receive.
+    public var countsUnread = false
     /// Topic subscription calls per second, all replicas together (`FCM_SUBSCRIPTION_RATE`); Google allows 3,000.
     public var subscriptionRate: Int
     /// How long a device FCM calls unregistered is kept before it is removed (`DEVICE_RETENTION_DAYS`).
@@ -35,6 +40,12 @@ public struct DeviceConfiguration: Sendable {
         if let key = environment["DEVICE_REGISTRATION_KEY"], !key.isEmpty { devices.registrationKey = key }
         if let value = try environment.number("DEVICE_REGISTRATIONS_PER_MINUTE", in: 1...1_000_000) {
             devices.registrationsPerMinute = value
+        }
+        switch environment["UNREAD_COUNTS"]?.lowercased() {
+        case nil, "", "off", "false": break
+        case "on", "true": devices.countsUnread = true
+        case let value?:
+            throw ConfigurationError("UNREAD_COUNTS must be on or off, not \"\(value)\"")
         }
         if let value = try environment.number("ROOM_POSTS_PER_MINUTE", in: 1...10_000) {
             devices.roomPostsPerMinute = value

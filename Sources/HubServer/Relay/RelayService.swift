@@ -24,7 +24,7 @@ struct RelayService: Service {
             outbox: OutboxDAO(database: services.database), progress: RelayProgressDAO(database: services.database),
             pauses: RelayPauseDAO(database: services.database), handoff: services.outboxHandoff, sender: fcm,
             mapping: configuration.urgency.applied(to: fcm.mappingOptions),
-            fanOut: FanOutStores(database: services.database, now: services.now),
+            fanOut: FanOutStores(database: services.database, countsUnread: services.countsUnread, now: services.now),
             quietHours: quietStores,
             // The audience first: a webhook consumer told `message.sent` may ask for the report at once.
             observers: [

@@ -152,8 +152,8 @@ struct FanOutResolver: Sendable {
             let muted = try await mutedPersons(of: message, groupOf: groupOf)
             // Each person reached (a device of theirs found) counts the message unread, in one bulk write a batch.
             let reached = Set(devices.compactMap(\.person))
-            let unread = try await stores.unread.add(
-                message.msiKey, for: groupOf.filter { reached.contains($0.key) })
+            let unread =
+                try await stores.unread?.add(message.msiKey, for: groupOf.filter { reached.contains($0.key) }) ?? [:]
             let deliveries = devices.compactMap { device -> Delivery? in
                 guard let person = device.person, let group = groupOf[person] else { return nil }
                 var delivery = Delivery(

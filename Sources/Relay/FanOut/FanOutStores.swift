@@ -16,14 +16,15 @@ public struct FanOutStores: Sendable {
     public let subscriptions: SubscriptionDAO
     /// The groups persons muted: their devices get the group's messages in the background.
     public let mutes: PersonMuteDAO
-    /// Each person's unread messages, counted as the fan-out reaches them (the badge of each send).
-    public let unread: PersonUnreadDAO
+    /// Each person's unread messages, counted as the fan-out reaches them (the badge of each send); nil when they
+    /// are not counted (`UNREAD_COUNTS` off).
+    public let unread: PersonUnreadDAO?
     /// The clock mutes are read by (Unix ms).
     public let now: UnixClock
 
     public init(
         deliveries: DeliveryDAO, devices: DeviceDAO, groups: GroupDAO, rates: RateWindowDAO,
-        subscriptions: SubscriptionDAO, mutes: PersonMuteDAO, unread: PersonUnreadDAO, now: @escaping UnixClock
+        subscriptions: SubscriptionDAO, mutes: PersonMuteDAO, unread: PersonUnreadDAO?, now: @escaping UnixClock
     ) {
         self.mutes = mutes
         self.unread = unread
@@ -36,12 +37,12 @@ public struct FanOutStores: Sendable {
     }
 
     /// The stores of `database`, on the clock `now`.
-    public init(database: MongoDatabase, now: @escaping UnixClock) {
+    public init(database: MongoDatabase, countsUnread: Bool = false, now: @escaping UnixClock) {
         self.init(
             deliveries: DeliveryDAO(database: database, now: now),
             devices: DeviceDAO(database: database, now: now),
             groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now),
             subscriptions: SubscriptionDAO(database: database, now: now), mutes: PersonMuteDAO(database: database),
-            unread: PersonUnreadDAO(database: database), now: now)
+            unread: countsUnread ? PersonUnreadDAO(database: database) : nil, now: now)
     }
 }

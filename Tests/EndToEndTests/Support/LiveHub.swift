@@ -25,16 +25,18 @@ struct LiveHub: Sendable {
     /// Starts a fake FCM and a hub seeded with `SchoolCube`, and runs `body` against them.
     static func with(
         _ test: String = #function, persons: PersonConfiguration = PersonConfiguration(),
-        _ body: @Sendable (LiveHub) async throws -> Void
+        countsUnread: Bool = false, _ body: @Sendable (LiveHub) async throws -> Void
     ) async throws {
-        try await FakeFCM.with { fake in try await with(test, fake: fake, persons: persons, body) }
+        try await FakeFCM.with { fake in
+            try await with(test, fake: fake, persons: persons, countsUnread: countsUnread, body)
+        }
     }
 
     /// Starts a hub seeded with `SchoolCube` on `port` (nil: a free one), relaying to `fake`, and runs `body`
     /// against it; the hub shuts down gracefully afterwards. With `cutter`, the hub reaches the database through it.
     static func with(
         _ test: String = #function, fake: FakeFCM, port: Int? = nil,
-        persons: PersonConfiguration = PersonConfiguration(),
+        persons: PersonConfiguration = PersonConfiguration(), countsUnread: Bool = false,
         through cutter: ConnectionCutter? = nil, _ body: @Sendable (LiveHub) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in
@@ -55,6 +57,7 @@ struct LiveHub: Sendable {
                 databasePoolSize: 8, relay: relay,
                 devices: DeviceConfiguration(registrationsPerMinute: 100_000))
             configuration.persons = persons
+            configuration.devices.countsUnread = countsUnread
             // The approval policy's default rules off: these tests send to a Forced subject and with urgency critical.
             configuration.approval = ApprovalPolicy(defaults: false)
             var logger = Logger(label: "msi-hub")
