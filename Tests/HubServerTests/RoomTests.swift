@@ -306,7 +306,8 @@ struct RoomTests {
         var devices = DeviceConfiguration()
         devices.countsUnread = true
         try await FakeFCM.with { fake in
-            try await HubHarness.with(seed: Self.seed, relay: try FanOutTests.relay(to: fake), devices: devices) { hub in
+            try await HubHarness.with(seed: Self.seed, relay: try FanOutTests.relay(to: fake), devices: devices) {
+                hub in
                 var keys: [String] = []
                 for text in ["First move", "Second move"] {
                     let post = try await Self.post(text, from: Self.benPhone, on: hub)
