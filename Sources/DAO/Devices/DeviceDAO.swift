@@ -241,20 +241,11 @@ public struct DeviceDAO: Sendable {
     /// - Throws: `DAOError`.
     public func active(inRangeOf persons: [String]) async throws -> [Device]? {
         let wanted = Set(persons)
-        let bytes = wanted.map { Array($0.utf8) }
-        guard let least = bytes.min(by: { $0.lexicographicallyPrecedes($1) }),
-            let greatest = bytes.max(by: { $0.lexicographicallyPrecedes($1) })
-        else { return [] }
+        guard let range = KeyRange.bounds(of: wanted) else { return [] }
         let limit = wanted.count * Self.devicesPerRangedPerson + 16
         let found = try await mapErrors {
             try await collection.find(
-                [
-                    "person": [
-                        "$gte": .string(String(decoding: least, as: UTF8.self)),
-                        "$lte": .string(String(decoding: greatest, as: UTF8.self)),
-                    ]
-                ],
-                options: FindOptions(projection: Self.audienceFields, limit: Int64(limit + 1)))
+                ["person": range], options: FindOptions(projection: Self.audienceFields, limit: Int64(limit + 1)))
         }
         guard found.count <= limit else { return nil }
         return found.compactMap(Device.init(document:)).filter {

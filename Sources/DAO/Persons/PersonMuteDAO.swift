@@ -73,19 +73,11 @@ public struct PersonMuteDAO: Sendable {
     /// - Throws: `DAOError`.
     public func muted(_ persons: [String], in group: String, at now: Int64) async throws -> Set<String> {
         let wanted = Set(persons)
-        let bytes = wanted.map { Array($0.utf8) }
-        guard let least = bytes.min(by: { $0.lexicographicallyPrecedes($1) }),
-            let greatest = bytes.max(by: { $0.lexicographicallyPrecedes($1) })
-        else { return [] }
+        guard let range = KeyRange.bounds(of: wanted) else { return [] }
         let documents = try await mapErrors {
             try await collection.find(
-                [
-                    "group": .string(group),
-                    "person": [
-                        "$gte": .string(String(decoding: least, as: UTF8.self)),
-                        "$lte": .string(String(decoding: greatest, as: UTF8.self)),
-                    ],
-                ], options: FindOptions(projection: ["person": 1, "until": 1, "_id": 0]))
+                ["group": .string(group), "person": range],
+                options: FindOptions(projection: ["person": 1, "until": 1, "_id": 0]))
         }
         var muted: Set<String> = []
         for document in documents {

@@ -166,20 +166,9 @@ public struct PersonUnreadDAO: Sendable {
     /// The stored counts of `persons`: one range of the `_id` index from the least of them to the
     /// greatest (in the database's byte order), the others left out here.
     private func counts(ofRange persons: [String]) async throws -> [String: UnreadCounts] {
-        let bytes = persons.map { Array($0.utf8) }
-        guard let least = bytes.min(by: { $0.lexicographicallyPrecedes($1) }),
-            let greatest = bytes.max(by: { $0.lexicographicallyPrecedes($1) })
-        else { return [:] }
         let wanted = Set(persons)
-        let filter: BSONDocument =
-            persons.count == 1
-            ? ["_id": .string(persons[0])]
-            : [
-                "_id": [
-                    "$gte": .string(String(decoding: least, as: UTF8.self)),
-                    "$lte": .string(String(decoding: greatest, as: UTF8.self)),
-                ]
-            ]
+        guard let range = KeyRange.bounds(of: wanted) else { return [:] }
+        let filter: BSONDocument = wanted.count == 1 ? ["_id": .string(persons[0])] : ["_id": range]
         let documents = try await mapErrors {
             try await collection.find(filter, options: FindOptions(projection: ["n": 1, "g": 1]))
         }
