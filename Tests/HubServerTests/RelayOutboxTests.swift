@@ -301,12 +301,13 @@ struct RelayOutboxTests {
                 #expect(try await messages.countDocuments(["relay.state": "direct"]) == 300)
                 try await eventually(within: .seconds(30)) { fake.received.count >= 64 }
                 // Sent twice at most: the sends in flight at the kill, and those FCM answered since the progress
-                // record was last written (every 250 ms, after each message's webhook and audience steps; the kill
-                // comes when the test sees 64 answered, up to half a second later on a loaded machine): what was
-                // answered in the last second, never the whole 300.
+                // record was last written (every 250 ms, after each message's webhook and audience steps, each a
+                // write that waits its turn on the test database: on a loaded two-core machine the record trails by
+                // more than a second, 18 duplicates against 16 answered in the last second in one CI run): what was
+                // answered in the last two seconds, never the whole 300.
                 let killedAt = Date()
                 await first.kill()
-                let bound = fake.received.filter { $0.answeredAt > killedAt.addingTimeInterval(-1.0) }.count
+                let bound = fake.received.filter { $0.answeredAt > killedAt.addingTimeInterval(-2.0) }.count
 
                 let second = try await HubProcess(mongoURI: uri, environment: environment)
                 defer { second.stop() }
