@@ -135,8 +135,14 @@ public struct MessageDAO: Sendable {
             ])
         }
         let filter: BSONDocument = conditions.isEmpty ? [:] : ["$and": .array(conditions)]
-        let limit = max(query.limit, 1)
-        // One more than asked tells whether another page follows.
+        return try await newestFirst(filter, limit: query.limit)
+    }
+
+    /// Up to `limit` messages matching `filter`, newest first (timestamp, then `_id`), and the next page's cursor:
+    /// one more than asked is read to tell whether another page follows.
+    /// - Throws: `DAOError`.
+    func newestFirst(_ filter: BSONDocument, limit: Int) async throws -> MessagePage {
+        let limit = max(limit, 1)
         let documents = try await mapErrors {
             try await collection.find(
                 filter, options: FindOptions(sort: ["timestamp": -1, "_id": -1], limit: Int64(limit + 1)))
@@ -164,15 +170,7 @@ extension MessageDAO {
                 ["timestamp": .int64(after.timestamp), "_id": ["$lt": .objectID(after.id)]],
             ]
         }
-        let limit = max(limit, 1)
-        let documents = try await mapErrors {
-            try await collection.find(
-                filter, options: FindOptions(sort: ["timestamp": -1, "_id": -1], limit: Int64(limit + 1)))
-        }
-        let messages = documents.compactMap(Message.init(document:))
-        let page = Array(messages.prefix(limit))
-        let next = messages.count > limit ? page.last.map { MessageCursor(timestamp: $0.timestamp, id: $0.id) } : nil
-        return MessagePage(messages: page, next: next)
+        return try await newestFirst(filter, limit: limit)
     }
 
     /// A page of the messages of `query.topicKeys` from `query.since`, oldest first (timestamp, then `_id`),
