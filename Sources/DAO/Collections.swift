@@ -66,8 +66,13 @@ public enum CollectionName {
     public static let usedAssertions = "used_assertions"
     /// The groups each person muted, and until when (`PersonMuteDAO`): every device of the person, now and later.
     public static let personMutes = "person_mutes"
-    /// The messages to persons and groups each person has not read on any device, counted (`PersonUnreadDAO`).
+    /// What each person has read of their groups' messages, and their unread messages named to them
+    /// (`PersonUnreadDAO`).
     public static let personUnread = "person_unread"
+    /// Each group's last message number, for unread counts (`PersonUnreadDAO`).
+    public static let unreadSequences = "unread_sequences"
+    /// Each message's numbers in the groups it was sent to, for unread counts (`PersonUnreadDAO`).
+    public static let unreadMessages = "unread_messages"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -124,6 +129,7 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.audit).createIndexes(AuditDAO.indexes)
             try await database.collection(CollectionName.usedAssertions).createIndexes(UsedAssertionDAO.indexes)
             try await database.collection(CollectionName.personMutes).createIndexes(PersonMuteDAO.indexes)
+            try await database.collection(CollectionName.personUnread).createIndexes(PersonUnreadDAO.indexes)
         }
     }
 }

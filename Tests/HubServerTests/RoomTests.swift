@@ -387,3 +387,48 @@ extension RoomTests {
         }
     }
 }
+
+extension RoomTests {
+    @Test func aMessageToTwoGroupsOfAPersonCountsOnceAndOneLeavingThemOutCountsNothing() async throws {
+        var devices = DeviceConfiguration()
+        devices.countsUnread = true
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: Self.seed, relay: try FanOutTests.relay(to: fake), devices: devices) {
+                hub in
+                // Ann and Ben are in both groups: one message to both counts once for each.
+                let both = try await hub.request(
+                    .post, "/message", as: .admin,
+                    json: #"""
+                        {"title": "Hall", "desc": "Closed", "message": "The hall is closed today.",
+                         "distribution": "Alert", "to": {"groups": ["chess", "notices"]}}
+                        """#)
+                #expect(both.status == .created, "\(both.text)")
+                let bothKey = try #require(try both.json()["msi_key"]?.stringValue)
+                try await FanOutTests.waitUntilSent(try await Self.stored(bothKey, in: hub.database), in: hub.database)
+                #expect(try await Self.unread(of: Self.annPhone, on: hub).0 == 1)
+                #expect(try await Self.unread(of: Self.benPhone, on: hub).0 == 1)
+                // A second message to both that leaves Ben out: Ann counts two, Ben still one.
+                let leavingBenOut = try await hub.request(
+                    .post, "/message", as: .admin,
+                    json: #"""
+                        {"title": "Hall", "desc": "Open", "message": "The hall is open again.",
+                         "distribution": "Alert", "to": {"groups": ["chess", "notices"], "except": {"persons": ["ben"]}}}
+                        """#)
+                let secondKey = try #require(try leavingBenOut.json()["msi_key"]?.stringValue)
+                try await FanOutTests.waitUntilSent(
+                    try await Self.stored(secondKey, in: hub.database), in: hub.database)
+                let (annTotal, annGroups) = try await Self.unread(of: Self.annTablet, on: hub)
+                #expect(annTotal == 2 && annGroups == ["chess": 2])
+                #expect(try await Self.unread(of: Self.benPhone, on: hub).0 == 1)
+                // Read once, on either device: the count falls by one in all.
+                _ = try await ReceiptTests.post(
+                    [ReceiptTests.entry(bothKey, "opened", at: UnixTime.nowMilliseconds())], as: Self.annTablet,
+                    on: hub)
+                #expect(try await Self.unread(of: Self.annPhone, on: hub).0 == 1)
+                _ = try await ReceiptTests.post(
+                    [ReceiptTests.entry(bothKey, "read", at: UnixTime.nowMilliseconds())], as: Self.benPhone, on: hub)
+                #expect(try await Self.unread(of: Self.benPhone, on: hub).0 == 0)
+            }
+        }
+    }
+}

@@ -68,10 +68,12 @@ public struct Group: Sendable, Equatable {
 /// document per group and person, unique on the pair). A roster is replaced without reading it: the given members
 /// are upserted with a fresh `sync` stamp in bulk writes, the members without that stamp deleted, and the count set
 /// from a count of what is left; adding or removing one member moves the count with `$inc`. The fan-out reads the
-/// members a range at a time (`GroupDAO+MemberRanges.swift`).
+/// members a range at a time (`GroupDAO+MemberRanges.swift`). A member leaving, by any of these, loses what they read
+/// of the group's messages (`PersonUnreadDAO.forget`).
 public struct GroupDAO: Sendable {
     let groups: MongoCollection
     let members: MongoCollection
+    let unread: PersonUnreadDAO
     let now: UnixClock
 
     /// How many members one bulk write upserts: a server that holds its lock for a whole command (SecantusDB)
@@ -88,6 +90,7 @@ public struct GroupDAO: Sendable {
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.groups = database.collection(CollectionName.groups)
         self.members = database.collection(CollectionName.groupMembers)
+        self.unread = PersonUnreadDAO(database: database)
         self.now = now
     }
 
@@ -125,7 +128,13 @@ public struct GroupDAO: Sendable {
             _ = try await mapErrors { try await members.bulkUpdate(statements) }
         }
         let group = try await mapErrors { () -> Group? in
-            try await members.deleteMany(["group": .string(id), "sync": ["$ne": stamp]])
+            let leaving: BSONDocument = ["group": .string(id), "sync": ["$ne": stamp]]
+            // Who leaves is read only where someone may have read the group's messages.
+            if upsert.upsertedID == nil, try await unread.countsAnyone() {
+                let left = try await members.find(leaving, options: FindOptions(projection: ["person": 1, "_id": 0]))
+                try await unread.forget(left.compactMap { $0["person"]?.stringValue }, in: id)
+            }
+            try await members.deleteMany(leaving)
             let count = try await members.countDocuments(["group": .string(id)])
             try await groups.updateOne(["_id": .string(id)], ["$set": ["member_count": .int64(count)]])
             return try await groups.findOne(["_id": .string(id)]).flatMap(Group.init(document:))
@@ -205,6 +214,7 @@ public struct GroupDAO: Sendable {
             try await members.deleteOne(["group": .string(id), "person": .string(person)])
         }
         guard deleted > 0 else { return false }
+        try await unread.forget([person], in: id)
         _ = try await mapErrors {
             try await groups.updateOne(
                 ["_id": .string(id)],
@@ -257,6 +267,7 @@ public struct GroupDAO: Sendable {
         try await mapErrors {
             let deleted = try await groups.deleteOne(["_id": .string(id)])
             try await members.deleteMany(["group": .string(id)])
+            try await unread.forget(group: id)
             return deleted > 0
         }
     }

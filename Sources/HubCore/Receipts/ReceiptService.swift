@@ -256,15 +256,9 @@ public struct ReceiptService: Sendable {
     /// receipt is stored, and a device posting it again gets `duplicate`.
     func readHook(_ message: Message, by receipt: Receipt) async {
         guard let unread, message.audience == .persons, let person = receipt.person else { return }
-        // The group it was counted under, where the message says (one group, the person not named); else it is read.
-        var group: String??
-        if let recipients = message.recipients, !recipients.persons.contains(person) {
-            if recipients.groups.count == 1 { group = .some(recipients.groups[0]) }
-        } else {
-            group = .some(nil)
-        }
         do {
-            guard let counts = try await unread.markRead(message.msiKey, for: person, group: group) else { return }
+            let named = message.recipients?.persons.contains(person) ?? false
+            guard let counts = try await unread.markRead(message.msiKey, for: person, named: named) else { return }
             let others = try await devices.active(ofPersons: [person]).filter { $0.id != receipt.device }
             try await deferrals.schedule(
                 others.map { device in

@@ -131,6 +131,15 @@ struct FanOutResolver: Sendable {
         // a time (the first small), so the first sends do not wait for a whole roster.
         // The persons left out are as if reached already.
         var seen = Set(recipients.exceptPersons)
+        // Unread counts: the message's number in each of its groups, and the groups' numbers read so far.
+        var numbers: [String: Int64] = [:]
+        var knownNumbers: [String: Int64] = [:]
+        if let unread = stores.unread, !recipients.groups.isEmpty {
+            numbers = try await unread.numbers(ofMessage: message.msiKey, in: recipients.groups)
+        }
+        // Members of a group the message did not reach them through (left out, named, or reached through an earlier
+        // group): its number there is read for them.
+        var notThrough: [String: [String]] = [:]
         var waiting: [(person: String, group: String?)] = []
         var count = 0
         var batchSize = Self.personsInFirstBatch
@@ -150,10 +159,12 @@ struct FanOutResolver: Sendable {
             let devices: [Device]
             if let ranged { devices = ranged } else { devices = try await stores.devices.active(ofPersons: persons) }
             let muted = try await mutedPersons(of: message, groupOf: groupOf)
-            // Each person reached (a device of theirs found) counts the message unread, in one bulk write a batch.
+            // Each person reached (a device of theirs found) counts the message unread: one range read a batch.
             let reached = Set(devices.compactMap(\.person))
             let unread =
-                try await stores.unread?.add(message.msiKey, for: groupOf.filter { reached.contains($0.key) }) ?? [:]
+                try await stores.unread?.count(
+                    message.msiKey, numbers: numbers, for: groupOf.filter { reached.contains($0.key) },
+                    known: &knownNumbers) ?? [:]
             let deliveries = devices.compactMap { device -> Delivery? in
                 guard let person = device.person, let group = groupOf[person] else { return nil }
                 var delivery = Delivery(
@@ -174,13 +185,20 @@ struct FanOutResolver: Sendable {
         }
         for group in recipients.groups {
             for range in try await stores.groups.memberRanges(of: group) {
-                for person in try await stores.groups.members(of: group, in: range) where seen.insert(person).inserted {
+                for person in try await stores.groups.members(of: group, in: range) {
+                    guard seen.insert(person).inserted else {
+                        if numbers[group] != nil { notThrough[group, default: []].append(person) }
+                        continue
+                    }
                     waiting.append((person, group))
                     if waiting.count >= batchSize { try await flush() }
                 }
             }
         }
         if !waiting.isEmpty { try await flush() }
+        for (group, persons) in notThrough {
+            if let number = numbers[group] { try await stores.unread?.markRead(number, in: group, for: persons) }
+        }
         return count
     }
 

@@ -125,7 +125,10 @@ def run(results, uri, hub, fake, db_pid, hub_pid, rooms, members, rate, seconds,
     spent_top = {ns.split(".", 1)[1]: top_after.get(ns, 0) - top_before.get(ns, 0)
                  for ns in top_after if "." in ns}
     total_top = sum(value for value in spent_top.values() if value > 0)
-    unread_share = spent_top.get("person_unread", 0) / total_top if total_top else None
+    # The unread counting's collections: persons' read state, groups' message numbers, messages' numbers.
+    unread_spent = sum(max(spent_top.get(name, 0), 0)
+                       for name in ("person_unread", "unread_sequences", "unread_messages"))
+    unread_share = unread_spent / total_top if total_top else None
 
     # Reads: a member reads the first posts (a `read` receipt), one request each.
     reads = []
