@@ -157,6 +157,9 @@ def run(results, uri, hub, fake, db_pid, hub_pid, rooms, members, rate, seconds,
         "reads": len(reads), "read_p50_ms": percentile(reads, 0.5), "read_p99_ms": percentile(reads, 0.99),
         "read_db_cpu_ms": read_db_ms / max(len(reads), 1), "load": load_average(),
         "unread_counts": os.environ.get("BENCH_ROOM_UNREAD", "on"),
+        # The database's time per collection during the posts (its `top`, in its units), the largest first.
+        "top_by_collection": dict(sorted(((name, value) for name, value in spent_top.items() if value > 0),
+                                         key=lambda item: -item[1])[:10]),
     }
     append(results, row)
     for line in lines(row):
