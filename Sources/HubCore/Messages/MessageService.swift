@@ -102,25 +102,13 @@ public struct MessageService: Sendable {
     public func send(_ submission: Submission, as identity: Identity, idempotencyKey: String? = nil) async throws
         -> Message
     {
-        if let refusal = submission.fieldRefusals.first { throw refusal }
-        if let recipients = submission.recipients {
-            return try await send(submission, to: recipients, as: identity, idempotencyKey: idempotencyKey)
-        }
         let location: SubjectLocation
-        do {
-            location = try await cube.location(topicKey: submission.topicKey)
-        } catch let error as DAOError where error.code == .topicNotFound {
-            throw SendRefusal(.topicNotFound, error.message, field: .topicKey)
-        }
-        guard let subjectDistribution = location.subject.distribution, subjectDistribution == submission.distribution
-        else {
-            let expected = location.subject.distribution?.rawValue ?? "a valid distribution"
-            throw SendRefusal(
-                .distributionMismatch, "the field \"distribution\" must be \(expected), the subject's distribution")
-        }
-        if let refusal = submission.alertRefusal { throw refusal }
-        guard identity.maySend(through: location.accessLists) else {
-            throw SendRefusal(.accessDenied, "\(identity.name) may not send to this subject")
+        switch try await destination(of: submission, as: identity) {
+        case .recipients(let recipients, let groups):
+            return try await send(
+                submission, to: recipients, groups: groups, as: identity, idempotencyKey: idempotencyKey)
+        case .subject(let found):
+            location = found
         }
         let now = self.now()
         // A sample of a topic counts as the topic.
@@ -166,29 +154,66 @@ public struct MessageService: Sendable {
         return Message(document: RelayProgressDAO.shown(message.document, sent: false)) ?? message
     }
 
-    /// Stores a message to persons and groups (`RecipientPolicy` says who may) for any relay worker to claim: its
-    /// recipients are resolved to devices when it is sent, each device getting its own request.
-    /// - Throws: `SendRefusal` (`.alertNeedsDesc`, `.groupNotFound`, `.recipientAccessDenied`,
-    ///   `.idempotencyKeyReused`); `DAOError` as `send`.
+    /// Where a submission goes, once held to the send rules: a subject, or persons and groups (each once, in the
+    /// order given, with the groups found).
+    public enum Destination: Sendable {
+        case subject(SubjectLocation)
+        case recipients(Recipients, [Group])
+    }
+
+    /// Holds `submission` to the send rules for `identity` without storing anything (what `send` checks first, and
+    /// what an event checks when it is created or edited): its fields, its subject's distribution and access, or its
+    /// groups and `RecipientPolicy`.
+    /// - Throws: `SendRefusal` as `send`; `DAOError`.
+    public func destination(of submission: Submission, as identity: Identity) async throws -> Destination {
+        if let refusal = submission.fieldRefusals.first { throw refusal }
+        if let recipients = submission.recipients {
+            if let refusal = submission.alertRefusal { throw refusal }
+            // Each person and group once, in the order given.
+            var seen = Set<String>()
+            let recipients = Recipients(
+                persons: recipients.persons.filter { seen.insert("p" + $0).inserted },
+                groups: recipients.groups.filter { seen.insert("g" + $0).inserted },
+                exceptPersons: recipients.exceptPersons.filter { seen.insert("x" + $0).inserted })
+            var found: [Group] = []
+            for id in recipients.groups {
+                guard let group = try await groups.group(id: id) else {
+                    throw SendRefusal(.groupNotFound, "no group has the id \(id)")
+                }
+                found.append(group)
+            }
+            if let refusal = RecipientPolicy.refusal(for: identity, recipients: recipients, groups: found) {
+                throw refusal
+            }
+            return .recipients(recipients, found)
+        }
+        let location: SubjectLocation
+        do {
+            location = try await cube.location(topicKey: submission.topicKey)
+        } catch let error as DAOError where error.code == .topicNotFound {
+            throw SendRefusal(.topicNotFound, error.message, field: .topicKey)
+        }
+        guard let subjectDistribution = location.subject.distribution, subjectDistribution == submission.distribution
+        else {
+            let expected = location.subject.distribution?.rawValue ?? "a valid distribution"
+            throw SendRefusal(
+                .distributionMismatch, "the field \"distribution\" must be \(expected), the subject's distribution")
+        }
+        if let refusal = submission.alertRefusal { throw refusal }
+        guard identity.maySend(through: location.accessLists) else {
+            throw SendRefusal(.accessDenied, "\(identity.name) may not send to this subject")
+        }
+        return .subject(location)
+    }
+
+    /// Stores a message to persons and groups (`RecipientPolicy` said `identity` may, `destination(of:as:)`) for
+    /// any relay worker to claim: its recipients are resolved to devices when it is sent, each device getting its
+    /// own request.
+    /// - Throws: `SendRefusal` (`.idempotencyKeyReused`); `DAOError` as `send`.
     private func send(
-        _ submission: Submission, to recipients: Recipients, as identity: Identity,
+        _ submission: Submission, to recipients: Recipients, groups found: [Group], as identity: Identity,
         idempotencyKey: String?
     ) async throws -> Message {
-        if let refusal = submission.alertRefusal { throw refusal }
-        // Each person and group once, in the order given.
-        var seen = Set<String>()
-        let recipients = Recipients(
-            persons: recipients.persons.filter { seen.insert("p" + $0).inserted },
-            groups: recipients.groups.filter { seen.insert("g" + $0).inserted },
-            exceptPersons: recipients.exceptPersons.filter { seen.insert("x" + $0).inserted })
-        var found: [Group] = []
-        for id in recipients.groups {
-            guard let group = try await groups.group(id: id) else {
-                throw SendRefusal(.groupNotFound, "no group has the id \(id)")
-            }
-            found.append(group)
-        }
-        if let refusal = RecipientPolicy.refusal(for: identity, recipients: recipients, groups: found) { throw refusal }
         let now = self.now()
         let policy = try await approvalRules.current()
         let approval = try approvalDecision(

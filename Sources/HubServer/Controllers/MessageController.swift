@@ -34,6 +34,22 @@ struct MessageController {
         let identity = try context.caller()
         var request = request
         let fields = FieldReader(document: try await request.jsonObject(context: context))
+        let submission = try Self.submission(fields, services: services)
+        let message = try await services.messages.send(
+            submission, as: identity,
+            idempotencyKey: try Self.idempotencyKey(of: request))
+        if ApprovalState.of(message, now: services.now()) == .awaitingApproval {
+            let held = MessageVisibility.withState(message, .awaitingApproval)
+            return JSONResponse.make(.document(held.document), status: .accepted)
+        }
+        if submission.override != nil { await services.approvals.recordOverride(message) }
+        return JSONResponse.make(.document(message.document), status: .created)
+    }
+
+    /// The submission of a body of `POST /message` (types and presence; `MessageService` holds it to the send
+    /// rules): also what an event's reminders are sent with.
+    /// - Throws: `HubError` 422 naming the field; `SendRefusal` for an `ack` or `urgency` it refuses.
+    static func submission(_ fields: FieldReader, services: HubServices) throws -> MessageService.Submission {
         let title = try fields.string("title")
         let desc = try fields.string("desc")
         let text = try fields.string("message")
@@ -54,16 +70,7 @@ struct MessageController {
             title: title, desc: desc, message: text, topicKey: topicKey, recipients: recipients, data: data,
             distribution: distribution, urgency: urgency, ttl: ttl, sendAt: sendAt, ack: ack, broadcast: broadcast)
         submission.override = try fields.optionalString("override", maxLength: MessageService.maximumOverrideReason)
-
-        let message = try await services.messages.send(
-            submission, as: identity,
-            idempotencyKey: try Self.idempotencyKey(of: request))
-        if ApprovalState.of(message, now: services.now()) == .awaitingApproval {
-            let held = MessageVisibility.withState(message, .awaitingApproval)
-            return JSONResponse.make(.document(held.document), status: .accepted)
-        }
-        if submission.override != nil { await services.approvals.recordOverride(message) }
-        return JSONResponse.make(.document(message.document), status: .created)
+        return submission
     }
 
     /// The body's `to`: `{"persons": [ids], "groups": [ids], "except": {"persons": [ids]}}`, each optional, arrays
