@@ -139,6 +139,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MongoTests", dependencies: ["Mongo", "CMongo", "MongoTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "HubTimeTests", dependencies: ["HubTime"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DAOTests", dependencies: ["DAO", "HubTime", "Mongo", "MongoTestSupport"],
             swiftSettings: swiftSettings),

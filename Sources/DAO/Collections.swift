@@ -71,6 +71,8 @@ public enum CollectionName {
     public static let personUnread = "person_unread"
     /// Each group's last message number, for unread counts (`PersonUnreadDAO`).
     public static let unreadSequences = "unread_sequences"
+    /// Scheduled events, their occurrences' rota and where their reminders stand (`EventDAO`).
+    public static let events = "events"
     /// Each message's numbers in the groups it was sent to, for unread counts (`PersonUnreadDAO`).
     public static let unreadMessages = "unread_messages"
 }
@@ -130,6 +132,7 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.usedAssertions).createIndexes(UsedAssertionDAO.indexes)
             try await database.collection(CollectionName.personMutes).createIndexes(PersonMuteDAO.indexes)
             try await database.collection(CollectionName.personUnread).createIndexes(PersonUnreadDAO.indexes)
+            try await database.collection(CollectionName.events).createIndexes(EventDAO.indexes)
         }
     }
 }

@@ -37,6 +37,8 @@ public struct HubServices: Sendable {
     public let audit: AuditLog
     /// Two-person approval of the messages `ApprovalPolicy` holds.
     public let approvals: ApprovalService
+    /// Events and their reminders.
+    public let events: EventService
     /// Gives the messages this process stores to its relay worker in memory, leased in the insert: the one thing
     /// the services and the relay share (the relay reads and writes its own collections through its own DAOs).
     public let outboxHandoff: OutboxHandoff
@@ -117,6 +119,9 @@ public struct HubServices: Sendable {
         self.approvals = ApprovalService(
             database: database, messages: messages, cube: cube.cache, relay: outboxHandoff, rules: approvalRules,
             relayDeadline: relayDeadline, audit: audit, logger: logger, now: now)
+        self.events = EventService(
+            events: EventDAO(database: database, now: now), messages: messages,
+            groups: GroupDAO(database: database, now: now), now: now, audit: audit, logger: logger)
     }
 
     /// The follower that keeps the in-memory copies (cube, tokens) current with the database.

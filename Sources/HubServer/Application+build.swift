@@ -51,6 +51,8 @@ public func buildApplication(
     background.append(TaskService(name: "receipt-recount") { await services.receipts.recountInterruptedLoop() })
     // Approval requests that expired are recorded as such (and in the audit log) every minute.
     background.append(TaskService(name: "approval-expiry") { await services.approvals.expireLoop() })
+    let reminders = EventController(services: services).compose
+    background.append(TaskService(name: "event-reminders") { await services.events.reminderLoop(compose: reminders) })
     // The audit log's head, logged at start and every hour: a tail cut off the log is caught against these lines.
     background.append(TaskService(name: "audit-head") { await services.audit.logHeadLoop() })
     // One FCM client for the relay and the reconciler, its threads stopped after both.

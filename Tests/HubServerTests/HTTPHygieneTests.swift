@@ -28,6 +28,7 @@ struct HTTPHygieneTests {
             let values = [
                 "{channelID}": Legacy.channelID.hex, "{msiKey}": msiKey, "{deviceID}": ObjectID().hex,
                 "{groupID}": "no-such-group", "{webhookID}": ObjectID().hex, "{personID}": "no-such-person",
+                "{eventID}": ObjectID().hex,
             ]
             var uris: [String] = []
             for (path, item) in paths where item["get"] != nil {

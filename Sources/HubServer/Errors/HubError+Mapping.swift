@@ -38,6 +38,8 @@ extension HubError {
             return HubError(error)
         case let error as RoomRefusal:
             return HubError(error)
+        case let error as EventRefusal:
+            return HubError(error)
         case let error as WebhookRefusal:
             return error.code == .webhookNotFound
                 ? HubError(.notFound, .webhookNotFound, error.message)
@@ -124,6 +126,16 @@ extension HubError {
             self.init(
                 .tooManyRequests, .tooManyRequests, refusal.message,
                 headers: [.retryAfter: String(refusal.retryAfterSeconds ?? 60)])
+        }
+    }
+
+    init(_ refusal: EventRefusal) {
+        switch refusal.code {
+        case .eventNotFound: self.init(.notFound, .eventNotFound, refusal.message)
+        case .occurrenceNotFound: self.init(.notFound, .occurrenceNotFound, refusal.message)
+        case .editConflict: self.init(.conflict, .conflict, refusal.message)
+        case .invalidID: self.init(.unprocessableContent, .invalidID, refusal.message)
+        default: self.init(.unprocessableContent, .invalidSchedule, refusal.message)
         }
     }
 

@@ -46,6 +46,8 @@ public struct HubError: HTTPResponseError, Sendable {
             case versionRequired = "version_required", settingsInvalid = "settings_invalid"
             case notAMember = "not_a_member", postingNotAllowed = "posting_not_allowed"
             case notAManager = "not_a_manager", leaveNotAllowed = "leave_not_allowed"
+            case eventNotFound = "event_not_found", occurrenceNotFound = "occurrence_not_found"
+            case invalidSchedule = "invalid_schedule"
         }
         fileprivate let value: Value
         fileprivate init(_ value: Value) { self.value = value }
@@ -187,6 +189,12 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let notAManager = Code(.notAManager)
         /// 403: the group does not let members leave by themselves.
         public static let leaveNotAllowed = Code(.leaveNotAllowed)
+        /// 404: no event has the id.
+        public static let eventNotFound = Code(.eventNotFound)
+        /// 404: the event has no occurrence on the date.
+        public static let occurrenceNotFound = Code(.occurrenceNotFound)
+        /// 422: an event's time, zone, recurrence, exception date or reminder breaks its rules.
+        public static let invalidSchedule = Code(.invalidSchedule)
 
         /// Every code, for the check that `openapi.json` lists them all.
         public static var allCases: [Code] { Value.allCases.map(Code.init) }

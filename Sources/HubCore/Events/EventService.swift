@@ -1,0 +1,319 @@
+import DAO
+import Foundation
+import HubTime
+import Logging
+import Mongo
+
+/// Events: what `POST`/`GET`/`PUT`/`DELETE /event` share, and the reminder worker every replica runs.
+///
+/// An event is a schedule (`EventSchedule`) and the message fields its reminders are sent with (as `POST /message`
+/// takes them: `MessageService` holds them to the send rules when the event is created or edited, and again when each
+/// reminder is sent, as the event's last editor). Each reminder is a message in history, sent once across replicas:
+/// the worker claims due events from the `due_at` index under a lease, sends each due reminder with an idempotency key
+/// of the event, occurrence and lead (a worker that dies after sending leaves its successor nothing new to store),
+/// then records the next reminder's time. An edit recomputes that time: every reminder not sent yet moves with it.
+public struct EventService: Sendable {
+    let events: EventDAO
+    let messages: MessageService
+    /// The groups an event's audience names, for who may read its calendar file.
+    let groups: GroupDAO
+    let now: UnixClock
+    var audit: AuditLog?
+    let logger: Logger
+
+    /// How long a claim holds an event: another replica sends its reminders after this if this one dies.
+    public var lease: Duration = .seconds(60)
+    /// How often due reminders are looked for when none was due.
+    public var poll: Duration = .seconds(1)
+    /// Events claimed at a time.
+    public var batch = 100
+
+    public init(
+        events: EventDAO, messages: MessageService, groups: GroupDAO, now: @escaping UnixClock, audit: AuditLog?,
+        logger: Logger
+    ) {
+        self.events = events
+        self.groups = groups
+        self.messages = messages
+        self.now = now
+        self.audit = audit
+        self.logger = logger
+    }
+
+    /// Makes a reminder's or announcement's submission from an event's message fields (`POST /message`'s reader).
+    public typealias Compose = @Sendable (BSONDocument) throws -> MessageService.Submission
+
+    /// What a client sends to create or replace an event.
+    public struct Draft: Sendable {
+        public var schedule: Event.Schedule
+        /// The message fields, as given.
+        public var template: BSONDocument
+        public var location: String?
+        /// Send the announcement (the message fields as they are) now.
+        public var announce: Bool
+
+        public init(schedule: Event.Schedule, template: BSONDocument, location: String?, announce: Bool) {
+            self.schedule = schedule
+            self.template = template
+            self.location = location
+            self.announce = announce
+        }
+    }
+
+    /// An identity as an event keeps it, to send its reminders as.
+    static func stored(_ identity: Identity) -> BSONDocument {
+        var document: BSONDocument = [
+            "name": .string(identity.name), "role": .string(identity.role.rawValue),
+            "kind": .string(identity.kind == .token ? "token" : "user"), "direct": .bool(identity.direct),
+        ]
+        if let owner = identity.owner { document["owner"] = .string(owner) }
+        return document
+    }
+
+    /// The identity an event's reminders are sent as; nil when it cannot be read.
+    static func identity(of event: Event) -> Identity? {
+        guard let name = event.sender["name"]?.stringValue,
+            let role = event.sender["role"]?.stringValue.flatMap(Role.init(rawValue:))
+        else { return nil }
+        return Identity(
+            name: name, role: role, kind: event.sender["kind"]?.stringValue == "token" ? .token : .user,
+            direct: event.sender["direct"]?.boolValue ?? false, owner: event.sender["owner"]?.stringValue)
+    }
+
+    /// Creates an event from `draft` as `identity`: its schedule and message fields held to their rules, the
+    /// announcement sent when asked (answering its msi_key), the first reminder due.
+    /// - Throws: `EventRefusal`, `SendRefusal` (the message fields), `DAOError`.
+    public func create(_ draft: Draft, compose: Compose, as identity: Identity) async throws -> Event {
+        let schedule = try EventSchedule(draft.schedule)
+        let submission = try compose(draft.template)
+        _ = try await messages.destination(of: submission, as: identity)
+        guard let span = schedule.span else { throw EventRefusal(.invalidSchedule, "the event has no occurrence") }
+        let time = now()
+        let id = ObjectID()
+        var announcement: ObjectID?
+        if draft.announce {
+            announcement = try await messages.send(
+                announcementSubmission(submission, id: id, schedule: schedule, location: draft.location), as: identity
+            ).msiKey
+        }
+        let event = try await events.insert(
+            id: id, schedule.stored, template: draft.template, location: draft.location, sender: Self.stored(identity),
+            span: span, dueAt: schedule.nextReminder(after: time), handledThrough: time, announcement: announcement)
+        await audit?.record(
+            action: "event.create", target: AuditTarget(kind: "event", id: event.id.hex),
+            change: ["starts_at": .string(event.schedule.startsAt), "tz": .string(event.schedule.timeZone)])
+        return event
+    }
+
+    /// Replaces event `id` with `draft` as `identity`: every reminder not sent yet moves to the new schedule and
+    /// texts (those whose time passed before the edit are not sent), sent from now on as `identity`.
+    /// - Throws: `EventRefusal` (`.eventNotFound`, `.editConflict`, `.invalidSchedule`), `SendRefusal`, `DAOError`.
+    public func replace(id: ObjectID, with draft: Draft, compose: Compose, as identity: Identity) async throws -> Event
+    {
+        let schedule = try EventSchedule(draft.schedule)
+        _ = try await messages.destination(of: try compose(draft.template), as: identity)
+        guard let span = schedule.span else { throw EventRefusal(.invalidSchedule, "the event has no occurrence") }
+        guard let before = try await events.event(id: id) else { throw Self.notFound(id) }
+        let time = now()
+        guard
+            let event = try await events.replace(
+                id: id, version: before.version, schedule.stored, template: draft.template, location: draft.location,
+                sender: Self.stored(identity), span: span, dueAt: schedule.nextReminder(after: time),
+                handledThrough: time)
+        else { throw EventRefusal(.editConflict, "the event changed while it was edited; read it and try again") }
+        await audit?.record(
+            action: "event.replace", target: AuditTarget(kind: "event", id: id.hex),
+            change: ["starts_at": .string(event.schedule.startsAt), "tz": .string(event.schedule.timeZone)])
+        return event
+    }
+
+    /// The event `id`.
+    /// - Throws: `EventRefusal.eventNotFound`, `DAOError`.
+    public func event(id: ObjectID) async throws -> Event {
+        guard let event = try await events.event(id: id) else { throw Self.notFound(id) }
+        return event
+    }
+
+    /// Deletes event `id`: no reminder of it is sent any more (those sent stay in history).
+    /// - Throws: `EventRefusal.eventNotFound`, `DAOError`.
+    public func delete(id: ObjectID) async throws {
+        guard try await events.delete(id: id) else { throw Self.notFound(id) }
+        await audit?.record(action: "event.delete", target: AuditTarget(kind: "event", id: id.hex), change: [:])
+    }
+
+    /// An occurrence as listed: its event, its local date (its id), its instants and its reminders' times.
+    public struct ListedOccurrence: Sendable {
+        public let event: Event
+        public let occurrence: Recurrence.Occurrence
+        public let endsAt: Int64?
+        public let reminders: [Int64]
+    }
+
+    /// The occurrences of `event` that start in [`from`, `to`), at most `limit`.
+    /// - Throws: `EventRefusal.invalidSchedule` for an event stored with a schedule this hub no longer reads.
+    public func occurrences(of event: Event, from: Int64, to: Int64, limit: Int) throws -> [ListedOccurrence] {
+        let schedule = try EventSchedule(event.schedule)
+        let duration = schedule.durationMS
+        return schedule.recurrence.occurrences(from: from, to: to, limit: limit).map { occurrence in
+            ListedOccurrence(
+                event: event, occurrence: occurrence, endsAt: schedule.end == nil ? nil : occurrence.instant + duration,
+                reminders: schedule.leads.map { schedule.recurrence.instant(of: $0, before: occurrence) }.sorted())
+        }
+    }
+
+    /// The occurrences of every event that start in [`from`, `to`), by start, at most `limit`.
+    /// - Throws: `DAOError`.
+    public func occurrences(from: Int64, to: Int64, limit: Int) async throws -> [ListedOccurrence] {
+        let events = try await events.meeting(from: from, to: to, limit: limit)
+        let all = events.flatMap { event in (try? occurrences(of: event, from: from, to: to, limit: limit)) ?? [] }
+        return Array(all.sorted { $0.occurrence.instant < $1.occurrence.instant }.prefix(limit))
+    }
+
+    /// Whether `device` is of the event's audience: its person named, or a member of a group named; any device for a
+    /// topic's event (the cube says who may subscribe).
+    /// - Throws: `DAOError`.
+    public func isFor(_ device: Device, event: Event) async throws -> Bool {
+        guard let to = event.template["to"]?.documentValue else { return true }
+        guard let person = device.person else { return false }
+        let excepted = to[path: "except.persons"]?.arrayValue?.contains(.string(person)) ?? false
+        if excepted { return false }
+        if to["persons"]?.arrayValue?.contains(.string(person)) == true { return true }
+        for group in to["groups"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
+            if try await groups.isMember(person, of: group) { return true }
+        }
+        return false
+    }
+
+    static func notFound(_ id: ObjectID) -> EventRefusal {
+        EventRefusal(.eventNotFound, "no event has the id \(id.hex)")
+    }
+
+    // MARK: Texts
+
+    /// When `occurrence` starts, as its reminder says it: "Monday 1 March 2027, 08:00 (Europe/Berlin)".
+    static func when(_ occurrence: Recurrence.Occurrence, in zone: TimeZone, zoneName: String) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_GB")
+        formatter.timeZone = zone
+        formatter.dateFormat = "EEEE d MMMM yyyy, HH:mm"
+        return formatter.string(from: Date(timeIntervalSince1970: Double(occurrence.instant) / 1000)) + " (\(zoneName))"
+    }
+
+    /// The data a reminder or announcement of `occurrence` carries, beside the message's own: the event, the
+    /// occurrence's date and start (Unix ms, local, zone), and the calendar file's path (`ics`).
+    static func eventData(_ eventID: ObjectID, _ occurrence: Recurrence.Occurrence, zone: String) -> [String: String] {
+        [
+            "event": eventID.hex, "ics": "/event/\(eventID.hex).ics", "starts_at": String(occurrence.instant),
+            "starts_local": occurrence.local.description, "tz": zone, "occurrence": occurrence.date.description,
+        ]
+    }
+
+    /// The announcement: the message fields as given, with the next occurrence's (or the first's) in the data.
+    func announcementSubmission(
+        _ submission: MessageService.Submission, id: ObjectID, schedule: EventSchedule, location: String?
+    ) -> MessageService.Submission {
+        var submission = submission
+        if let first = schedule.recurrence.first(atOrAfter: now()) ?? schedule.recurrence.first(atOrAfter: .min / 2) {
+            submission.data.merge(Self.eventData(id, first, zone: schedule.stored.timeZone)) { own, _ in own }
+        }
+        if let location { submission.data["location"] = submission.data["location"] ?? location }
+        return submission
+    }
+
+    /// A reminder of `event`: its title, its text opened by when the occurrence starts (and where), the event's
+    /// and occurrence's fields in the data, sent now.
+    func reminderSubmission(
+        _ submission: MessageService.Submission, event: Event, schedule: EventSchedule,
+        reminder: EventSchedule.Reminder
+    ) -> MessageService.Submission {
+        var submission = submission
+        var when = "Starts " + Self.when(reminder.occurrence, in: schedule.timeZone, zoneName: event.schedule.timeZone)
+        if let location = event.location { when += " at \(location)" }
+        // The pop-up says when (`desc`); the text opens with it.
+        submission.message = when + ". " + submission.message
+        submission.desc = when
+        submission.data.merge(Self.eventData(event.id, reminder.occurrence, zone: event.schedule.timeZone)) { own, _ in
+            own
+        }
+        submission.data["reminder"] = reminder.lead.description
+        submission.sendAt = nil
+        return submission
+    }
+
+    // MARK: The reminder worker
+
+    /// This process's name in the claims it takes.
+    static let owner = "events-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
+
+    /// Claims and sends due reminders until the task is cancelled: at once again after a full batch, after `poll`
+    /// when none was due, after a growing wait while the database fails.
+    public func reminderLoop(compose: @escaping Compose) async {
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                let claimed = try await sendDueReminders(compose: compose)
+                failures = 0
+                if claimed < batch { try? await Task.sleep(for: poll) }
+            } catch {
+                failures += 1
+                logger.warning("due event reminders could not be read or recorded", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .milliseconds(min(30_000, 500 << min(failures, 6))))
+            }
+        }
+    }
+
+    /// Claims up to `batch` events with a reminder due and sends their due reminders; returns how many it claimed.
+    /// - Throws: `DAOError` when the database fails (what was sent is recorded, or sent again as the same message).
+    @discardableResult
+    public func sendDueReminders(compose: Compose) async throws -> Int {
+        let time = now()
+        guard
+            let claim = try await events.claimDue(
+                owner: Self.owner, now: time, leaseMS: lease.milliseconds, limit: batch)
+        else { return 0 }
+        for event in claim.events {
+            if Task.isCancelled {
+                try await events.release(event, lease: claim.lease)
+                continue
+            }
+            try await sendReminders(of: event, lease: claim.lease, compose: compose)
+        }
+        return claim.events.count
+    }
+
+    /// Sends `event`'s reminders due by now, once each (the idempotency key), then records the next one's time.
+    private func sendReminders(of event: Event, lease: String, compose: Compose) async throws {
+        let time = now()
+        let schedule: EventSchedule
+        do {
+            schedule = try EventSchedule(event.schedule)
+        } catch {
+            _ = try await events.recordHandled(
+                event, lease: lease, handledThrough: time, dueAt: nil, error: "the schedule is not readable: \(error)")
+            return
+        }
+        var failure: String?
+        for reminder in schedule.reminders(after: event.handledThrough, through: time)
+        where schedule.isStillTimely(reminder, now: time) {
+            do {
+                guard let identity = Self.identity(of: event) else { throw EventRefusal(.invalidID, "no sender") }
+                let submission = reminderSubmission(
+                    try compose(event.template), event: event, schedule: schedule, reminder: reminder)
+                _ = try await messages.send(
+                    submission, as: identity,
+                    idempotencyKey: "event-\(event.id.hex)-\(reminder.occurrence.date)-\(reminder.lead)")
+            } catch let error as DAOError where error.code == .unavailable || error.code == .outcomeUnknown {
+                // Not recorded: the lease runs out and the reminder is sent (or found sent) again.
+                throw error
+            } catch {
+                // Refused as the event's editor may no longer send it: recorded on the event, the others go on.
+                failure = "\(error)"
+                logger.warning(
+                    "an event reminder was refused",
+                    metadata: ["event": .string(event.id.hex), "error": .string("\(error)")])
+            }
+        }
+        _ = try await events.recordHandled(
+            event, lease: lease, handledThrough: time, dueAt: schedule.nextReminder(after: time), error: failure)
+    }
+}

@@ -1,0 +1,189 @@
+import DAO
+import FakeFCM
+import Foundation
+import HubCore
+@testable import HubServer
+import Hummingbird
+import HummingbirdTesting
+import Mongo
+import MongoTestSupport
+import Testing
+
+/// Events against the real hub, its reminder worker and the fake FCM: a reminder reaches FCM at its time, an edit
+/// moves the pending reminder, a deletion stops it, occurrences are listed in the event's zone, and what breaks the
+/// rules is refused whole.
+@Suite("Events: reminders sent at their time")
+struct EventTests {
+    typealias Handset = ReceiptTests.Handset
+
+    /// A local date-time in UTC `seconds` from now, whole seconds rounded up, and its Unix ms.
+    static func utcLocal(inSeconds seconds: Int64) -> (text: String, ms: Int64) {
+        let ms = (UnixTime.nowMilliseconds() / 1000 + seconds + 1) * 1000
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss"
+        return (formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000)), ms)
+    }
+
+    /// An event body to the chess group starting at `startsAt` (UTC) with `reminders`.
+    static func body(_ title: String, startsAt: String, reminders: [String], extra: String = "") -> String {
+        let leads = reminders.map { "\"\($0)\"" }.joined(separator: ", ")
+        return #"""
+            {"title": "\#(title)", "message": "Bring your boards.", "starts_at": "\#(startsAt)", "tz": "UTC",
+             "location": "Room 12", "reminders": [\#(leads)], "to": {"groups": ["chess"]}\#(extra)}
+            """#
+    }
+
+    /// The requests FCM got for event `id` on Ann's phone.
+    static func reminders(of id: String, _ fake: FakeFCM) -> [[String: Any]] {
+        AcknowledgementTests.requests(to: RoomTests.annPhone.token, fake).filter {
+            ($0["data"] as? [String: String])?["event"] == id
+        }
+    }
+
+    @Test func aReminderReachesFCMAtItsTimeAsOneMessageInHistory() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: RoomTests.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                let start = Self.utcLocal(inSeconds: 5)
+                let created = try await hub.request(
+                    .post, "/event", as: .admin,
+                    json: Self.body("Chess club", startsAt: start.text, reminders: ["PT3S"]))
+                #expect(created.status == .created, "\(created.text)")
+                let event = try created.json()
+                let id = try #require(event["id"]?.stringValue)
+                let due = start.ms - 3_000
+                #expect(event["next_reminder_at"]?.int64Value == due)
+                #expect(event["tz"] == "UTC" && event["reminders"] == ["PT3S"] && event["location"] == "Room 12")
+                // Nothing before its time; then one request a device, within 2 s of it.
+                #expect(Self.reminders(of: id, fake).isEmpty)
+                var arrived: Int64 = 0
+                try await eventually("the reminder reaches FCM", within: .seconds(20)) {
+                    arrived = UnixTime.nowMilliseconds()
+                    return !Self.reminders(of: id, fake).isEmpty
+                }
+                #expect(arrived >= due && arrived - due <= 2_000, "arrived \(arrived - due) ms after its time")
+                let reminder = try #require(Self.reminders(of: id, fake).first)
+                let data = try #require(reminder["data"] as? [String: String])
+                #expect(data["reminder"] == "PT3S" && data["starts_at"] == String(start.ms) && data["tz"] == "UTC")
+                let body = (reminder["notification"] as? [String: Any])?["body"] as? String
+                #expect(body?.contains("Room 12") == true, "\(body ?? "")")
+                // Once: the worker's next claims send it again to nobody; the event has no reminder to come.
+                try await Task.sleep(for: .seconds(2))
+                #expect(Self.reminders(of: id, fake).count == 1)
+                #expect(AcknowledgementTests.requests(to: RoomTests.benPhone.token, fake).count == 1)
+                let after = try await hub.request(.get, "/event/\(id)", as: .admin).json()
+                #expect(after["next_reminder_at"] == .null && after["last_error"] == .null)
+                let stored = try await hub.database.collection(CollectionName.message).countDocuments(
+                    ["data.event": .string(id)])
+                #expect(stored == 1)
+            }
+        }
+    }
+
+    @Test func anEditMovesThePendingReminderAndADeletionStopsIt() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: RoomTests.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                let start = Self.utcLocal(inSeconds: 6)
+                let created = try await hub.request(
+                    .post, "/event", as: .admin, json: Self.body("Exam", startsAt: start.text, reminders: ["PT4S"]))
+                let id = try #require(try created.json()["id"]?.stringValue)
+                // Moved an hour later before its reminder: the reminder moves with it.
+                let later = Self.utcLocal(inSeconds: 3_600)
+                let moved = try await hub.request(
+                    .put, "/event/\(id)", as: .admin, json: Self.body("Exam", startsAt: later.text, reminders: ["PT4S"])
+                )
+                #expect(moved.status == .ok, "\(moved.text)")
+                #expect(try moved.json()["next_reminder_at"]?.int64Value == later.ms - 4_000)
+                #expect(try moved.json()["version"]?.int64Value == 2)
+                try await Task.sleep(for: .milliseconds(Int(start.ms - UnixTime.nowMilliseconds() + 1_500)))
+                #expect(Self.reminders(of: id, fake).isEmpty)
+                // Deleted: nothing more of it is sent, and it is gone.
+                #expect(try await hub.request(.delete, "/event/\(id)", as: .admin).status == .noContent)
+                let gone = try await hub.request(.get, "/event/\(id)", as: .admin)
+                #expect(gone.status == .notFound && gone.errorCode == "event_not_found")
+                #expect(try await hub.request(.delete, "/event/\(id)", as: .admin).status == .notFound)
+            }
+        }
+    }
+
+    @Test func aWeeklySeriesKeepsItsLocalTimeAcrossTheClockChange() async throws {
+        try await HubHarness.with(seed: RoomTests.seed) { hub in
+            let created = try await hub.request(
+                .post, "/event", as: .admin,
+                json: #"""
+                    {"title": "Assembly", "message": "In the hall.", "starts_at": "2027-03-01T08:00",
+                     "tz": "Europe/Berlin", "recurrence": "FREQ=WEEKLY;BYDAY=MO;COUNT=10", "exdates": ["2027-03-15"],
+                     "reminders": ["PT30M"], "to": {"groups": ["chess"]}}
+                    """#)
+            #expect(created.status == .created, "\(created.text)")
+            let id = try #require(try created.json()["id"]?.stringValue)
+            let listed = try await hub.request(
+                .get, "/event/\(id)/occurrences?from=2027-03-08T00:00:00Z&to=2027-04-06T00:00:00Z", as: .admin
+            ).json()
+            let entries = listed["occurrences"]?.arrayValue ?? []
+            let occurrences = entries.compactMap(\.documentValue)
+            #expect(
+                occurrences.map { $0["date"]?.stringValue } == ["2027-03-08", "2027-03-22", "2027-03-29", "2027-04-05"])
+            #expect(
+                occurrences.map { $0[path: "start.utc"]?.stringValue } == [
+                    "2027-03-08T07:00:00Z", "2027-03-22T07:00:00Z", "2027-03-29T06:00:00Z", "2027-04-05T06:00:00Z",
+                ])
+            #expect(occurrences.allSatisfy { $0[path: "start.local"]?.stringValue?.hasSuffix("T08:00:00") == true })
+            #expect(occurrences.first?["reminders"]?.arrayValue?.first?.documentValue?["utc"] == "2027-03-08T06:30:00Z")
+            // Every event's occurrences in a range, by start.
+            let all = try await hub.request(
+                .get, "/event?from=2027-03-28T00:00:00Z&to=2027-03-30T00:00:00Z", as: .communicator
+            ).json()
+            #expect(all["occurrences"]?.arrayValue?.count == 1)
+            #expect(all["occurrences"]?.arrayValue?.first?.documentValue?["event"] == .string(id))
+        }
+    }
+
+    @Test func whatBreaksTheRulesIsRefusedWholeAndStoresNothing() async throws {
+        try await HubHarness.with(seed: RoomTests.seed) { hub in
+            let start = Self.utcLocal(inSeconds: 600).text
+            let cases: [(String, String, Int, String)] = [
+                (
+                    "a zone that is none",
+                    Self.body("x", startsAt: start, reminders: []).replacingOccurrences(
+                        of: "\"UTC\"", with: "\"Mars/Olympus\""), 422, "invalid_schedule"
+                ),
+                (
+                    "a start with an offset", Self.body("x", startsAt: start + "Z", reminders: []), 422,
+                    "invalid_schedule"
+                ),
+                (
+                    "six reminders",
+                    Self.body("x", startsAt: start, reminders: ["PT1M", "PT2M", "PT3M", "PT4M", "PT5M", "PT6M"]),
+                    422, "invalid_field"
+                ),
+                ("a lead in months", Self.body("x", startsAt: start, reminders: ["P1M"]), 422, "invalid_schedule"),
+                (
+                    "a yearly rule",
+                    Self.body("x", startsAt: start, reminders: [], extra: #", "recurrence": "FREQ=YEARLY""#),
+                    422, "invalid_schedule"
+                ),
+                (
+                    "a send time", Self.body("x", startsAt: start, reminders: [], extra: #", "send_at": 1"#), 422,
+                    "invalid_field"
+                ),
+                (
+                    "a group that is none",
+                    Self.body("x", startsAt: start, reminders: []).replacingOccurrences(
+                        of: "chess", with: "nowhere"), 404, "group_not_found"
+                ),
+            ]
+            for (what, json, status, code) in cases {
+                let response = try await hub.request(.post, "/event", as: .admin, json: json)
+                #expect(response.status.code == status, "\(what): \(response.text)")
+                #expect(response.errorCode == code, "\(what): \(response.text)")
+            }
+            #expect(
+                try await hub.request(.post, "/event", json: Self.body("x", startsAt: start, reminders: [])).status
+                    == .unauthorized)
+            #expect(try await hub.database.collection(CollectionName.events).countDocuments() == 0)
+            #expect(try await hub.request(.get, "/event/not-an-id", as: .admin).status == .badRequest)
+        }
+    }
+}
