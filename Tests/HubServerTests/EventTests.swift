@@ -63,6 +63,7 @@ struct EventTests {
                     return !Self.reminders(of: id, fake).isEmpty
                 }
                 #expect(arrived >= due && arrived - due <= 2_000, "arrived \(arrived - due) ms after its time")
+                print("event reminder: reached FCM \(arrived - due) ms after its time")
                 let reminder = try #require(Self.reminders(of: id, fake).first)
                 let data = try #require(reminder["data"] as? [String: String])
                 #expect(data["reminder"] == "PT3S" && data["starts_at"] == String(start.ms) && data["tz"] == "UTC")

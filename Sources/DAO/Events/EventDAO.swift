@@ -155,6 +155,16 @@ public struct EventDAO: Sendable {
         }
     }
 
+    /// The earliest reminder time of any event (Unix ms), leased or not; nil when none is to come: the first entry of
+    /// the `due_at` index.
+    /// - Throws: `DAOError`.
+    public func nextDue() async throws -> Int64? {
+        try await mapErrors {
+            try await collection.findOne(
+                ["due_at": ["$exists": true]], projection: ["due_at": 1, "_id": 0], sort: ["due_at": 1])
+        }?["due_at"]?.int64Value
+    }
+
     /// Ends `lease` on `event` without recording anything: a worker stopping before it did the work.
     /// - Throws: `DAOError`.
     public func release(_ event: Event, lease: String) async throws {

@@ -245,15 +245,21 @@ public struct EventService: Sendable {
     /// This process's name in the claims it takes.
     static let owner = "events-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
 
-    /// Claims and sends due reminders until the task is cancelled: at once again after a full batch, after `poll`
-    /// when none was due, after a growing wait while the database fails.
+    /// Claims and sends due reminders until the task is cancelled: at once again after a full batch; else when the
+    /// next reminder is due (the `due_at` index's first entry), at most `poll` later (an event made meanwhile on another
+    /// replica); after a growing wait while the database fails.
     public func reminderLoop(compose: @escaping Compose) async {
         var failures = 0
         while !Task.isCancelled {
             do {
                 let claimed = try await sendDueReminders(compose: compose)
                 failures = 0
-                if claimed < batch { try? await Task.sleep(for: poll) }
+                if claimed < batch {
+                    // Due already but not claimed: another worker holds it; wait the whole pause.
+                    let untilNext = (try await events.nextDue()).map { $0 - now() } ?? .max
+                    try? await Task.sleep(
+                        for: .milliseconds(untilNext > 0 ? min(poll.milliseconds, untilNext) : poll.milliseconds))
+                }
             } catch {
                 failures += 1
                 logger.warning("due event reminders could not be read or recorded", metadata: ["error": "\(error)"])
