@@ -188,3 +188,104 @@ struct EventTests {
         }
     }
 }
+
+extension EventTests {
+    @Test func aRotaNightReachesExactlyItsPersonsEachNamingThePartner() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: RoomTests.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                let start = Self.utcLocal(inSeconds: 5)
+                let created = try await hub.request(
+                    .post, "/event", as: .admin,
+                    json: #"""
+                        {"title": "On call", "message": "You are on call tonight with {partners}.",
+                         "starts_at": "\#(start.text)", "tz": "UTC", "recurrence": "FREQ=DAILY;COUNT=3",
+                         "reminders": ["PT3S"], "to": {"groups": ["notices"]}}
+                        """#)
+                #expect(created.status == .created, "\(created.text)")
+                let id = try #require(try created.json()["id"]?.stringValue)
+                let tonight = String(start.text.prefix(10))
+                let assigned = try await hub.request(
+                    .put, "/event/\(id)/occurrences/\(tonight)", as: .admin,
+                    json: #"{"to": {"persons": ["ann", "ben"]}}"#)
+                #expect(assigned.status == .ok, "\(assigned.text)")
+                #expect(try assigned.json()[path: "rota.\(tonight)"] == ["ann", "ben"])
+                try await eventually("both advisors are told", within: .seconds(20)) {
+                    !Self.reminders(of: id, fake).isEmpty
+                        && AcknowledgementTests.requests(to: RoomTests.benPhone.token, fake).contains {
+                            ($0["data"] as? [String: String])?["event"] == id
+                        }
+                }
+                try await Task.sleep(for: .seconds(1))
+                func texts(_ token: String) -> [String] {
+                    AcknowledgementTests.requests(to: token, fake).compactMap {
+                        ($0["data"] as? [String: String])?["event"] == id
+                            ? ($0["data"] as? [String: String])?["rota"] : nil
+                    }
+                }
+                // One reminder each (the pop-up and the data of one message), each naming the other.
+                let annMessages = try await hub.database.collection(CollectionName.message).find(
+                    ["data.event": .string(id), "to.persons": "ann"])
+                let benMessages = try await hub.database.collection(CollectionName.message).find(
+                    ["data.event": .string(id), "to.persons": "ben"])
+                #expect(annMessages.count == 1 && benMessages.count == 1)
+                #expect(annMessages.first?["message"]?.stringValue?.hasSuffix("on call tonight with ben.") == true)
+                #expect(benMessages.first?["message"]?.stringValue?.hasSuffix("on call tonight with ann.") == true)
+                #expect(texts(RoomTests.annPhone.token).allSatisfy { $0 == "ann,ben" })
+                #expect(
+                    try await hub.database.collection(CollectionName.message).countDocuments(["data.event": .string(id)]
+                    ) == 2)
+                // A date the series does not have, and one that is not a date.
+                let none = try await hub.request(
+                    .put, "/event/\(id)/occurrences/2020-01-01", as: .admin, json: #"{"to": {"persons": ["ann"]}}"#)
+                #expect(none.status == .notFound && none.errorCode == "occurrence_not_found")
+                let bad = try await hub.request(
+                    .put, "/event/\(id)/occurrences/tonight", as: .admin, json: #"{"to": {"persons": ["ann"]}}"#)
+                #expect(bad.status == .badRequest)
+            }
+        }
+    }
+
+    @Test func cancellingAnOccurrenceOfAnAnnouncedSeriesStopsItsRemindersAndCorrectsTheAnnouncement() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: RoomTests.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                let start = Self.utcLocal(inSeconds: 3_600)
+                let created = try await hub.request(
+                    .post, "/event", as: .admin,
+                    json: Self.body(
+                        "Revision class", startsAt: start.text, reminders: ["PT10M"],
+                        extra: #", "recurrence": "FREQ=DAILY;COUNT=3", "announce": true"#))
+                #expect(created.status == .created, "\(created.text)")
+                let event = try created.json()
+                let id = try #require(event["id"]?.stringValue)
+                let announcement = try #require(event["announcement"]?.stringValue)
+                let key = try #require(ObjectID(hex: announcement))
+                try await FanOutTests.waitUntilSent(
+                    try await MessageDAO(database: hub.database).get(msiKey: key), in: hub.database)
+                let sent = try #require(AcknowledgementTests.requests(to: RoomTests.annPhone.token, fake).first)
+                #expect((sent["data"] as? [String: String])?["ics"] == "/event/\(id).ics")
+                // The first night is cancelled: its reminder moves on to the second night's.
+                let first = String(start.text.prefix(10))
+                let cancelled = try await hub.request(.delete, "/event/\(id)/occurrences/\(first)", as: .admin)
+                #expect(cancelled.status == .ok, "\(cancelled.text)")
+                #expect(try cancelled.json()["exdates"] == [.string(first)])
+                #expect(try cancelled.json()["next_reminder_at"]?.int64Value == start.ms + 86_400_000 - 600_000)
+                let corrected = try await MessageDAO(database: hub.database).get(msiKey: key)
+                #expect(corrected.document["desc"]?.stringValue?.hasPrefix("Cancelled: ") == true)
+                let again = try await hub.request(.delete, "/event/\(id)/occurrences/\(first)", as: .admin)
+                #expect(again.status == .notFound && again.errorCode == "occurrence_not_found")
+                // The calendar file has the series and its exception.
+                let calendar = try await hub.request(.get, "/event/\(id).ics", as: .admin)
+                #expect(calendar.status == .ok)
+                #expect(calendar.headers[.contentType] == "text/calendar; charset=utf-8")
+                let text = String(buffer: calendar.body)
+                #expect(text.contains("RRULE:FREQ=DAILY;COUNT=3\r\n") && text.contains("EXDATE;TZID=UTC:"))
+                #expect(text.hasPrefix("BEGIN:VCALENDAR\r\n") && text.hasSuffix("END:VCALENDAR\r\n"))
+                // A device of the audience reads it with its secret; one outside it does not.
+                let byDevice = try await hub.request(.get, "/event/\(id).ics", as: .token(RoomTests.annPhone.secret))
+                #expect(byDevice.status == .ok)
+                let outsider = try await hub.request(.get, "/event/\(id).ics", as: .token(RoomTests.cidPhone.secret))
+                #expect(outsider.status == .notFound)
+            }
+        }
+    }
+}

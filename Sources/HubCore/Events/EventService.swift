@@ -134,11 +134,95 @@ public struct EventService: Sendable {
         return event
     }
 
-    /// Deletes event `id`: no reminder of it is sent any more (those sent stay in history).
+    /// Deletes event `id` as `identity`: no reminder of it is sent any more (those sent stay in history), and an
+    /// announced event's announcement is corrected to say it is cancelled.
     /// - Throws: `EventRefusal.eventNotFound`, `DAOError`.
-    public func delete(id: ObjectID) async throws {
+    public func delete(id: ObjectID, as identity: Identity) async throws {
+        let event = try await event(id: id)
         guard try await events.delete(id: id) else { throw Self.notFound(id) }
         await audit?.record(action: "event.delete", target: AuditTarget(kind: "event", id: id.hex), change: [:])
+        await announceCancellation(of: event, "Cancelled", as: identity)
+    }
+
+    /// Cancels the occurrence of event `id` on local date `date` as `identity`: it becomes an exception (no reminder
+    /// of it is sent), and an announced event's announcement is corrected to say so.
+    /// - Throws: `EventRefusal` (`.eventNotFound`, `.occurrenceNotFound`, `.editConflict`), `DAOError`.
+    public func cancel(id: ObjectID, on date: LocalDate, as identity: Identity) async throws -> Event {
+        let event = try await event(id: id)
+        let schedule = try EventSchedule(event.schedule)
+        guard let occurrence = schedule.recurrence.occurrence(on: date) else {
+            throw EventRefusal(.occurrenceNotFound, "the event has no occurrence on \(date)")
+        }
+        var stored = event.schedule
+        stored.exceptions.append(date.description)
+        let changed = try await reschedule(event, to: stored, rota: nil)
+        await audit?.record(
+            action: "event.cancel_occurrence", target: AuditTarget(kind: "event", id: id.hex),
+            change: ["date": .string(date.description)])
+        let when = Self.when(occurrence, in: schedule.timeZone, zoneName: event.schedule.timeZone)
+        await announceCancellation(of: event, "Cancelled: \(when)", as: identity)
+        return changed
+    }
+
+    /// Names the persons of event `id`'s occurrence on `date` (a rota's night): that occurrence's reminders go to
+    /// them alone, each naming the others (`{partners}` in the text); an empty list goes back to the event's audience.
+    /// - Throws: `EventRefusal` (`.eventNotFound`, `.occurrenceNotFound`, `.editConflict`), `SendRefusal` when
+    ///   `identity` may not send to those persons, `DAOError`.
+    public func assign(
+        _ persons: [String], to date: LocalDate, of id: ObjectID, compose: Compose, as identity: Identity
+    ) async throws -> Event {
+        let event = try await event(id: id)
+        let schedule = try EventSchedule(event.schedule)
+        guard schedule.recurrence.occurrence(on: date) != nil else {
+            throw EventRefusal(.occurrenceNotFound, "the event has no occurrence on \(date)")
+        }
+        var rota = event.rota
+        if persons.isEmpty {
+            rota[date.description] = nil
+        } else {
+            var submission = try compose(event.template)
+            submission.recipients = Recipients(persons: persons, groups: [], exceptPersons: [])
+            submission.topicKey = ""
+            _ = try await messages.destination(of: submission, as: identity)
+            rota[date.description] = persons
+        }
+        let changed = try await reschedule(event, to: event.schedule, rota: rota)
+        await audit?.record(
+            action: "event.assign", target: AuditTarget(kind: "event", id: id.hex),
+            change: ["date": .string(date.description), "persons": .array(persons.map(BSONValue.string))])
+        return changed
+    }
+
+    /// Stores `event` with `schedule` (and `rota`), its pending reminders moved, as its version read.
+    private func reschedule(_ event: Event, to schedule: Event.Schedule, rota: [String: [String]]?) async throws
+        -> Event
+    {
+        let checked = try EventSchedule(schedule)
+        guard let span = checked.span else { throw EventRefusal(.invalidSchedule, "the event has no occurrence left") }
+        let time = now()
+        guard
+            let changed = try await events.replace(
+                id: event.id, version: event.version, checked.stored, template: event.template,
+                location: event.location, sender: event.sender, span: span, dueAt: checked.nextReminder(after: time),
+                handledThrough: max(event.handledThrough, time), rota: rota)
+        else { throw EventRefusal(.editConflict, "the event changed meanwhile; read it and try again") }
+        return changed
+    }
+
+    /// Corrects an announced event's announcement to open with `notice` (the event or an occurrence cancelled), as
+    /// `identity`; a failure is logged (the cancellation itself is stored).
+    private func announceCancellation(of event: Event, _ notice: String, as identity: Identity) async {
+        guard let announcement = event.announcement else { return }
+        do {
+            let stored = try await messages.message(msiKey: announcement, for: .caller(identity))
+            _ = try await messages.correct(
+                msiKey: announcement,
+                with: MessageCorrection(desc: notice, message: notice + ". " + stored.message), as: identity)
+        } catch {
+            logger.warning(
+                "an event's announcement could not be corrected to say it is cancelled",
+                metadata: ["event": .string(event.id.hex), "error": .string("\(error)")])
+        }
     }
 
     /// An occurrence as listed: its event, its local date (its id), its instants and its reminders' times.
@@ -240,6 +324,33 @@ public struct EventService: Sendable {
         return submission
     }
 
+    /// A reminder's messages: the one to the event's audience (`{partners}` left out), or, for a rota's occurrence,
+    /// one to each of its persons naming the others in `{partners}` ("Ann and Ben"), each with its person.
+    static func rotaTexts(_ submission: MessageService.Submission, persons: [String]?) -> [(
+        String?, MessageService.Submission
+    )] {
+        func partners(_ names: [String]) -> String {
+            names.count <= 1 ? names.joined() : names.dropLast().joined(separator: ", ") + " and " + names.last!
+        }
+        func filled(_ submission: MessageService.Submission, _ names: String) -> MessageService.Submission {
+            var filled = submission
+            filled.message = filled.message.replacingOccurrences(of: "{partners}", with: names)
+            filled.title = filled.title.replacingOccurrences(of: "{partners}", with: names)
+            return filled
+        }
+        guard let persons, !persons.isEmpty else { return [(nil, filled(submission, "nobody else"))] }
+        return persons.map { person in
+            var one = filled(
+                submission,
+                partners(persons.filter { $0 != person }).isEmpty
+                    ? "nobody else" : partners(persons.filter { $0 != person }))
+            one.recipients = Recipients(persons: [person], groups: [], exceptPersons: [])
+            one.topicKey = ""
+            one.data["rota"] = persons.joined(separator: ",")
+            return (person, one)
+        }
+    }
+
     // MARK: The reminder worker
 
     /// This process's name in the claims it takes.
@@ -305,9 +416,13 @@ public struct EventService: Sendable {
                 guard let identity = Self.identity(of: event) else { throw EventRefusal(.invalidID, "no sender") }
                 let submission = reminderSubmission(
                     try compose(event.template), event: event, schedule: schedule, reminder: reminder)
-                _ = try await messages.send(
-                    submission, as: identity,
-                    idempotencyKey: "event-\(event.id.hex)-\(reminder.occurrence.date)-\(reminder.lead)")
+                let key = "event-\(event.id.hex)-\(reminder.occurrence.date)-\(reminder.lead)"
+                for (person, text) in Self.rotaTexts(
+                    submission, persons: event.rota[reminder.occurrence.date.description])
+                {
+                    _ = try await messages.send(
+                        text, as: identity, idempotencyKey: person.map { key + "-" + $0 } ?? key)
+                }
             } catch let error as DAOError where error.code == .unavailable || error.code == .outcomeUnknown {
                 // Not recorded: the lease runs out and the reminder is sent (or found sent) again.
                 throw error

@@ -29,6 +29,8 @@ struct EventController {
         senders.put("/event/:eventID", use: replace)
         senders.delete("/event/:eventID", use: delete)
         senders.get("/event/:eventID/occurrences", use: occurrences)
+        senders.put("/event/:eventID/occurrences/:date", use: assign)
+        senders.delete("/event/:eventID/occurrences/:date", use: cancel)
     }
 
     /// Reads a reminder's or announcement's message fields as `POST /message` does.
@@ -87,8 +89,48 @@ struct EventController {
         let id = try context.parameters.objectID("eventID")
         let event = try await services.events.event(id: id)
         _ = try await services.messages.destination(of: try compose(event.template), as: identity)
-        try await services.events.delete(id: id)
+        try await services.events.delete(id: id, as: identity)
         return Response(status: .noContent)
+    }
+
+    /// The path's `date`: a local date YYYY-MM-DD.
+    /// - Throws: `HubError` 400 `invalid_id`.
+    static func date(_ context: HubRequestContext) throws -> LocalDate {
+        guard let text = context.parameters.get("date"), let date = LocalDate(parsing: text) else {
+            throw HubError.badRequest(.invalidID, "the date must be a local date YYYY-MM-DD")
+        }
+        return date
+    }
+
+    /// DELETE /event/:eventID/occurrences/:date: the occurrence cancelled (no reminder of it is sent; an announced
+    /// event's announcement says so); 200 with the event.
+    @Sendable func cancel(request: Request, context: HubRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let id = try context.parameters.objectID("eventID")
+        let date = try Self.date(context)
+        let event = try await services.events.event(id: id)
+        _ = try await services.messages.destination(of: try compose(event.template), as: identity)
+        let changed = try await services.events.cancel(id: id, on: date, as: identity)
+        return JSONResponse.make(.document(try Self.document(changed, now: services.now())))
+    }
+
+    /// PUT /event/:eventID/occurrences/:date `{"to": {"persons": [ids]}}`: the occurrence's persons (a rota's
+    /// night): its reminders go to them alone, each naming the others in `{partners}`; an empty list gives the
+    /// occurrence back to the event's audience. 200 with the event.
+    @Sendable func assign(request: Request, context: HubRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let id = try context.parameters.objectID("eventID")
+        let date = try Self.date(context)
+        var request = request
+        let fields = FieldReader(document: try await request.jsonObject(context: context))
+        guard let recipients = try MessageController.recipients(fields), recipients.groups.isEmpty,
+            recipients.exceptPersons.isEmpty, recipients.persons.count <= 50
+        else {
+            throw HubError.invalid(.invalidField, "the field \"to\" must be {\"persons\": [at most 50 person ids]}")
+        }
+        let changed = try await services.events.assign(
+            recipients.persons, to: date, of: id, compose: compose, as: identity)
+        return JSONResponse.make(.document(try Self.document(changed, now: services.now())))
     }
 
     /// GET /event?from=&to=&limit=: the occurrences of every event starting in the range, by start.
@@ -199,6 +241,11 @@ struct EventController {
         document["next_reminder_at"] = event.dueAt.map(BSONValue.int64) ?? .null
         document["last_error"] = event.lastError.map(BSONValue.string) ?? .null
         document["created_by"] = event.sender["name"] ?? .null
+        document["rota"] = .document(
+            BSONDocument(
+                event.rota.sorted { $0.key < $1.key }.map {
+                    (key: $0.key, value: .array($0.value.map(BSONValue.string)))
+                }))
         document["version"] = .int64(event.version)
         document["created_at"] = .int64(event.createdAt)
         document["updated_at"] = .int64(event.updatedAt)
