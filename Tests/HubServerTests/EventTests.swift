@@ -289,3 +289,40 @@ extension EventTests {
         }
     }
 }
+
+extension EventTests {
+    @Test func twoReplicasSendEachReminderOnceAndTheOneThatMadeTheEventNeedNotBeTheOneThatSendsIt() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: RoomTests.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                // A second replica's reminder worker on the same database, beside the hub's own.
+                let replica = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database, bcryptCost: 4)
+                let compose = EventController(services: replica).compose
+                let worker = Task { await replica.events.reminderLoop(compose: compose) }
+                defer { worker.cancel() }
+                // Five events, two reminders each, all due within four seconds.
+                var ids: [String] = []
+                for number in 0..<5 {
+                    let start = Self.utcLocal(inSeconds: 4 + Int64(number % 2))
+                    let created = try await hub.request(
+                        .post, "/event", as: .admin,
+                        json: Self.body("Meeting \(number)", startsAt: start.text, reminders: ["PT3S", "PT2S"]))
+                    ids.append(try #require(try created.json()["id"]?.stringValue))
+                }
+                try await eventually("every reminder reaches both phones", within: .seconds(30)) {
+                    ids.allSatisfy { Self.reminders(of: $0, fake).count >= 2 }
+                }
+                try await Task.sleep(for: .seconds(2))
+                for id in ids {
+                    #expect(Self.reminders(of: id, fake).count == 2, "event \(id)")
+                    let leads = Self.reminders(of: id, fake).compactMap {
+                        ($0["data"] as? [String: String])?["reminder"]
+                    }
+                    #expect(Set(leads) == ["PT3S", "PT2S"])
+                }
+                #expect(
+                    try await hub.database.collection(CollectionName.message).countDocuments(
+                        ["data.event": ["$exists": true]]) == 10)
+            }
+        }
+    }
+}
