@@ -326,3 +326,48 @@ extension EventTests {
         }
     }
 }
+
+extension EventTests {
+    @Test func aRecurringMessageSendsEachOccurrenceAsItselfUntilItsSeriesIsDeleted() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: RoomTests.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                let start = Self.utcLocal(inSeconds: 2)
+                let posted = try await hub.request(
+                    .post, "/message", as: .admin,
+                    json: #"""
+                        {"title": "Lab", "desc": "Closed on Friday", "message": "The lab is closed on Friday.",
+                         "distribution": "Alert", "to": {"groups": ["chess"]}, "recurrence": "FREQ=WEEKLY;COUNT=4",
+                         "tz": "UTC", "starts_at": "\#(start.text)"}
+                        """#)
+                #expect(posted.status == .created, "\(posted.text)")
+                let series = try #require(try posted.json()["series"]?.stringValue)
+                #expect(try posted.json()["next_reminder_at"]?.int64Value == start.ms)
+                try await eventually("the first occurrence is sent", within: .seconds(20)) {
+                    AcknowledgementTests.requests(to: RoomTests.annPhone.token, fake).contains {
+                        ($0["data"] as? [String: String])?["series"] == series
+                    }
+                }
+                let stored = try await hub.database.collection(CollectionName.message).find(
+                    ["data.series": .string(series)])
+                #expect(stored.count == 1)
+                // Sent as itself: no reminder's "Starts ..." before its text.
+                #expect(
+                    stored.first?["message"] == "The lab is closed on Friday."
+                        && stored.first?["desc"] == "Closed on Friday")
+                #expect(
+                    try await hub.request(.get, "/event/\(series)", as: .admin).json()["next_reminder_at"]?.int64Value
+                        == start.ms + 7 * 86_400_000)
+                #expect(try await hub.request(.delete, "/event/\(series)", as: .admin).status == .noContent)
+                // Without a first time it is refused, and nothing is stored.
+                let refused = try await hub.request(
+                    .post, "/message", as: .admin,
+                    json: #"""
+                        {"title": "Lab", "desc": "Closed", "message": "Closed.", "distribution": "Alert",
+                         "to": {"groups": ["chess"]}, "recurrence": "FREQ=DAILY", "tz": "UTC"}
+                        """#)
+                #expect(refused.status == .unprocessableContent && refused.errorCode == "missing_field")
+                #expect(try await hub.database.collection(CollectionName.events).countDocuments() == 0)
+            }
+        }
+    }
+}

@@ -55,6 +55,9 @@ public struct Event: Sendable {
     public var updatedAt: Int64
     /// The last reminder the hub could not send, and why; nil when the last went.
     public var lastError: String?
+    /// A recurring message (`POST /message` with `recurrence`): each occurrence sends the message as it is, at its
+    /// time, rather than a reminder of an event.
+    public var isNotice: Bool
 
     public init?(document: BSONDocument) {
         guard let id = document["_id"]?.objectIDValue,
@@ -83,6 +86,7 @@ public struct Event: Sendable {
         self.createdAt = document["created_at"]?.int64Value ?? 0
         self.updatedAt = document["updated_at"]?.int64Value ?? 0
         self.lastError = document["last_error"]?.stringValue
+        self.isNotice = document["notice"]?.boolValue ?? false
     }
 
     /// The fields an edit replaces: the schedule, the template, the location and the sender.

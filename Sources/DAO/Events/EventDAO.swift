@@ -44,7 +44,7 @@ public struct EventDAO: Sendable {
     public func insert(
         id: ObjectID = ObjectID(), _ schedule: Event.Schedule, template: BSONDocument, location: String?,
         sender: BSONDocument, span: Span,
-        dueAt: Int64?, handledThrough: Int64, announcement: ObjectID? = nil
+        dueAt: Int64?, handledThrough: Int64, announcement: ObjectID? = nil, isNotice: Bool = false
     ) async throws -> Event {
         let time = now()
         var document: BSONDocument = ["_id": .objectID(id)]
@@ -58,6 +58,7 @@ public struct EventDAO: Sendable {
         document["first_at"] = .int64(span.first)
         document["last_at"] = span.last.map(BSONValue.int64) ?? .null
         document["rota"] = [:]
+        if isNotice { document["notice"] = true }
         document["created_at"] = .int64(time)
         document["updated_at"] = .int64(time)
         _ = try await mapErrors { try await collection.insertOne(document) }

@@ -51,12 +51,17 @@ public struct EventService: Sendable {
         public var location: String?
         /// Send the announcement (the message fields as they are) now.
         public var announce: Bool
+        /// A recurring message: each occurrence sends the message as it is (`Event.isNotice`).
+        public var isNotice: Bool
 
-        public init(schedule: Event.Schedule, template: BSONDocument, location: String?, announce: Bool) {
+        public init(
+            schedule: Event.Schedule, template: BSONDocument, location: String?, announce: Bool, isNotice: Bool = false
+        ) {
             self.schedule = schedule
             self.template = template
             self.location = location
             self.announce = announce
+            self.isNotice = isNotice
         }
     }
 
@@ -98,7 +103,8 @@ public struct EventService: Sendable {
         }
         let event = try await events.insert(
             id: id, schedule.stored, template: draft.template, location: draft.location, sender: Self.stored(identity),
-            span: span, dueAt: schedule.nextReminder(after: time), handledThrough: time, announcement: announcement)
+            span: span, dueAt: schedule.nextReminder(after: time), handledThrough: time, announcement: announcement,
+            isNotice: draft.isNotice)
         await audit?.record(
             action: "event.create", target: AuditTarget(kind: "event", id: event.id.hex),
             change: ["starts_at": .string(event.schedule.startsAt), "tz": .string(event.schedule.timeZone)])
@@ -311,6 +317,13 @@ public struct EventService: Sendable {
         reminder: EventSchedule.Reminder
     ) -> MessageService.Submission {
         var submission = submission
+        submission.sendAt = nil
+        guard !event.isNotice else {
+            // A recurring message goes as it is, with its series and occurrence in the data.
+            submission.data["series"] = event.id.hex
+            submission.data["occurrence"] = reminder.occurrence.date.description
+            return submission
+        }
         var when = "Starts " + Self.when(reminder.occurrence, in: schedule.timeZone, zoneName: event.schedule.timeZone)
         if let location = event.location { when += " at \(location)" }
         // The pop-up says when (`desc`); the text opens with it.

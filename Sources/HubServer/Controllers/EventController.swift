@@ -154,15 +154,15 @@ struct EventController {
     /// The event draft of a body: the event's fields, the rest its message's (`send_at` refused: the schedule says
     /// when).
     /// - Throws: `HubError` 422 naming the field.
-    static func draft(_ body: BSONDocument) throws -> EventService.Draft {
+    static func draft(_ body: BSONDocument, defaults: Bool = true) throws -> EventService.Draft {
         let fields = FieldReader(document: body)
         guard body["send_at"] == nil else {
             throw HubError.invalid(.invalidField, "an event has no \"send_at\": its reminders are sent at their times")
         }
         var template = BSONDocument(body.elements.filter { !eventFields.contains($0.key) })
         // The event's own defaults for what POST /message requires.
-        if template["desc"] == nil { template["desc"] = template["title"] ?? "" }
-        if template["distribution"] == nil { template["distribution"] = "Alert" }
+        if defaults, template["desc"] == nil { template["desc"] = template["title"] ?? "" }
+        if defaults, template["distribution"] == nil { template["distribution"] = "Alert" }
         let schedule = Event.Schedule(
             startsAt: try fields.string("starts_at", maxLength: 32, allowEmpty: false),
             endsAt: try fields.optionalString("ends_at", maxLength: 32),
@@ -179,6 +179,39 @@ struct EventController {
         return EventService.Draft(
             schedule: schedule, template: template, location: try fields.optionalString("location", maxLength: 200),
             announce: announce)
+    }
+
+    /// POST /message with `recurrence`: a recurring message, stored as a series (an event whose every occurrence
+    /// sends the message as it is, at its time: `starts_at` and `tz` say the first, or `send_at` read in `tz`); 201
+    /// with the series (`series`: its id, the `/event` it is; `DELETE /event/:id` stops it).
+    func createSeries(_ body: BSONDocument, as identity: Identity) async throws -> Response {
+        var body = body
+        if body["starts_at"] == nil, let sendAt = body["send_at"]?.int64Value, let zone = body["tz"]?.stringValue,
+            let timeZone = TimeZone(identifier: zone)
+        {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = timeZone
+            formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss"
+            body["starts_at"] = .string(formatter.string(from: Date(timeIntervalSince1970: Double(sendAt) / 1000)))
+        }
+        guard body["starts_at"] != nil else {
+            throw HubError.invalid(
+                .missingField,
+                "a recurring message needs \"starts_at\" (its first time, local in \"tz\") or \"send_at\"")
+        }
+        guard body["reminders"] == nil, body["announce"] == nil else {
+            throw HubError.invalid(
+                .invalidField, "a recurring message has no \"reminders\" or \"announce\": use /event")
+        }
+        body["send_at"] = nil
+        body["reminders"] = ["PT0S"]
+        var draft = try Self.draft(body, defaults: false)
+        draft.isNotice = true
+        let event = try await services.events.create(draft, compose: compose, as: identity)
+        var document = try Self.document(event, now: services.now())
+        document["series"] = .string(event.id.hex)
+        return JSONResponse.make(.document(document), status: .created)
     }
 
     /// The body's array of strings `key` (absent: empty), at most `maxCount`.

@@ -34,6 +34,9 @@ struct MessageController {
         let identity = try context.caller()
         var request = request
         let fields = FieldReader(document: try await request.jsonObject(context: context))
+        if fields.document["recurrence"] != nil {
+            return try await EventController(services: services).createSeries(fields.document, as: identity)
+        }
         let submission = try Self.submission(fields, services: services)
         let message = try await services.messages.send(
             submission, as: identity,
