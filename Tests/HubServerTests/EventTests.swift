@@ -35,6 +35,45 @@ struct EventTests {
             """#
     }
 
+    /// What breaks RFC 5545's framing in `text`: lines not ended by CRLF, longer than 75 octets, components
+    /// not closed in order, a TZID without its VTIMEZONE, a VEVENT without UID, DTSTAMP or DTSTART.
+    static func calendarProblems(_ text: String) -> [String] {
+        var problems: [String] = []
+        guard text.hasSuffix("\r\n") else { return ["the file does not end with CRLF"] }
+        let lines = text.dropLast().components(separatedBy: "\r\n")  // "\r\n" is one Character
+        if lines.contains(where: { $0.contains("\n") || $0.contains("\r") }) { problems.append("a bare line break") }
+        problems += lines.filter { $0.utf8.count > 75 }.map { "longer than 75 octets: \($0)" }
+        // Unfolded: a line opened by a space continues the one before.
+        var unfolded: [String] = []
+        for line in lines {
+            if line.hasPrefix(" "), !unfolded.isEmpty {
+                unfolded[unfolded.count - 1] += line.dropFirst()
+            } else {
+                unfolded.append(line)
+            }
+        }
+        var open: [String] = []
+        var zones: Set<String> = []
+        var used: Set<String> = []
+        var event: Set<String> = []
+        for line in unfolded {
+            let name = String(line.prefix { $0 != ":" && $0 != ";" })
+            if name == "BEGIN" { open.append(String(line.dropFirst(6))) }
+            if name == "END" {
+                if open.popLast() != String(line.dropFirst(4)) { problems.append("\(line) closes nothing open") }
+            }
+            if open == ["VCALENDAR", "VTIMEZONE"], name == "TZID" { zones.insert(String(line.dropFirst(5))) }
+            if let range = line.range(of: "TZID="), name != "TZID" {
+                used.insert(String(line[range.upperBound...].prefix { $0 != ":" && $0 != ";" }))
+            }
+            if open.last == "VEVENT" { event.insert(name) }
+        }
+        if !open.isEmpty { problems.append("not closed: \(open)") }
+        if !used.isSubset(of: zones) { problems.append("TZID without VTIMEZONE: \(used.subtracting(zones))") }
+        if !event.isSuperset(of: ["UID", "DTSTAMP", "DTSTART", "SUMMARY"]) { problems.append("VEVENT lacks \(event)") }
+        return problems
+    }
+
     /// The requests FCM got for event `id` on Ann's phone.
     static func reminders(of id: String, _ fake: FakeFCM) -> [[String: Any]] {
         AcknowledgementTests.requests(to: RoomTests.annPhone.token, fake).filter {
@@ -132,6 +171,16 @@ struct EventTests {
                 ])
             #expect(occurrences.allSatisfy { $0[path: "start.local"]?.stringValue?.hasSuffix("T08:00:00") == true })
             #expect(occurrences.first?["reminders"]?.arrayValue?.first?.documentValue?["utc"] == "2027-03-08T06:30:00Z")
+            // Its calendar file in Berlin's time, with the zone's changes.
+            let calendar = String(buffer: try await hub.request(.get, "/event/\(id).ics", as: .admin).body)
+            #expect(Self.calendarProblems(calendar).isEmpty, "\(Self.calendarProblems(calendar))")
+            #expect(calendar.contains("DTSTART;TZID=Europe/Berlin:20270301T080000\r\n"))
+            #expect(
+                calendar.contains("BEGIN:DAYLIGHT\r\nDTSTART:20270328T020000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200")
+            )
+            if let path = ProcessInfo.processInfo.environment["EVENT_ICS_OUT"] {
+                try calendar.write(toFile: path + ".berlin", atomically: true, encoding: .utf8)
+            }
             // Every event's occurrences in a range, by start.
             let all = try await hub.request(
                 .get, "/event?from=2027-03-28T00:00:00Z&to=2027-03-30T00:00:00Z", as: .communicator
@@ -280,6 +329,10 @@ extension EventTests {
                 let text = String(buffer: calendar.body)
                 #expect(text.contains("RRULE:FREQ=DAILY;COUNT=3\r\n") && text.contains("EXDATE;TZID=UTC:"))
                 #expect(text.hasPrefix("BEGIN:VCALENDAR\r\n") && text.hasSuffix("END:VCALENDAR\r\n"))
+                #expect(Self.calendarProblems(text).isEmpty, "\(Self.calendarProblems(text))")
+                if let path = ProcessInfo.processInfo.environment["EVENT_ICS_OUT"] {
+                    try text.write(toFile: path, atomically: true, encoding: .utf8)
+                }
                 // A device of the audience reads it with its secret; one outside it does not.
                 let byDevice = try await hub.request(.get, "/event/\(id).ics", as: .token(RoomTests.annPhone.secret))
                 #expect(byDevice.status == .ok)
