@@ -1,7 +1,7 @@
 # msi-hub: the two set-up commands are `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-enrolment bench-receipts bench-neighbours bench-rooms
+.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-enrolment bench-receipts bench-neighbours bench-rooms bench-schedule
 
 ## Installs the C libraries and the test database's venv if they are missing.
 deps:
@@ -63,3 +63,7 @@ bench-receipts: deps
 ## Rooms of 500 members posting through the hub: the time from a post's 201 to its first and last send, CPU per delivered post, the unread counting's share, a read's cost (scripts/bench-rooms.sh).
 bench-rooms: deps
 	scripts/bench-rooms.sh
+
+## Reminders of 10,000 events made through POST /event, all due in one minute: each one's lag from its due time to its message, none twice, CPU per reminder (scripts/bench-schedule.sh).
+bench-schedule: deps
+	scripts/bench-schedule.sh

@@ -245,5 +245,6 @@ SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-enrolment.sh
 SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-receipts.sh
 # Rooms whose members post through the hub (its own processes; its rows join this run's results).
 SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-rooms.sh
+SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-schedule.sh
 "$python" "$helper" table "$results" "bench-results/bench-$stamp.txt" >/dev/null
 cp "bench-results/bench-$stamp.txt" bench-results/latest.txt

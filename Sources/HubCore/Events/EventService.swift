@@ -27,6 +27,8 @@ public struct EventService: Sendable {
     public var poll: Duration = .seconds(1)
     /// Events claimed at a time.
     public var batch = 100
+    /// How many of a claim's events have their reminders sent at once.
+    public var concurrency = 16
 
     public init(
         events: EventDAO, messages: MessageService, groups: GroupDAO, now: @escaping UnixClock, audit: AuditLog?,
@@ -395,23 +397,41 @@ public struct EventService: Sendable {
     /// Claims up to `batch` events with a reminder due and sends their due reminders; returns how many it claimed.
     /// - Throws: `DAOError` when the database fails (what was sent is recorded, or sent again as the same message).
     @discardableResult
-    public func sendDueReminders(compose: Compose) async throws -> Int {
+    public func sendDueReminders(compose: @escaping Compose) async throws -> Int {
         let time = now()
         guard
             let claim = try await events.claimDue(
                 owner: Self.owner, now: time, leaseMS: lease.milliseconds, limit: batch)
         else { return 0 }
-        for event in claim.events {
-            if Task.isCancelled {
-                try await events.release(event, lease: claim.lease)
-                continue
+        // A claim's events side by side, `concurrency` at a time: a minute with thousands of reminders due keeps up.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var running = 0
+            for event in claim.events {
+                if running >= concurrency {
+                    try await group.next()
+                    running -= 1
+                }
+                group.addTask {
+                    if Task.isCancelled {
+                        try await events.release(event, lease: claim.lease)
+                    } else {
+                        try await sendReminders(of: event, lease: claim.lease, compose: compose)
+                    }
+                }
+                running += 1
             }
-            try await sendReminders(of: event, lease: claim.lease, compose: compose)
+            try await group.waitForAll()
         }
         return claim.events.count
     }
 
-    /// Sends `event`'s reminders due by now, once each (the idempotency key), then records the next one's time.
+    /// How long a reminder the hub could not store yet (the database failing, the relay behind) waits to be tried again.
+    static let retryDelayMS: Int64 = 1_000
+
+    /// Sends `event`'s reminders due by now in time order, once each (the idempotency key), then records the next
+    /// one's time. A reminder that cannot be stored now (the database fails, the relay is behind) is tried again a
+    /// moment later with those after it, never skipped; one refused for good (its sender may no longer send to the
+    /// audience) is recorded on the event and the others go on.
     private func sendReminders(of event: Event, lease: String, compose: Compose) async throws {
         let time = now()
         let schedule: EventSchedule
@@ -423,7 +443,9 @@ public struct EventService: Sendable {
             return
         }
         var failure: String?
-        for reminder in schedule.reminders(after: event.handledThrough, through: time)
+        var handled = time
+        var retryAt: Int64?
+        reminders: for reminder in schedule.reminders(after: event.handledThrough, through: time)
         where schedule.isStillTimely(reminder, now: time) {
             do {
                 guard let identity = Self.identity(of: event) else { throw EventRefusal(.invalidID, "no sender") }
@@ -436,18 +458,34 @@ public struct EventService: Sendable {
                     _ = try await messages.send(
                         text, as: identity, idempotencyKey: person.map { key + "-" + $0 } ?? key)
                 }
-            } catch let error as DAOError where error.code == .unavailable || error.code == .outcomeUnknown {
-                // Not recorded: the lease runs out and the reminder is sent (or found sent) again.
-                throw error
+            } catch let error where Self.isTransient(error) {
+                // Not stored: this one and those after it are tried again shortly (a second send of one stored
+                // already finds its idempotency key).
+                handled = reminder.at - 1
+                retryAt = now() + Self.retryDelayMS
+                logger.warning(
+                    "an event reminder could not be stored yet; it is tried again",
+                    metadata: ["event": .string(event.id.hex), "error": .string("\(error)")])
+                break reminders
             } catch {
-                // Refused as the event's editor may no longer send it: recorded on the event, the others go on.
                 failure = "\(error)"
                 logger.warning(
                     "an event reminder was refused",
                     metadata: ["event": .string(event.id.hex), "error": .string("\(error)")])
             }
         }
+        let next = retryAt ?? schedule.nextReminder(after: time)
         _ = try await events.recordHandled(
-            event, lease: lease, handledThrough: time, dueAt: schedule.nextReminder(after: time), error: failure)
+            event, lease: lease, handledThrough: handled, dueAt: next, error: failure)
     }
+
+    /// Whether `error` says the reminder could not be stored now but may be a moment later.
+    static func isTransient(_ error: any Error) -> Bool {
+        switch error {
+        case let error as DAOError: error.code == .unavailable || error.code == .outcomeUnknown
+        case let error as SendRefusal: error.code == .relayBehind
+        default: false
+        }
+    }
+
 }
