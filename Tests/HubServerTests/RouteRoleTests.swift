@@ -49,14 +49,18 @@ struct RouteRoleTests {
         // A message's sender corrects and withdraws it; another user who may send there approves or rejects it.
         "PUT /message/\(ObjectIDs.missing)", "DELETE /message/\(ObjectIDs.missing)",
         "POST /message/\(ObjectIDs.missing)/approve", "POST /message/\(ObjectIDs.missing)/reject",
+        // Events: made, edited, cancelled and given a rota by those who may send to their audience.
+        "POST /event", "PUT /event/\(ObjectIDs.missing)", "DELETE /event/\(ObjectIDs.missing)",
+        "PUT /event/\(ObjectIDs.missing)/occurrences/\(ObjectIDs.missing)",
+        "DELETE /event/\(ObjectIDs.missing)/occurrences/\(ObjectIDs.missing)",
     ]
 
     @Test func everyAPIRouteOfAGroupAnswers401AnonymousAnd403ToAnotherRole() async throws {
         let routes = try Self.apiRoutesWithACaller()
         // Nine cube writes, sending, correcting, withdrawing, approving, rejecting, the audience, eight group routes
         // (a room's history too, which members' devices also read), five webhook routes, two person routes, the
-        // approval rules (read and change).
-        #expect(routes.count == 32, "\(routes)")
+        // approval rules (read and change), five event writes.
+        #expect(routes.count == 37, "\(routes)")
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let before = try await hub.cubeSnapshot()
             for route in routes {

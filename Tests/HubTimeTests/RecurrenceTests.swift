@@ -48,7 +48,8 @@ struct RecurrenceTests {
             ("FREQ=MONTHLY;BYMONTHDAY=32", "BYMONTHDAY"), ("FREQ=DAILY;COUNT=2;UNTIL=20270101", "COUNT and UNTIL"),
             ("FREQ=DAILY;BYHOUR=8", "BYHOUR is not supported"), ("FREQ=DAILY;FREQ=DAILY", "twice"),
             ("FREQ=DAILY;UNTIL=2027-01-01", "UNTIL"), ("FREQ=DAILY;", "NAME=VALUE"), ("", "empty"),
-            ("FREQ=WEEKLY;WKST=SU", "WKST"), ("FREQ=DAILY;BYMONTHDAY=1", "MONTHLY only"),
+            ("FREQ=WEEKLY;WKST=SU", "WKST"), ("FREQ=DAILY;INTERVAL=+2", "INTERVAL"),
+            ("FREQ=DAILY;BYMONTHDAY=1", "MONTHLY only"),
         ]
         for (text, named) in refusals {
             do {

@@ -12,8 +12,10 @@ public struct EventDAO: Sendable {
 
     /// The reminder queue (events with a reminder to come), and the events a range of time meets: those that end
     /// after its start (a series without end has no `last_at`).
+    /// The queue's index is a whole one: the embedded database reads a partial index's collection instead, whatever
+    /// the query (events without a reminder to come have no `due_at`, and a range of it never meets them).
     static let indexes = [
-        IndexModel(keys: ["due_at": 1], name: "due_at", partialFilter: ["due_at": ["$exists": true]]),
+        IndexModel(keys: ["due_at": 1], name: "due"),
         IndexModel(keys: ["last_at": 1], name: "last_at"),
         IndexModel(keys: ["first_at": 1], name: "first_at"),
     ]
@@ -162,7 +164,7 @@ public struct EventDAO: Sendable {
     public func nextDue() async throws -> Int64? {
         try await mapErrors {
             try await collection.findOne(
-                ["due_at": ["$exists": true]], projection: ["due_at": 1, "_id": 0], sort: ["due_at": 1])
+                ["due_at": ["$gte": .int64(Int64.min / 2)]], projection: ["due_at": 1, "_id": 0], sort: ["due_at": 1])
         }?["due_at"]?.int64Value
     }
 

@@ -25,6 +25,8 @@ public struct EventService: Sendable {
     public var lease: Duration = .seconds(60)
     /// How often due reminders are looked for when none was due.
     public var poll: Duration = .seconds(1)
+    /// The shortest pause between claims that took less than a batch.
+    public var tick: Duration = .milliseconds(100)
     /// Events claimed at a time.
     public var batch = 100
     /// How many of a claim's events have their reminders sent at once.
@@ -381,10 +383,12 @@ public struct EventService: Sendable {
                 let claimed = try await sendDueReminders(compose: compose)
                 failures = 0
                 if claimed < batch {
-                    // Due already but not claimed: another worker holds it; wait the whole pause.
+                    // Due already but not claimed: another worker holds it; wait the whole pause. Never sooner than
+                    // `tick`: while reminders fall due one after another, a claim takes those of a tick together.
                     let untilNext = (try await events.nextDue()).map { $0 - now() } ?? .max
-                    try? await Task.sleep(
-                        for: .milliseconds(untilNext > 0 ? min(poll.milliseconds, untilNext) : poll.milliseconds))
+                    let wait =
+                        untilNext > 0 ? min(poll.milliseconds, max(tick.milliseconds, untilNext)) : poll.milliseconds
+                    try? await Task.sleep(for: .milliseconds(wait))
                 }
             } catch {
                 failures += 1

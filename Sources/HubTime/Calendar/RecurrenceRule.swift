@@ -56,6 +56,10 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
                 throw RecurrenceRuleError("\"\(part)\" is not NAME=VALUE")
             }
             let name = pair[0].uppercased(), value = String(pair[1]).uppercased()
+            // Numbers are digits alone ("+2" is not one); BYDAY and BYMONTHDAY take their own signs.
+            if ["INTERVAL", "COUNT"].contains(name), !value.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                throw RecurrenceRuleError("\(name) must be a whole number")
+            }
             guard seen.insert(name).inserted else { throw RecurrenceRuleError("\(name) is given twice") }
             switch name {
             case "FREQ":
