@@ -10,8 +10,8 @@ import NIOPosix
 /// another waiting thread would have to give back.
 public final class MongoClientPool: @unchecked Sendable {
     // @unchecked: `pool` and `uri` are libmongoc objects that are thread-safe by their contract
-    // (mongoc_client_pool_t), set once in init and destroyed once, after the last lease, in deinit;
-    // everything mutable is behind `state`.
+    // (mongoc_client_pool_t), set once in init and destroyed once, after the last lease: by `close()` once its
+    // threads have stopped, or in deinit for a pool never closed; everything mutable is behind `state`.
 
     /// The database that the URI names, or `msi`.
     public let defaultDatabaseName: String
@@ -29,6 +29,7 @@ public final class MongoClientPool: @unchecked Sendable {
         var waiting = 0
     }
 
+    /// `closed`: the threads have stopped and the libmongoc pool, with its connections, is destroyed.
     private enum Lifecycle { case open, closing, closed }
 
     /// Opens a pool for `configuration`; connections are made lazily, on first use.
@@ -62,8 +63,8 @@ public final class MongoClientPool: @unchecked Sendable {
         // Every lease holds `self`, so none is running now; the threads may still be parked.
         if state.withLockedValue({ $0.lifecycle }) != .closed {
             threads.shutdownGracefully { _ in }
+            mongoc_client_pool_destroy(pool)
         }
-        mongoc_client_pool_destroy(pool)
         mongoc_uri_destroy(uri)
     }
 
@@ -120,7 +121,10 @@ public final class MongoClientPool: @unchecked Sendable {
         _ = try await database("admin").runCommand(["ping": 1])
     }
 
-    /// Stops taking work, waits for running operations, and releases the threads.
+    /// Stops taking work, waits for running operations, releases the threads and closes the connections.
+    ///
+    /// The connections close here, not when the last reference to the pool goes: a closed hub's sockets must not
+    /// stay open on the server (its connection cap) for as long as something still holds the pool.
     public func close() async {
         let shouldClose = state.withLockedValue { state -> Bool in
             guard state.lifecycle == .open else { return false }
@@ -129,6 +133,8 @@ public final class MongoClientPool: @unchecked Sendable {
         }
         guard shouldClose else { return }
         try? await threads.shutdownGracefully()
+        // No thread runs a lease now (NIO has run or cancelled every work item): no client is out of the pool.
+        mongoc_client_pool_destroy(pool)
         state.withLockedValue { $0.lifecycle = .closed }
     }
 
