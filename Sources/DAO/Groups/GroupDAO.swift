@@ -120,12 +120,8 @@ public struct GroupDAO: Sendable {
                 options: UpdateOptions(upsert: true))
         }
         for start in stride(from: 0, to: persons.count, by: Self.membersPerWrite) {
-            let statements = persons[start..<min(start + Self.membersPerWrite, persons.count)].map { person in
-                UpdateStatement(
-                    filter: ["group": .string(id), "person": .string(person)],
-                    update: ["$set": ["sync": stamp]], options: UpdateOptions(upsert: true))
-            }
-            _ = try await mapErrors { try await members.bulkUpdate(statements) }
+            let chunk = persons[start..<min(start + Self.membersPerWrite, persons.count)]
+            try await stampMembers(Array(chunk), of: id, stamp: stamp, groupIsNew: upsert.upsertedID != nil)
         }
         let group = try await mapErrors { () -> Group? in
             let leaving: BSONDocument = ["group": .string(id), "sync": ["$ne": stamp]]
@@ -141,6 +137,26 @@ public struct GroupDAO: Sendable {
         }
         guard let group else { throw DAOError(.database, "the group was deleted while its roster was written") }
         return (group, upsert.upsertedID != nil)
+    }
+
+    /// Marks `persons` members of group `id` with this roster's `stamp`. A group this roster created has no member
+    /// yet: its members are inserted, which the embedded database does several times faster than upserts (an upsert
+    /// is a query first); one stored meanwhile by another roster of the same group is stamped by an upsert.
+    private func stampMembers(_ persons: [String], of id: String, stamp: BSONValue, groupIsNew: Bool) async throws {
+        var upserted = persons
+        if groupIsNew {
+            let refused = try await mapErrors {
+                try await members.insertManyIgnoringDuplicates(
+                    persons.map { ["group": .string(id), "person": .string($0), "sync": stamp] })
+            }
+            upserted = refused.sorted().map { persons[$0] }
+        }
+        let statements = upserted.map { person in
+            UpdateStatement(
+                filter: ["group": .string(id), "person": .string(person)],
+                update: ["$set": ["sync": stamp]], options: UpdateOptions(upsert: true))
+        }
+        _ = try await mapErrors { try await members.bulkUpdate(statements) }
     }
 
     /// The group `id`, or nil.
