@@ -12,8 +12,8 @@ import Testing
 ///
 /// Each path runs against collections of 1,000 documents, then of 20,000: its commands, read off the database's own
 /// profiler (`system.profile`), hold no `findAndModify` on a collection that grows, and the quickest of its runs at
-/// 20,000 is within 1.5 times the quickest at 1,000 (plus 2 ms for a loaded machine's scheduling; a read of the whole
-/// collection costs hundreds). The quickest, because a busy machine only ever adds to a run's time.
+/// 20,000 is within 1.5 times the quickest at 1,000 (plus `slackMS` for a loaded machine's scheduling; a read of the
+/// whole collection costs hundreds). The quickest, because a busy machine only ever adds to a run's time.
 ///
 /// Tagged `.faults` to run alone (scripts/swift-tests.sh): 160,000 documents load the test database for a minute, and
 /// their drop holds its lock for seconds a collection.
@@ -25,6 +25,14 @@ struct WritePathCostTests {
         CollectionName.quietDeferrals, CollectionName.personAcknowledgements, CollectionName.receipts,
         CollectionName.usedAssertions,
     ]
+
+    /// What a path's quickest run at 20,000 may take beyond 1.5 times its quickest at 1,000: a loaded CI machine's
+    /// scheduling (a run of 3 ms once took 7.7 in CI). It cannot hide a read of the collection: on this server one
+    /// costs 280 ms and more at 20,000 documents (a `deleteMany` that matched none; a conditional update that its
+    /// compound index does not serve whole, 610 ms). The database's `explain` cannot decide instead: it reports
+    /// COLLSCAN for filters that it runs from an index with the other conditions checked on what it found (by `_id`,
+    /// by `msi_key`, a few milliseconds at 20,000).
+    static let slackMS = 10.0
 
     /// How many times each path runs at each size (the first under the profiler; the quickest of the others counts).
     static let runs = 7
@@ -68,7 +76,7 @@ struct WritePathCostTests {
                     after.commands.joined(separator: ", ") as NSString))
             #expect(after.findAndModify.isEmpty, "\(path.name): findAndModify on \(after.findAndModify)")
             #expect(
-                after.quickest <= before.quickest * 1.5 + 2,
+                after.quickest <= before.quickest * 1.5 + slackMS,
                 "\(path.name): \(after.quickest) ms at 20,000 against \(before.quickest) ms at 1,000")
         }
         print("write paths at 1,000 and 20,000 documents a collection:\n" + lines.joined(separator: "\n"))
