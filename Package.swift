@@ -59,6 +59,7 @@ let package = Package(
             dependencies: [
                 "CMongo",
                 "JSONText",
+                "HubTime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -22,7 +22,8 @@ enum HTTPDate {
     static func format(_ second: Int64) -> String {
         let days = second >= 0 ? second / 86_400 : (second - 86_399) / 86_400
         let time = second - days * 86_400
-        let (year, month, day) = CivilDate.from(daysSinceEpoch: days)
+        let date = LocalDate(daysSinceEpoch: Int(days))
+        let (year, month, day) = (Int64(date.year), Int64(date.month), Int64(date.day))
         let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }

@@ -24,7 +24,8 @@ public struct LocalDate: Sendable, Hashable, Comparable, CustomStringConvertible
         self.init(year: year, month: month, day: day)
     }
 
-    /// The date `days` after 1970-01-01 (negative: before).
+    /// The date `days` after 1970-01-01 (negative: before); any proleptic Gregorian year, unchecked. The hub's one
+    /// calendar arithmetic: also the legacy JSON's dates (`JavaScriptText`) and HTTP's `Date` header.
     public init(daysSinceEpoch days: Int) {
         // Howard Hinnant's civil_from_days.
         let z = days + 719_468

@@ -1,3 +1,5 @@
+import HubTime
+
 /// The text JavaScript gives a number and a `Date`, written by arithmetic into a byte buffer.
 ///
 /// The legacy hub's JSON came from `JSON.stringify`, so numbers follow ECMAScript's `Number::toString`
@@ -89,7 +91,8 @@ enum JavaScriptText {
             timeOfDay += millisecondsPerDay
             days -= 1
         }
-        let (year, month, day) = CivilDate.from(daysSinceEpoch: days)
+        let date = LocalDate(daysSinceEpoch: Int(days))
+        let (year, month, day) = (Int64(date.year), Int64(date.month), Int64(date.day))
         out.append(UInt8(ascii: "\""))
         if (0...9999).contains(year) {
             appendDigits(year, width: 4, to: &out)
