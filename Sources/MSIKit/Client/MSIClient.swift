@@ -332,6 +332,16 @@ public final class MSIClient: Sendable {
         try await registration.unmute(group: group)
     }
 
+    // MARK: - Events
+
+    /// The calendar file (RFC 5545, `text/calendar`) of the event a message announces or reminds of
+    /// (`Message.event`), for "save to calendar": the series with its exceptions, in the event's zone.
+    /// - Throws: `.invalidArgument` for a recurring notice, `.hub(status: 404, ...)` for an event the device's person
+    ///   is not in the audience of (or one deleted), `.notRegistered`, `.network`.
+    public func calendarFile(for event: EventReference) async throws(MSIKitError) -> Data {
+        try await registration.calendarFile(of: event)
+    }
+
     // MARK: - Subscriptions
 
     /// The device's subscriptions as the hub has them (getSubscribed).
