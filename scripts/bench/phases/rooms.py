@@ -14,7 +14,7 @@ from support.cli import Command
 from support.database import database
 from support.fake import arrivals
 from support.proc import cpu_ms, cpu_ticks, load_average
-from support.results import Results, append, percentile, section_table, verdict
+from support.results import append, labelled_section, number, percentile, section_table, verdict
 
 FIRST_SEND_TARGET_MS = 50  # issue 43: a post's first send within 50 ms of its 201, at p99
 UNREAD_SHARE_TARGET = 0.20  # issue 43: the unread counting adds at most 20 % to the database's CPU per delivery
@@ -169,8 +169,6 @@ def run(results, uri, hub, fake, db_pid, hub_pid, rooms, members, rate, seconds,
 
 
 def lines(row):
-    def number(value, form):
-        return form % value if value is not None else "-"
     return [
         "rooms (UNREAD_COUNTS=%s): %d rooms of %d members, %d posts at %.1f/s for %.0f s (%d refused): %d of %d deliveries"
         % (row.get("unread_counts", "on"), row["rooms"], row["members"], row["posts"], row["rate"], row["seconds"],
@@ -191,15 +189,7 @@ def lines(row):
     ]
 
 
-def section(results, add):
-    rows = [row for row in results.rows if row.get("label") == "rooms"]
-    if not rows:
-        return
-    add("")
-    add("Rooms (issue 43): members posting through the hub")
-    for row in rows:
-        for line in lines(row):
-            add(line)
+section = labelled_section("rooms", "Rooms (issue 43): members posting through the hub", lines)
 
 
 def table(results_path, out_path):

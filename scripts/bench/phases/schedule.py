@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from support.cli import Command
 from support.database import database
 from support.proc import cpu_ms, cpu_ticks, load_average
-from support.results import append, percentile, section_table, verdict
+from support.results import append, labelled_section, number, percentile, section_table, verdict
 from phases.receipts import TOPIC
 
 LAG_TARGET_MS = 1000  # issue 44: every reminder handed to the relay within 1 s of its due time, at p99
@@ -145,8 +145,6 @@ def run(results, uri, hub, token, db_pid, hub_pid, persons, events):
 
 
 def lines(row):
-    def number(value, form):
-        return form % value if value is not None else "-"
     return [
         "schedule: %d events (%d refused) made through POST /event in %.0f s, half to one of %d persons, half to a topic;"
         " %d reminders due in one minute"
@@ -163,15 +161,7 @@ def lines(row):
     ]
 
 
-def section(results, add):
-    rows = [row for row in results.rows if row.get("label") == "schedule"]
-    if not rows:
-        return
-    add("")
-    add("Schedules (issue 44): reminders of many events due in one minute")
-    for row in rows:
-        for line in lines(row):
-            add(line)
+section = labelled_section("schedule", "Schedules (issue 44): reminders of many events due in one minute", lines)
 
 
 def table(results_path, out_path):

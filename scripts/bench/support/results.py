@@ -46,6 +46,20 @@ def verdict(ok):
     return "PASS" if ok else "MISS"
 
 
+def labelled_section(label, title, lines):
+    """A phase's `section(results, add)`: under `title`, each row labelled `label` as `lines(row)` writes it."""
+    def section(results, add):
+        rows = [row for row in results.rows if row.get("label") == label]
+        if not rows:
+            return
+        add("")
+        add(title)
+        for row in rows:
+            for line in lines(row):
+                add(line)
+    return section
+
+
 def section_table(section, results_path, out_path):
     """Prints one phase's `section(results, add)` of the results file and appends it to `out_path`: a phase's table
     when its script runs alone."""
