@@ -20,7 +20,7 @@ public struct QuietHours: Sendable, Hashable, CustomStringConvertible {
         guard let start = minutes(from) else { return .failure(QuietHoursProblem("\"from\" must be a time HH:MM")) }
         guard let end = minutes(to) else { return .failure(QuietHoursProblem("\"to\" must be a time HH:MM")) }
         guard start != end else { return .failure(QuietHoursProblem("\"from\" and \"to\" must differ")) }
-        guard let zone = knownZone(tz) else {
+        guard let zone = IANAZone.named(tz) else {
             return .failure(QuietHoursProblem("\"tz\" must be an IANA time zone such as Europe/Berlin"))
         }
         return .success(QuietHours(from: start, to: end, timeZone: zone, id: tz))
@@ -99,14 +99,6 @@ public struct QuietHours: Sendable, Hashable, CustomStringConvertible {
     private static func text(_ minutes: Int) -> String {
         let hour = minutes / 60, minute = minutes % 60
         return (hour < 10 ? "0" : "") + String(hour) + ":" + (minute < 10 ? "0" : "") + String(minute)
-    }
-
-    /// The zone named by an IANA identifier Foundation knows (abbreviations and offsets such as "CEST" or
-    /// "GMT+2" are not zones a phone reports).
-    private static func knownZone(_ identifier: String) -> TimeZone? {
-        guard (1...64).contains(identifier.utf8.count), let zone = TimeZone(identifier: identifier) else { return nil }
-        let known = identifier == "UTC" || TimeZone.knownTimeZoneIdentifiers.contains(identifier)
-        return known ? zone : nil
     }
 }
 

@@ -39,6 +39,7 @@ struct HubHarness: Sendable {
         persons: PersonConfiguration = PersonConfiguration(),
         webhooks: WebhookConfiguration = WebhookConfiguration(),
         approval: ApprovalPolicy = ApprovalPolicy(),
+        portal: PortalConfiguration = PortalConfiguration(),
         _ body: @Sendable (HubHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.with(test) { database in
@@ -60,6 +61,7 @@ struct HubHarness: Sendable {
             configuration.persons = persons
             configuration.webhooks = webhooks
             configuration.approval = approval
+            configuration.portal = portal
             let app = try await buildApplication(configuration: configuration, databaseName: database.name)
             try await app.test(.live) { client in
                 try await body(HubHarness(database: database, client: client))

@@ -36,10 +36,7 @@ public struct EventSchedule: Sendable {
             }
             end = parsed
         }
-        guard let timeZone = TimeZone(identifier: schedule.timeZone),
-            schedule.timeZone.contains("/")
-                || schedule.timeZone == "UTC"
-        else {
+        guard let timeZone = IANAZone.named(schedule.timeZone) else {
             throw refuse("\"tz\" must be an IANA time zone (Europe/Berlin, America/New_York, UTC)")
         }
         var rule: RecurrenceRule?

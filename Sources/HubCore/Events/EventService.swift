@@ -145,20 +145,25 @@ public struct EventService: Sendable {
     }
 
     /// Deletes event `id` as `identity`: no reminder of it is sent any more (those sent stay in history), and an
-    /// announced event's announcement is corrected to say it is cancelled.
-    /// - Throws: `EventRefusal.eventNotFound`, `DAOError`.
-    public func delete(id: ObjectID, as identity: Identity) async throws {
+    /// announced event's announcement is corrected to say it is cancelled. `identity` must be able to send to the
+    /// event's audience.
+    /// - Throws: `EventRefusal.eventNotFound`, `SendRefusal` (the audience), `DAOError`.
+    public func delete(id: ObjectID, compose: Compose, as identity: Identity) async throws {
         let event = try await event(id: id)
+        _ = try await messages.destination(of: try compose(event.template), as: identity)
         guard try await events.delete(id: id) else { throw Self.notFound(id) }
         await audit?.record(action: "event.delete", target: AuditTarget(kind: "event", id: id.hex), change: [:])
         await announceCancellation(of: event, "Cancelled", as: identity)
     }
 
     /// Cancels the occurrence of event `id` on local date `date` as `identity`: it becomes an exception (no reminder
-    /// of it is sent), and an announced event's announcement is corrected to say so.
-    /// - Throws: `EventRefusal` (`.eventNotFound`, `.occurrenceNotFound`, `.editConflict`), `DAOError`.
-    public func cancel(id: ObjectID, on date: LocalDate, as identity: Identity) async throws -> Event {
+    /// of it is sent), and an announced event's announcement is corrected to say so. `identity` must be able to send
+    /// to the event's audience.
+    /// - Throws: `EventRefusal` (`.eventNotFound`, `.occurrenceNotFound`, `.editConflict`), `SendRefusal`, `DAOError`.
+    public func cancel(id: ObjectID, on date: LocalDate, compose: Compose, as identity: Identity) async throws -> Event
+    {
         let event = try await event(id: id)
+        _ = try await messages.destination(of: try compose(event.template), as: identity)
         let schedule = try EventSchedule(event.schedule)
         guard let occurrence = schedule.recurrence.occurrence(on: date) else {
             throw EventRefusal(.occurrenceNotFound, "the event has no occurrence on \(date)")

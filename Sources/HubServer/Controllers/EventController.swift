@@ -87,9 +87,7 @@ struct EventController {
     @Sendable func delete(request: Request, context: HubRequestContext) async throws -> Response {
         let identity = try context.caller()
         let id = try context.parameters.objectID("eventID")
-        let event = try await services.events.event(id: id)
-        _ = try await services.messages.destination(of: try compose(event.template), as: identity)
-        try await services.events.delete(id: id, as: identity)
+        try await services.events.delete(id: id, compose: compose, as: identity)
         return Response(status: .noContent)
     }
 
@@ -108,9 +106,7 @@ struct EventController {
         let identity = try context.caller()
         let id = try context.parameters.objectID("eventID")
         let date = try Self.date(context)
-        let event = try await services.events.event(id: id)
-        _ = try await services.messages.destination(of: try compose(event.template), as: identity)
-        let changed = try await services.events.cancel(id: id, on: date, as: identity)
+        let changed = try await services.events.cancel(id: id, on: date, compose: compose, as: identity)
         return JSONResponse.make(.document(try Self.document(changed, now: services.now())))
     }
 
@@ -189,11 +185,7 @@ struct EventController {
         if body["starts_at"] == nil, let sendAt = body["send_at"]?.int64Value, let zone = body["tz"]?.stringValue,
             let timeZone = TimeZone(identifier: zone)
         {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = timeZone
-            formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss"
-            body["starts_at"] = .string(formatter.string(from: Date(timeIntervalSince1970: Double(sendAt) / 1000)))
+            body["starts_at"] = .string(LocalDateTime(instant: sendAt, in: timeZone).description)
         }
         guard body["starts_at"] != nil else {
             throw HubError.invalid(

@@ -14,6 +14,8 @@ struct SendController {
     let pages: PortalPages
     /// The data payload FCM carries before the text is cut (`FCM_PAYLOAD_LIMIT`): the form counts down to it.
     var payloadLimit = PortalConfiguration.defaultPayloadLimit
+    /// The school's wall clock, on which "send at" is read (`SCHOOL_TIME_ZONE`).
+    var school = SchoolTime(zone: PortalConfiguration().schoolTimeZone)
 
     /// The routes on `users`, the group of logged-in users.
     func addRoutes(to users: RouterGroup<PortalRequestContext>) {
@@ -105,6 +107,10 @@ struct SendController {
         submission.broadcast = reading.broadcast
         submission.data = reading.data
         errors.merge(reading.errors) { first, _ in first }
+        switch filled.options.sendAt(in: school, now: services.now()) {
+        case .success(let sendAt): submission.sendAt = sendAt
+        case .failure(let problem): errors["send_at"] = problem.text
+        }
         // Where the form shows a refusal of the recipients depends on what it offers; devices are counted only
         // for a form shown again.
         let recipients = await SendRecipients.load(for: user.identity, services: services, countingDevices: false)
@@ -242,7 +248,7 @@ struct SendController {
         }
         // Its reach, kept up to date on the page by reach.js.
         data["reach"] = await ReachController(services: services).pageData(msiKey: msiKey, user: user)
-        data["presentation"] = SentMessageFacts.presentation(message)
+        data["presentation"] = SentMessageFacts.presentation(message, school: school)
         data["acknowledgement"] = SentMessageFacts.acknowledgement(message, now: services.now())
         data["edit"] = PortalEditController.pageData(message)
         var notice = Self.doneNotices[request.uri.queryParameters.get("done") ?? ""]
@@ -291,6 +297,7 @@ struct SendController {
         data["values"] = values
         data["options"] = filled.options.templateData()
         data["payloadLimit"] = payloadLimit
+        data["schoolZone"] = school.name
         data["errors"] = errors
         data["hasErrors"] = !errors.isEmpty
         data["hasTargets"] = !targets.targets.isEmpty || !recipients.groups.isEmpty || recipients.mayMessagePersons

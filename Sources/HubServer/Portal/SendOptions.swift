@@ -50,6 +50,8 @@ struct SendOptions {
     var expiresAt = ""
     /// The expiry as typed in the `datetime-local` field (read as UTC when the script sent none).
     var expiresLocal = ""
+    /// When to send, as typed in the `datetime-local` field on the school's wall clock; "" to send now.
+    var sendAtLocal = ""
     /// Whether the phone shows it (the box ticked, or the field absent).
     var display = true
     /// The data rows filled in, in order (blank rows left out).
@@ -84,6 +86,7 @@ struct SendOptions {
         display = form.all("display").last.map { $0 != "false" } ?? true
         expiresAt = form.trimmed("expires_at")
         expiresLocal = form.trimmed("expires_local")
+        sendAtLocal = form.trimmed("send_at_local")
         let keys = form.all("data_key"), values = form.all("data_value")
         data = (0..<max(keys.count, values.count))
             .map { (key: value(keys, $0), value: $0 < values.count ? values[$0] : "") }
@@ -144,6 +147,29 @@ struct SendOptions {
             reading.data[key] = value
         }
         return reading
+    }
+
+    /// The `send_at` the form asks for (Unix ms; nil to send now): the typed time on the school's wall clock, held to
+    /// POST /message's rule (from now to `MessageController.maximumScheduleMS` ahead; a time a minute past is sent
+    /// now, as the API sends a past `send_at` at once); or the refusal for the form's `send_at` field.
+    func sendAt(in school: SchoolTime, now: Int64) -> Result<Int64?, SendAtProblem> {
+        guard !sendAtLocal.isEmpty else { return .success(nil) }
+        guard let instant = school.instant(ofField: sendAtLocal) else {
+            return .failure(SendAtProblem(text: "Enter a date and a time, such as 2027-03-01 08:00."))
+        }
+        if instant < now - 60_000 {
+            return .failure(
+                SendAtProblem(text: "This time has passed (\(school.text(instant))). Leave it empty to send now."))
+        }
+        if instant > now + MessageController.maximumScheduleMS {
+            return .failure(SendAtProblem(text: "A message can be scheduled at most 90 days ahead."))
+        }
+        return .success(instant)
+    }
+
+    /// Why the send form's "send at" cannot be read: the sentence shown beside it.
+    struct SendAtProblem: Error {
+        var text: String
     }
 
     /// The `ack` value POST /message would carry: nil unless asked; the responses one a line, the minutes as
@@ -232,6 +258,7 @@ struct SendOptions {
             },
             "ownKind": chosenKind == Self.ownKind ? (kind == Self.ownKind ? ownKindName : kind) : ownKindName,
             "dismissible": dismissible, "display": display, "expiresLocal": expiresLocal, "data": dataRows,
+            "sendAtLocal": sendAtLocal,
             "bounds": [
                 "translations": MessageService.Submission.maximumTranslations,
                 "imageBytes": MessageService.Submission.maximumImageBytes,

@@ -10,10 +10,14 @@ import Mongo
 /// escalation stands and whether its sender may send it again to those who have not answered.
 enum SentMessageFacts {
     /// The presentation facts of `message`, each `{id, name, value}` (or `items` for a list), only those it has
-    /// beyond the defaults (urgency always).
-    static func presentation(_ message: Message) -> [[String: Any]] {
+    /// beyond the defaults (urgency always): the time it was scheduled for on the school's wall clock first.
+    static func presentation(_ message: Message, school: SchoolTime) -> [[String: Any]] {
         let broadcast = message.broadcast
-        var facts: [[String: Any]] = [["id": "sent-urgency", "name": "Urgency", "value": message.urgency.rawValue]]
+        var facts: [[String: Any]] = []
+        if let sendAt = RelayState(message: message.document)?.sendAt {
+            facts.append(["id": "sent-send-at", "name": "Scheduled for", "value": school.text(sendAt)])
+        }
+        facts.append(["id": "sent-urgency", "name": "Urgency", "value": message.urgency.rawValue])
         if broadcast.language != nil || !broadcast.translations.isEmpty {
             let main = broadcast.language.map { "\($0) (the texts above)" } ?? "the hub's default (the texts above)"
             facts.append([

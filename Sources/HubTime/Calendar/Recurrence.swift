@@ -36,29 +36,10 @@ public struct Recurrence: Sendable {
 
     /// The instant (Unix ms) of `local` on the zone's wall clock: the first valid time after a skipped one, the
     /// earlier of a repeated one.
-    public func instant(of local: LocalDateTime) -> Int64 {
-        let wall = local.wallSeconds
-        let before = Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(wall - 86_400))))
-        let after = Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(wall + 86_400))))
-        let valid = [before, after].map { wall - $0 }.filter {
-            Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double($0)))) == wall - $0
-        }
-        if let earliest = valid.min() { return earliest * 1000 }
-        // In a gap: the moment the clocks jumped, the first valid wall-clock time after it.
-        let probe = Date(timeIntervalSince1970: Double(min(wall - before, wall - after) - 1))
-        if let jump = timeZone.nextDaylightSavingTimeTransition(after: probe) {
-            return Int64(jump.timeIntervalSince1970) * 1000
-        }
-        return (wall - before) * 1000
-    }
+    public func instant(of local: LocalDateTime) -> Int64 { local.instant(in: timeZone) }
 
     /// The local date of instant `ms` in the zone.
-    func localDate(of ms: Int64) -> LocalDate {
-        let seconds = ms / 1000
-        let offset = Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(seconds))))
-        let wall = seconds + offset
-        return LocalDate(daysSinceEpoch: Int((wall - ((wall % 86_400) + 86_400) % 86_400) / 86_400))
-    }
+    func localDate(of ms: Int64) -> LocalDate { LocalDateTime(instant: ms, in: timeZone).date }
 
     /// When the reminder `lead` before `occurrence` goes (Unix ms): its calendar days back on the wall clock (same
     /// time of day), then its hours, minutes and seconds back exactly.

@@ -40,7 +40,10 @@ def load(uri, persons):
 def top(db):
     """The database's time (microseconds) and commands per namespace so far (its `top`)."""
     totals = db.client.admin.command("top")["totals"]
-    return {ns: {"time": value.get("total", {}).get("time", 0), "count": value.get("total", {}).get("count", 0)}
+    operations = ("queries", "getmore", "insert", "update", "remove", "commands")
+    return {ns: dict({"time": value.get("total", {}).get("time", 0), "count": value.get("total", {}).get("count", 0)},
+                     **{"%s_%s" % (operation, field): value.get(operation, {}).get(field, 0)
+                        for operation in operations for field in ("time", "count")})
             for ns, value in totals.items() if ns != "note"}
 
 
@@ -111,7 +114,7 @@ def run(results, uri, hub, token, db_pid, hub_pid, persons, events):
     spent = {name: cpu_ms(cpu_ticks(pid) - before[name]) for name, pid in (("db", db_pid), ("hub", hub_pid))}
     top_after = top(db)
     spent_top = {ns.split(".", 1)[1]: {field: top_after[ns][field] - top_before.get(ns, {}).get(field, 0)
-                                       for field in ("time", "count")}
+                                       for field in top_after[ns]}
                  for ns in top_after if "." in ns}
     lags, seen = [], {}
     for message in db.message.find({"data.event": {"$exists": True}},
