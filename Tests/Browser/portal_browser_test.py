@@ -86,7 +86,7 @@ class Run:
         env = dict(os.environ, MONGODB_URI=self.mongo_uri, GOOGLE_APPLICATION_CREDENTIALS=self.fcm["credentials"],
                    FCM_ENDPOINT=self.fcm["base_url"], FCM_MODE="send", LOG_LEVEL="warning",
                    # Only marked subjects hold messages for approval: the other steps send to a Forced subject.
-                   APPROVAL_DEFAULTS="off")
+                   APPROVAL_DEFAULTS="off", SCHOOL_TIME_ZONE="Europe/Berlin")
         self.hub_log = open(os.path.join(self.work, "hub.log"), "w")
         process = subprocess.Popen([os.path.join(self.args.bin, "msi-hub"), "serve", "--port", str(self.port)],
                                    env=env, stdout=self.hub_log, stderr=subprocess.STDOUT)
@@ -640,6 +640,100 @@ def communicator_sends_to_a_group(run):
     run.logout()
 
 
+def set_value(run, field_id, value):
+    """Sets a date or time field's value as a person picking it would (its typed form depends on the locale)."""
+    element = run.driver.find_element(By.ID, field_id)
+    run.driver.execute_script(
+        "arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('change'))", element, value)
+
+
+def berlin_local(days, hour):
+    """The `datetime-local` value of `hour`:00 `days` from today on Berlin's wall clock."""
+    from zoneinfo import ZoneInfo
+    from datetime import datetime, timedelta
+    day = datetime.now(ZoneInfo("Europe/Berlin")).date() + timedelta(days=days)
+    return "%sT%02d:00" % (day.isoformat(), hour)
+
+
+def communicator_schedules_a_message_and_an_event(run):
+    run.login(COMMUNICATOR, COMMUNICATOR_PASSWORD)
+    # A message sent later: "send at" on the school's wall clock.
+    run.click_link("Send a message")
+    check("the school's time, Europe/Berlin" in run.text(), "the form names the school's zone")
+    choose(run, "Riverside High", "Year 10", "Newsletter")
+    run.fill("title", "Concert tickets")
+    run.fill("message", "Tickets for the winter concert are on sale from tomorrow.")
+    later = berlin_local(2, 8)
+    set_value(run, "send-at", later)
+    run.submit("send")
+    check("Scheduled for" in run.text() and later.replace("T", " ") + " (Europe/Berlin)" in run.text(),
+          "the message's page shows when it goes, in the school's zone")
+    run.shot("24-scheduled-message")
+    # An event with reminders, repeating weekly, for the class group.
+    run.open("/portal")
+    run.click_link("Events and reminders")
+    check(run.driver.find_element(By.ID, "no-occurrences").is_displayed(), "no event yet")
+    run.navigate(By.ID, "new-event")
+    check(run.driver.find_element(By.ID, "tz").get_attribute("value") == "Europe/Berlin", "the school's zone")
+    run.driver.find_element(By.ID, "to-group").click()
+    retrying(lambda: Select(run.driver.find_element(By.ID, "group")).select_by_visible_text("Class 10A"))
+    run.fill("title", "Chess club")
+    run.fill("message", "Bring your boards.")
+    run.fill("location", "Room 12")
+    start = berlin_local(3, 18)
+    set_value(run, "starts-at", start)
+    Select(run.driver.find_element(By.ID, "repeat")).select_by_value("WEEKLY")
+    run.driver.find_element(By.ID, "lead-P1D").click()
+    run.shot("25-event-form", width=880)
+    run.submit("save-event")
+    check("The event is saved" in run.text(), "the event's page says it is saved")
+    check("%s 18:00 (Europe/Berlin)" % start[:10] in run.text(), "the first occurrence on the Berlin wall clock")
+    check(run.driver.find_element(By.ID, "event-reminders").text == "1 day before, 30 minutes before",
+          "the reminders in words")
+    event_id = run.driver.current_url.split("/portal/events/")[1].split("?")[0]
+    run.shared["event_id"] = event_id
+    run.shot("26-event")
+    run.navigate(By.ID, "cancel-" + start[:10])
+    check("The occurrence is cancelled" in run.text(), "one occurrence cancelled")
+    check(run.driver.find_element(By.ID, "event-cancelled").text == start[:10], "shown as cancelled")
+    status, event = run.api_get("/event/" + event_id, COMMUNICATOR, COMMUNICATOR_PASSWORD)
+    check(status == 200 and event["exdates"] == [start[:10]] and event["recurrence"] == "FREQ=WEEKLY"
+          and event["to"]["groups"] == ["class-10a"] and event["reminders"] == ["P1D", "PT30M"],
+          "the API has the event as the portal made it (got %s)" % event)
+    run.click_link("Events and reminders")
+    check("Chess club" in run.text(), "the list shows its next occurrences")
+    run.shot("27-events")
+    # A communicator without the right to message persons: the rota's nights are refused beside them.
+    run.open("/portal/events/%s/rota" % event_id)
+    night = berlin_local(10, 18)[:10]
+    run.fill("night-" + night, "pupil-1")
+    run.submit("save-rota")
+    check(run.driver.find_element(By.ID, "night-%s-error" % night).is_displayed(), "the night is refused")
+    run.logout()
+
+
+def admin_fills_the_rota_grid(run):
+    run.login(ADMIN, ADMIN_PASSWORD)
+    event_id = run.shared["event_id"]
+    run.open("/portal/events/" + event_id)
+    run.navigate(By.ID, "rota-link")
+    nights = [berlin_local(10, 18)[:10], berlin_local(17, 18)[:10]]
+    check(len(run.driver.find_elements(By.CSS_SELECTOR, "table#rota tbody tr")) == 8, "eight weeks, a week a row")
+    run.fill("night-" + nights[0], "pupil-1, pupil-2")
+    run.fill("night-" + nights[1], "pupil-3")
+    run.shot("28-rota", width=1200)
+    run.submit("save-rota")
+    check("The rota is saved" in run.text(), "saved")
+    status, event = run.api_get("/event/" + event_id, ADMIN, ADMIN_PASSWORD)
+    check(event["rota"] == {nights[0]: ["pupil-1", "pupil-2"], nights[1]: ["pupil-3"]},
+          "the API has each night's persons (got %s)" % event.get("rota"))
+    run.navigate(By.ID, "delete-event")
+    check("The event is cancelled" in run.text(), "the whole event cancelled")
+    status, _ = run.api_get("/event/" + event_id, ADMIN, ADMIN_PASSWORD)
+    check(status == 404, "gone from the API (got %d)" % status)
+    run.logout()
+
+
 def mark_newsletter(run, approval):
     """The admin marks the subject Newsletter `"approval": approval` through the API (positional PUT)."""
     token = base64.b64encode(("%s:%s" % (ADMIN, ADMIN_PASSWORD)).encode()).decode()
@@ -750,7 +844,8 @@ STEPS = [admin_logs_in, admin_builds_channel_area_and_subjects, admin_edits_and_
          communicator_cannot_open_admin_pages, communicator_sends_an_alert_and_an_information,
          the_messages_are_stored_and_reached_the_fake_fcm, the_reach_report_updates_live,
          communicator_adds_and_removes_translations, a_form_without_its_csrf_token_is_refused,
-         communicator_sends_to_a_group, a_second_person_approves_a_held_message, admin_reads_the_audit_log,
+         communicator_sends_to_a_group, communicator_schedules_a_message_and_an_event, admin_fills_the_rota_grid,
+         a_second_person_approves_a_held_message, admin_reads_the_audit_log,
          six_wrong_passwords_are_throttled]
 
 

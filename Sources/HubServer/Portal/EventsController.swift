@@ -94,7 +94,8 @@ struct EventsController {
             [
                 "date": item.occurrence.date.description, "when": when(item),
                 "persons": (event.rota[item.occurrence.date.description] ?? []).joined(separator: ", "),
-                "reminders": item.reminders.map { school.text($0) }.joined(separator: "; "),
+                "reminders": item.reminders.map { school.field($0).replacingOccurrences(of: "T", with: " ") }
+                    .joined(separator: ", "),
                 "cancelPath": Self.path(event.id) + "/occurrences/\(item.occurrence.date)/cancel",
             ]
         }
@@ -103,14 +104,18 @@ struct EventsController {
             "message": event.template["message"]?.stringValue ?? "",
             "starts": event.schedule.startsAt.replacingOccurrences(of: "T", with: " ").prefix(16) + " ("
                 + event.schedule.timeZone + ")",
-            "audience": await audience(of: event), "location": event.location ?? "",
-            "repeats": event.schedule.recurrence ?? "", "isRecurring": event.schedule.recurrence != nil,
-            "cancelledDates": event.schedule.exceptions.joined(separator: ", "),
+            "audience": await audience(of: event), "isRecurring": event.schedule.recurrence != nil,
             "reminders": event.schedule.reminders.map(Self.leadName).joined(separator: ", "),
             "occurrences": occurrences, "hasOccurrences": !occurrences.isEmpty, "days": Self.eventDays,
-            "announced": event.announcement.map { "/portal/messages/" + $0.hex } ?? "",
-            "createdBy": event.sender["name"]?.stringValue ?? "",
+            "createdBy": event.sender["name"]?.stringValue ?? "", "schoolZone": school.name,
         ]
+        // Only what the event has: a section shows when its key is present.
+        if let location = event.location, !location.isEmpty { data["location"] = location }
+        if let recurrence = event.schedule.recurrence { data["repeats"] = recurrence }
+        if !event.schedule.exceptions.isEmpty {
+            data["cancelledDates"] = event.schedule.exceptions.joined(separator: ", ")
+        }
+        if let announcement = event.announcement { data["announced"] = "/portal/messages/" + announcement.hex }
         if let next = event.dueAt { data["nextReminder"] = school.text(next) }
         if let error = event.lastError { data["lastError"] = error }
         let notice = Self.doneNotices[request.uri.queryParameters.get("done") ?? ""]
@@ -317,7 +322,9 @@ struct EventsController {
             let days: [[String: Any]] = (0..<7).map { offset in
                 let date = start.adding(days: offset)
                 let key = date.description
-                guard let night = nights[date] else { return ["date": key, "hasNight": false] }
+                guard let night = nights[date] else {
+                    return ["date": key, "hasNight": false, "cancelled": event.schedule.exceptions.contains(key)]
+                }
                 var day: [String: Any] = [
                     "date": key, "hasNight": true,
                     "time": String(night.occurrence.local.description.dropFirst(11).prefix(5)),
