@@ -110,19 +110,25 @@ public struct EventDAO: Sendable {
     }
 
     /// The events whose span meets [`from`, `to`): those ending at or after `from` and starting before `to`, and the
-    /// series without end that start before `to`; at most `limit`, by start.
+    /// series without end that start before `to`; at most `limit`, by start. Each with its schedule and title only
+    /// (`listedFields`): a listing expands occurrences and names them, and reads no event's message or rota.
     /// - Throws: `DAOError`.
     public func meeting(from: Int64, to: Int64, limit: Int) async throws -> [Event] {
         try await mapErrors {
             let ending = try await collection.find(
                 ["last_at": ["$gte": .int64(from)], "first_at": ["$lt": .int64(to)]],
-                options: FindOptions(sort: ["first_at": 1], limit: Int64(limit)))
+                options: FindOptions(projection: Self.listedFields, sort: ["first_at": 1], limit: Int64(limit)))
             let endless = try await collection.find(
                 ["last_at": .null, "first_at": ["$lt": .int64(to)]],
-                options: FindOptions(sort: ["first_at": 1], limit: Int64(limit)))
+                options: FindOptions(projection: Self.listedFields, sort: ["first_at": 1], limit: Int64(limit)))
             return (ending + endless).compactMap(Event.init(document:))
         }
     }
+
+    /// The fields a listing of occurrences reads: the schedule and the title.
+    static let listedFields: BSONDocument = [
+        "starts_at": 1, "ends_at": 1, "tz": 1, "recurrence": 1, "exdates": 1, "reminders": 1, "template.title": 1,
+    ]
 
     // MARK: The reminder queue
 
