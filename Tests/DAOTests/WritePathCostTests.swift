@@ -249,6 +249,12 @@ struct Filler {
                 }
             ),
             (
+                CollectionName.rateWindows,
+                { index in
+                    ["_id": .string("filler-\(index):1"), "used": 1, "expire_at": .datetime(now + 86_400_000)]
+                }
+            ),
+            (
                 CollectionName.usedAssertions,
                 { index in
                     ["_id": .string("filler-assertion-\(index)"), "expire_at": .datetime(now + 86_400_000)]
@@ -291,6 +297,7 @@ struct WritePaths: Sendable {
         let webhookDAO = WebhookDeliveryDAO(database: database)
         let deferrals = QuietDeferralDAO(database: database)
         let escalations = AcknowledgementDAO(database: database)
+        let rates = RateWindowDAO(database: database)
         _ = try await groups.replace(id: "cost-group", name: "Cost", access: [], persons: ["cost-member"])
         let now = UnixTime.nowMilliseconds
         /// The claims' leases outlast the test: what the runs at 1,000 claimed is not due again at 20,000 (the fill
@@ -454,6 +461,12 @@ struct WritePaths: Sendable {
                 try await deferrals.schedule([deferral])
                 return { () async throws in
                     #expect(try await deferrals.claim(owner: "cost", leaseMS: lease, limit: 16).count == 1)
+                }
+            },
+            Path(name: "rate window take") { tag in
+                { () async throws in
+                    let taken = try await rates.take(1, of: "cost-\(tag)", limit: 5, windowMS: 60_000)
+                    #expect(taken.granted == 1)
                 }
             },
             Path(name: "escalation claim") { _ in

@@ -3,6 +3,11 @@ import Mongo
 
 /// A rate shared by every replica: a counter per key and window in `rate_windows`, taken from with one atomic
 /// upsert (`$inc`), so N replicas together never exceed the limit. Old windows expire through a TTL index.
+///
+/// The counter is raised by an `updateOne` on `_id` and then read by `_id`, never by a `findAndModify`, which the
+/// embedded database answers by reading the whole collection (a window per person posting in a room, per address
+/// logging in, per second of sends: the collection grows with the school). The count read back may hold other takers'
+/// units added in between: the grant is then smaller than it could have been, never larger, so the limit holds.
 public struct RateWindowDAO: Sendable {
     let collection: MongoCollection
     let now: UnixClock
@@ -22,14 +27,20 @@ public struct RateWindowDAO: Sendable {
     {
         let window = (time ?? now()) / windowMS
         let nextWindowAt = (window + 1) * windowMS
+        let id: BSONValue = .string("\(key):\(window)")
+        let raise: BSONDocument = ["$inc": ["used": .int64(Int64(count))]]
+        do {
+            _ = try await mapErrors {
+                var upsert = raise
+                upsert["$setOnInsert"] = ["expire_at": .datetime(nextWindowAt + 60_000)]
+                return try await collection.updateOne(["_id": id], upsert, options: UpdateOptions(upsert: true))
+            }
+        } catch let error as DAOError where error.code == .duplicate {
+            // Two first takers of the window at once: the other one inserted it; raise it as it stands.
+            _ = try await mapErrors { try await collection.updateOne(["_id": id], raise) }
+        }
         let document = try await mapErrors {
-            try await collection.findOneAndUpdate(
-                ["_id": .string("\(key):\(window)")],
-                [
-                    "$inc": ["used": .int64(Int64(count))],
-                    "$setOnInsert": ["expire_at": .datetime(nextWindowAt + 60_000)],
-                ],
-                options: FindOneAndUpdateOptions(returnNew: true, upsert: true))
+            try await collection.findOne(["_id": id], projection: ["used": 1])
         }
         let used = Int(document?["used"]?.int64Value ?? Int64(count))
         let before = used - count
