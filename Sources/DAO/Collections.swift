@@ -69,6 +69,10 @@ public enum CollectionName {
     /// What each person has read of their groups' messages, and their unread messages named to them
     /// (`PersonUnreadDAO`).
     public static let personUnread = "person_unread"
+    /// A person's settings: quiet hours, locale, digest hour (`PersonSettingsDAO`).
+    public static let personSettings = "person_settings"
+    /// A person's delivery choices per subject and group other than instant (`PersonSettingsDAO`).
+    public static let personDeliveries = "person_deliveries"
     /// Each group's last message number, for unread counts (`PersonUnreadDAO`).
     public static let unreadSequences = "unread_sequences"
     /// Scheduled events, their occurrences' rota and where their reminders stand (`EventDAO`).
@@ -132,6 +136,8 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.usedAssertions).createIndexes(UsedAssertionDAO.indexes)
             try await database.collection(CollectionName.personMutes).createIndexes(PersonMuteDAO.indexes)
             try await database.collection(CollectionName.personUnread).createIndexes(PersonUnreadDAO.indexes)
+            try await database.collection(CollectionName.personDeliveries)
+                .createIndexes(PersonSettingsDAO.deliveryIndexes)
             try await database.collection(CollectionName.events).createIndexes(EventDAO.indexes)
         }
     }

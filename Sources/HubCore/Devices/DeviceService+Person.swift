@@ -51,7 +51,16 @@ extension DeviceService {
             change: AuditChange.edit(
                 before: Self.personField(device.person),
                 after: Self.personField(verified.person)))
-        return bound
+        // The person's quiet hours and locale come with them to the new device. The binding stands whatever happens
+        // here (its assertion is spent): a failure is logged, and the person's next change of settings gives them.
+        do {
+            return try await followPersonSettings(bound, try await personSettings.settings(of: verified.person))
+        } catch {
+            logger.warning(
+                "a bound device did not get its person's settings yet",
+                metadata: ["device": .string(device.id.hex), "error": .string("\(error)")])
+            return bound
+        }
     }
 
     /// Unbinds `device` from its person (logout), recorded in the audit log as `device.unbind`; a device with none

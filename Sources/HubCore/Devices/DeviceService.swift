@@ -23,6 +23,8 @@ public struct DeviceService: Sendable {
     let relayProgress: RelayProgressDAO
     /// The groups of a device's person, whose messages its catch-up holds.
     let groups: GroupDAO
+    /// The settings that follow a person to every device they bind.
+    let personSettings: PersonSettingsDAO
     let cube: CubeCache
     /// Wakes this process's reconciler when wishes change.
     public let reconcilerSignal: WakeSignal
@@ -53,6 +55,7 @@ public struct DeviceService: Sendable {
         self.messages = MessageDAO(database: database, now: now)
         self.relayProgress = RelayProgressDAO(database: database)
         self.groups = GroupDAO(database: database, now: now)
+        self.personSettings = PersonSettingsDAO(database: database, now: now)
         self.cube = cube
         self.reconcilerSignal = WakeSignal()
         self.logger = logger
@@ -434,7 +437,7 @@ public struct DeviceService: Sendable {
         return (forced.sorted(), recommended.sorted())
     }
 
-    private func subject(_ topicKey: String) async throws -> SubjectLocation {
+    func subject(_ topicKey: String) async throws -> SubjectLocation {
         do {
             return try await cube.location(topicKey: topicKey)
         } catch let error as DAOError where error.code == .topicNotFound {

@@ -24,6 +24,8 @@ struct DeviceController {
         router.delete("/device/:deviceID/person", use: unbind)
         router.post("/device/:deviceID/person/nonce", use: personNonce)
         router.get("/device/:deviceID/unread", use: unread)
+        router.get("/device/:deviceID/person/settings", use: personSettings)
+        router.put("/device/:deviceID/person/settings", use: changePersonSettings)
         router.get("/device/:deviceID/person/mutes", use: mutes)
         router.put("/device/:deviceID/person/mutes/:groupID", use: mute)
         router.delete("/device/:deviceID/person/mutes/:groupID", use: unmute)
@@ -73,6 +75,84 @@ struct DeviceController {
     @Sendable func unmute(request: Request, context: HubRequestContext) async throws -> Response {
         _ = try await services.rooms.unmute(try GroupController.groupID(context), by: try await device(context))
         return Response(status: .noContent)
+    }
+
+    /// GET /device/:deviceID/person/settings: the settings of the device's person (409 `not_bound` for a device bound
+    /// to nobody).
+    @Sendable func personSettings(request: Request, context: HubRequestContext) async throws -> Response {
+        let settings = try await services.devices.personSettings(of: try await device(context))
+        return JSONResponse.make(.document(Self.document(settings)))
+    }
+
+    /// PUT /device/:deviceID/person/settings `{"quiet_hours"?, "locale"?, "digest_hour"?, "delivery"?: {"subjects"?:
+    /// {topic_key: mode}, "groups"?: {group id: mode}}}`: changes what the body names (null clears a field; mode
+    /// `instant`, `digest` or `off`) for the device's person, and gives the person's quiet hours and locale to every
+    /// device of theirs; 200 with the settings. 409 `forced_subscription` for a Forced subject turned `off`.
+    @Sendable func changePersonSettings(request: Request, context: HubRequestContext) async throws -> Response {
+        let device = try await device(context)
+        var request = request
+        let body = try await request.jsonObject(context: context)
+        let change = try Self.personSettingsChange(body)
+        let settings = try await services.devices.changePersonSettings(change, by: device)
+        return JSONResponse.make(.document(Self.document(settings)))
+    }
+
+    /// The change a body of PUT /device/:deviceID/person/settings asks for.
+    /// - Throws: `PersonSettingsRefusal.invalidSettings`, `DeviceRefusal.invalidQuietHours`.
+    static func personSettingsChange(_ body: BSONDocument) throws -> PersonSettingsChange {
+        func refuse(_ message: String) -> PersonSettingsRefusal { PersonSettingsRefusal(.invalidSettings, message) }
+        let fields = ["quiet_hours", "locale", "digest_hour", "delivery"]
+        if let unknown = body.elements.first(where: { !fields.contains($0.key) }) {
+            throw refuse("the settings have no field \"\(unknown.key.prefix(40))\" (\(fields.joined(separator: ", ")))")
+        }
+        var change = PersonSettingsChange()
+        change.fields.quietHours = try quietHours(FieldReader(document: body))
+        func text(_ key: String, _ read: (String) throws -> String) throws -> String?? {
+            switch body[key] {
+            case nil: return nil
+            case .null?: return .some(nil)
+            case .string(let value)?: return .some(try read(value))
+            default: throw refuse("\(key) must be a string or null")
+            }
+        }
+        change.fields.locale = try text("locale", DeviceService.locale)
+        change.fields.digestHour = try text("digest_hour", DeviceService.digestHour)
+        if let delivery = body["delivery"] {
+            guard let object = delivery.documentValue,
+                object.elements.allSatisfy({ $0.key == "subjects" || $0.key == "groups" })
+            else { throw refuse("delivery must be {\"subjects\": {topic_key: mode}, \"groups\": {group id: mode}}") }
+            for (key, scope) in [("subjects", DeliveryScope.subject), ("groups", .group)] {
+                guard let choices = object[key] else { continue }
+                guard let choices = choices.documentValue else { throw refuse("delivery.\(key) must be an object") }
+                for (id, value) in choices {
+                    guard let mode = value.stringValue.flatMap(DeliveryMode.init(rawValue:)) else {
+                        throw refuse("delivery.\(key): a mode is instant, digest or off")
+                    }
+                    change.delivery[scope, default: [:]][id] = mode
+                }
+            }
+        }
+        return change
+    }
+
+    /// A person's settings as the API shows them.
+    static func document(_ settings: PersonSettings) -> BSONDocument {
+        var quiet: BSONValue = .null
+        if let hours = settings.quietHours {
+            quiet = ["from": .string(hours.fromText), "to": .string(hours.toText), "tz": .string(hours.timeZoneID)]
+        }
+        func choices(_ scope: DeliveryScope) -> BSONValue {
+            .document(
+                BSONDocument(
+                    (settings.delivery[scope] ?? [:]).sorted { $0.key < $1.key }
+                        .map { (key: $0.key, value: .string($0.value.rawValue)) }))
+        }
+        return [
+            "person": .string(settings.person), "quiet_hours": quiet,
+            "locale": settings.locale.map(BSONValue.string) ?? .null,
+            "digest_hour": settings.digestHour.map(BSONValue.string) ?? .null,
+            "delivery": ["subjects": choices(.subject), "groups": choices(.group)],
+        ]
     }
 
     /// A mute as the API shows it.

@@ -36,6 +36,10 @@ extension HubError {
                 .unauthorized, error.code == .replayed ? .assertionReplayed : .invalidAssertion, error.message)
         case let error as GroupRefusal:
             return HubError(error)
+        case let error as PersonSettingsRefusal:
+            return error.code == .notBound
+                ? HubError(.conflict, .notBound, error.message)
+                : HubError(.unprocessableContent, .invalidSettings, error.message)
         case let error as RoomRefusal:
             return HubError(error)
         case let error as EventRefusal:

@@ -31,6 +31,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case invalidRecipients = "invalid_recipients", recipientAccessDenied = "recipient_access_denied"
             case invalidData = "invalid_data", relayBehind = "relay_behind"
             case invalidUrgency = "invalid_urgency", invalidQuietHours = "invalid_quiet_hours"
+            case notBound = "not_bound", invalidSettings = "invalid_settings"
             case invalidAck = "invalid_ack"
             case invalidTranslations = "invalid_translations", invalidImage = "invalid_image", invalidKind =
                 "invalid_kind"
@@ -151,6 +152,10 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let invalidSample = Code(.invalidSample)
         /// 422: a device's `quiet_hours` is not `{"from": "HH:MM", "to": "HH:MM", "tz": IANA zone}` with from != to.
         public static let invalidQuietHours = Code(.invalidQuietHours)
+        /// 409: a person's settings asked of a device bound to no person.
+        public static let notBound = Code(.notBound)
+        /// 422: a person's settings that are not as the settings take them (a field, a delivery mode, a locale).
+        public static let invalidSettings = Code(.invalidSettings)
         /// 422: a webhook's URL or events that the rules refuse.
         public static let invalidWebhook = Code(.invalidWebhook)
         /// 404: no webhook has the id.

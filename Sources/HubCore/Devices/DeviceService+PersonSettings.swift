@@ -1,0 +1,132 @@
+import DAO
+import HubTime
+import Mongo
+
+/// Why a change of a person's settings was refused: a code each adapter maps once.
+public typealias PersonSettingsRefusal = Refusal<PersonSettingsRefusalCode>
+
+/// The codes of a `PersonSettingsRefusal`.
+public struct PersonSettingsRefusalCode: Hashable, Sendable, CustomStringConvertible {
+    private enum Value: String {
+        case notBound, invalidSettings
+    }
+    private let value: Value
+    private init(_ value: Value) { self.value = value }
+
+    /// The device is bound to no person: it has no person's settings.
+    public static let notBound = PersonSettingsRefusalCode(.notBound)
+    /// A field is not one the settings take, or its value is not one of its values.
+    public static let invalidSettings = PersonSettingsRefusalCode(.invalidSettings)
+
+    public var description: String { value.rawValue }
+}
+
+/// A change of a person's settings as a device asks for it: what it names changes, the rest stays.
+public struct PersonSettingsChange: Sendable {
+    /// The person-wide fields (quiet hours, locale, digest hour).
+    public var fields = PersonSettingsDAO.Change()
+    /// Delivery choices by scope, then topic key or group id.
+    public var delivery: [DeliveryScope: [String: DeliveryMode]] = [:]
+
+    public init() {}
+
+    /// At most this many delivery choices in one change.
+    public static let maximumChoices = 200
+}
+
+extension DeviceService {
+    /// The settings of the person `device` is bound to.
+    /// - Throws: `PersonSettingsRefusal.notBound`; `DAOError`.
+    public func personSettings(of device: Device) async throws -> PersonSettings {
+        try await personSettings.settings(of: try Self.boundPerson(device))
+    }
+
+    /// Changes the settings of the person `device` is bound to, as `change` names them, after checking all of them
+    /// (nothing changes when one is refused); then gives the person's quiet hours and locale to every device of the
+    /// person (`followPersonSettings`). A Forced subject cannot be turned `off`, as it cannot be left.
+    /// - Throws: `PersonSettingsRefusal`, `DeviceRefusal` (`.topicNotFound`, `.forcedSubscription`), `GroupRefusal`
+    ///   (`.groupNotFound`, `.invalidID`), `DAOError`.
+    public func changePersonSettings(_ change: PersonSettingsChange, by device: Device) async throws -> PersonSettings {
+        let person = try Self.boundPerson(device)
+        let count = change.delivery.values.reduce(0) { $0 + $1.count }
+        guard count <= PersonSettingsChange.maximumChoices else {
+            throw PersonSettingsRefusal(
+                .invalidSettings, "delivery: at most \(PersonSettingsChange.maximumChoices) choices in one change")
+        }
+        for (topicKey, mode) in change.delivery[.subject] ?? [:] {
+            let location = try await subject(topicKey)
+            if mode == .off, location.subject.level == SubscriptionLevel.forced.rawValue {
+                throw DeviceRefusal(
+                    .forcedSubscription, "\(location.subject.name) is Forced: every person receives its messages")
+            }
+        }
+        for groupID in (change.delivery[.group] ?? [:]).keys {
+            guard try await groups.group(id: try GroupService.checkedGroupID(groupID)) != nil else {
+                throw GroupRefusal(.groupNotFound, "no group has the id \(groupID)")
+            }
+        }
+        try await personSettings.apply(change.fields, to: person)
+        for scope in DeliveryScope.allCases {
+            for (id, mode) in change.delivery[scope] ?? [:] {
+                try await personSettings.setDelivery(mode, scope: scope, id: id, for: person)
+            }
+        }
+        let settings = try await personSettings.settings(of: person)
+        if change.fields.quietHours != nil || change.fields.locale != nil {
+            for each in try await devices.devices(ofPerson: person) {
+                _ = try await followPersonSettings(each, settings)
+            }
+        }
+        return settings
+    }
+
+    /// Gives `device` its person's quiet hours and locale, those the person set (a device keeps its own where the
+    /// person set none). Called for every device of a person when the person's settings change, and for a device when
+    /// it is bound.
+    /// - Throws: `DAOError`.
+    func followPersonSettings(_ device: Device, _ settings: PersonSettings) async throws -> Device {
+        var device = device
+        if let quietHours = settings.quietHours, device.quietHours?.key != quietHours.key {
+            device = try await setQuietHours(device, quietHours)
+        }
+        if let locale = settings.locale, device.locale != locale {
+            device = try await update(device, registration: nil, locale: locale, appVersion: nil)
+        }
+        return device
+    }
+
+    /// The person `device` is bound to.
+    /// - Throws: `PersonSettingsRefusal.notBound`.
+    static func boundPerson(_ device: Device) throws -> String {
+        guard let person = device.person else {
+            throw PersonSettingsRefusal(
+                .notBound, "the device is bound to no person: bind it first (PUT /device/:deviceID/person)")
+        }
+        return person
+    }
+
+    /// The time of day of a digest: "HH:MM", two digits each.
+    /// - Throws: `PersonSettingsRefusal.invalidSettings`.
+    public static func digestHour(_ text: String) throws -> String {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2,
+            parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+            let hour = Int(parts[0]), let minute = Int(parts[1]), hour < 24, minute < 60
+        else {
+            throw PersonSettingsRefusal(.invalidSettings, "digest_hour must be \"HH:MM\" (00:00 to 23:59) or null")
+        }
+        return text
+    }
+
+    /// A locale as the settings take it: a BCP 47 tag such as "de" or "pt-BR" (letters, digits and hyphens, 2 to
+    /// 35 characters).
+    /// - Throws: `PersonSettingsRefusal.invalidSettings`.
+    public static func locale(_ text: String) throws -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_".utf8)
+        guard (2...35).contains(text.utf8.count), text.utf8.allSatisfy(allowed.contains) else {
+            throw PersonSettingsRefusal(
+                .invalidSettings, "locale must be a language tag such as \"de\" or \"pt-BR\", or null")
+        }
+        return text
+    }
+}
