@@ -1,4 +1,5 @@
 import DAO
+import FakeFCM
 import Foundation
 @testable import HubCore
 @testable import HubServer
@@ -120,6 +121,56 @@ import Testing
                 .put, "/device/\(phone.deviceID)/person/settings", as: .token(loose.secret), json: #"{"locale": "it"}"#)
             #expect(foreign.status == .unauthorized)
             #expect(try await Self.settings(phone, on: hub)["locale"] == "nl")
+        }
+    }
+
+    @Test func aGroupTurnedOffReachesThePersonsDevicesInTheBackgroundAndCatchUpStillHasIt() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: RoomTests.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                let phone = RoomTests.annPhone, tablet = RoomTests.annTablet
+                let off = try await hub.request(
+                    .put, "/device/\(phone.id.hex)/person/settings", as: .token(phone.secret),
+                    json: #"{"delivery": {"groups": {"notices": "off"}}}"#)
+                #expect(off.status == .ok, "\(off.text)")
+                /// A staff message to `notices` at `urgency`, sent; its msi_key.
+                func send(_ title: String, urgency: String) async throws -> String {
+                    let sent = try await hub.request(
+                        .post, "/message", as: .admin,
+                        json: #"""
+                            {"title": "\#(title)", "desc": "\#(title)", "message": "More.", "distribution": "Alert",
+                             "urgency": "\#(urgency)", "to": {"groups": ["notices"]}}
+                            """#)
+                    let key = try #require(try sent.json()["msi_key"]?.stringValue)
+                    try await FanOutTests.waitUntilSent(
+                        try await RoomTests.stored(key, in: hub.database), in: hub.database)
+                    return key
+                }
+                let quiet = try await send("Lost and found", urgency: "active")
+                // Ann's devices: data alone in the background; Ben's: the notification.
+                for handset in [phone, tablet] {
+                    let requests = AcknowledgementTests.requests(to: handset.token, fake).filter {
+                        ($0["data"] as? [String: String])?["msi_key"] == quiet
+                    }
+                    #expect(requests.count == 1 && requests.first?["notification"] == nil, "\(handset.token)")
+                    #expect((requests.first?["data"] as? [String: String])?["muted"] == "1")
+                }
+                let toBen = AcknowledgementTests.requests(to: RoomTests.benPhone.token, fake).filter {
+                    ($0["data"] as? [String: String])?["msi_key"] == quiet
+                }
+                #expect(toBen.count == 1 && toBen.first?["notification"] != nil)
+                // Catch-up still has it.
+                let missed = try await hub.request(
+                    .get, "/device/\(tablet.id.hex)/messages?since=0", as: .token(tablet.secret)
+                ).json()
+                let keys = missed["messages"]?.arrayValue?.compactMap { $0.documentValue?["msi_key"]?.stringValue }
+                #expect(keys?.contains(quiet) == true)
+                // A critical message sounds all the same.
+                let critical = try await send("Evacuate", urgency: "critical")
+                let criticalToAnn = AcknowledgementTests.requests(to: phone.token, fake).filter {
+                    ($0["data"] as? [String: String])?["msi_key"] == critical
+                }
+                #expect(criticalToAnn.count == 1 && criticalToAnn.first?["notification"] != nil)
+            }
         }
     }
 }

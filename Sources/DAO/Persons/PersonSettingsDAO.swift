@@ -45,7 +45,11 @@ public struct PersonSettingsDAO: Sendable {
     let deliveries: MongoCollection
     let now: UnixClock
 
-    static let deliveryIndexes = [IndexModel(keys: ["person": 1], name: "person")]
+    static let deliveryIndexes = [
+        IndexModel(keys: ["person": 1], name: "person"),
+        // Who chose what for one subject or group, a range of persons at a time (the fan-out's batches).
+        IndexModel(keys: ["scope": 1, "id": 1, "person": 1], name: "scope.id.person"),
+    ]
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.settings = database.collection(CollectionName.personSettings)
@@ -120,6 +124,26 @@ public struct PersonSettingsDAO: Sendable {
         _ = try await mapErrors {
             try await settings.updateOne(["_id": .string(person)], update, options: UpdateOptions(upsert: true))
         }
+    }
+
+    /// Of `persons`, those who chose `mode` for `id` in `scope`: one range read of the choices for it (from the first
+    /// to the last of `persons`), the others left out here.
+    /// - Throws: `DAOError`.
+    public func choosing(_ mode: DeliveryMode, _ persons: [String], scope: DeliveryScope, id: String) async throws
+        -> Set<String>
+    {
+        let wanted = Set(persons)
+        guard mode != .instant, let range = KeyRange.bounds(of: wanted) else { return [] }
+        let documents = try await mapErrors {
+            try await deliveries.find(
+                ["scope": .string(scope.rawValue), "id": .string(id), "person": range],
+                options: FindOptions(projection: ["person": 1, "mode": 1, "_id": 0]))
+        }
+        var chosen: Set<String> = []
+        for document in documents where document["mode"]?.stringValue == mode.rawValue {
+            if let person = document["person"]?.stringValue, wanted.contains(person) { chosen.insert(person) }
+        }
+        return chosen
     }
 
     /// Sets how `person` wants the messages of `id` in `scope`: instant removes the choice (the default).

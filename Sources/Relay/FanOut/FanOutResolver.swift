@@ -203,8 +203,8 @@ struct FanOutResolver: Sendable {
     }
 
     /// Of the persons of a batch (`groupOf`: the group each was reached through, nil when named), those who muted
-    /// that group: one range read of the group's mutes a group. A time-sensitive or critical message is muted for
-    /// nobody.
+    /// that group or turned it `off` in their settings (a mute without end): one range read of the group's mutes and
+    /// one of its choices a group. A time-sensitive or critical message is muted for nobody.
     /// - Throws: `DAOError`.
     private func mutedPersons(of message: Message, groupOf: [String: String?]) async throws -> Set<String> {
         guard message.urgency < .timeSensitive else { return [] }
@@ -214,6 +214,7 @@ struct FanOutResolver: Sendable {
         let now = stores.now()
         for (group, persons) in byGroup {
             muted.formUnion(try await stores.mutes.muted(persons, in: group, at: now))
+            muted.formUnion(try await stores.settings.choosing(.off, persons, scope: .group, id: group))
         }
         return muted
     }

@@ -16,6 +16,8 @@ public struct FanOutStores: Sendable {
     public let subscriptions: SubscriptionDAO
     /// The groups persons muted: their devices get the group's messages in the background.
     public let mutes: PersonMuteDAO
+    /// The persons' delivery choices: a group a person turned `off` reaches their devices in the background, as a mute.
+    public let settings: PersonSettingsDAO
     /// Each person's unread messages, counted as the fan-out reaches them (the badge of each send); nil when they
     /// are not counted (`UNREAD_COUNTS` off).
     public let unread: PersonUnreadDAO?
@@ -24,9 +26,11 @@ public struct FanOutStores: Sendable {
 
     public init(
         deliveries: DeliveryDAO, devices: DeviceDAO, groups: GroupDAO, rates: RateWindowDAO,
-        subscriptions: SubscriptionDAO, mutes: PersonMuteDAO, unread: PersonUnreadDAO?, now: @escaping UnixClock
+        subscriptions: SubscriptionDAO, mutes: PersonMuteDAO, settings: PersonSettingsDAO, unread: PersonUnreadDAO?,
+        now: @escaping UnixClock
     ) {
         self.mutes = mutes
+        self.settings = settings
         self.unread = unread
         self.now = now
         self.subscriptions = subscriptions
@@ -43,6 +47,6 @@ public struct FanOutStores: Sendable {
             devices: DeviceDAO(database: database, now: now),
             groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now),
             subscriptions: SubscriptionDAO(database: database, now: now), mutes: PersonMuteDAO(database: database),
-            unread: countsUnread ? PersonUnreadDAO(database: database) : nil, now: now)
+            settings: PersonSettingsDAO(database: database, now: now), unread: countsUnread ? PersonUnreadDAO(database: database) : nil, now: now)
     }
 }
