@@ -28,6 +28,8 @@ public struct MSIKitError: Error, Sendable, CustomStringConvertible {
         public static let assertionReplayed = hub(status: 401, code: "assertion_replayed")
         /// The hub knows no subject with this topic key (404 `topic_not_found`).
         public static let topicNotFound = hub(status: 404, code: "topic_not_found")
+        /// The device is bound to no person, so it has no person's settings: bind it first.
+        public static let notBound = hub(status: 409, code: "not_bound")
         /// The hub answered something this library cannot read (an unexpected status or body).
         public static let invalidResponse = Code(.invalidResponse)
         /// The local SQLite database failed.

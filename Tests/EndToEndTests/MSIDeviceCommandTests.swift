@@ -6,8 +6,8 @@ import Mongo
 import MongoTestSupport
 import Testing
 
-/// The simulated phone's command line (`msi-device`) against a real hub: `bind --assertion`, `unbind`, and the
-/// audience and data of a message in `messages`.
+/// The simulated phone's command line (`msi-device`) against a real hub: `bind --assertion`, `unbind`, the
+/// audience and data of a message in `messages`, and the person's `settings`.
 @Suite("msi-device binds, unbinds and shows messages to persons and groups")
 struct MSIDeviceCommandTests {
     @Test func bindUnbindAndMessagesOfTheSimulatedPhone() async throws {
@@ -32,6 +32,7 @@ struct MSIDeviceCommandTests {
             #expect(refused.status != 0 && refused.output.contains("invalid_assertion"), "\(refused.output)")
             #expect(try await PersonBindingAgainstHubTests.storedPerson(in: hub) == "student-7")
 
+            try await hub.putGroup("chess-club", members: ["student-7"])
             // A group message as the listener stores it, and a subject's message: `messages` tells them apart.
             let store = try MessageStore(path: state.appendingPathComponent("msikit/msikit.sqlite").path)
             try await store.add(
@@ -52,6 +53,20 @@ struct MSIDeviceCommandTests {
                             + "data: link=school://rooms/r-17 room=r-17")
                 }, "\(messages.output)")
             #expect(lines.contains { $0.hasSuffix("65f0c0ffee0000000000e002 INFO Menu") }, "\(messages.output)")
+
+            // The person's settings: changed and printed, and refused as the hub refuses them.
+            let settings = try await Self.run(
+                ["settings", "--group", "chess-club=off", "--quiet", "22:00-07:00@Europe/Berlin", "--locale", "de"]
+                    + stateOption)
+            #expect(settings.status == 0, "\(settings.output)")
+            let printed = settings.output.split(separator: "\n").map(String.init)
+            for line in [
+                "PERSON student-7", "QUIET 22:00-07:00 Europe/Berlin", "LOCALE de", "GROUP chess-club off",
+            ] {
+                #expect(printed.contains(line), "\(line) in \(settings.output)")
+            }
+            let badMode = try await Self.run(["settings", "--group", "chess-club=loud"] + stateOption)
+            #expect(badMode.status != 0 && badMode.output.contains("ID=instant"), "\(badMode.output)")
 
             let unbound = try await Self.run(["unbind"] + stateOption)
             #expect(unbound.status == 0 && unbound.output.contains("unbound"), "\(unbound.output)")

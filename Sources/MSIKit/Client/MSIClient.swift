@@ -332,6 +332,54 @@ public final class MSIClient: Sendable {
         try await registration.unmute(group: group)
     }
 
+    // MARK: - Settings
+
+    /// The settings of the device's person, which follow them to every device they bind: quiet hours, language,
+    /// digest hour and how they want each subject and group.
+    /// - Throws: `.notBound` for a device bound to nobody, `.notRegistered`, `.network`.
+    public func settings() async throws(MSIKitError) -> PersonSettings {
+        try await registration.personSettings()
+    }
+
+    /// How the person wants the messages of `target`: `.instant`, `.digest` or `.off` (the data still arrives in the
+    /// background and catch-up has every message; time-sensitive and critical messages always come at once).
+    /// - Throws: `.forcedSubscription` for a Forced subject turned off, `.topicNotFound`, `.hub(status: 404,
+    ///   code: "group_not_found")`, `.notBound`, `.notRegistered`, `.network`.
+    @discardableResult
+    public func setDelivery(_ mode: DeliveryMode, for target: DeliveryTarget) async throws(MSIKitError)
+        -> PersonSettings
+    {
+        var change = SettingsChange()
+        switch target {
+        case .subject(let topicKey): change.subjects[topicKey] = mode
+        case .group(let id): change.groups[id] = mode
+        }
+        return try await registration.changePersonSettings(change)
+    }
+
+    /// The person's quiet hours on every device of theirs (nil clears them; each device then keeps its own).
+    /// - Throws: `.hub(status: 422, code: "invalid_quiet_hours")`, `.notBound`, `.notRegistered`, `.network`.
+    @discardableResult
+    public func setQuietHours(_ quietHours: QuietHours?) async throws(MSIKitError) -> PersonSettings {
+        var change = SettingsChange()
+        change.quietHours = quietHours.map { .set($0) } ?? .clear
+        return try await registration.changePersonSettings(change)
+    }
+
+    /// The language the hub sends in (a tag such as "de" or "pt-BR"): the person's, on every device of theirs, for a
+    /// bound device; this device's own for a device bound to nobody. Call it when the user changes the app's language
+    /// (registering sends the locale of the moment only).
+    /// - Throws: `.hub(status: 422, ...)` for a tag the hub does not take, `.notRegistered`, `.network`.
+    public func setLocale(_ locale: String) async throws(MSIKitError) {
+        var change = SettingsChange()
+        change.locale = .set(locale)
+        do {
+            _ = try await registration.changePersonSettings(change)
+        } catch let error where error.code == .notBound {
+            try await registration.updateLocale(locale)
+        }
+    }
+
     // MARK: - Events
 
     /// The calendar file (RFC 5545, `text/calendar`) of the event a message announces or reminds of

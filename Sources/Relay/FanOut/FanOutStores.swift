@@ -47,6 +47,7 @@ public struct FanOutStores: Sendable {
             devices: DeviceDAO(database: database, now: now),
             groups: GroupDAO(database: database, now: now), rates: RateWindowDAO(database: database, now: now),
             subscriptions: SubscriptionDAO(database: database, now: now), mutes: PersonMuteDAO(database: database),
-            settings: PersonSettingsDAO(database: database, now: now), unread: countsUnread ? PersonUnreadDAO(database: database) : nil, now: now)
+            settings: PersonSettingsDAO(database: database, now: now),
+            unread: countsUnread ? PersonUnreadDAO(database: database) : nil, now: now)
     }
 }
