@@ -358,8 +358,12 @@ struct RelayOutboxTests {
                 let stored = try await hub.database.collection(CollectionName.message).findOne([
                     "msi_key": .objectID(later)
                 ])
+                // Never stored under the old record: under the new one (stored direct), or, when the worker had no
+                // room in memory at that moment (the handed-back messages fill it), pending for a claim, whose
+                // outcome clears the lease (a loaded machine: `relay.lease_owner` absent once sent, one CI run).
+                #expect(stored != nil)
                 let owner = stored?[path: "relay.lease_owner"]?.stringValue
-                #expect(owner != nil && owner != old.owner)
+                #expect(owner != old.owner)
 
                 // Every message arrived; only those FCM had before the takeover (answered or in flight, past the
                 // record's last report), or started before the worker's next report told it (one round of sends at
