@@ -191,4 +191,47 @@ import Testing
             #expect(after[path: "rota.\(first)"]?.arrayValue?.compactMap(\.stringValue) == ["advisor-1", "advisor-2"])
         }
     }
+
+    @Test func anEditInThePortalKeepsWhatTheFormDoesNotShow() async throws {
+        try await HubHarness.with(seed: PortalRecipientsTests.seed, portal: Self.portal) { hub in
+            // Made through the API: two groups, a time-sensitive Information with data and an acknowledgement asked.
+            let start = Self.berlinTime(daysAhead: 4, hour: 10)
+            let made = try await hub.request(
+                .post, "/event", as: .admin,
+                json: #"""
+                    {"title": "Trip", "message": "Bring lunch.", "starts_at": "\#(start.field)", "tz": "Europe/Berlin",
+                     "reminders": ["P1D"], "to": {"groups": ["chess", "class-7b"]}, "distribution": "Information",
+                     "desc": "", "urgency": "time-sensitive", "data": {"bus": "2"}, "ack": {"responses": ["Yes", "No"], "within_s": 3600}}
+                    """#)
+            #expect(made.status == .created, "\(made.text)")
+            let id = try #require(try made.json()["id"]?.stringValue)
+            var browser = PortalBrowser(hub: hub)
+            _ = try await browser.login("dan", PortalRecipientsTests.danPassword)
+            let form = try await browser.get("/portal/events/\(id)/edit")
+            #expect(form.text.contains("id=\"to-fixed\" checked"))
+            let csrf = try PortalBrowser.csrf(in: form)
+            // dan may send to chess only: the audience kept is the event's, and the service holds him to it.
+            let refused = try await browser.post(
+                "/portal/events/\(id)",
+                pairs: Self.eventForm(
+                    csrf: csrf, [("to", "fixed"), ("title", "Trip (moved)"), ("starts_at", start.field)]))
+            #expect(refused.status == .unprocessableContent && refused.text.contains("id=\"audience-error\""))
+            // An admin's edit through the portal keeps the two groups, the urgency, the data and the acknowledgement.
+            _ = try await hub.database.collection(CollectionName.users).updateOne(
+                ["username": "dan"], ["$set": ["role": "admin"]])
+            var admin = PortalBrowser(hub: hub)
+            _ = try await admin.login("dan", PortalRecipientsTests.danPassword)
+            let adminCSRF = try PortalBrowser.csrf(in: try await admin.get("/portal/events/\(id)/edit"))
+            let edited = try await admin.post(
+                "/portal/events/\(id)",
+                pairs: Self.eventForm(
+                    csrf: adminCSRF, [("to", "fixed"), ("title", "Trip (moved)"), ("starts_at", start.field)]))
+            #expect(edited.status == .seeOther, "\(edited.text.prefix(600))")
+            let event = try await hub.request(.get, "/event/\(id)", as: .admin).json()
+            #expect(event["title"] == "Trip (moved)")
+            #expect(event[path: "to.groups"]?.arrayValue?.compactMap(\.stringValue) == ["chess", "class-7b"])
+            #expect(event["distribution"] == "Information" && event["urgency"] == "time-sensitive")
+            #expect(event[path: "data.bus"] == "2" && event[path: "ack.responses"] == ["Yes", "No"])
+        }
+    }
 }

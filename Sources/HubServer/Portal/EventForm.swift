@@ -23,6 +23,9 @@ struct EventForm {
     ]
 
     var kind = SendRecipients.Kind.subject
+    /// An audience the form cannot show (several groups, groups and persons, persons left out: set through the API),
+    /// kept as it is when the form says so (`to` = `fixed`).
+    var fixedAudience: BSONDocument?
     /// The subject's topic key, the group's id, the person ids as typed.
     var topicKey = "", group = "", persons = ""
     var title = "", message = "", location = ""
@@ -63,7 +66,9 @@ struct EventForm {
 
     /// The form filled from a stored event, to edit it.
     init(event: Event) {
-        if let to = event.template["to"]?.documentValue {
+        if let fixed = Self.fixedAudience(of: event) {
+            fixedAudience = fixed
+        } else if let to = event.template["to"]?.documentValue {
             let groups = to["groups"]?.arrayValue?.compactMap(\.stringValue) ?? []
             if let first = groups.first {
                 kind = .group
@@ -90,6 +95,19 @@ struct EventForm {
             rule = recurrence
         }
     }
+
+    /// The event's audience when the form cannot show it: more than one group, groups and persons, or persons left
+    /// out; nil when it can.
+    static func fixedAudience(of event: Event) -> BSONDocument? {
+        guard let to = event.template["to"]?.documentValue else { return nil }
+        let groups = to["groups"]?.arrayValue?.count ?? 0, persons = to["persons"]?.arrayValue?.count ?? 0
+        let excepted = to[path: "except.persons"]?.arrayValue?.isEmpty == false
+        return groups > 1 || (groups > 0 && persons > 0) || excepted ? to : nil
+    }
+
+    /// The fields of an event's message the form sets; an edit keeps the others as they are (urgency, an
+    /// acknowledgement asked, data, translations and the rest that `POST /event` takes).
+    static let formFields: Set<String> = ["title", "message", "desc", "distribution", "topic_key", "to"]
 
     /// The reminders' leads: the boxes ticked in the form's order, then those typed.
     var reminders: [String] {
@@ -130,15 +148,22 @@ struct EventForm {
 
     /// The `POST /event` body the form stands for. `distribution`: the subject's for a subject (the send rules
     /// refuse another), an Alert for a group or persons (a reminder is a notification).
-    func body(distribution: Distribution) -> BSONDocument {
-        var body: BSONDocument = ["title": .string(title), "message": .string(message)]
-        switch kind {
-        case .subject:
-            body["topic_key"] = .string(topicKey)
-        case .group:
-            body["to"] = ["groups": [.string(group)]]
-        case .persons:
-            body["to"] = ["persons": .array(SendRecipients.personIDs(persons).map(BSONValue.string))]
+    /// `keeping`: the message fields of the event edited, those the form does not set kept as they are.
+    func body(distribution: Distribution, keeping template: BSONDocument = [:]) -> BSONDocument {
+        var body = BSONDocument(template.elements.filter { !Self.formFields.contains($0.key) })
+        body["title"] = .string(title)
+        body["message"] = .string(message)
+        if let fixedAudience {
+            body["to"] = .document(fixedAudience)
+        } else {
+            switch kind {
+            case .subject:
+                body["topic_key"] = .string(topicKey)
+            case .group:
+                body["to"] = ["groups": [.string(group)]]
+            case .persons:
+                body["to"] = ["persons": .array(SendRecipients.personIDs(persons).map(BSONValue.string))]
+            }
         }
         body["distribution"] = .string(distribution.rawValue)
         if distribution == .information { body["desc"] = "" }
@@ -155,7 +180,11 @@ struct EventForm {
     /// What the template shows: the values to refill and the choices.
     func templateData() -> [String: Any] {
         [
-            "kind": ["subject": kind == .subject, "group": kind == .group, "persons": kind == .persons],
+            "kind": [
+                "subject": kind == .subject && fixedAudience == nil, "group": kind == .group && fixedAudience == nil,
+                "persons": kind == .persons && fixedAudience == nil,
+            ],
+            "hasFixedAudience": fixedAudience != nil,
             "topicKey": topicKey, "group": group, "persons": persons, "title": title, "message": message,
             "location": location, "startsAt": startsAt, "endsAt": endsAt, "tz": timeZone,
             "leads": Self.offeredLeads.map { ["value": $0.lead, "name": $0.name, "checked": leads.contains($0.lead)] },

@@ -134,7 +134,9 @@ struct EventsController {
     @Sendable func edit(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.loggedInUser()
         let event = try await existingEvent(context)
-        return try await save(EventForm(form: context.form), event: event, user: user, context: context)
+        var form = EventForm(form: context.form)
+        if context.form.trimmed("to") == "fixed" { form.fixedAudience = EventForm.fixedAudience(of: event) }
+        return try await save(form, event: event, user: user, context: context)
     }
 
     /// POST /portal/events/:eventID/delete: cancels the whole event.
@@ -217,8 +219,11 @@ struct EventsController {
     ) async throws -> Response {
         var errors = form.problems
         let targets = try await services.sendTargets(for: user.identity)
-        var distribution = Distribution.alert
-        if form.kind == .subject {
+        // A subject's distribution is the subject's; a group's or persons' an Alert (a reminder is a notification),
+        // or, for an event edited, what it was.
+        var distribution =
+            event?.template["distribution"]?.stringValue.flatMap(Distribution.init(rawValue:)) ?? .alert
+        if form.kind == .subject, form.fixedAudience == nil {
             if let target = targets.targets.first(where: { $0.subject.topicKey == form.topicKey }) {
                 distribution = target.subject.distribution ?? .alert
             } else {
@@ -229,7 +234,8 @@ struct EventsController {
             return try await formPage(form, event: event, user: user, context: context, errors: errors)
         }
         do {
-            let draft = try EventController.draft(form.body(distribution: distribution))
+            let draft = try EventController.draft(
+                form.body(distribution: distribution, keeping: event?.template ?? [:]))
             let saved =
                 if let event {
                     try await services.events.replace(id: event.id, with: draft, compose: compose, as: user.identity)
