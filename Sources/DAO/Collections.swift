@@ -73,6 +73,8 @@ public enum CollectionName {
     public static let personSettings = "person_settings"
     /// A person's delivery choices per subject and group other than instant (`PersonSettingsDAO`).
     public static let personDeliveries = "person_deliveries"
+    /// Each person's next daily digest, where its window starts and the last one sent (`DigestScheduleDAO`).
+    public static let digestSchedule = "digest_schedule"
     /// Each group's last message number, for unread counts (`PersonUnreadDAO`).
     public static let unreadSequences = "unread_sequences"
     /// Scheduled events, their occurrences' rota and where their reminders stand (`EventDAO`).
@@ -139,6 +141,7 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.personDeliveries)
                 .createIndexes(PersonSettingsDAO.deliveryIndexes)
             try await database.collection(CollectionName.events).createIndexes(EventDAO.indexes)
+            try await database.collection(CollectionName.digestSchedule).createIndexes(DigestScheduleDAO.indexes)
         }
     }
 }

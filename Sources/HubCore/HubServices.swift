@@ -50,6 +50,8 @@ public struct HubServices: Sendable {
     let relayProgress: RelayProgressDAO
     /// The clock every service reads (Unix ms): the wall clock, or the one a test moves.
     public let now: UnixClock
+    /// When persons' daily digests go out (`DIGEST_HOUR`, `SCHOOL_TIME_ZONE`): the relay's digest sender reads it.
+    public let digestPolicy: DigestPolicy
 
     /// The services over `database` (the pool's default database unless tests pick another).
     /// - Parameters:
@@ -65,6 +67,7 @@ public struct HubServices: Sendable {
     ///   - approval: which sends wait for a second person (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`).
     ///   - roomPostsPerMinute: posts one person may make to rooms a minute (`ROOM_POSTS_PER_MINUTE`).
     ///   - countsUnread: whether each person's unread messages are counted (`UNREAD_COUNTS`).
+    ///   - digests: when persons' daily digests go out (`DIGEST_HOUR`, `SCHOOL_TIME_ZONE`).
     public init(
         pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
         relayMaxBacklog: Duration? = .seconds(30),
@@ -75,9 +78,10 @@ public struct HubServices: Sendable {
         webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(),
         defaultLanguage: String = LocaleLanguage.defaultLanguage,
         approval: ApprovalPolicy = ApprovalPolicy(),
-        roomPostsPerMinute: Int = 30, countsUnread: Bool = false
+        roomPostsPerMinute: Int = 30, countsUnread: Bool = false, digests: DigestPolicy = .standard
     ) {
         self.countsUnread = countsUnread
+        self.digestPolicy = digests
         let database = database ?? pool.database()
         self.pool = pool
         self.database = database
@@ -88,7 +92,7 @@ public struct HubServices: Sendable {
             didLoad: cubeDidLoad)
         self.devices = DeviceService(
             database: database, cube: cache, logger: logger, now: now,
-            personAssertions: personAssertions)
+            personAssertions: personAssertions, digestPolicy: digests)
         self.cube = CubeService(database: database, cache: cache, devices: devices, logger: logger)
         self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
         self.groups = GroupService(database: database, now: now)

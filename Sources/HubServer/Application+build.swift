@@ -33,7 +33,9 @@ public func buildApplication(
         webhookPolicy: configuration.webhooks.policy,
         defaultLanguage: configuration.defaultLanguage, approval: configuration.approval,
         roomPostsPerMinute: configuration.devices.roomPostsPerMinute,
-        countsUnread: configuration.devices.countsUnread)
+        countsUnread: configuration.devices.countsUnread,
+        digests: DigestPolicy(
+            defaultHour: configuration.devices.digestHour, schoolZone: configuration.portal.schoolTimeZone))
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()

@@ -7,7 +7,9 @@ extension SubscriptionDAO {
     /// registrations (`topic.device` index), then their wishes for `topic` (`registration.topic` index), 500
     /// registrations a query.
     /// - Throws: `DAOError`.
-    public func quietSubscribers(of topic: String, quietTopics: [String]) async throws
+    ///
+    /// With `held` (a held topic), the registrations FCM subscribed to it are left out.
+    public func quietSubscribers(of topic: String, quietTopics: [String], leavingOut held: String? = nil) async throws
         -> [(subscription: TopicSubscription, quietTopic: String)]
     {
         guard !quietTopics.isEmpty else { return [] }
@@ -29,7 +31,20 @@ extension SubscriptionDAO {
         var found: [(subscription: TopicSubscription, quietTopic: String)] = []
         let registrations = Array(quietTopicOf.keys).sorted()
         for start in stride(from: 0, to: registrations.count, by: 500) {
-            let chunk = registrations[start..<min(start + 500, registrations.count)]
+            var chunk = Array(registrations[start..<min(start + 500, registrations.count)])
+            if let held {
+                let holding = try await mapErrors {
+                    try await collection.find(
+                        [
+                            "topic": .string(held), "applied": true,
+                            "registration": ["$in": .array(chunk.map(BSONValue.string))],
+                        ],
+                        options: FindOptions(projection: ["registration": 1]))
+                }
+                let left = Set(holding.compactMap { $0["registration"]?.stringValue })
+                chunk.removeAll(where: left.contains)
+                if chunk.isEmpty { continue }
+            }
             let wishes = try await mapErrors {
                 try await collection.find([
                     "topic": .string(topic), "want": true, "dormant": ["$ne": true],

@@ -22,6 +22,9 @@ public struct Message: Sendable {
     public var urgency: Urgency
     /// Its languages, poster, kind, expiry, display and sample (`Broadcast()` for a message without them).
     public var broadcast: Broadcast
+    /// Stored as `override_preferences: true`: an admin's message, or a Forced subject's Alert, that goes past
+    /// every preference of its recipients (`PreferencePolicy`).
+    public var overridePreferences: Bool
     /// The user or token name that sent it (legacy: "Communicator" or "Super User"); "" for a member's post.
     public var sender: String
     /// The person who posted it from their device in a room (`sender: {"person": id}`); nil for staff's messages.
@@ -32,6 +35,11 @@ public struct Message: Sendable {
     public var timestamp: Int64
     /// The document as stored, unknown fields and msi-hub's `relay` included.
     public var document: BSONDocument
+
+    /// Whether it ignores quiet hours, digests, `off` and mutes (`PreferencePolicy`).
+    public var breaksThroughPreferences: Bool {
+        PreferencePolicy.breaksThrough(urgency: urgency, overridePreferences: overridePreferences)
+    }
 
     /// Reads a stored message; nil when `_id` or `msi_key` is not an ObjectId.
     public init?(document: BSONDocument) {
@@ -49,6 +57,7 @@ public struct Message: Sendable {
         self.distribution = document.string("distribution")
         self.urgency = document["urgency"]?.stringValue.flatMap(Urgency.init(rawValue:)) ?? .default
         self.broadcast = Broadcast(message: document)
+        self.overridePreferences = document["override_preferences"]?.boolValue == true
         self.sender = document.string("sender")
         self.senderPerson = document["sender"]?.documentValue?["person"]?.stringValue
         self.room = document["room"]?.stringValue

@@ -126,24 +126,37 @@ public struct PersonSettingsDAO: Sendable {
         }
     }
 
-    /// Of `persons`, those who chose `mode` for `id` in `scope`: one range read of the choices for it (from the first
-    /// to the last of `persons`), the others left out here.
+    /// Of `persons`, those who chose one of `modes` for `id` in `scope`: one range read of the choices for it (from
+    /// the first to the last of `persons`), the others left out here. Instant is never stored: asking for it finds
+    /// nobody.
     /// - Throws: `DAOError`.
-    public func choosing(_ mode: DeliveryMode, _ persons: [String], scope: DeliveryScope, id: String) async throws
-        -> Set<String>
+    public func choosing(_ modes: Set<DeliveryMode>, _ persons: [String], scope: DeliveryScope, id: String)
+        async throws -> Set<String>
     {
         let wanted = Set(persons)
-        guard mode != .instant, let range = KeyRange.bounds(of: wanted) else { return [] }
+        let stored = Set(modes.map(\.rawValue))
+        guard !modes.subtracting([.instant]).isEmpty, let range = KeyRange.bounds(of: wanted) else { return [] }
         let documents = try await mapErrors {
             try await deliveries.find(
                 ["scope": .string(scope.rawValue), "id": .string(id), "person": range],
                 options: FindOptions(projection: ["person": 1, "mode": 1, "_id": 0]))
         }
         var chosen: Set<String> = []
-        for document in documents where document["mode"]?.stringValue == mode.rawValue {
+        for document in documents where stored.contains(document["mode"]?.stringValue ?? "") {
             if let person = document["person"]?.stringValue, wanted.contains(person) { chosen.insert(person) }
         }
         return chosen
+    }
+
+    /// Whether some person chose `digest` or `off` for the subject of `topicKey` (one read on the `scope.id.person`
+    /// index): whether its messages' notifications leave a held topic out.
+    /// - Throws: `DAOError`.
+    public func anyHolding(subject topicKey: String) async throws -> Bool {
+        try await mapErrors {
+            try await deliveries.find(
+                ["scope": .string(DeliveryScope.subject.rawValue), "id": .string(topicKey)],
+                options: FindOptions(projection: ["_id": 1], limit: 1))
+        }.isEmpty == false
     }
 
     /// Sets how `person` wants the messages of `id` in `scope`: instant removes the choice (the default).

@@ -6,4 +6,6 @@ public enum FCMAudience: Sendable, Hashable {
     case group(String)
     /// It was picked for a sample of the message's topic (`sample`, `cohort`): the data keeps `topic_key`.
     case cohort
+    /// A person's daily digest (`FCMDigest`): `audience` "digest" in the data, which no message has.
+    case digest
 }

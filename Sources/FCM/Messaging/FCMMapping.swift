@@ -17,16 +17,30 @@ public enum FCMMapping {
     /// (`languageSplit`). `sentSeparately` names languages an earlier attempt sent in requests of their own: they
     /// keep theirs whatever the budget, before the quiet exclusions (a retry reaches nobody twice). A message with
     /// `display` false is the data component alone, whatever its distribution.
+    ///
+    /// With `held` (the server-owned topic of the devices whose persons hold the subject for a digest or turned it
+    /// off, `held-<topic key>`), an Alert's notification component leaves those devices out too (it takes one of the
+    /// condition's exclusions first): they get the data component alone, in the background. A translated Alert's
+    /// requests each carry a notification, so they all leave them out: those devices read it by their catch-up.
     public static func requests(
         for message: RelayMessage, options: FCMMappingOptions = FCMMappingOptions(),
-        excluding: [String] = [], sentSeparately: [String] = []
+        excluding: [String] = [], sentSeparately: [String] = [], held: String? = nil
     ) -> [FCMRequest] {
         guard splitsLanguages(message) else {
-            let target: Target =
+            func target(_ excluding: [String]) -> Target {
                 excluding.isEmpty
-                ? .topic(message.topicKey) : .condition(condition(topic: message.topicKey, excluding: excluding))
-            return components(message, options, target: target, text: localized(message, in: nil))
+                    ? .topic(message.topicKey) : .condition(condition(topic: message.topicKey, excluding: excluding))
+            }
+            let text = localized(message, in: nil)
+            guard let held, message.distribution == .alert, message.display else {
+                return components(message, options, target: target(excluding), text: text)
+            }
+            return [
+                notificationComponent(message, options, target: target([held] + excluding)),
+                dataComponent(message, options, target: target(excluding), text: text),
+            ]
         }
+        let excluding = (held.map { [$0] } ?? []) + excluding
         let split = languageSplit(for: message, excluding: excluding, sentSeparately: sentSeparately)
         var requests = split.languages.map { code in
             combinedRequest(
@@ -395,6 +409,7 @@ public enum FCMMapping {
             case .person: ["audience": "person", "group": nil]
             case .group(let id): ["audience": "group", "group": id]
             case .cohort: ["audience": "cohort", "group": nil]
+            case .digest: ["audience": "digest", "group": nil]
             }
         if muted { extra["muted"] = "1" }
         if let unread { extra["unread"] = String(unread) }

@@ -40,6 +40,9 @@ public struct RelayMessage: Sendable, Hashable {
     public var room: String?
     /// The room's name, for the notification that says how many of its messages are unread.
     public var roomName: String?
+    /// Whether it was stored with `override_preferences` (an admin's choice, or a Forced subject's Alert): with a
+    /// time-sensitive or critical urgency, what makes it go past every preference (`breaksThroughPreferences`).
+    public var overridePreferences: Bool = false
     /// The language of `title`, `desc` and `message` (`lang`, a primary subtag such as "en"); nil when the message
     /// names none (then the data carries no `lang`).
     public var language: String?
@@ -134,6 +137,11 @@ public struct RelayMessage: Sendable, Hashable {
     public func translation(for language: String?) -> Translation? {
         guard let language, language != self.language else { return nil }
         return translations.first { $0.language == language }
+    }
+
+    /// Whether it ignores quiet hours, digests, `off` and mutes (`PreferencePolicy`).
+    public var breaksThroughPreferences: Bool {
+        PreferencePolicy.breaksThrough(urgency: urgency, overridePreferences: overridePreferences)
     }
 
     /// Whether the message must no longer be sent at `now` (Unix milliseconds).

@@ -54,7 +54,9 @@ extension DeviceService {
         // The person's quiet hours and locale come with them to the new device. The binding stands whatever happens
         // here (its assertion is spent): a failure is logged, and the person's next change of settings gives them.
         do {
-            return try await followPersonSettings(bound, try await personSettings.settings(of: verified.person))
+            let settings = try await personSettings.settings(of: verified.person)
+            try await holdSubjects(settings.delivery[.subject] ?? [:], on: bound)
+            return try await followPersonSettings(bound, settings)
         } catch {
             logger.warning(
                 "a bound device did not get its person's settings yet",
@@ -68,10 +70,23 @@ extension DeviceService {
     /// - Throws: `DAOError`.
     public func unbind(_ device: Device) async throws {
         guard try await devices.unbind(device.id, fromPerson: nil) else { return }
+        try await releaseHeldSubjects(of: device)
         await audit.record(
             actor: AuditActor(kind: .device, name: device.id.hex), action: "device.unbind",
             target: AuditTarget(kind: "device", id: device.id.hex),
             change: AuditChange.deleted(Self.personField(device.person)))
+    }
+
+    /// Takes an unbound `device` out of the held topics its person's choices put it in: it gets every subject's
+    /// notifications again.
+    /// - Throws: `DAOError`.
+    func releaseHeldSubjects(of device: Device) async throws {
+        let held = try await subscriptions.wanted(by: device).map(\.topic).filter {
+            $0.hasPrefix(ServerOwnedTopic.heldPrefix)
+        }
+        guard !held.isEmpty else { return }
+        try await subscriptions.set(want: false, topics: held, for: device)
+        reconcilerSignal.notify()
     }
 
     /// The devices bound to `person`, oldest first, for an admin (the views never hold a registration or secret).
@@ -87,6 +102,7 @@ extension DeviceService {
         guard try await devices.unbind(id, fromPerson: person) else {
             throw DAOError(.deviceNotFound, "no device with the id \(id.hex) is bound to this person")
         }
+        try await releaseHeldSubjects(of: try await devices.get(id))
         await audit.record(
             action: "device.unbind", target: AuditTarget(kind: "device", id: id.hex),
             change: AuditChange.deleted(Self.personField(person)))

@@ -53,12 +53,37 @@ extension DeviceService {
             }
         }
         let settings = try await personSettings.settings(of: person)
-        if change.fields.quietHours != nil || change.fields.locale != nil {
+        let subjects = change.delivery[.subject] ?? [:]
+        if change.fields.quietHours != nil || change.fields.locale != nil || !subjects.isEmpty {
             for each in try await devices.devices(ofPerson: person) {
                 _ = try await followPersonSettings(each, settings)
+                try await holdSubjects(subjects, on: each)
             }
         }
+        try await planDigest(settings)
         return settings
+    }
+
+    /// Plans the person's next digest at their digest time (their hour and zone as they are now), or ends their
+    /// digests when nothing of theirs is in digest mode any more.
+    /// - Throws: `DAOError`.
+    func planDigest(_ settings: PersonSettings) async throws {
+        if digestPolicy.wantsDigest(settings) {
+            try await digests.plan(settings.person, dueAt: digestPolicy.nextDue(after: now(), for: settings))
+        } else {
+            try await digests.cancel(settings.person)
+        }
+    }
+
+    /// Subscribes `device` to the held topic of each subject of `modes` in `digest` or `off`
+    /// (`ServerOwnedTopic.held`) and out of it for those back to `instant`, through the reconciler.
+    /// - Throws: `DAOError`.
+    func holdSubjects(_ modes: [String: DeliveryMode], on device: Device) async throws {
+        let held = modes.filter { $0.value != .instant }.keys.sorted().map(ServerOwnedTopic.held)
+        let instant = modes.filter { $0.value == .instant }.keys.sorted().map(ServerOwnedTopic.held)
+        if !held.isEmpty { try await subscriptions.set(want: true, topics: held, for: device) }
+        if !instant.isEmpty { try await subscriptions.set(want: false, topics: instant, for: device) }
+        if !held.isEmpty || !instant.isEmpty { reconcilerSignal.notify() }
     }
 
     /// Gives `device` its person's quiet hours and locale, those the person set (a device keeps its own where the
@@ -89,14 +114,10 @@ extension DeviceService {
     /// The time of day of a digest: "HH:MM", two digits each.
     /// - Throws: `PersonSettingsRefusal.invalidSettings`.
     public static func digestHour(_ text: String) throws -> String {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2,
-            parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-            let hour = Int(parts[0]), let minute = Int(parts[1]), hour < 24, minute < 60
-        else {
+        guard let time = DailyTime(parsing: text) else {
             throw PersonSettingsRefusal(.invalidSettings, "digest_hour must be \"HH:MM\" (00:00 to 23:59) or null")
         }
-        return text
+        return time.description
     }
 
     /// A locale as the settings take it: a BCP 47 tag such as "de" or "pt-BR" (letters, digits and hyphens, 2 to

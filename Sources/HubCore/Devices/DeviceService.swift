@@ -25,6 +25,10 @@ public struct DeviceService: Sendable {
     let groups: GroupDAO
     /// The settings that follow a person to every device they bind.
     let personSettings: PersonSettingsDAO
+    /// The persons' daily digests, planned when their settings change.
+    let digests: DigestScheduleDAO
+    /// When a person's digest goes out.
+    let digestPolicy: DigestPolicy
     let cube: CubeCache
     /// Wakes this process's reconciler when wishes change.
     public let reconcilerSignal: WakeSignal
@@ -45,7 +49,7 @@ public struct DeviceService: Sendable {
 
     init(
         database: MongoDatabase, cube: CubeCache, logger: Logger, now: @escaping UnixClock,
-        personAssertions: PersonAssertionVerifier
+        personAssertions: PersonAssertionVerifier, digestPolicy: DigestPolicy = .standard
     ) {
         self.devices = DeviceDAO(database: database, now: now)
         self.subscriptions = SubscriptionDAO(database: database, now: now)
@@ -56,6 +60,8 @@ public struct DeviceService: Sendable {
         self.relayProgress = RelayProgressDAO(database: database)
         self.groups = GroupDAO(database: database, now: now)
         self.personSettings = PersonSettingsDAO(database: database, now: now)
+        self.digests = DigestScheduleDAO(database: database, now: now)
+        self.digestPolicy = digestPolicy
         self.cube = cube
         self.reconcilerSignal = WakeSignal()
         self.logger = logger

@@ -68,6 +68,7 @@ extension MessageService.Submission {
         // Only when not the default: a request repeated across an upgrade still matches its earlier fingerprint.
         if urgency != .default { fields["urgency"] = .string(urgency.rawValue) }
         if let ack { fields["ack"] = .document(ack.document) }
+        if overridePreferences { fields["override_preferences"] = true }
         if broadcast != Broadcast() { fields["broadcast"] = .document(broadcast.document) }
         return Hex.encode(SHA256.hash(data: fields.bytes))
     }

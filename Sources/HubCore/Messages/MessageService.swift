@@ -68,6 +68,9 @@ public struct MessageService: Sendable {
         public var broadcast: Broadcast
         /// An admin's reason to send at once past the approval rule (`override`), flagged for review; nil: none.
         public var override: String?
+        /// An admin's `override_preferences`: the message goes past its recipients' digests, `off`, mutes and quiet
+        /// hours (`PreferencePolicy`). The hub also marks every Alert of a Forced subject so.
+        public var overridePreferences = false
 
         /// The highest urgency the message reaches, its escalation's re-sends included (what the approval rule judges).
         var highestUrgency: Urgency { ApprovalPolicy.highestUrgency(urgency, ack: ack) }
@@ -136,7 +139,11 @@ public struct MessageService: Sendable {
                     topicKey: submission.topicKey,
                     data: submission.data, distribution: submission.distribution, urgency: submission.urgency,
                     broadcast: submission.broadcast, sender: identity.name,
-                    extra: approval.adding(to: submission.extra(relay: plan))),
+                    extra: approval.adding(
+                        to: submission.extra(
+                            relay: plan,
+                            forcedAlert: submission.distribution == .alert
+                                && location.subject.level == SubscriptionLevel.forced.rawValue))),
                 idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         } catch let error as DAOError where error.code == .outcomeUnknown {
             if let ticket { relay.unsettled(ticket) }
@@ -167,6 +174,11 @@ public struct MessageService: Sendable {
     /// - Throws: `SendRefusal` as `send`; `DAOError`.
     public func destination(of submission: Submission, as identity: Identity) async throws -> Destination {
         if let refusal = submission.fieldRefusals.first { throw refusal }
+        if submission.overridePreferences, identity.role != .admin {
+            throw SendRefusal(
+                .overridePreferencesForbidden,
+                "only an admin may send past the recipients' preferences (\"override_preferences\")")
+        }
         if let recipients = submission.recipients {
             if let refusal = submission.alertRefusal { throw refusal }
             // Each person and group once, in the order given.
@@ -289,9 +301,10 @@ extension MessageService.Submission {
     }
 
     /// msi-hub's fields stored beside the legacy ones: the relay's plan, and `ack` when asked for.
-    func extra(relay plan: RelayPlan) -> BSONDocument {
+    func extra(relay plan: RelayPlan, forcedAlert: Bool = false) -> BSONDocument {
         var extra: BSONDocument = ["relay": .document(plan.document(for: distribution))]
         if let ack { extra["ack"] = .document(ack.document) }
+        if overridePreferences || forcedAlert { extra["override_preferences"] = true }
         return extra
     }
 }

@@ -23,7 +23,7 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
         case fieldTooLong, emptyField, topicNotFound, distributionMismatch, alertNeedsDesc, accessDenied
         case idempotencyKeyReused
         case invalidRecipients, groupNotFound, recipientAccessDenied, invalidData, relayBehind
-        case invalidUrgency
+        case invalidUrgency, overridePreferencesForbidden
         case invalidAck
         case invalidTranslations, invalidImage, invalidKind, invalidExpiry, invalidDisplay, invalidSample
     }
@@ -58,6 +58,8 @@ public struct SendRefusalCode: Hashable, Sendable, CustomStringConvertible {
 
     /// `urgency` is not one of passive, active, time-sensitive, critical.
     public static let invalidUrgency = SendRefusalCode(.invalidUrgency)
+    /// `override_preferences` from anyone but an admin.
+    public static let overridePreferencesForbidden = SendRefusalCode(.overridePreferencesForbidden)
     /// `ack` breaks its rules (responses, `within_s`, `resend`).
     public static let invalidAck = SendRefusalCode(.invalidAck)
     /// `lang` or `translations` break their rules (codes, texts, an Alert's translated `desc`).

@@ -1,3 +1,5 @@
+import HubTime
+import DAO
 /// How the hub registers devices and applies their subscriptions at FCM.
 public struct DeviceConfiguration: Sendable {
     /// When set, `POST /device` needs it in `X-App-Key` (`DEVICE_REGISTRATION_KEY`): the shared key of the
@@ -13,6 +15,9 @@ public struct DeviceConfiguration: Sendable {
     /// /device/:deviceID/unread`. Off by default: on the embedded database the counting costs the fan-out about a
     /// database update a person reached (see the README), and it changes what existing apps receive.
     public var countsUnread = false
+    /// When the daily digests of persons who chose no time of their own go out (`DIGEST_HOUR`, "HH:MM" on each
+    /// person's clock: their quiet hours' zone, else `SCHOOL_TIME_ZONE`); default 17:00.
+    public var digestHour = DigestPolicy.standard.defaultHour
     /// Topic subscription calls per second, all replicas together (`FCM_SUBSCRIPTION_RATE`); Google allows 3,000.
     public var subscriptionRate: Int
     /// How long a device FCM calls unregistered is kept before it is removed (`DEVICE_RETENTION_DAYS`).
@@ -46,6 +51,13 @@ public struct DeviceConfiguration: Sendable {
         case "on", "true": devices.countsUnread = true
         case let value?:
             throw ConfigurationError("UNREAD_COUNTS must be on or off, not \"\(value)\"")
+        }
+        if let value = environment["DIGEST_HOUR"], !value.isEmpty {
+            guard let hour = DailyTime(parsing: value) else {
+                throw ConfigurationError(
+                    "DIGEST_HOUR must be a time of day \"HH:MM\" (00:00 to 23:59), not \"\(value)\"")
+            }
+            devices.digestHour = hour
         }
         if let value = try environment.number("ROOM_POSTS_PER_MINUTE", in: 1...10_000) {
             devices.roomPostsPerMinute = value

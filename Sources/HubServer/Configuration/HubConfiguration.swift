@@ -178,6 +178,9 @@ public struct RelayConfiguration: Sendable {
     /// The clock devices' quiet hours are read by and held-back sends fall due by (Unix ms); nil: the hub's clock.
     /// Not a variable: tests move it past a window instead of waiting for it.
     public var quietHoursClock: (@Sendable () -> Int64)? = nil
+    /// The clock the daily digests fall due by (Unix ms); nil: the hub's clock. Not a variable: tests move it to a
+    /// digest's hour instead of waiting for it.
+    public var digestClock: (@Sendable () -> Int64)? = nil
 
     /// The names `fcmEnvironment` takes from the environment.
     public static let fcmVariables = [

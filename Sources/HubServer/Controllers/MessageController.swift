@@ -73,6 +73,7 @@ struct MessageController {
             title: title, desc: desc, message: text, topicKey: topicKey, recipients: recipients, data: data,
             distribution: distribution, urgency: urgency, ttl: ttl, sendAt: sendAt, ack: ack, broadcast: broadcast)
         submission.override = try fields.optionalString("override", maxLength: MessageService.maximumOverrideReason)
+        submission.overridePreferences = try fields.optionalBool("override_preferences") ?? false
         return submission
     }
 

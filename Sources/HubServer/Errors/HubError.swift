@@ -292,6 +292,7 @@ extension HubError {
         case .invalidData: self.init(.unprocessableContent, .invalidData, refusal.message)
         case .relayBehind: self.init(.serviceUnavailable, .relayBehind, refusal.message, headers: [.retryAfter: "5"])
         case .invalidUrgency: self.init(.unprocessableContent, .invalidUrgency, refusal.message)
+        case .overridePreferencesForbidden: self.init(.forbidden, .overrideForbidden, refusal.message)
         case .invalidAck: self.init(.unprocessableContent, .invalidAck, refusal.message)
         case .invalidTranslations: self.init(.unprocessableContent, .invalidTranslations, refusal.message)
         case .invalidImage: self.init(.unprocessableContent, .invalidImage, refusal.message)

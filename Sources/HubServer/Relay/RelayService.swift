@@ -5,8 +5,8 @@ import Logging
 import Relay
 import ServiceLifecycle
 
-/// The outbox worker, and beside it the sender of what quiet hours held back (through the worker's gate and pacer),
-/// run for the hub's life.
+/// The outbox worker, and beside it the senders of what quiet hours held back and of the daily digests (through the
+/// worker's gate and pacer), run for the hub's life.
 ///
 /// At graceful shutdown the worker stops taking messages, lets the sends under way finish, hands back the
 /// leases of the rest and records every outcome; the FCM client's threads stop after (`FCMService`).
@@ -14,6 +14,8 @@ struct RelayService: Service {
     let worker: OutboxWorker
     /// Sends the held-back sends of devices whose quiet hours ended; nil when the worker sends to no device.
     let quietHours: QuietDeferralSender?
+    /// Sends the persons' daily digests; nil when the worker sends to no device.
+    let digests: DigestSender?
 
     /// The relay `configuration` describes, sending through `fcm`.
     init(configuration: RelayConfiguration, fcm: FCMClient, services: HubServices, logger: Logger) {
@@ -42,12 +44,18 @@ struct RelayService: Service {
             logger: logger, now: services.now)
         self.worker = worker
         self.quietHours = QuietDeferralSender(stores: quietStores, lane: worker.deviceLane, logger: logger)
+        self.digests = DigestSender(
+            stores: DigestStores(
+                database: services.database, policy: services.digestPolicy,
+                now: configuration.digestClock ?? services.now),
+            lane: worker.deviceLane, logger: logger)
     }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 if let quietHours { group.addTask { await quietHours.run() } }
+                if let digests { group.addTask { await digests.run() } }
                 await worker.run()
             }
         }

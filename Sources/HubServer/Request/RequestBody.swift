@@ -119,6 +119,15 @@ struct FieldReader {
         }
     }
 
+    /// An optional boolean; nil when absent or null.
+    func optionalBool(_ key: String) throws -> Bool? {
+        guard let value = document[key], !value.isNull else { return nil }
+        guard let bool = value.boolValue else {
+            throw HubError.invalid(.invalidField, "the field \"\(key)\" must be true or false")
+        }
+        return bool
+    }
+
     /// An optional integer in `range`; nil when absent.
     func optionalInteger(_ key: String, in range: ClosedRange<Int64>) throws -> Int64? {
         guard let value = document[key], !value.isNull else { return nil }

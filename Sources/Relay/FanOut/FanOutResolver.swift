@@ -203,18 +203,18 @@ struct FanOutResolver: Sendable {
     }
 
     /// Of the persons of a batch (`groupOf`: the group each was reached through, nil when named), those who muted
-    /// that group or turned it `off` in their settings (a mute without end): one range read of the group's mutes and
-    /// one of its choices a group. A time-sensitive or critical message is muted for nobody.
+    /// that group or chose `off` or `digest` for it in their settings (a mute without end; the digest holds it): one range read of the group's mutes and
+    /// one of its choices a group. A message that breaks through preferences (`PreferencePolicy`) is muted for nobody.
     /// - Throws: `DAOError`.
     private func mutedPersons(of message: Message, groupOf: [String: String?]) async throws -> Set<String> {
-        guard message.urgency < .timeSensitive else { return [] }
+        guard !message.breaksThroughPreferences else { return [] }
         var byGroup: [String: [String]] = [:]
         for (person, group) in groupOf { if let group { byGroup[group, default: []].append(person) } }
         var muted: Set<String> = []
         let now = stores.now()
         for (group, persons) in byGroup {
             muted.formUnion(try await stores.mutes.muted(persons, in: group, at: now))
-            muted.formUnion(try await stores.settings.choosing(.off, persons, scope: .group, id: group))
+            muted.formUnion(try await stores.settings.choosing([.off, .digest], persons, scope: .group, id: group))
         }
         return muted
     }
@@ -234,7 +234,9 @@ struct FanOutResolver: Sendable {
         let rest = deliveries.filter { delivery in
             // A muted delivery makes no sound: it goes now, in the background.
             guard !delivery.muted,
-                let due = QuietHoursPolicy.deferral(for: urgency, quietHours: quietHours[delivery.device], now: time)
+                let due = QuietHoursPolicy.deferral(
+                    for: urgency, overridePreferences: message.overridePreferences,
+                    quietHours: quietHours[delivery.device], now: time)
             else { return true }
             held.append(
                 QuietDeferral(

@@ -109,3 +109,15 @@ public final class GoneDevices: Sendable {
         await writes.drain()
     }
 }
+
+extension DeviceLane {
+    /// Sends a person's daily digest to one of their devices (`registration`, in `locale`): its one request,
+    /// through the same gate and pacer as every per-device send; a device FCM calls gone is marked as any.
+    func send(_ digest: FCMDigest, to registration: String, locale: String?) async -> PacedSends.Outcome {
+        let request = FCMMapping.deviceRequest(
+            for: digest.relayMessage, token: registration, audience: .digest, options: mapping, language: locale)
+        let outcome = await sends.send(request)
+        if case .unregistered = outcome { gone.record(registration) }
+        return outcome
+    }
+}

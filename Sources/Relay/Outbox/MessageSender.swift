@@ -204,12 +204,13 @@ struct MessageSender: Sendable {
                 }
                 return
             }
-            let excluded = await quiet?.excludedTopics(relayMessage, stored: message) ?? []
+            let heldTopic = await quiet?.heldTopic(relayMessage)
+            let excluded = await quiet?.excludedTopics(relayMessage, stored: message, held: heldTopic) ?? []
             // The languages an earlier attempt sent in requests of their own keep them: the main text's request of this
             // attempt leaves their devices out, as the first one did or will.
             let mapped = FCMMapping.requests(
                 for: relayMessage, options: mapping, excluding: excluded,
-                sentSeparately: state.languagesSentSeparately
+                sentSeparately: state.languagesSentSeparately, held: heldTopic
             ).compactMap { request in
                 RelayComponent(rawValue: request.component.rawValue).map { (request, $0) }
             }

@@ -17,6 +17,8 @@ public struct QuietHoursStores: Sendable {
     /// The deliveries a held-back send of a message to persons and groups answers, and their devices.
     public let deliveries: DeliveryDAO
     public let devices: DeviceDAO
+    /// The persons' delivery choices: whether anyone holds a subject for a digest or turned it off.
+    public let settings: PersonSettingsDAO
     /// The time quiet hours are read at and held-back sends fall due by (Unix ms): the relay's clock, which tests
     /// move past a window instead of waiting for it.
     public let now: UnixClock
@@ -36,6 +38,7 @@ public struct QuietHoursStores: Sendable {
         self.messages = MessageDAO(database: database, now: now)
         self.deliveries = DeliveryDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
+        self.settings = PersonSettingsDAO(database: database, now: now)
         self.now = now
     }
 }
@@ -53,10 +56,12 @@ struct QuietTopicHold: Sendable {
     /// still waiting for the message gets it corrected when its window ends; one that had it shows the corrected
     /// texts when the app next catches up. Empty when the database fails (the correction goes to the whole topic).
     func quietTopics(forCorrectionOf message: RelayMessage) async -> [String] {
-        guard message.urgency <= .active, !message.topicKey.isEmpty else { return [] }
+        guard !message.breaksThroughPreferences, !message.topicKey.isEmpty else { return [] }
         do {
             let windows = try await stores.occupiedWindows.submit(())
-            return QuietHoursPolicy.exclusions(for: message.urgency, windows: windows, now: now()).excluded.map(\.topic)
+            return QuietHoursPolicy.exclusions(
+                for: message.urgency, overridePreferences: message.overridePreferences, windows: windows, now: now()
+            ).excluded.map(\.topic)
         } catch {
             logger.warning(
                 "quiet hours could not be read: the correction goes to the whole topic",
@@ -65,17 +70,37 @@ struct QuietTopicHold: Sendable {
         }
     }
 
+    /// The held topic of `message`'s subject (`ServerOwnedTopic.held`) when some person chose `digest` or `off` for
+    /// it and the message yields to preferences (`PreferencePolicy`): its notification leaves their devices out. Nil
+    /// otherwise, and when the database fails (the notification then goes to them too rather than be lost).
+    func heldTopic(_ message: RelayMessage) async -> String? {
+        guard !message.breaksThroughPreferences, !message.topicKey.isEmpty, message.distribution == .alert,
+            message.display
+        else { return nil }
+        do {
+            return try await stores.settings.anyHolding(subject: message.topicKey)
+                ? ServerOwnedTopic.held(message.topicKey) : nil
+        } catch {
+            logger.warning(
+                "delivery choices could not be read: the message notifies every device of its topic",
+                metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
+            return nil
+        }
+    }
+
     /// The quiet topics `message` (stored as `stored`) is to leave out, once the token sends of their devices are
     /// scheduled; empty to send it to the whole topic. When the database fails, the message goes to the whole topic
     /// (a quiet device then gets it at once rather than never).
-    func excludedTopics(_ message: RelayMessage, stored: Message) async -> [String] {
-        guard message.urgency <= .active, !message.topicKey.isEmpty else { return [] }
+    /// With `held` (`heldTopic`), one exclusion fewer is left for quiet windows, and the devices held never get a
+    /// token send (they get the data in the background, or read it by their catch-up).
+    func excludedTopics(_ message: RelayMessage, stored: Message, held: String? = nil) async -> [String] {
+        guard !message.breaksThroughPreferences, !message.topicKey.isEmpty else { return [] }
         let time = now()
         do {
             let (excluded, overflow) = QuietHoursPolicy.exclusions(
-                for: message.urgency,
+                for: message.urgency, overridePreferences: message.overridePreferences,
                 windows: try await stores.occupiedWindows.submit(()),
-                now: time)
+                now: time, limit: FCMMapping.maximumExcludedTopics - (held == nil ? 0 : 1))
             guard !excluded.isEmpty else { return [] }
             if !overflow.isEmpty {
                 logger.notice(
@@ -90,7 +115,7 @@ struct QuietTopicHold: Sendable {
                 uniquingKeysWith: { first, _ in first })
             let held = try await stores.subscriptions.quietSubscribers(
                 of: message.topicKey,
-                quietTopics: excluded.map(\.topic))
+                quietTopics: excluded.map(\.topic), leavingOut: held)
             // A translated message goes to each held-back device in its language: their locales are read with it.
             let locales =
                 message.translations.isEmpty || held.isEmpty

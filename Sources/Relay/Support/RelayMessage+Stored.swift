@@ -28,6 +28,7 @@ extension RelayMessage {
             senderExpiresAt: document["expires_at"]?.int64Value,
             sendingAt: now,
             room: document["room"]?.stringValue, roomName: document["room_name"]?.stringValue)
+        self.overridePreferences = message.overridePreferences
     }
 
     /// The stored `translations` ({"hi": {"title", "desc", "message"}, ...}) in their stored order; an entry that is

@@ -1,0 +1,127 @@
+import HubTime
+import Mongo
+
+/// A person's digest as the relay takes it: whose, from when, and the lease that holds it.
+public struct DueDigest: Sendable {
+    /// The person.
+    public let person: String
+    /// The start of the digest's window (Unix ms, exclusive): the end of the last one, or when the person first
+    /// chose a digest.
+    public let since: Int64
+    /// When it was due.
+    public let dueAt: Int64
+    /// The claim's lease: every write of the sender names it.
+    public let lease: String
+}
+
+/// The last digest a person was sent: when, how many messages, its summary line.
+public struct SentDigest: Sendable, Equatable {
+    public let at: Int64
+    public let count: Int
+    public let summary: String
+
+    public init(at: Int64, count: Int, summary: String) {
+        (self.at, self.count, self.summary) = (at, count, summary)
+    }
+}
+
+/// The daily digests, in `digest_schedule`: one document per person with a subject or group in digest mode (`_id`
+/// the person id; `due_at`, the next digest, Unix ms; `since`, where its window starts; `last`, the last one sent),
+/// planned by the hub when the person's settings change and claimed under a lease by the relay when due
+/// (`LeasedQueue`): once across replicas, again after a crash when the lease runs out. Nothing in it grows with the
+/// messages: what a digest holds is read from the archive when it is sent.
+public struct DigestScheduleDAO: Sendable {
+    let collection: MongoCollection
+    let now: UnixClock
+
+    /// The due digests, the most overdue first, from the index alone.
+    static let indexes = [IndexModel(keys: ["due_at": 1], name: "due_at")]
+
+    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+        self.collection = database.collection(CollectionName.digestSchedule)
+        self.now = now
+    }
+
+    var queue: LeasedQueue {
+        LeasedQueue(collection: collection, prefix: "", dueField: "due_at") { ["due_at": ["$lte": .int64($0)]] }
+    }
+
+    /// Plans `person`'s next digest at `dueAt`; its window starts now when it is their first (a digest never holds
+    /// what came before the person chose it).
+    /// - Throws: `DAOError`.
+    public func plan(_ person: String, dueAt: Int64) async throws {
+        _ = try await mapErrors {
+            try await collection.updateOne(
+                ["_id": .string(person)],
+                ["$set": ["due_at": .int64(dueAt)], "$setOnInsert": ["since": .int64(now())]],
+                options: UpdateOptions(upsert: true))
+        }
+    }
+
+    /// Ends `person`'s digests (nothing of theirs is in digest mode any more).
+    /// - Throws: `DAOError`.
+    public func cancel(_ person: String) async throws {
+        _ = try await mapErrors { try await collection.deleteOne(["_id": .string(person)]) }
+    }
+
+    /// Claims up to `limit` digests due now for `owner` under a lease of `leaseMS`.
+    /// - Throws: `DAOError`.
+    public func claim(owner: String, leaseMS: Int64, limit: Int) async throws -> [DueDigest] {
+        let claim = try await mapErrors {
+            try await queue.claim(owner: owner, now: now(), leaseMS: leaseMS, limit: limit)
+        }
+        guard let claim else { return [] }
+        return claim.documents.compactMap { document in
+            guard let person = document["_id"]?.stringValue, let dueAt = document["due_at"]?.int64Value else {
+                return nil
+            }
+            return DueDigest(
+                person: person, since: document["since"]?.int64Value ?? dueAt - 86_400_000, dueAt: dueAt,
+                lease: claim.lease)
+        }
+    }
+
+    /// Records `digest` done while its lease holds it: its window ends at `through` (the next one starts there), the
+    /// next is due at `next`, and `sent` (nil when it held nothing and was not sent) is kept as the last one.
+    /// Whether the lease still held it.
+    /// - Throws: `DAOError`.
+    @discardableResult
+    public func done(_ digest: DueDigest, through: Int64, next: Int64, sent: SentDigest?) async throws -> Bool {
+        var set: BSONDocument = ["since": .int64(through), "due_at": .int64(next)]
+        if let sent {
+            set["last"] = [
+                "at": .int64(sent.at), "count": .int64(Int64(sent.count)), "summary": .string(sent.summary),
+            ]
+        }
+        return try await mapErrors {
+            try await queue.update(
+                .string(digest.person), lease: digest.lease,
+                ["$set": .document(set), "$unset": .document(queue.endingLease())])
+        }
+    }
+
+    /// Hands `digest` back unsent (the worker stops, or the person's devices could not be reached): due again at
+    /// `retryAt`, its window as it was.
+    /// - Throws: `DAOError`.
+    public func retry(_ digest: DueDigest, at retryAt: Int64) async throws {
+        _ = try await mapErrors {
+            try await queue.update(
+                .string(digest.person), lease: digest.lease,
+                ["$set": ["due_at": .int64(retryAt)], "$unset": .document(queue.endingLease())])
+        }
+    }
+
+    /// When `person`'s next digest is due and the last one sent; nil when the person has no digest.
+    /// - Throws: `DAOError`.
+    public func status(of person: String) async throws -> (dueAt: Int64, last: SentDigest?)? {
+        guard let document = try await mapErrors({ try await collection.findOne(["_id": .string(person)]) }),
+            let dueAt = document["due_at"]?.int64Value
+        else { return nil }
+        let last = document["last"]?.documentValue.flatMap { last -> SentDigest? in
+            guard let at = last["at"]?.int64Value else { return nil }
+            return SentDigest(
+                at: at, count: Int(last["count"]?.int64Value ?? 0), summary: last["summary"]?.stringValue ?? "")
+        }
+        return (dueAt, last)
+    }
+}

@@ -1,0 +1,233 @@
+import DAO
+import FCM
+import Foundation
+import HubModel
+import HubTime
+import Logging
+import Mongo
+
+/// What the digest sender reads and writes: the persons' digests and settings, the archive the held messages are read
+/// from, the devices sent to, the names a digest says, and the clock digests fall due by.
+public struct DigestStores: Sendable {
+    public let schedule: DigestScheduleDAO
+    public let settings: PersonSettingsDAO
+    public let messages: MessageDAO
+    public let devices: DeviceDAO
+    public let groups: GroupDAO
+    public let subjects: SubjectDAO
+    /// When a person's next digest goes out.
+    public let policy: DigestPolicy
+    /// The clock (Unix ms) digests fall due by, and a digest's window ends at: the hub's, or one a test moves.
+    public let now: UnixClock
+
+    public init(database: MongoDatabase, policy: DigestPolicy, now: @escaping UnixClock) {
+        self.schedule = DigestScheduleDAO(database: database, now: now)
+        self.settings = PersonSettingsDAO(database: database, now: now)
+        self.messages = MessageDAO(database: database, now: now)
+        self.devices = DeviceDAO(database: database, now: now)
+        self.groups = GroupDAO(database: database, now: now)
+        self.subjects = SubjectDAO(database: database)
+        self.policy = policy
+        self.now = now
+    }
+}
+
+/// Sends each person who chose `digest` for a subject or group one push a day at their digest time, for the hub's
+/// life, beside the outbox worker whose per-device lane (gate, pacer, send rate) it shares.
+///
+/// Any number of replicas run one each: a due digest is claimed under a lease (`DigestScheduleDAO`), so it goes once
+/// and a replica that dies leaves it due again. A digest holds the messages of the person's digest subjects and
+/// groups stored since the last one (`MessageDAO.digestCandidates`: sent, not withdrawn), less those that went
+/// through at once (`PreferencePolicy`: time-sensitive, critical, `override_preferences`), those the person was left
+/// out of and their own posts; each message once. Nothing is stored per held message: the fan-out sent them to the
+/// person's devices in the background, and the digest reads them back from the archive. An empty digest is not sent;
+/// either way the next is planned for the next day's digest time.
+public struct DigestSender: Sendable {
+    /// How the sender claims.
+    public struct Configuration: Sendable {
+        /// How long a claim holds a digest.
+        public var lease: Duration = .seconds(60)
+        /// How often due digests are looked for.
+        public var poll: Duration = .seconds(5)
+        /// Digests claimed at a time.
+        public var batch = 100
+
+        public init() {}
+    }
+
+    let stores: DigestStores
+    let lane: DeviceLane
+    let configuration: Configuration
+    let logger: Logger
+    let owner: String
+
+    /// How long a digest whose devices FCM asked to wait for waits when FCM named no time.
+    static let retryDelayMS: Int64 = 60_000
+
+    /// The sender for `stores`, sending through `lane` (the outbox worker's); nil without one.
+    public init?(
+        stores: DigestStores, lane: DeviceLane?, configuration: Configuration = Configuration(), logger: Logger
+    ) {
+        guard let lane else { return nil }
+        self.stores = stores
+        self.lane = lane
+        self.configuration = configuration
+        self.logger = logger
+        self.owner = "digest-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
+    }
+
+    /// Claims and sends due digests until the task is cancelled.
+    public func run() async {
+        await PollingLoop.run(
+            logger: logger, failure: "digests could not be read or recorded",
+            idle: { try? await Task.sleep(for: configuration.poll) }
+        ) {
+            try await sendDue(limit: configuration.batch) == configuration.batch
+        }
+    }
+
+    /// What one round of `sendDue` did.
+    public struct Round: Sendable, Equatable {
+        /// Digests claimed.
+        public var claimed = 0
+        /// Digests sent (to at least one device).
+        public var sent = 0
+        /// Devices sent to.
+        public var devices = 0
+        /// Messages the digests sent held, together.
+        public var messages = 0
+    }
+
+    /// Claims up to `limit` digests due now and sends them; returns how many it claimed.
+    /// - Throws: `DAOError` when the database fails (a digest not recorded is due again when its lease runs out).
+    @discardableResult
+    public func sendDue(limit: Int = 100) async throws -> Int {
+        try await sendRound(limit: limit).claimed
+    }
+
+    /// `sendDue`, with what the round did.
+    public func sendRound(limit: Int = 100) async throws -> Round {
+        let due = try await stores.schedule.claim(
+            owner: owner, leaseMS: configuration.lease.milliseconds, limit: limit)
+        var round = Round(claimed: due.count)
+        var reads = DigestReads(stores: stores)
+        for digest in due {
+            if Task.isCancelled { break }
+            let (devices, messages) = try await send(digest, reads: &reads)
+            if devices > 0 {
+                round.sent += 1
+                round.devices += devices
+                round.messages += messages
+            }
+        }
+        await lane.drain()
+        return round
+    }
+
+    /// Sends one digest to its person's active devices and records it; returns the devices sent to and the
+    /// messages it held.
+    private func send(_ digest: DueDigest, reads: inout DigestReads) async throws -> (Int, Int) {
+        let settings = try await stores.settings.settings(of: digest.person)
+        guard stores.policy.wantsDigest(settings) else {
+            try await stores.schedule.cancel(digest.person)
+            return (0, 0)
+        }
+        let through = stores.now()
+        let next = stores.policy.nextDue(after: through, for: settings)
+        let entries = try await reads.entries(for: settings, after: digest.since, through: through)
+        guard !entries.isEmpty else {
+            try await stores.schedule.done(digest, through: through, next: next, sent: nil)
+            return (0, 0)
+        }
+        let push = FCMDigest(id: ObjectID().hex, entries: entries, timestamp: through)
+        let devices = try await stores.devices.active(ofPersons: [digest.person])
+        var reached = 0
+        for device in devices {
+            switch await lane.send(push, to: device.registration, locale: device.locale) {
+            case .sent: reached += 1
+            case .cancelled:
+                return (reached, entries.count)  // the claim runs out: this or another replica sends it then
+            case .retryLater(let error), .paused(let error):
+                // Sent to none yet: the whole digest waits; else what reached a device stands.
+                if reached == 0 {
+                    let wait = error.retryAfter?.milliseconds ?? Self.retryDelayMS
+                    try await stores.schedule.retry(digest, at: stores.now() + wait)
+                    return (0, 0)
+                }
+            case .unregistered, .failed:
+                continue
+            }
+        }
+        try await stores.schedule.done(
+            digest, through: through, next: next,
+            sent: reached > 0 ? SentDigest(at: through, count: entries.count, summary: push.summary) : nil)
+        return (reached, entries.count)
+    }
+}
+
+/// The reads of one round of digests: each subject's and group's messages and names read once for every digest that
+/// holds it (the digests of one hour mostly share their windows).
+struct DigestReads {
+    let stores: DigestStores
+    private var candidates: [String: [Message]] = [:]
+    private var names: [String: String] = [:]
+
+    init(stores: DigestStores) { self.stores = stores }
+
+    /// The entries of a digest of `settings`' person for the window (`after`, `through`], oldest first, each
+    /// message once.
+    mutating func entries(for settings: PersonSettings, after: Int64, through: Int64) async throws
+        -> [FCMDigest.Entry]
+    {
+        var seen: Set<ObjectID> = []
+        var found: [(Message, String)] = []
+        for scope in DeliveryScope.allCases {
+            for (id, mode) in (settings.delivery[scope] ?? [:]).sorted(by: { $0.key < $1.key }) where mode == .digest {
+                let from = try await name(of: scope, id)
+                for message in try await messages(of: scope, id, after: after, through: through)
+                where DigestReads.holds(message, for: settings.person) && seen.insert(message.msiKey).inserted {
+                    found.append((message, from))
+                }
+            }
+        }
+        return found.sorted { ($0.0.timestamp, $0.0.msiKey.hex) < ($1.0.timestamp, $1.0.msiKey.hex) }.map {
+            FCMDigest.Entry(msiKey: $0.0.msiKey.hex, title: $0.0.title, from: $0.1, timestamp: $0.0.timestamp)
+        }
+    }
+
+    /// Whether a message of a digest subject or group was held for `person`: it did not go through at once
+    /// (`PreferencePolicy`), the person was not left out of it, and it is not their own post.
+    static func holds(_ message: Message, for person: String) -> Bool {
+        !message.breaksThroughPreferences && message.senderPerson != person
+            && !(message.recipients?.exceptPersons.contains(person) ?? false)
+    }
+
+    private mutating func messages(of scope: DeliveryScope, _ id: String, after: Int64, through: Int64)
+        async throws -> [Message]
+    {
+        let key = "\(scope.rawValue)\u{1F}\(id)\u{1F}\(after)"
+        if let known = candidates[key] { return known }
+        let read = try await stores.messages.digestCandidates(of: scope, id, after: after, through: through)
+        candidates[key] = read
+        return read
+    }
+
+    /// A subject's or group's name as a digest says it; its id when it is gone.
+    private mutating func name(of scope: DeliveryScope, _ id: String) async throws -> String {
+        let key = "\(scope.rawValue)\u{1F}\(id)"
+        if let known = names[key] { return known }
+        let name: String
+        switch scope {
+        case .subject:
+            do {
+                name = try await stores.subjects.find(topicKey: id).subject.name
+            } catch let error as DAOError where error.code == .topicNotFound {
+                name = id
+            }
+        case .group:
+            name = try await stores.groups.group(id: id)?.name ?? id
+        }
+        names[key] = name
+        return name
+    }
+}
