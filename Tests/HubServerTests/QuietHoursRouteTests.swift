@@ -37,10 +37,20 @@ struct QuietHoursRouteTests {
         return #"{"from": "\#(text(now - 3600))", "to": "\#(text(now + 3600))", "tz": "\#(tz)"}"#
     }
 
-    /// A hub seeded with the legacy channel, relaying to `fake`, with quiet hours read on `clock`.
+    /// The legacy channel with its "Opening hours" Alerts Recommended rather than Forced: a Forced subject's Alerts
+    /// go through quiet hours (`PreferencePolicy`), a Recommended subject's wait.
+    static let recommendedHours: @Sendable (MongoDatabase) async throws -> Void = { database in
+        try await HubHarness.legacy(database)
+        _ = try await SubjectDAO(database: database).update(
+            channelID: Legacy.channelID, areaID: Legacy.libraryID, subjectID: Legacy.hoursID,
+            SubjectDraft(name: "Opening hours", desc: "", level: .recommended, distribution: .alert))
+    }
+
+    /// A hub seeded with the legacy channel (its hours subject Recommended), relaying to `fake`, with quiet hours
+    /// read on `clock`.
     static func with(
         _ fake: FakeFCM, clock: QuietTestClock,
-        seed: @escaping @Sendable (MongoDatabase) async throws -> Void = HubHarness.legacy,
+        seed: @escaping @Sendable (MongoDatabase) async throws -> Void = recommendedHours,
         _ body: @Sendable (HubHarness) async throws -> Void
     ) async throws {
         let relay = try RelayOutboxTests.relay(to: fake) { $0.quietHoursClock = clock.now }
