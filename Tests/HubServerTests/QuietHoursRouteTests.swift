@@ -137,6 +137,14 @@ struct QuietHoursRouteTests {
 
         init(_ fake: FakeFCM) { self.fake = fake }
 
+        /// Everything `phone` received so far.
+        func all(at phone: String) -> [FakeFCMDelivery] {
+            kept.withLock { kept in
+                kept[phone, default: []] += fake.drainInbox(phone)
+                return kept[phone, default: []]
+            }
+        }
+
         /// The messages of `key` that `phone` received so far.
         func arrived(_ key: ObjectID, at phone: String) -> [FakeFCMDelivery] {
             kept.withLock { kept in
