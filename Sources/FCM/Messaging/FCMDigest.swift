@@ -8,8 +8,8 @@ import JSONText
 /// The data is a message's (`msi_key` the digest's own id, `title`, `desc`, `message`, `timestamp`), with
 /// `audience` "digest" (no message has it: an app tells a digest by it), `count` (every message held, exact),
 /// `listed` (how many `items` holds) and `items`, a JSON array of `{"msi_key", "title", "from", "timestamp"}`, oldest
-/// first, titles cut to `titleLength` characters, as many as `itemsBytes` allows; the app reads each message's full
-/// text by its catch-up as usual.
+/// first, titles cut to `titleLength` characters, as many as the payload limit leaves room for
+/// (`FCMMapping.digestRequest`); the app reads each message's full text by its catch-up as usual.
 public struct FCMDigest: Sendable, Hashable {
     /// One message held for the digest.
     public struct Entry: Sendable, Hashable {
@@ -37,8 +37,6 @@ public struct FCMDigest: Sendable, Hashable {
 
     /// The longest title in `items`, in characters.
     public static let titleLength = 60
-    /// The most bytes of `items`.
-    public static let itemsBytes = 2_200
     /// The most sources the summary names; the others are "N more".
     public static let namedSources = 4
 
@@ -55,18 +53,18 @@ public struct FCMDigest: Sendable, Hashable {
         }
         let ordered = counts.enumerated().sorted { ($1.element.count, $0.offset) < ($0.element.count, $1.offset) }
             .map(\.element)
-        var parts = ordered.prefix(Self.namedSources).map { "\(Self.cut($0.from, to: 40)) \($0.count)" }
+        var parts = ordered.prefix(Self.namedSources).map { "\(Self.cut($0.from, to: 30)) \($0.count)" }
         if ordered.count > Self.namedSources { parts.append("\(ordered.count - Self.namedSources) more") }
         return "\(entries.count) new: " + parts.joined(separator: ", ")
     }
 
-    /// The notification's body: the first titles, cut to 180 characters.
+    /// The notification's body: the first titles, cut to 120 characters.
     public var body: String {
-        Self.cut(entries.map(\.title).joined(separator: " · "), to: 180)
+        Self.cut(entries.map(\.title).joined(separator: " · "), to: 120)
     }
 
-    /// `items` and how many entries it lists: the oldest first, while the array stays within `itemsBytes`.
-    public var items: (json: String, listed: Int) {
+    /// `items` and how many entries it lists: the oldest first, while the array stays within `bytes`.
+    public func items(within bytes: Int) -> (json: String, listed: Int) {
         var output: [UInt8] = [UInt8(ascii: "[")]
         var listed = 0
         for entry in entries {
@@ -78,7 +76,7 @@ public struct FCMDigest: Sendable, Hashable {
             item.append(contentsOf: Array(#","from":"#.utf8))
             JSONString.append(Self.cut(entry.from, to: 40), to: &item)
             item.append(contentsOf: Array(#","timestamp":\#(entry.timestamp)}"#.utf8))
-            guard output.count + item.count + 1 <= Self.itemsBytes else { break }
+            guard output.count + item.count + 1 <= bytes else { break }
             output.append(contentsOf: item)
             listed += 1
         }
@@ -87,11 +85,12 @@ public struct FCMDigest: Sendable, Hashable {
     }
 
     /// The digest as a message to a person's device (`FCMMapping.deviceRequest` with `.digest`): an Alert whose
-    /// title is the summary, at the default urgency, with `count`, `listed` and `items` in its data.
-    public var relayMessage: RelayMessage {
-        let (json, listed) = items
+    /// title is the summary and pop-up the first titles, at the default urgency, with `count`, `listed` and `items`
+    /// (within `itemsBytes`) in its data.
+    func relayMessage(itemsBytes: Int) -> RelayMessage {
+        let (json, listed) = items(within: itemsBytes)
         return RelayMessage(
-            msiKey: id, topicKey: "", distribution: .alert, title: summary, desc: body, message: body,
+            msiKey: id, topicKey: "", distribution: .alert, title: summary, desc: body, message: "",
             timestamp: timestamp,
             data: ["count": String(entries.count), "listed": String(listed), "items": json])
     }
@@ -99,5 +98,28 @@ public struct FCMDigest: Sendable, Hashable {
     /// `text` cut to `length` characters, with "…" when cut.
     static func cut(_ text: String, to length: Int) -> String {
         text.count <= length ? text : String(text.prefix(length - 1)) + "…"
+    }
+}
+
+extension FCMMapping {
+    /// The one request of a person's daily digest to the device of `token` (`FCMDigest`): a device request with
+    /// `audience` "digest", its `items` as many as `options.payloadLimit` leaves room for beside the rest, so FCM
+    /// never gets it cut.
+    public static func digestRequest(
+        _ digest: FCMDigest, token: String, options: FCMMappingOptions = FCMMappingOptions(), language: String? = nil
+    ) -> FCMRequest {
+        func request(_ itemsBytes: Int) -> FCMRequest {
+            deviceRequest(
+                for: digest.relayMessage(itemsBytes: itemsBytes), token: token, audience: .digest, options: options,
+                language: language)
+        }
+        // The room beside the rest, less each time the list (measured as FCM counts it, escaped) still overflows.
+        var room = options.payloadLimit - request(2).payloadSize
+        while room > 2 {
+            let candidate = request(room)
+            if !candidate.isTruncated && candidate.payloadSize <= options.payloadLimit { return candidate }
+            room = room * 4 / 5
+        }
+        return request(2)
     }
 }

@@ -114,8 +114,7 @@ extension DeviceLane {
     /// Sends a person's daily digest to one of their devices (`registration`, in `locale`): its one request,
     /// through the same gate and pacer as every per-device send; a device FCM calls gone is marked as any.
     func send(_ digest: FCMDigest, to registration: String, locale: String?) async -> PacedSends.Outcome {
-        let request = FCMMapping.deviceRequest(
-            for: digest.relayMessage, token: registration, audience: .digest, options: mapping, language: locale)
+        let request = FCMMapping.digestRequest(digest, token: registration, options: mapping, language: locale)
         let outcome = await sends.send(request)
         if case .unregistered = outcome { gone.record(registration) }
         return outcome
