@@ -9,7 +9,7 @@ struct MSIDevice: AsyncParsableCommand {
         subcommands: [
             Register.self, Subscriptions.self, Subscribe.self, Unsubscribe.self, Bind.self, Unbind.self,
             Messages.self, Run.self, Ack.self, Flags.self, Banners.self, Post.self, Leave.self, Mute.self, Read.self,
-            Unread.self, Settings.self,
+            Unread.self, Settings.self, DigestCommand.self,
         ]
     )
 }

@@ -23,6 +23,13 @@ public final class MSIClient: Sendable {
     public let store: MessageStore
     /// The feature flags set by messages that are not shown (`"display": false`); see `FlagStore`.
     public let flags: FlagStore
+
+    /// The last daily digest the device received (`Digest`: its summary, exact count and list); nil before the first.
+    /// A push whose data has `audience` "digest" is kept here by `receive(payload:)`, never stored as a message.
+    /// - Throws: `.database`.
+    public func lastDigest() async throws(MSIKitError) -> Digest? {
+        try await DigestStore(database: store.database).last()
+    }
     private let push: any PushProvider
     private let hub: HubConnection
     private let cubeCache: CubeCache

@@ -18,6 +18,11 @@ struct Listener: Sendable {
     /// - Throws: `.invalidPayload`, the hub's errors (`.hub(status: 404, code: "message_not_found")` for a key it
     ///   does not know), `.notRegistered`, `.network`, `.database`.
     func receive(payload data: [String: String]) async throws(MSIKitError) -> ReceivedMessage? {
+        // A daily digest is no message: it is kept as the last digest (`MSIClient.lastDigest()`), never stored.
+        if let digest = Digest(payload: data) {
+            _ = try await DigestStore(database: store.database).keep(digest)
+            return nil
+        }
         let payload = try PushPayload(data)
         switch payload {
         case .withdrawal(let msiKey):

@@ -128,6 +128,13 @@ struct LocalDatabase: Sendable {
         migrator.registerMigration("acknowledged") { db in
             try db.execute(sql: "ALTER TABLE Message ADD COLUMN acknowledged INTEGER NOT NULL DEFAULT 0")
         }
+        // The last daily digest received (`DigestStore`): one row.
+        migrator.registerMigration("digest") { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE msikit_digest (slot INTEGER PRIMARY KEY, timestamp INTEGER NOT NULL, json TEXT NOT NULL)"
+            )
+        }
         return migrator
     }
 
