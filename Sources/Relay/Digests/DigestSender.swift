@@ -111,9 +111,12 @@ public struct DigestSender: Sendable {
             owner: owner, leaseMS: configuration.lease.milliseconds, limit: limit)
         var round = Round(claimed: due.count)
         var reads = DigestReads(stores: stores)
+        // One end for every window of the round: a subject's or group's read serves every digest that holds it, and
+        // the next windows start where these end.
+        let through = stores.now()
         for digest in due {
             if Task.isCancelled { break }
-            let (devices, messages) = try await send(digest, reads: &reads)
+            let (devices, messages) = try await send(digest, through: through, reads: &reads)
             if devices > 0 {
                 round.sent += 1
                 round.devices += devices
@@ -124,15 +127,14 @@ public struct DigestSender: Sendable {
         return round
     }
 
-    /// Sends one digest to its person's active devices and records it; returns the devices sent to and the
-    /// messages it held.
-    private func send(_ digest: DueDigest, reads: inout DigestReads) async throws -> (Int, Int) {
+    /// Sends one digest (its window ending at `through`) to its person's active devices and records it; returns the
+    /// devices sent to and the messages it held.
+    private func send(_ digest: DueDigest, through: Int64, reads: inout DigestReads) async throws -> (Int, Int) {
         let settings = try await stores.settings.settings(of: digest.person)
         guard stores.policy.wantsDigest(settings) else {
             try await stores.schedule.cancel(digest.person)
             return (0, 0)
         }
-        let through = stores.now()
         let next = stores.policy.nextDue(after: through, for: settings)
         let entries = try await reads.entries(for: settings, after: digest.since, through: through)
         guard !entries.isEmpty else {
