@@ -50,7 +50,9 @@ public struct DigestSender: Sendable {
         /// How often due digests are looked for.
         public var poll: Duration = .seconds(5)
         /// Digests claimed at a time.
-        public var batch = 100
+        public var batch = 200
+        /// Digests sent at once (each to its person's devices in turn).
+        public var inFlight = 100
 
         public init() {}
     }
@@ -110,60 +112,96 @@ public struct DigestSender: Sendable {
         let due = try await stores.schedule.claim(
             owner: owner, leaseMS: configuration.lease.milliseconds, limit: limit)
         var round = Round(claimed: due.count)
-        var reads = DigestReads(stores: stores)
+        guard !due.isEmpty else { return round }
         // One end for every window of the round: a subject's or group's read serves every digest that holds it, and
         // the next windows start where these end.
         let through = stores.now()
+        var reads = DigestReads(stores: stores)
+        var ready: [ReadyDigest] = []
         for digest in due {
             if Task.isCancelled { break }
-            let (devices, messages) = try await send(digest, through: through, reads: &reads)
-            if devices > 0 {
+            if let prepared = try await prepare(digest, through: through, reads: &reads) { ready.append(prepared) }
+        }
+        // The persons' devices in one read, then `inFlight` digests at once through the lane (its pacer sets the
+        // rate), each recorded when its devices answered.
+        let devices = Dictionary(
+            grouping: try await stores.devices.active(ofPersons: ready.map(\.digest.person)),
+            by: { $0.person ?? "" })
+        try await withThrowingTaskGroup(of: (reached: Int, messages: Int).self) { group in
+            var running = 0
+            func count(_ answer: (reached: Int, messages: Int)) {
+                guard answer.reached > 0 else { return }
                 round.sent += 1
-                round.devices += devices
-                round.messages += messages
+                round.devices += answer.reached
+                round.messages += answer.messages
             }
+            for digest in ready {
+                if running >= configuration.inFlight, let answer = try await group.next() {
+                    count(answer)
+                    running -= 1
+                }
+                let mine = devices[digest.digest.person] ?? []
+                group.addTask { (try await deliver(digest, to: mine), digest.push.entries.count) }
+                running += 1
+            }
+            while let answer = try await group.next() { count(answer) }
         }
         await lane.drain()
         return round
     }
 
-    /// Sends one digest (its window ending at `through`) to its person's active devices and records it; returns the
-    /// devices sent to and the messages it held.
-    private func send(_ digest: DueDigest, through: Int64, reads: inout DigestReads) async throws -> (Int, Int) {
+    /// A digest with something to send: its push and when the next is due.
+    struct ReadyDigest: Sendable {
+        let digest: DueDigest
+        let push: FCMDigest
+        let through: Int64
+        let next: Int64
+    }
+
+    /// Reads what `digest` (its window ending at `through`) holds; nil when there is nothing to send, once that is
+    /// recorded (the next planned, or the schedule ended when nothing of the person's is in digest mode any more).
+    private func prepare(_ digest: DueDigest, through: Int64, reads: inout DigestReads) async throws -> ReadyDigest? {
         let settings = try await stores.settings.settings(of: digest.person)
         guard stores.policy.wantsDigest(settings) else {
             try await stores.schedule.cancel(digest.person)
-            return (0, 0)
+            return nil
         }
         let next = stores.policy.nextDue(after: through, for: settings)
         let entries = try await reads.entries(for: settings, after: digest.since, through: through)
         guard !entries.isEmpty else {
             try await stores.schedule.done(digest, through: through, next: next, sent: nil)
-            return (0, 0)
+            return nil
         }
-        let push = FCMDigest(id: ObjectID().hex, entries: entries, timestamp: through)
-        let devices = try await stores.devices.active(ofPersons: [digest.person])
+        return ReadyDigest(
+            digest: digest, push: FCMDigest(id: ObjectID().hex, entries: entries, timestamp: through),
+            through: through, next: next)
+    }
+
+    /// Sends a ready digest to its person's active `devices` one after another and records it; returns how many
+    /// took it.
+    private func deliver(_ ready: ReadyDigest, to devices: [Device]) async throws -> Int {
         var reached = 0
         for device in devices {
-            switch await lane.send(push, to: device.registration, locale: device.locale) {
+            switch await lane.send(ready.push, to: device.registration, locale: device.locale) {
             case .sent: reached += 1
             case .cancelled:
-                return (reached, entries.count)  // the claim runs out: this or another replica sends it then
+                return reached  // the claim runs out: this or another replica sends it then
             case .retryLater(let error), .paused(let error):
                 // Sent to none yet: the whole digest waits; else what reached a device stands.
                 if reached == 0 {
                     let wait = error.retryAfter?.milliseconds ?? Self.retryDelayMS
-                    try await stores.schedule.retry(digest, at: stores.now() + wait)
-                    return (0, 0)
+                    try await stores.schedule.retry(ready.digest, at: stores.now() + wait)
+                    return 0
                 }
             case .unregistered, .failed:
                 continue
             }
         }
         try await stores.schedule.done(
-            digest, through: through, next: next,
-            sent: reached > 0 ? SentDigest(at: through, count: entries.count, summary: push.summary) : nil)
-        return (reached, entries.count)
+            ready.digest, through: ready.through, next: ready.next,
+            sent: reached > 0
+                ? SentDigest(at: ready.through, count: ready.push.entries.count, summary: ready.push.summary) : nil)
+        return reached
     }
 }
 
