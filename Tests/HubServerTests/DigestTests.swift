@@ -84,6 +84,20 @@ struct DigestTests {
                 #expect(homework.notification == nil && homework.data["muted"] == "1")
                 #expect(inbox.arrived(overridden, at: "digest-phone").first?.notification != nil)
 
+                // The school sees it: the audience preview says how many an Alert notifies at once, the reach reports
+                // count the held devices apart.
+                let preview = try await hub.request(.get, "/audience?topic_key=\(Legacy.hoursTopic)", as: .communicator)
+                    .json()
+                #expect(
+                    preview["devices"]?.int64Value == 2 && preview["instant"]?.int64Value == 1
+                        && preview["held"]?.int64Value == 1, "\(preview)")
+                try await FanOutTests.waitUntilSent(
+                    try await MessageDAO(database: hub.database).get(msiKey: grouped), in: hub.database)
+                for (key, held) in [(active, 1), (grouped, 1), (critical, 0), (overridden, 0)] {
+                    let report = try await hub.request(.get, "/message/\(key.hex)/receipts", as: .admin).json()
+                    #expect(report["held"]?.int64Value == Int64(held), "\(key.hex): \(report)")
+                }
+
                 // Catch-up has every message as usual.
                 let caughtUp = try await hub.request(
                     .get, "/device/\(phone.deviceID)/messages?since=0", as: .token(phone.secret)

@@ -111,6 +111,8 @@ public struct Delivery: Sendable, CustomStringConvertible {
         if let group { elements.append(("group", .string(group))) }
         elements += [("platform", .string(platform.rawValue)), ("state", .string(state.rawValue))]
         if let code { elements.append(("code", .string(code))) }
+        // Sent in the background for its person's choice (a mute, `digest` or `off`): counted apart in reports.
+        if muted { elements.append(("held", true)) }
         if state != .pending { elements.append(("at", .int64(time))) }
         return BSONDocument(elements)
     }
@@ -147,6 +149,8 @@ public struct DeliveryCounts: Sendable, Equatable {
     public var byState: [Delivery.State: Int64]
     /// The same, per platform that has deliveries.
     public var byPlatform: [Platform: [Delivery.State: Int64]]
+    /// The deliveries sent in the background for their person's choice (a mute, `digest` or `off`).
+    public var held: Int64 = 0
 
     public init(byState: [Delivery.State: Int64] = [:], byPlatform: [Platform: [Delivery.State: Int64]] = [:]) {
         self.byState = byState

@@ -143,7 +143,12 @@ public struct DeliveryDAO: Sendable {
         let rows = try await mapErrors {
             try await deliveries.aggregate([
                 ["$match": .document(Self.range(of: message))],
-                ["$group": ["_id": ["state": "$state", "platform": "$platform"], "n": ["$sum": 1]]],
+                [
+                    "$group": [
+                        "_id": ["state": "$state", "platform": "$platform"], "n": ["$sum": 1],
+                        "held": ["$sum": ["$cond": [["$eq": ["$held", true]], 1, 0]]],
+                    ]
+                ],
             ])
         }
         var counts = DeliveryCounts(byState: Dictionary(uniqueKeysWithValues: Delivery.State.allCases.map { ($0, 0) }))
@@ -152,6 +157,7 @@ public struct DeliveryDAO: Sendable {
                 let n = row["n"]?.int64Value
             else { continue }
             counts.byState[state, default: 0] += n
+            counts.held += row["held"]?.int64Value ?? 0
             if let platform = Platform(rawValue: key.string("platform")) {
                 counts.byPlatform[
                     platform,

@@ -18,6 +18,8 @@ public struct ReachAudience: Sendable, Equatable {
     public var unreachable: Int64
     /// The devices per platform.
     public var platforms: [Platform: Int64]
+    /// The devices held by their persons' choices (`digest`, `off`, a mute): sent the data alone, in the background.
+    public var held: Int64 = 0
     /// Every `pageSpan`-th device of the audience in device order (`marks(of:)`): the bounds of the pages of those
     /// not answered; empty while the audience is not stored.
     public var marks: [ObjectID]
@@ -48,6 +50,7 @@ public struct ReachAudience: Sendable, Equatable {
             fcmAccepted: stored["fcm_accepted"]?.int64Value ?? 0,
             unreachable: stored["unreachable"]?.int64Value ?? 0, platforms: platforms,
             marks: stored["marks"]?.arrayValue?.compactMap(\.objectIDValue) ?? [])
+        self.held = stored["held"]?.int64Value ?? 0
     }
 
     /// The audience size the relay wrote on `message` when it fixed its audience (`audience_size`), or the devices
@@ -67,7 +70,7 @@ public struct ReachAudience: Sendable, Equatable {
                 BSONDocument(
                     platforms.sorted { $0.key.rawValue < $1.key.rawValue }
                         .map { (key: $0.key.rawValue, value: .int64($0.value)) })),
-            "marks": .array(marks.map(BSONValue.objectID)),
+            "marks": .array(marks.map(BSONValue.objectID)), "held": .int64(held),
         ]
     }
 }

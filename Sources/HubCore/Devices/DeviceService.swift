@@ -354,7 +354,10 @@ public struct DeviceService: Sendable {
             let unreached = max(0, (active[platform] ?? 0) - counts.recorded)
             byPlatform[platform] = (counts.applied, counts.pending + unreached)
         }
-        return Audience(topicKey: topicKey, byPlatform: byPlatform)
+        var audience = Audience(topicKey: topicKey, byPlatform: byPlatform)
+        audience.held = try await subscriptions.wishes(for: ServerOwnedTopic.held(topicKey)).values
+            .reduce(0) { $0 + $1.applied + $1.pending }
+        return audience
     }
 
     /// Active devices by platform and the reconciler's backlog (pending subscriptions and the due time of the

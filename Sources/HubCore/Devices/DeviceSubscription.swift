@@ -27,6 +27,9 @@ public struct DeviceSubscription: Sendable {
 public struct Audience: Sendable {
     public var topicKey: String
     public var byPlatform: [Platform: (applied: Int, pending: Int)]
+    /// The devices whose persons hold the subject for a digest or turned it off: an Alert's notification leaves them
+    /// out (they get its data in the background).
+    public var held = 0
 
     /// Every device that will receive it.
     public var total: Int { byPlatform.values.reduce(0) { $0 + $1.applied + $1.pending } }
@@ -39,6 +42,10 @@ public struct Audience: Sendable {
                 "applied": .int64(Int64(counts.applied)), "pending": .int64(Int64(counts.pending)),
             ]
         }
-        return ["topic_key": .string(topicKey), "devices": .int64(Int64(total)), "platforms": .document(platforms)]
+        return [
+            "topic_key": .string(topicKey), "devices": .int64(Int64(total)),
+            "instant": .int64(Int64(max(0, total - held))), "held": .int64(Int64(held)),
+            "platforms": .document(platforms),
+        ]
     }
 }

@@ -39,6 +39,9 @@ public struct ReceiptReport: Sendable {
     public var notAnswered: Int64
     /// Devices FCM called gone: unregistered deliveries, or for a topic the devices whose registration FCM dropped.
     public var unreachable: Int64
+    /// Devices held by their persons' choices (a subject or group in `digest` or `off`, a mute): they got the data
+    /// alone, in the background, so they are counted apart from those that have not answered (`held` in the JSON).
+    public var held: Int64 = 0
     public var platforms: [Platform: PlatformReach]
     /// A topic message's channel and area.
     public var channel: Named?, area: Named?
@@ -113,6 +116,7 @@ extension ReceiptService {
             report.channel = ReceiptReport.Named(id: place.channel, name: location?.channel.name)
             report.area = ReceiptReport.Named(id: place.area, name: location?.area.name)
         }
+        report.held = audience.held
         report.notAnswered = max(0, report.audience - (counts.byEvent[.acknowledged] ?? 0))
         if message.audience == .persons {
             report.persons = ReceiptReport.PersonReach(
@@ -152,6 +156,7 @@ extension ReceiptService {
                 source: .deliveries, devices: max(fixedSize ?? 0, delivered.total),
                 fcmAccepted: delivered.byState[.sent] ?? 0,
                 unreachable: delivered.byState[.unregistered] ?? 0, platforms: platforms)
+            audience.held = delivered.held
             settled = settled && (delivered.byState[.pending] ?? 0) == 0
         } else {
             let wishes = try await subscriptions.audience(of: message.topicKey)
@@ -164,6 +169,12 @@ extension ReceiptService {
                 source: .subscriptions, devices: devices,
                 fcmAccepted: sent ? devices - unreachable : 0, unreachable: unreachable,
                 platforms: platforms)
+            // The devices whose persons hold the subject (its held topic), when the message yields to preferences.
+            if !message.breaksThroughPreferences, message.distribution == Distribution.alert.rawValue {
+                audience.held = Int64(
+                    try await subscriptions.audience(of: ServerOwnedTopic.held(message.topicKey)).values
+                        .reduce(0) { $0 + $1.devices - $1.dormant })
+            }
         }
         if settled {
             audience.marks = ReachAudience.marks(

@@ -107,6 +107,7 @@ struct ReceiptController {
                         .map { (key: $0.key, value: .int64($0.value)) })),
             "free_text_responses": .int64(counts.freeText),
             "not_answered": .int64(report.notAnswered), "unreachable": .int64(report.unreachable),
+            "held": .int64(report.held),
             "platforms": .document(
                 BSONDocument(
                     report.platforms.sorted { $0.key.rawValue < $1.key.rawValue }.map {
