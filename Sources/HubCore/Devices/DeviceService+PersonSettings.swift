@@ -101,6 +101,16 @@ extension DeviceService {
         return device
     }
 
+    /// What the school sees of a person's preferences (the portal's person page, read only: staff never change them):
+    /// their settings, their next digest and the last one sent (nil when they have none).
+    /// - Throws: `GroupRefusal.invalidID` for a malformed person id; `DAOError`.
+    public func preferences(ofPerson person: String) async throws
+        -> (settings: PersonSettings, digest: (dueAt: Int64, last: SentDigest?)?)
+    {
+        let person = try GroupService.checkedPersonID(person)
+        return (try await personSettings.settings(of: person), try await digests.status(of: person))
+    }
+
     /// The person `device` is bound to.
     /// - Throws: `PersonSettingsRefusal.notBound`.
     static func boundPerson(_ device: Device) throws -> String {

@@ -142,7 +142,9 @@ struct GroupsAdminController {
         }
         var data: [String: Any] = [
             "id": group.id, "name": group.name, "memberCount": group.memberCount, "path": Self.path(group.id),
-            "access": group.access, "accessIsEmpty": group.access.isEmpty, "members": page.persons,
+            "access": group.access, "accessIsEmpty": group.access.isEmpty,
+            // Each member links to the person's page (their devices and preferences).
+            "members": page.persons.map { ["id": $0, "url": "/portal/admin/persons?id=" + Self.queryValue($0)] },
             "membersEmpty": page.persons.isEmpty, "updated": PortalTime.text(milliseconds: group.updatedAt),
             "errors": errors, "hasErrors": !errors.isEmpty, "isLaterPage": after != nil,
         ]

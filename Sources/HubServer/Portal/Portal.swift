@@ -45,6 +45,7 @@ struct Portal {
         CubeAdminController(services: services, pages: pages).addRoutes(to: admins)
         AccountsAdminController(services: services, pages: pages).addRoutes(to: admins)
         GroupsAdminController(services: services, pages: pages).addRoutes(to: admins)
+        PersonsAdminController(services: services, pages: pages, school: school).addRoutes(to: admins)
         AuditAdminController(services: services, pages: pages).addRoutes(to: admins)
         SettingsAdminController(services: services, pages: pages).addRoutes(to: admins)
     }
