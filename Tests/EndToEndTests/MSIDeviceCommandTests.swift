@@ -65,6 +65,9 @@ struct MSIDeviceCommandTests {
             ] {
                 #expect(printed.contains(line), "\(line) in \(settings.output)")
             }
+            // No digest received yet (`run` keeps the one the hub pushes; DigestPayloadTests cover the keeping).
+            let digest = try await Self.run(["digest"] + stateOption)
+            #expect(digest.status == 0 && digest.output.contains("NO DIGEST"), "\(digest.output)")
             let badMode = try await Self.run(["settings", "--group", "chess-club=loud"] + stateOption)
             #expect(badMode.status != 0 && badMode.output.contains("ID=instant"), "\(badMode.output)")
 
