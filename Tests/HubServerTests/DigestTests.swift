@@ -84,6 +84,14 @@ struct DigestTests {
                 #expect(homework.notification == nil && homework.data["muted"] == "1")
                 #expect(inbox.arrived(overridden, at: "digest-phone").first?.notification != nil)
 
+                // A correction pops up where the message did, never on the devices that had it in the background.
+                try await MessageCorrectionTests.correct(
+                    hub, active.hex, as: .admin, #"{"title": "Library closed today"}"#)
+                try await eventually {
+                    inbox.arrived(active, at: "instant-phone").contains { $0.data["correction"] == "1" }
+                }
+                #expect(!inbox.arrived(active, at: "digest-phone").contains { $0.data["correction"] == "1" })
+
                 // The school sees it: the audience preview says how many an Alert notifies at once, the reach reports
                 // count the held devices apart.
                 let preview = try await hub.request(.get, "/audience?topic_key=\(Legacy.hoursTopic)", as: .communicator)

@@ -52,21 +52,26 @@ struct QuietTopicHold: Sendable {
     let logger: Logger
     let now: UnixClock
 
-    /// The quiet topics a correction of `message` leaves out now: a phone in its quiet hours gets no pop-up. One
-    /// still waiting for the message gets it corrected when its window ends; one that had it shows the corrected
-    /// texts when the app next catches up. Empty when the database fails (the correction goes to the whole topic).
+    /// The topics a correction of `message` leaves out now: those of the quiet windows (a phone in its quiet hours
+    /// gets no pop-up: one still waiting for the message gets it corrected when its window ends, one that had it shows
+    /// the corrected texts when the app next catches up), and first the subject's held topic (`heldTopic`: the
+    /// devices that got the message in the background get no pop-up for its correction either; they read it by their
+    /// catch-up). Empty when the database fails (the correction goes to the whole topic).
     func quietTopics(forCorrectionOf message: RelayMessage) async -> [String] {
         guard !message.breaksThroughPreferences, !message.topicKey.isEmpty else { return [] }
+        let held = await heldTopic(message)
         do {
             let windows = try await stores.occupiedWindows.submit(())
-            return QuietHoursPolicy.exclusions(
-                for: message.urgency, overridePreferences: message.overridePreferences, windows: windows, now: now()
-            ).excluded.map(\.topic)
+            return (held.map { [$0] } ?? [])
+                + QuietHoursPolicy.exclusions(
+                    for: message.urgency, overridePreferences: message.overridePreferences, windows: windows,
+                    now: now(), limit: FCMMapping.maximumExcludedTopics - (held == nil ? 0 : 1)
+                ).excluded.map(\.topic)
         } catch {
             logger.warning(
                 "quiet hours could not be read: the correction goes to the whole topic",
                 metadata: ["msi_key": "\(message.msiKey)", "error": "\(error)"])
-            return []
+            return held.map { [$0] } ?? []
         }
     }
 
