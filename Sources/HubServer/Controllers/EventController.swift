@@ -74,12 +74,7 @@ struct EventController {
                 throw HubError(.notFound, .eventNotFound, "no event has the id \(id.hex)")
             }
         }
-        let file = EventCalendar.file(
-            of: event, schedule: try EventSchedule(event.schedule), now: services.now())
-        var headers = HTTPFields()
-        headers[.contentType] = "text/calendar; charset=utf-8"
-        headers[.contentDisposition] = "attachment; filename=\"event-\(id.hex).ics\""
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: file)))
+        return try EventCalendar.response(of: event, now: services.now())
     }
 
     /// DELETE /event/:eventID: 204; no reminder of it is sent any more. The caller must be able to send to its

@@ -166,13 +166,7 @@ struct EventsController {
     /// /event/:eventID.ics` answers it).
     @Sendable func calendar(request: Request, context: PortalRequestContext) async throws -> Response {
         _ = try context.loggedInUser()
-        let event = try await existingEvent(context)
-        let schedule = try EventSchedule(event.schedule)
-        var headers = HTTPFields()
-        headers[.contentType] = "text/calendar; charset=utf-8"
-        headers[.contentDisposition] = "attachment; filename=\"event-\(event.id.hex).ics\""
-        let file = EventCalendar.file(of: event, schedule: schedule, now: services.now())
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: file)))
+        return try EventCalendar.response(of: try await existingEvent(context), now: services.now())
     }
 
     /// GET /portal/events/:eventID/rota: the grid of the coming weeks, a week a row, each night's persons.
