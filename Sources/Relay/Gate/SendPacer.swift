@@ -15,6 +15,8 @@ final class SendPacer: Sendable {
     let chunk: Int
     private let now: UnixClock
     private let state: Mutex<PacerState>
+    /// The take of the shared window under way for the callers that found no permit, if any: they all wait for it.
+    private let taking = Mutex<Task<Void, any Error>?>(nil)
 
     /// A pacer drawing `chunk` permits at a time (at most a second's allowance) from `window`.
     init(window: RateWindow, chunk: Int, now: @escaping UnixClock) {
@@ -40,11 +42,27 @@ final class SendPacer: Sendable {
                 if wait >= PacerState.slack { try await Task.sleep(for: .microseconds(wait - PacerState.cushion)) }
                 return taken.deadline
             }
-            // Concurrent callers may each take a chunk: every grant is counted in the shared window, so together
-            // they stay within the limit; a grant replaces an older window's leftovers.
-            let grant = try await window.take(chunk)
-            state.withLock { $0.add(grant) }
+            try await takeShared()
         }
+    }
+
+    /// Takes a chunk of the shared window for every caller that found no permit, one take at a time in this process:
+    /// the window counts every chunk asked for before it says what is left, so many takers at once (a hundred digests
+    /// starting together) would each be told the window is spent and retry in lock-step for ever. A grant replaces an
+    /// older window's leftovers.
+    private func takeShared() async throws {
+        let task = taking.withLock { current -> Task<Void, any Error> in
+            if let current { return current }
+            let task = Task { [self] in
+                // Cleared under the lock it was set under: a caller arriving later starts the next take.
+                defer { self.taking.withLock { $0 = nil } }
+                let grant = try await self.window.take(self.chunk)
+                self.state.withLock { $0.add(grant) }
+            }
+            current = task
+            return task
+        }
+        try await task.value
     }
 
     /// Takes the next grant while the permits in hand last (at most one such take at a time; it ends within the
