@@ -85,9 +85,9 @@ struct RouteRoleTests {
             $0.path.hasPrefix("/portal") && !$0.path.hasPrefix("/portal/login") && !$0.path.hasPrefix("/portal/static")
         }
         let adminPages = routes.filter { $0.path.hasPrefix("/portal/admin/") }
-        // 7 pages for each level of the cube, 10 for users and tokens, 4 for groups, the audit log, the settings (the
-        // page and its approval form).
-        #expect(adminPages.count == 38)
+        // 7 pages for each level of the cube, 10 for users and tokens, 4 for groups, the persons page, the audit log,
+        // the settings (the page and its approval form).
+        #expect(adminPages.count == 39)
         try await HubHarness.with(seed: PortalTests.seed) { hub in
             var anonymous = PortalBrowser(hub: hub)
             for route in routes {
