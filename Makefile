@@ -1,7 +1,7 @@
 # msi-hub: the two set-up commands are `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-enrolment bench-receipts bench-neighbours bench-rooms bench-schedule
+.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-enrolment bench-receipts bench-neighbours bench-rooms bench-schedule bench-digest
 
 ## Installs the C libraries and the test database's venv if they are missing.
 deps:
@@ -67,3 +67,7 @@ bench-rooms: deps
 ## Reminders of 10,000 events made through POST /event, all due in one minute: each one's lag from its due time to its message, none twice, CPU per reminder (scripts/bench-schedule.sh).
 bench-schedule: deps
 	scripts/bench-schedule.sh
+
+## The daily digests of one minute: 20,000 persons, a third with a subject in digest mode through the API, 50 messages in the day; the digests' times and rate at a fake FCM, each once and exact, CPU per digest and per held message (scripts/bench-digest.sh).
+bench-digest: deps
+	scripts/bench-digest.sh

@@ -10,8 +10,9 @@
 # the relay off and times their relay by a fresh hub. The sustained phase POSTs for a minute at 16 and at 64
 # connections while the hub relays (the oldest unsent age every second, the drain after the load). Prints a table with each figure's ratio to
 # nginx's and issue 8's targets, and writes it to bench-results/. Every process it starts is stopped
-# on exit. Then scripts/bench-devices.sh, scripts/bench-fanout.sh, scripts/bench-enrolment.sh and
-# scripts/bench-receipts.sh and scripts/bench-rooms.sh run, with processes of their own.
+# on exit. Then scripts/bench-devices.sh, scripts/bench-fanout.sh, scripts/bench-enrolment.sh,
+# scripts/bench-receipts.sh, scripts/bench-rooms.sh, scripts/bench-schedule.sh and scripts/bench-digest.sh run, with
+# processes of their own.
 #
 # Environment: BENCH_DURATION (seconds per GET/POST run, default 15), BENCH_SHORT_DURATION (conditional
 # and gzip runs, default 10), BENCH_RELAY_MESSAGES (default 2000), BENCH_RELAY_TIMEOUT (seconds the relay
@@ -246,5 +247,7 @@ SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-receipts.sh
 # Rooms whose members post through the hub (its own processes; its rows join this run's results).
 SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-rooms.sh
 SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-schedule.sh
+# The daily digests of one minute (its own processes; its rows join this run's results).
+SCRATCH_PATH="$scratch" BENCH_RESULTS="$results" scripts/bench-digest.sh
 "$python" "$helper" table "$results" "bench-results/bench-$stamp.txt" >/dev/null
 cp "bench-results/bench-$stamp.txt" bench-results/latest.txt
