@@ -116,7 +116,7 @@ public struct DigestSender: Sendable {
         // One end for every window of the round: a subject's or group's read serves every digest that holds it, and
         // the next windows start where these end.
         let through = stores.now()
-        var reads = DigestReads(stores: stores)
+        var reads = DigestReads(stores: stores, from: due.map(\.since).min() ?? through)
         var ready: [ReadyDigest] = []
         for digest in due {
             if Task.isCancelled { break }
@@ -205,14 +205,19 @@ public struct DigestSender: Sendable {
     }
 }
 
-/// The reads of one round of digests: each subject's and group's messages and names read once for every digest that
-/// holds it (the digests of one hour mostly share their windows).
+/// The reads of one round of digests: each subject's and group's messages, from the earliest window's start of the
+/// round, and names read once for every digest that holds it; each digest takes those of its own window.
 struct DigestReads {
     let stores: DigestStores
+    /// The earliest start of the round's windows (Unix ms, exclusive).
+    let from: Int64
     private var candidates: [String: [Message]] = [:]
     private var names: [String: String] = [:]
 
-    init(stores: DigestStores) { self.stores = stores }
+    init(stores: DigestStores, from: Int64) {
+        self.stores = stores
+        self.from = from
+    }
 
     /// The entries of a digest of `settings`' person for the window (`after`, `through`], oldest first, each
     /// message once.
@@ -245,11 +250,15 @@ struct DigestReads {
     private mutating func messages(of scope: DeliveryScope, _ id: String, after: Int64, through: Int64)
         async throws -> [Message]
     {
-        let key = "\(scope.rawValue)\u{1F}\(id)\u{1F}\(after)"
-        if let known = candidates[key] { return known }
-        let read = try await stores.messages.digestCandidates(of: scope, id, after: after, through: through)
-        candidates[key] = read
-        return read
+        let key = "\(scope.rawValue)\u{1F}\(id)"
+        let read: [Message]
+        if let known = candidates[key] {
+            read = known
+        } else {
+            read = try await stores.messages.digestCandidates(of: scope, id, after: min(from, after), through: through)
+            candidates[key] = read
+        }
+        return read.filter { $0.timestamp > after }
     }
 
     /// A subject's or group's name as a digest says it; its id when it is gone.
