@@ -53,6 +53,30 @@ let package = Package(
         // The vocabulary every layer shares and that depends on nothing: the locale-to-language rule and the names
         // built on it (language topics, the default language).
         .target(name: "HubModel", swiftSettings: swiftSettings),
+        // Verifying JWTs with jwt-kit: keys pinned to one algorithm each, the header read first, the claims as
+        // strings, lists and times. Shared by the person assertions and the staff's OpenID Connect sign-in.
+        .target(
+            name: "SignedTokens",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Staff sign-in with an OpenID provider: discovery and JWKS shared and refreshed, the authorization code flow
+        // with PKCE, the id_token's checks. Its HTTP goes through a small protocol the composition root fills.
+        .target(
+            name: "OIDC",
+            dependencies: [
+                "SignedTokens",
+                "HubTime",
+                "Curl",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The safe Swift layer over libmongoc: BSON, JSON, client pool, collections, errors.
         .target(
             name: "Mongo",
@@ -87,6 +111,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                "SignedTokens",
+                "OIDC",
             ],
             swiftSettings: swiftSettings
         ),
@@ -102,6 +128,7 @@ let package = Package(
                 "Mongo",
                 "Relay",
                 "FCM",
+                "OIDC",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -165,6 +192,7 @@ let package = Package(
             name: "HubServerTests",
             dependencies: [
                 "HubServer", "HubCore", "DAO", "Mongo", "MongoTestSupport", "FakeFCM", "Relay", "FCM", "Curl",
+                "FakeOIDC", "OIDC",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -241,6 +269,27 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/FakeFCM",
+            swiftSettings: swiftSettings
+        ),
+        // Test helper: a small OpenID provider (discovery, JWKS, authorization and token endpoints) on loopback.
+        .target(
+            name: "FakeOIDC",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/FakeOIDC",
+            swiftSettings: swiftSettings
+        ),
+        // The test OpenID provider as a process, for the browser tests and the README's walk.
+        .executableTarget(
+            name: "fake-oidc",
+            dependencies: ["FakeOIDC"],
+            path: "Tests/FakeOIDCServer",
             swiftSettings: swiftSettings
         ),
         // The fake FCM as a process, for the browser tests and benchmarks: `fake-fcm --port 0 --state-dir DIR`.

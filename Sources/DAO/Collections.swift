@@ -12,6 +12,9 @@ public enum CollectionName {
     public static let tokens = "tokens"
     /// Portal sessions, expired by a TTL index.
     public static let sessions = "sessions"
+    /// Portal sign-ins through the OpenID provider begun and not yet finished (state, nonce, PKCE verifier), under
+    /// the pre-login cookie's hash; expired by a TTL index.
+    public static let signInAttempts = "sign_in_attempts"
     /// Failed portal logins, counted to throttle guessing; expired by a TTL index.
     public static let loginFailures = "login_failures"
     /// One document per hub process: the fence it writes to know its change stream has caught up
@@ -119,6 +122,7 @@ public enum DatabaseIndexes {
             ])
             try await database.collection(CollectionName.sessions).createIndexes(SessionDAO.indexes)
             try await database.collection(CollectionName.loginFailures).createIndexes(LoginFailureDAO.indexes)
+            try await database.collection(CollectionName.signInAttempts).createIndexes(SignInAttemptDAO.indexes)
             try await database.collection(CollectionName.fences).createIndexes(FenceDAO.indexes)
             try await database.collection(CollectionName.devices).createIndexes(DeviceDAO.indexes)
             let subscriptions = database.collection(CollectionName.subscriptions)

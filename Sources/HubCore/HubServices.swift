@@ -3,6 +3,7 @@ import HubModel
 import HubTime
 import Logging
 import Mongo
+import OIDC
 
 /// The hub's services over one database: what every entry point (REST routes, portal, command line) calls.
 /// Each policy a user can observe lives in one of them.
@@ -52,6 +53,8 @@ public struct HubServices: Sendable {
     public let now: UnixClock
     /// When persons' daily digests go out (`DIGEST_HOUR`, `SCHOOL_TIME_ZONE`): the relay's digest sender reads it.
     public let digestPolicy: DigestPolicy
+    /// Staff sign-in through the school's OpenID provider; nil when none is configured (`OIDC_ISSUER` unset).
+    public let staffSignIn: StaffSignIn?
 
     /// The services over `database` (the pool's default database unless tests pick another).
     /// - Parameters:
@@ -68,6 +71,8 @@ public struct HubServices: Sendable {
     ///   - roomPostsPerMinute: posts one person may make to rooms a minute (`ROOM_POSTS_PER_MINUTE`).
     ///   - countsUnread: whether each person's unread messages are counted (`UNREAD_COUNTS`).
     ///   - digests: when persons' daily digests go out (`DIGEST_HOUR`, `SCHOOL_TIME_ZONE`).
+    ///   - staffProvider: the OpenID provider staff sign in with and who may enter (`OIDC_*`); nil: none.
+    ///   - passwordLogins: whether users may log in with a password (false with `OIDC_ONLY=true`).
     public init(
         pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
         relayMaxBacklog: Duration? = .seconds(30),
@@ -78,7 +83,8 @@ public struct HubServices: Sendable {
         webhookPolicy: WebhookAddressPolicy = WebhookAddressPolicy(),
         defaultLanguage: String = LocaleLanguage.defaultLanguage,
         approval: ApprovalPolicy = ApprovalPolicy(),
-        roomPostsPerMinute: Int = 30, countsUnread: Bool = false, digests: DigestPolicy = .standard
+        roomPostsPerMinute: Int = 30, countsUnread: Bool = false, digests: DigestPolicy = .standard,
+        staffProvider: (provider: OIDCProvider, rules: StaffDirectoryRules)? = nil, passwordLogins: Bool = true
     ) {
         self.countsUnread = countsUnread
         self.digestPolicy = digests
@@ -94,7 +100,15 @@ public struct HubServices: Sendable {
             database: database, cube: cache, logger: logger, now: now,
             personAssertions: personAssertions, digestPolicy: digests)
         self.cube = CubeService(database: database, cache: cache, devices: devices, logger: logger)
-        self.accounts = AccountService(database: database, bcryptCost: bcryptCost, now: now)
+        self.accounts = AccountService(
+            database: database, bcryptCost: bcryptCost, passwordLogins: passwordLogins, now: now)
+        if let staffProvider {
+            self.staffSignIn = StaffSignIn(
+                database: database, provider: staffProvider.provider, rules: staffProvider.rules,
+                accounts: self.accounts, cube: self.cube, logger: logger, now: now)
+        } else {
+            self.staffSignIn = nil
+        }
         self.groups = GroupService(database: database, now: now)
         self.deliveries = DeliveryReportService(database: database)
         self.webhookSubscribers = WebhookSubscribers()

@@ -4,6 +4,7 @@ import HubCore
 import Hummingbird
 import Logging
 import Mongo
+import OIDC
 import ServiceLifecycle
 
 /// Builds the hub (the composition root): metrics, the database pool, indexes, services, in-memory copies and
@@ -35,7 +36,11 @@ public func buildApplication(
         roomPostsPerMinute: configuration.devices.roomPostsPerMinute,
         countsUnread: configuration.devices.countsUnread,
         digests: DigestPolicy(
-            defaultHour: configuration.devices.digestHour, schoolZone: configuration.portal.schoolTimeZone))
+            defaultHour: configuration.devices.digestHour, schoolZone: configuration.portal.schoolTimeZone),
+        staffProvider: configuration.portal.staffSignIn.map {
+            (OIDCProvider(settings: $0.settings, transport: CurlOIDCTransport(), logger: logger), $0.rules)
+        },
+        passwordLogins: configuration.portal.staffSignIn?.only != true)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()

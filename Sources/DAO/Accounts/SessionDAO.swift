@@ -11,6 +11,12 @@ public struct PortalSession: Sendable {
     /// When it was created and when it expires, in Unix milliseconds.
     public var createdAt: Int64
     public var expiresAt: Int64
+    /// When the session ends however active, in Unix ms, when sooner than the portal's maximum: a sign-in through
+    /// the OpenID provider ends when its id_token expires (`ends_at`).
+    public var endsAt: Int64?
+    /// The id_token of a sign-in through the OpenID provider, sent back as the provider's end-session hint on
+    /// sign-out (never logged).
+    public var idToken: String?
 
     /// Reads a stored session; nil when the document is not one.
     public init?(document: BSONDocument) {
@@ -22,6 +28,8 @@ public struct PortalSession: Sendable {
         self.csrfToken = document.string("csrf")
         self.createdAt = document["created_at"]?.int64Value ?? 0
         self.expiresAt = expiresAt
+        self.endsAt = document["ends_at"]?.int64Value
+        self.idToken = document["id_token"]?.stringValue
     }
 }
 
@@ -44,15 +52,21 @@ public struct SessionDAO: Sendable {
 
     /// Stores a new session under `key` that expires `lifetimeMS` from now, or `maxLifetimeMS` when that is sooner.
     /// - Throws: `DAOError` (`.duplicate` if the key exists, which 256 random bits make impossible in practice).
+    /// - Parameters:
+    ///   - endsAt: when the session ends at the latest (Unix ms), when that is sooner than `maxLifetimeMS` after now.
+    ///   - idToken: the OpenID provider's id_token of the sign-in, kept for sign-out.
     public func create(
         key: String, username: String, csrfToken: String, lifetimeMS: Int64,
-        maxLifetimeMS: Int64
+        maxLifetimeMS: Int64, endsAt: Int64? = nil, idToken: String? = nil
     ) async throws -> PortalSession {
         let time = now()
-        let document: BSONDocument = [
+        var document: BSONDocument = [
             "_id": .string(key), "username": .string(username), "csrf": .string(csrfToken),
-            "created_at": .int64(time), "expires_at": .datetime(time + min(lifetimeMS, maxLifetimeMS)),
+            "created_at": .int64(time),
+            "expires_at": .datetime(min(time + min(lifetimeMS, maxLifetimeMS), endsAt ?? .max)),
         ]
+        if let endsAt { document["ends_at"] = .int64(endsAt) }
+        if let idToken { document["id_token"] = .string(idToken) }
         try await mapErrors { _ = try await collection.insertOne(document) }
         guard let session = PortalSession(document: document) else {
             preconditionFailure("a session made here reads back")
@@ -71,7 +85,10 @@ public struct SessionDAO: Sendable {
                 "created_at": ["$gt": .int64(time - maxLifetimeMS)],
             ])
         }
-        return document.flatMap(PortalSession.init(document:))
+        guard let session = document.flatMap(PortalSession.init(document:)), (session.endsAt ?? .max) > time else {
+            return nil
+        }
+        return session
     }
 
     /// Moves `session`'s expiry to `lifetimeMS` from now, never past `maxLifetimeMS` after it was created, once
@@ -83,7 +100,7 @@ public struct SessionDAO: Sendable {
         _ session: PortalSession, lifetimeMS: Int64, maxLifetimeMS: Int64,
         slackMS: Int64
     ) async throws -> Int64 {
-        let expiresAt = min(now() + lifetimeMS, session.createdAt + maxLifetimeMS)
+        let expiresAt = min(now() + lifetimeMS, session.createdAt + maxLifetimeMS, session.endsAt ?? .max)
         guard expiresAt - session.expiresAt > slackMS else { return session.expiresAt }
         _ = try await mapErrors {
             try await collection.updateOne(

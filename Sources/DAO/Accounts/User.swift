@@ -13,6 +13,11 @@ public struct User: Sendable {
     public var direct: Bool
     /// When the user was created, in Unix milliseconds.
     public var createdAt: Int64
+    /// Whether the OpenID provider's groups disabled the user (`disabled_by: "provider"`): their next sign-in in
+    /// one of the groups enables them again, while a user an admin disabled stays disabled.
+    public var disabledByProvider: Bool
+    /// Whether the user has signed in through the OpenID provider at least once (`sign_in: "oidc"`).
+    public var signsInWithProvider: Bool
 
     /// Reads a stored user; nil when the document is not one.
     public init?(document: BSONDocument) {
@@ -24,6 +29,8 @@ public struct User: Sendable {
         self.disabled = document["disabled"]?.boolValue ?? false
         self.direct = document["direct"]?.boolValue ?? false
         self.createdAt = document["created_at"]?.int64Value ?? 0
+        self.disabledByProvider = document.string("disabled_by") == "provider"
+        self.signsInWithProvider = document.string("sign_in") == "oidc"
     }
 }
 
@@ -44,6 +51,40 @@ public struct UserDAO: Sendable {
         try await mapErrors { _ = try await collection.insertOne(document) }
         guard let user = User(document: document) else { preconditionFailure("a user made here reads back") }
         return user
+    }
+
+    /// Adds a user who signs in through the OpenID provider: no password (password logins never match it).
+    /// - Throws: `DAOError` `.duplicate` when the username is taken.
+    public func addSignedIn(username: String, role: Role) async throws -> User {
+        var document = newUser(username: username, passwordHash: "", role: role, direct: false)
+        document["sign_in"] = "oidc"
+        try await mapErrors { _ = try await collection.insertOne(document) }
+        guard let user = User(document: document) else { preconditionFailure("a user made here reads back") }
+        return user
+    }
+
+    /// Records that `username` signs in through the OpenID provider.
+    /// - Throws: `DAOError` `.userNotFound`.
+    public func markSignedIn(username: String) async throws {
+        try await set(username: username, ["sign_in": "oidc"])
+    }
+
+    /// Disables a user for the provider's groups (`disabled_by: "provider"`), or enables one the provider's groups
+    /// had disabled; a user an admin disabled is left as they are (the filter names only the provider's).
+    /// - Returns: whether the user changed.
+    /// - Throws: `DAOError`.
+    @discardableResult
+    public func setDisabledByProvider(username: String, _ disabled: Bool) async throws -> Bool {
+        let filter: BSONDocument =
+            disabled
+            ? ["username": .string(username), "disabled": ["$ne": true]]
+            : ["username": .string(username), "disabled_by": "provider"]
+        let update: BSONDocument =
+            disabled
+            ? ["$set": ["disabled": true, "disabled_by": "provider"]]
+            : ["$set": ["disabled": false], "$unset": ["disabled_by": ""]]
+        let result = try await mapErrors { try await collection.updateOne(filter, update) }
+        return result.modifiedCount == 1
     }
 
     /// Adds the first user only when there is no user at all; returns nil when users exist.
@@ -96,7 +137,11 @@ public struct UserDAO: Sendable {
     /// Disables or re-enables a user; a disabled user cannot log in or call the API.
     /// - Throws: `DAOError` `.userNotFound`.
     public func setDisabled(username: String, _ disabled: Bool) async throws {
-        try await set(username: username, ["disabled": .bool(disabled)])
+        let result = try await mapErrors {
+            try await collection.updateOne(
+                ["username": .string(username)], ["$set": ["disabled": .bool(disabled)], "$unset": ["disabled_by": ""]])
+        }
+        guard result.matchedCount == 1 else { throw DAOError(.userNotFound, "no user is called \(username)") }
     }
 
     /// Gives a user the right `direct` (`direct: true`) or takes it away (the field removed).

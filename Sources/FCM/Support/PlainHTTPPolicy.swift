@@ -1,3 +1,4 @@
+import Curl
 import Foundation
 
 /// Where the FCM client may speak plain HTTP: a URL that carries an access token (`FCM_ENDPOINT`) or a signed
@@ -29,20 +30,6 @@ struct PlainHTTPPolicy: Sendable {
                 + "in clear text: use https, a loopback address, or set FCM_ALLOW_INSECURE=true on a trusted network")
     }
 
-    /// Whether `host` is this machine: `localhost`, an address in 127.0.0.0/8, or `::1` (brackets allowed).
-    static func isLoopback(host: String) -> Bool {
-        var name = host.lowercased()
-        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name.hasSuffix(".") { name = String(name.dropLast()) }
-        if name == "localhost" { return true }
-        var ipv4 = in_addr()
-        if inet_pton(AF_INET, name, &ipv4) == 1 {
-            return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127
-        }
-        var ipv6 = in6_addr()
-        if inet_pton(AF_INET6, name, &ipv6) == 1 {
-            return withUnsafeBytes(of: &ipv6) { Array($0) } == Array(repeating: 0, count: 15) + [1]
-        }
-        return false
-    }
+    /// Whether `host` is this machine (`LoopbackHost`).
+    static func isLoopback(host: String) -> Bool { LoopbackHost.contains(host) }
 }

@@ -18,11 +18,15 @@ public struct AccountService: Sendable {
     let login: LoginPolicy
     /// Where changes to users and tokens, and logins refused past the throttle, are recorded.
     let audit: AuditLog
+    /// Whether users may log in with a password (the portal's form, HTTP Basic): false when staff sign in only
+    /// through the OpenID provider (`OIDC_ONLY=true`). API tokens work either way.
+    public let passwordLogins: Bool
 
     init(
         database: MongoDatabase, bcryptCost: UInt8, loginLimits: LoginLimits = LoginLimits(),
-        now: @escaping UnixClock = UnixTime.nowMilliseconds
+        passwordLogins: Bool = true, now: @escaping UnixClock = UnixTime.nowMilliseconds
     ) {
+        self.passwordLogins = passwordLogins
         self.users = UserDAO(database: database, now: now)
         self.tokens = TokenDAO(database: database, now: now)
         self.sessions = SessionDAO(database: database, now: now)
@@ -75,6 +79,7 @@ public struct AccountService: Sendable {
         username: String, password: String, from address: ClientAddress?,
         logger: Logger = Logger(label: "msi-hub")
     ) async throws -> Identity {
+        guard passwordLogins else { throw LoginRefusal.passwordsOff }
         do {
             return try await login.logIn(username: username, password: password, from: address, logger: logger)
         } catch let refusal as LoginRefusal where refusal.code == .throttled {
@@ -95,13 +100,18 @@ public struct AccountService: Sendable {
 
     /// Stores a new portal session of `username` under `key` (a hash of the cookie's secret).
     /// - Throws: `DAOError`.
+    /// - Parameters:
+    ///   - endsAt: when the session ends however active (Unix ms), when sooner than the lifetime's maximum: a
+    ///     sign-in through the OpenID provider's id_token expiry.
+    ///   - idToken: that sign-in's id_token, for the provider's sign-out.
+    @discardableResult
     public func startSession(
         key: String, username: String, csrfToken: String,
-        lifetime: SessionLifetime
+        lifetime: SessionLifetime, endsAt: Int64? = nil, idToken: String? = nil
     ) async throws -> PortalSession {
         try await sessions.create(
             key: key, username: username, csrfToken: csrfToken,
-            lifetimeMS: lifetime.idleMS, maxLifetimeMS: lifetime.maximumMS)
+            lifetimeMS: lifetime.idleMS, maxLifetimeMS: lifetime.maximumMS, endsAt: endsAt, idToken: idToken)
     }
 
     /// The session stored under `key` and its user, or nil when there is none: it expired (idle, or older than
@@ -181,6 +191,23 @@ public struct AccountService: Sendable {
             action: "user.create", target: AuditTarget(kind: "user", id: username),
             change: AuditChange.created(["role": .string(role.rawValue), "direct": .bool(direct)]))
         return password
+    }
+
+    /// Adds a user who signs in through the OpenID provider (no password); one added meanwhile by another sign-in
+    /// is theirs as well.
+    /// - Throws: `SignInRefusal.invalidUsername` when a live API token has the name; `DAOError`.
+    func addSignedInUser(_ username: String, role: Role) async throws {
+        guard try await tokens.live(named: username) == nil else {
+            throw SignInRefusal(.invalidUsername, "An API token is called \(username); ask an admin of the hub.")
+        }
+        do {
+            _ = try await users.addSignedIn(username: username, role: role)
+        } catch let error as DAOError where error.code == .duplicate {
+            return
+        }
+        await audit.record(
+            action: "user.create", target: AuditTarget(kind: "user", id: username),
+            change: AuditChange.created(["role": .string(role.rawValue), "sign_in": "oidc"]))
     }
 
     /// Creates `admin` with a generated password when no user exists; returns its password to print once.

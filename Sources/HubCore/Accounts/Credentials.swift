@@ -41,6 +41,11 @@ public struct Credentials: Sendable {
             _ = try await verify(password, hash: Self.dummyHash)
             return nil
         }
+        // A user who signs in only through the OpenID provider has no password: nothing matches it.
+        guard !user.passwordHash.isEmpty else {
+            _ = try await verify(password, hash: Self.dummyHash)
+            return nil
+        }
         guard try await verify(password, hash: user.passwordHash), !user.disabled else { return nil }
         return Identity(name: user.username, role: user.role, kind: .user, direct: user.direct)
     }

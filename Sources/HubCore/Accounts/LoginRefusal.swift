@@ -3,7 +3,7 @@
 public struct LoginRefusal: Error, Sendable, CustomStringConvertible {
     /// The codes of a `LoginRefusal`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: String { case invalidCredentials, throttled, busy }
+        private enum Value: String { case invalidCredentials, throttled, busy, passwordsOff }
         private let value: Value
         private init(_ value: Value) { self.value = value }
 
@@ -14,6 +14,8 @@ public struct LoginRefusal: Error, Sendable, CustomStringConvertible {
         /// Every password check is taken and the queue for them is full: the hub answers at once rather than
         /// letting logins wait behind each other (503).
         public static let busy = Code(.busy)
+        /// Staff sign in through the OpenID provider only (`OIDC_ONLY=true`): no password is checked (401).
+        public static let passwordsOff = Code(.passwordsOff)
 
         public var description: String { value.rawValue }
     }
@@ -34,6 +36,10 @@ public struct LoginRefusal: Error, Sendable, CustomStringConvertible {
 
     /// The refusal for a username and password that do not match an enabled user.
     static let invalidCredentials = LoginRefusal(.invalidCredentials, "the username or password is not right")
+
+    /// The refusal of every password when staff sign in through the OpenID provider only.
+    static let passwordsOff = LoginRefusal(
+        .passwordsOff, "passwords are switched off: staff sign in through the school's identity provider")
 
     /// The refusal when every password check is taken and the queue is full.
     static let busy = LoginRefusal(

@@ -12,6 +12,8 @@ public struct CubeService: Sendable {
     let channels: ChannelDAO
     let areas: AreaDAO
     let subjects: SubjectDAO
+    /// Names put on and taken off access lists (the OpenID provider's access map).
+    let access: CubeAccessDAO
     let devices: DeviceService
     let logger: Logger
     /// Where every write is recorded.
@@ -21,6 +23,7 @@ public struct CubeService: Sendable {
         self.channels = ChannelDAO(database: database)
         self.areas = AreaDAO(database: database)
         self.subjects = SubjectDAO(database: database)
+        self.access = CubeAccessDAO(database: database)
         self.cache = cache
         self.devices = devices
         self.logger = logger
@@ -130,6 +133,41 @@ public struct CubeService: Sendable {
         try await refreshing { try await subjects.delete(channelID: channelID, areaID: areaID, subjectID: subjectID) }
         await audit.recordCube("subject", "delete", id: topicKey, before: AuditLog.summary(before), after: nil)
         await following { try await devices.topicsRemoved(prefix: topicKey, exact: true) }
+    }
+
+    /// Puts `name` on the access lists of the `granted` nodes among `managed` and takes it off the others (the
+    /// OpenID provider's access map at a sign-in), one `$addToSet` or `$pull` a node that changes; records the
+    /// change as `user.access` with the nodes before and after. A node missing from the cube is skipped and logged.
+    /// - Throws: `DAOError`.
+    public func setAccess(of name: String, granted: Set<CubeNode>, managed: Set<CubeNode>) async throws {
+        guard !managed.isEmpty else { return }
+        let channels = try await self.channels.getAll()
+        func lists(_ node: CubeNode) -> [String]? {
+            guard let channel = channels.first(where: { $0.id == node.channelID }) else { return nil }
+            guard let areaID = node.areaID else { return channel.access }
+            return channel.area(areaID)?.access
+        }
+        var before: [String] = [], after: [String] = []
+        var changes: [(CubeNode, Bool)] = []
+        for node in managed.sorted(by: { $0.description < $1.description }) {
+            guard let access = lists(node) else {
+                logger.warning("OIDC_ACCESS_MAP names a channel or area the cube lacks", metadata: ["node": "\(node)"])
+                continue
+            }
+            let has = access.contains(name), wants = granted.contains(node)
+            if has { before.append(node.description) }
+            if wants { after.append(node.description) }
+            if has != wants { changes.append((node, wants)) }
+        }
+        guard !changes.isEmpty else { return }
+        try await refreshing {
+            for (node, wants) in changes { try await access.set(name, granted: wants, on: node) }
+        }
+        await audit.record(
+            action: "user.access", target: AuditTarget(kind: "user", id: name),
+            change: AuditChange.edit(
+                before: ["access": .array(before.map(BSONValue.string))],
+                after: ["access": .array(after.map(BSONValue.string))]))
     }
 
     /// Carries a cube write over to devices' subscriptions. The write is done whatever happens here; a failure is

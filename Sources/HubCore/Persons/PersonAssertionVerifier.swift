@@ -3,6 +3,7 @@ import HubTime
 import JWTKit
 import Logging
 import NIOPosix
+import SignedTokens
 
 /// How person assertions are verified (`PERSON_ASSERTION_*`): an HS256 secret, a JWKS, or both; the issuer and
 /// audience they must name; the claim that holds the person id.
@@ -147,7 +148,12 @@ public actor PersonAssertionVerifier {
             throw AssertionRefusal(
                 .invalidAssertion, "the assertion must be a JWT of at most \(Self.maximumLength) bytes")
         }
-        let header = try AssertionHeader(assertion)
+        let header: TokenHeader
+        do {
+            header = try TokenHeader(assertion)
+        } catch {
+            throw Self.refusal(for: error)
+        }
         let claims = try await verifiedClaims(assertion, header: header)
         let person = try check(claims)
         // Not the signature: ECDSA lets anyone who holds a signature make another valid one of the same claims.
@@ -159,7 +165,7 @@ public actor PersonAssertionVerifier {
     }
 
     /// The claims of `assertion` once its signature verifies, loading the JWKS again once for an unknown `kid`.
-    private func verifiedClaims(_ assertion: String, header: AssertionHeader) async throws -> PersonClaims {
+    private func verifiedClaims(_ assertion: String, header: TokenHeader) async throws -> TokenClaims {
         var keys = try await currentKeys()
         // A kid the keys lack is most likely the provider's new key: load them again before trying the others.
         if settings.keySet != nil, keys.lacks(header.kid), mayReload {
@@ -167,7 +173,7 @@ public actor PersonAssertionVerifier {
         }
         do {
             return try await keys.verify(assertion, header: header)
-        } catch let error as JWTError where Self.mayBeNewKey(error) && settings.keySet != nil && mayReload {
+        } catch  where Self.mayBeNewKey(error) && settings.keySet != nil && mayReload {
             keys = try await reload()
             do {
                 return try await keys.verify(assertion, header: header)
@@ -184,12 +190,14 @@ public actor PersonAssertionVerifier {
 
     /// Whether the provider may have a key the JWKS loaded lacks: jwt-kit verifies a token whose `kid` it does not
     /// hold with its default key, so a rotated key shows as a signature that does not verify.
-    private static func mayBeNewKey(_ error: JWTError) -> Bool {
-        [.unknownKID, .signatureVerificationFailed, .noKeyProvided].contains(error.errorType)
+    private static func mayBeNewKey(_ error: any Error) -> Bool {
+        if let error = error as? SignedTokenError { return error.code == .noKey }
+        guard let error = error as? JWTError else { return false }
+        return [.unknownKID, .signatureVerificationFailed, .noKeyProvided].contains(error.errorType)
     }
 
     /// The iss, aud, exp, iat, nbf (when given) and person checks, against the injected clock.
-    private func check(_ claims: PersonClaims) throws -> String {
+    private func check(_ claims: TokenClaims) throws -> String {
         let now = self.now()
         guard claims.issuer == settings.issuer else {
             throw AssertionRefusal(.invalidAssertion, "the assertion's issuer (iss) is not the configured one")
@@ -269,6 +277,17 @@ public actor PersonAssertionVerifier {
     /// The refusal a failure of jwt-kit's verification becomes: the reason, never the token.
     private static func refusal(for error: any Error) -> any Error {
         if error is AssertionRefusal { return error }
+        if let error = error as? SignedTokenError {
+            switch error.code {
+            case .malformed: return AssertionRefusal(.invalidAssertion, "the assertion is not a well-formed JWT")
+            case .algorithmMismatch:
+                return AssertionRefusal(
+                    .invalidAssertion, "the assertion's algorithm (alg) is not the one its key verifies")
+            default:
+                return AssertionRefusal(
+                    .invalidAssertion, "the assertion's key (kid) is not among the configured keys")
+            }
+        }
         guard let error = error as? JWTError else {
             return AssertionRefusal(.invalidAssertion, "the assertion's claims are malformed")
         }
@@ -285,168 +304,4 @@ public actor PersonAssertionVerifier {
             return AssertionRefusal(.invalidAssertion, "the assertion does not verify")
         }
     }
-}
-
-/// The keys in use: jwt-kit's collection, and the one algorithm each of its keys verifies, fixed when the key was
-/// added (jwt-kit would take a JWKS key's algorithm from the first token naming it when the key has no `alg`).
-struct KeyRing: Sendable {
-    let collection: JWTKeyCollection
-    /// The algorithm of each key, by kid.
-    let algorithms: [String: String]
-    /// The algorithm of the key jwt-kit verifies a token with when the token names no kid it holds: the first added.
-    let defaultAlgorithm: String?
-
-    /// The secret (HS256) and the JWKS's keys, each pinned to its algorithm (`pinnedAlgorithm`); a key that cannot be
-    /// pinned, or has no kid, is left out and logged (by kid only).
-    /// - Throws: when the JWKS is not one.
-    static func make(secret: String?, jwks: String?, logger: Logger) async throws -> KeyRing {
-        let collection = JWTKeyCollection()
-        var algorithms: [String: String] = [:]
-        var defaultAlgorithm: String?
-        // HS256 wants a key at least as long as its digest; jwt-kit stops the process on a shorter one, so such a
-        // secret (the configuration refuses it at start-up) verifies nothing here.
-        if let secret, secret.utf8.count >= 32 {
-            await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-            defaultAlgorithm = "HS256"
-        }
-        if let jwks {
-            for var key in try JSONDecoder().decode(JWKS.self, from: Data(jwks.utf8)).keys {
-                guard let kid = key.keyIdentifier?.string, let algorithm = pinnedAlgorithm(of: key) else {
-                    logger.warning(
-                        "a person assertion key without a kid, or of a type and algorithm the hub does not verify, is left out",
-                        metadata: ["kid": "\(key.keyIdentifier?.string ?? "none")"])
-                    continue
-                }
-                key.algorithm = algorithm
-                try await collection.add(jwk: key)
-                algorithms[kid] = algorithm.rawValue
-                if defaultAlgorithm == nil { defaultAlgorithm = algorithm.rawValue }
-            }
-        }
-        return KeyRing(collection: collection, algorithms: algorithms, defaultAlgorithm: defaultAlgorithm)
-    }
-
-    /// The one algorithm a JWKS key verifies: its `alg` when it names a signature algorithm of its key type (and,
-    /// for EC, its curve); without `alg`, RS256 for RSA and ES256 for EC P-256; nil for anything else.
-    static func pinnedAlgorithm(of key: JWK) -> JWK.Algorithm? {
-        switch key.keyType {
-        case .rsa:
-            guard let algorithm = key.algorithm else { return .rs256 }
-            return [.rs256, .rs384, .rs512, .ps256, .ps384, .ps512].contains(algorithm) ? algorithm : nil
-        case .ecdsa:
-            let byCurve: [(JWK.Curve, JWK.Algorithm)] = [
-                (.ecdsa(.p256), .es256), (.ecdsa(.p384), .es384),
-                (.ecdsa(.p521), .es512),
-            ]
-            guard let curve = key.curve, let expected = byCurve.first(where: { $0.0 == curve })?.1 else { return nil }
-            guard let algorithm = key.algorithm else { return expected == .es256 ? .es256 : nil }
-            return algorithm == expected ? algorithm : nil
-        case .octetKeyPair:
-            return key.algorithm == .eddsa ? .eddsa : nil
-        default:
-            return nil
-        }
-    }
-
-    /// Whether a token naming `kid` names a key this ring does not hold.
-    func lacks(_ kid: String?) -> Bool {
-        kid.map { algorithms[$0] == nil } ?? false
-    }
-
-    /// The claims of `assertion`, once its header's `alg` is its key's and its signature verifies.
-    /// - Throws: `AssertionRefusal` for another `alg`; `JWTError` from jwt-kit.
-    func verify(_ assertion: String, header: AssertionHeader) async throws -> PersonClaims {
-        guard let expected = header.kid.flatMap({ algorithms[$0] }) ?? defaultAlgorithm else {
-            throw JWTError.noKeyProvided
-        }
-        guard header.algorithm == expected else {
-            throw AssertionRefusal(.invalidAssertion, "the assertion's algorithm (alg) is not the one its key verifies")
-        }
-        return try await collection.verify(assertion, as: PersonClaims.self)
-    }
-}
-
-/// The header of an assertion, read before anything is verified: its `alg`, its `kid`, and its signed part.
-struct AssertionHeader: Sendable {
-    let algorithm: String
-    let kid: String?
-    /// The header and claims as sent (`header.claims`): what the signature covers.
-    let signedPart: Substring
-
-    /// - Throws: `AssertionRefusal.invalidAssertion` when the token is not three parts with a JSON header naming an
-    ///   `alg`.
-    init(_ token: String) throws {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let data = Self.base64URLDecoded(parts[0]),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let algorithm = object["alg"] as? String
-        else {
-            throw AssertionRefusal(.invalidAssertion, "the assertion is not a well-formed JWT")
-        }
-        self.algorithm = algorithm
-        self.kid = object["kid"] as? String
-        self.signedPart = token[parts[0].startIndex..<parts[1].endIndex]
-    }
-
-    private static func base64URLDecoded(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        return Data(base64Encoded: base64)
-    }
-}
-
-/// The claims of an assertion the verifier reads: `iss`, `aud` (a string or an array), `exp`, `iat` and `nbf` (Unix
-/// seconds, kept in ms), and every claim whose value is a string (the person claim is one of them). Checked by the
-/// verifier against its clock, so `verify(using:)` checks nothing.
-struct PersonClaims: JWTPayload {
-    var issuer: String?
-    var audience: [String]?
-    var expiresAt: Int64?
-    var issuedAt: Int64?
-    /// `nbf`: not to be accepted before this (Unix ms), when the issuer says.
-    var notBefore: Int64?
-    var strings: [String: String]
-
-    /// Any claim name.
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        var strings: [String: String] = [:]
-        for key in container.allKeys {
-            if let value = try? container.decode(String.self, forKey: key) { strings[key.stringValue] = value }
-        }
-        self.strings = strings
-        issuer = strings["iss"]
-        if let single = strings["aud"] {
-            audience = [single]
-        } else {
-            audience = try? container.decodeIfPresent([String].self, forKey: Key(stringValue: "aud"))
-        }
-        expiresAt = Self.milliseconds(container, "exp")
-        issuedAt = Self.milliseconds(container, "iat")
-        notBefore = Self.milliseconds(container, "nbf")
-    }
-
-    /// A NumericDate claim (Unix seconds, perhaps with a fraction) in Unix ms; nil when absent or not a number.
-    private static func milliseconds(_ container: KeyedDecodingContainer<Key>, _ name: String) -> Int64? {
-        guard let seconds = try? container.decode(Double.self, forKey: Key(stringValue: name)), seconds.isFinite,
-            abs(seconds) < 1e12
-        else { return nil }
-        return Int64((seconds * 1000).rounded(.down))
-    }
-
-    /// Written back as strings only: the hub never signs one.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        for (name, value) in strings { try container.encode(value, forKey: Key(stringValue: name)) }
-    }
-
-    /// The checks are the verifier's (`PersonAssertionVerifier.check`), against its injected clock.
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

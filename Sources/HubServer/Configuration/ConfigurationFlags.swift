@@ -17,11 +17,14 @@ extension HubConfiguration {
         "PERSON_ASSERTION_SECRET", "PERSON_ASSERTION_JWKS", "PERSON_ASSERTION_ISSUER", "PERSON_ASSERTION_AUDIENCE",
         "PERSON_ASSERTION_CLAIM", "PERSON_ASSERTION_NONCE", "WEBHOOK_ALLOWED_NETWORKS", "DEFAULT_LANGUAGE",
         "APPROVAL_GROUP_SIZE", "APPROVAL_TIMEOUT", "APPROVAL_DEFAULTS",
+        "OIDC_ISSUER", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET", "OIDC_SCOPES", "OIDC_DISPLAY_NAME",
+        "OIDC_USERNAME_CLAIM", "OIDC_ROLE_CLAIM", "OIDC_ADMIN_GROUPS", "OIDC_COMMUNICATOR_GROUPS", "OIDC_ACCESS_MAP",
+        "OIDC_ONLY", "OIDC_AUTO_REDIRECT", "OIDC_REDIRECT_URL",
     ]
 
     /// Variables that hold a secret: never flags, since a command line is visible to every user of the machine.
     public static let secretVariables: Set<String> = [
-        "DEVICE_REGISTRATION_KEY", "METRICS_TOKEN", "PERSON_ASSERTION_SECRET",
+        "DEVICE_REGISTRATION_KEY", "METRICS_TOKEN", "PERSON_ASSERTION_SECRET", "OIDC_CLIENT_SECRET",
     ]
 
     /// `environment` with `flags` on top: `--name value` or `--name=value` sets the variable `NAME`.

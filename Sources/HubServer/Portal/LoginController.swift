@@ -2,6 +2,7 @@ import DAO
 import HubCore
 import HTTPTypes
 import Hummingbird
+import OIDC
 import Logging
 
 /// Logging in and out, and the menu.
@@ -20,11 +21,18 @@ struct LoginController {
         users.get("", use: menu)
     }
 
-    /// GET /portal/login: the form, with a fresh login CSRF token in a cookie and the form.
+    /// GET /portal/login: the form, with a fresh login CSRF token in a cookie and the form; with an OpenID provider,
+    /// its button (and no form with `OIDC_ONLY`), or straight to it with `OIDC_AUTO_REDIRECT` (but after a
+    /// sign-out, which would otherwise sign the user in again at once).
     @Sendable func loginForm(request: Request, context: PortalRequestContext) async throws -> Response {
         if context.user != nil { return .redirect(to: "/portal") }
-        let notice = request.uri.queryParameters.get("logged_out") != nil ? "You have logged out." : nil
-        return loginPage(context: context, next: request.uri.queryParameters.get("next"), notice: notice)
+        let loggedOut = request.uri.queryParameters.get("logged_out") != nil
+        let next = request.uri.queryParameters.get("next")
+        if configuration.staffSignIn?.autoRedirect == true, !loggedOut {
+            let query = Self.safeNext(next).map { "?next=" + FormEncoding.encode($0) } ?? ""
+            return .redirect(to: ProviderSignInController.beginPath + query, type: .found)
+        }
+        return loginPage(context: context, next: next, notice: loggedOut ? "You have logged out." : nil)
     }
 
     /// POST /portal/login: a new session for the right password, through the login policy (`AccountService.logIn`):
@@ -53,6 +61,10 @@ struct LoginController {
                     error: "Too many failed logins for this username or from this address. "
                         + "Wait a minute, then try again.",
                     status: .tooManyRequests, headers: headers)
+            case .passwordsOff:
+                return loginPage(
+                    context: context, next: next, username: username,
+                    error: "Passwords are switched off here: sign in with \(signInName).", status: .forbidden)
             case .busy:
                 return loginPage(
                     context: context, next: next, username: username,
@@ -85,7 +97,19 @@ struct LoginController {
     @Sendable func logout(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.loggedInUser()
         try await services.accounts.endSession(key: user.sessionKey)
-        var response = Response.redirect(to: Self.loginPath + "?logged_out=1")
+        var target = Self.loginPath + "?logged_out=1"
+        // Signed in through the provider: signed out there too, when it offers RP-initiated logout.
+        if let signIn = services.staffSignIn, let options = configuration.staffSignIn, user.providerIDToken != nil {
+            let base = ProviderSignInController(
+                signIn: signIn, services: services, configuration: configuration, options: options, pages: pages
+            ).publicBase(request)
+            if let url = await signIn.provider.endSessionURL(
+                idTokenHint: user.providerIDToken, postLogoutRedirectURI: base + target)
+            {
+                target = url
+            }
+        }
+        var response = Response.redirect(to: target)
         response.setCookie(configuration.expiredSessionCookie)
         return response
     }
@@ -101,13 +125,35 @@ struct LoginController {
         return pages.render("menu", context.page("Menu", data))
     }
 
+    /// The provider's name on the page, when one is configured.
+    private var signInName: String { services.staffSignIn?.displayName ?? "your school account" }
+
     private func loginPage(
         context: PortalRequestContext, next: String?, username: String = "", error: String? = nil,
         notice: String? = nil, status: HTTPResponse.Status = .ok,
         headers: HTTPFields = [:]
     ) -> Response {
+        Self.page(
+            pages: pages, configuration: configuration, signInName: services.staffSignIn?.displayName,
+            context: context, next: next, username: username, error: error, notice: notice, status: status,
+            headers: headers)
+    }
+
+    /// The login page: the password form (unless `OIDC_ONLY`), the provider's button when one is configured, an
+    /// error or a notice; with a fresh login CSRF token in its cookie.
+    static func page(
+        pages: PortalPages, configuration: PortalConfiguration, signInName: String?,
+        context: PortalRequestContext, next: String?, username: String = "", error: String? = nil,
+        notice: String? = nil, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+    ) -> Response {
         let token = PortalSecret.make()
         var data: [String: Any] = ["username": username, "loginCSRF": token]
+        data["passwordForm"] = configuration.staffSignIn?.only != true
+        if let signInName, configuration.staffSignIn != nil {
+            data["provider"] = signInName
+            let query = safeNext(next).map { "?next=" + FormEncoding.encode($0) } ?? ""
+            data["providerURL"] = ProviderSignInController.beginPath + query
+        }
         if let next = Self.safeNext(next) { data["next"] = next }
         if let error { data["error"] = error }
         var response = pages.render(

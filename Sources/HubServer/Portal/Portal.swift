@@ -34,6 +34,11 @@ struct Portal {
         let admins = pagesGroup.group("/admin").add(middleware: RequireRole(.admin))
         LoginController(services: services, configuration: configuration, pages: pages)
             .addRoutes(to: pagesGroup, users: users)
+        if let signIn = services.staffSignIn, let options = configuration.staffSignIn {
+            ProviderSignInController(
+                signIn: signIn, services: services, configuration: configuration, options: options, pages: pages
+            ).addRoutes(to: pagesGroup)
+        }
         let school = SchoolTime(zone: configuration.schoolTimeZone)
         SendController(services: services, pages: pages, payloadLimit: configuration.payloadLimit, school: school)
             .addRoutes(to: users)

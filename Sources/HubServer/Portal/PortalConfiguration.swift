@@ -18,6 +18,8 @@ public struct PortalConfiguration: Sendable {
     /// The school's time zone (`SCHOOL_TIME_ZONE`, an IANA name; default UTC): the send form's "send at" and the
     /// events pages read and show times on its wall clock, and a new event is in it unless the form names another.
     public var schoolTimeZone: TimeZone
+    /// Staff sign-in through the school's OpenID provider (`OIDC_*`); nil when `OIDC_ISSUER` is unset.
+    public var staffSignIn: StaffSignInConfiguration?
 
     /// The relay's payload limit when `FCM_PAYLOAD_LIMIT` is not set.
     public static let defaultPayloadLimit = RelayConfiguration().payloadLimit
@@ -60,6 +62,7 @@ public struct PortalConfiguration: Sendable {
             }
             portal.schoolTimeZone = zone
         }
+        portal.staffSignIn = try StaffSignInConfiguration.fromEnvironment(environment)
         // The relay's reading of FCM_PAYLOAD_LIMIT, so the form counts down to the limit the relay cuts at.
         portal.payloadLimit = try RelayConfiguration.fromEnvironment(environment).payloadLimit
         return portal

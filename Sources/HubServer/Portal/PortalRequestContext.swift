@@ -53,6 +53,8 @@ struct PortalUser: Sendable {
     var csrfToken: String
     /// The stored key of the session (a hash of the cookie's secret).
     var sessionKey: String
+    /// The id_token of a sign-in through the OpenID provider, for the provider's sign-out.
+    var providerIDToken: String? = nil
 
     /// The identity messages are sent as, with the same rights as the user's API calls.
     var identity: Identity { Identity(name: username, role: role, kind: .user, direct: direct) }

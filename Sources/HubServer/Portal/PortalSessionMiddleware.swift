@@ -39,7 +39,7 @@ struct PortalSessionMiddleware: RouterMiddleware {
         var context = context
         context.user = PortalUser(
             username: user.username, role: user.role, direct: user.direct,
-            csrfToken: session.csrfToken, sessionKey: session.key)
+            csrfToken: session.csrfToken, sessionKey: session.key, providerIDToken: session.idToken)
         return context
     }
 }
