@@ -34,12 +34,13 @@ public struct StaffSignInConfiguration: Sendable, Equatable {
     ///   id, no admin or communicator group, an access map that cannot be read or names no channel or area, a flag
     ///   that is neither true nor false, `OIDC_ONLY` without an issuer.
     static func fromEnvironment(_ environment: [String: String]) throws -> StaffSignInConfiguration? {
-        func value(_ name: String) -> String? {
-            environment[name].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+        /// Unset and empty are the same: compose files pass every variable, empty when not given.
+        func value(_ text: String?) -> String? {
+            text.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
         }
-        let only = try flag("OIDC_ONLY", value("OIDC_ONLY"))
-        let autoRedirect = try flag("OIDC_AUTO_REDIRECT", value("OIDC_AUTO_REDIRECT"))
-        guard let issuer = value("OIDC_ISSUER") else {
+        let only = try flag("OIDC_ONLY", value(environment["OIDC_ONLY"]))
+        let autoRedirect = try flag("OIDC_AUTO_REDIRECT", value(environment["OIDC_AUTO_REDIRECT"]))
+        guard let issuer = value(environment["OIDC_ISSUER"]) else {
             if only || autoRedirect {
                 throw ConfigurationError("OIDC_ONLY and OIDC_AUTO_REDIRECT need OIDC_ISSUER (staff sign-in)")
             }
@@ -51,32 +52,34 @@ public struct StaffSignInConfiguration: Sendable, Equatable {
             throw ConfigurationError(
                 "OIDC_ISSUER must be an https URL (plain http only to this machine), not \"\(issuer)\"")
         }
-        guard let clientID = value("OIDC_CLIENT_ID") else {
+        guard let clientID = value(environment["OIDC_CLIENT_ID"]) else {
             throw ConfigurationError("OIDC_CLIENT_ID must be set with OIDC_ISSUER")
         }
         var settings = OIDCSettings(
-            issuer: issuer, clientID: clientID, clientSecret: value("OIDC_CLIENT_SECRET"),
-            displayName: value("OIDC_DISPLAY_NAME") ?? "your school account")
-        if let scopes = value("OIDC_SCOPES") {
+            issuer: issuer, clientID: clientID, clientSecret: value(environment["OIDC_CLIENT_SECRET"]),
+            displayName: value(environment["OIDC_DISPLAY_NAME"]) ?? "your school account")
+        if let scopes = value(environment["OIDC_SCOPES"]) {
             settings = OIDCSettings(
                 issuer: issuer, clientID: clientID, clientSecret: settings.clientSecret,
                 scopes: scopes.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init),
                 displayName: settings.displayName)
         }
         var rules = StaffDirectoryRules()
-        if let claim = value("OIDC_USERNAME_CLAIM") {
+        if let claim = value(environment["OIDC_USERNAME_CLAIM"]) {
             rules.usernameClaim = try Self.claimName(claim, "OIDC_USERNAME_CLAIM")
         }
-        if let claim = value("OIDC_ROLE_CLAIM") { rules.roleClaim = try Self.claimName(claim, "OIDC_ROLE_CLAIM") }
-        rules.adminGroups = Self.groups(value("OIDC_ADMIN_GROUPS"))
-        rules.communicatorGroups = Self.groups(value("OIDC_COMMUNICATOR_GROUPS"))
+        if let claim = value(environment["OIDC_ROLE_CLAIM"]) {
+            rules.roleClaim = try Self.claimName(claim, "OIDC_ROLE_CLAIM")
+        }
+        rules.adminGroups = Self.groups(value(environment["OIDC_ADMIN_GROUPS"]))
+        rules.communicatorGroups = Self.groups(value(environment["OIDC_COMMUNICATOR_GROUPS"]))
         guard !rules.adminGroups.isEmpty || !rules.communicatorGroups.isEmpty else {
             throw ConfigurationError(
                 "OIDC_ADMIN_GROUPS or OIDC_COMMUNICATOR_GROUPS must name at least one group: without, nobody may enter")
         }
-        if let path = value("OIDC_ACCESS_MAP") { rules.accessMap = try Self.accessMap(path: path) }
+        if let path = value(environment["OIDC_ACCESS_MAP"]) { rules.accessMap = try Self.accessMap(path: path) }
         var redirectURL: String?
-        if let url = value("OIDC_REDIRECT_URL") {
+        if let url = value(environment["OIDC_REDIRECT_URL"]) {
             guard let parts = URLComponents(string: url), ["http", "https"].contains(parts.scheme ?? ""),
                 parts.host != nil, parts.path.hasSuffix("/portal/login/oidc/callback")
             else {
