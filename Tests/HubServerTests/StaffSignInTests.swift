@@ -40,14 +40,16 @@ import Testing
 
     /// Runs `body` with a provider and a hub whose portal signs in through it.
     static func with(
-        only: Bool = false, tokenEndpoint: String? = nil, _ test: String = #function,
-        _ body: @Sendable (HubHarness, FakeOIDC) async throws -> Void
+        only: Bool = false, tokenEndpoint: String? = nil, approval: ApprovalPolicy = ApprovalPolicy(),
+        _ test: String = #function, _ body: @Sendable (HubHarness, FakeOIDC) async throws -> Void
     ) async throws {
         let provider = try await FakeOIDC.start()
         provider.signIn(as: teacher)
         provider.setTokenEndpoint(tokenEndpoint)
         do {
-            try await HubHarness.with(test, seed: PortalTests.seed, portal: portal(provider, only: only)) { hub in
+            try await HubHarness.with(
+                test, seed: PortalTests.seed, approval: approval, portal: portal(provider, only: only)
+            ) { hub in
                 try await body(hub, provider)
             }
         } catch {
@@ -203,6 +205,36 @@ import Testing
             let localPage = try await local.get("/portal")
             let localOut = try await local.post("/portal/logout", ["_csrf": try PortalBrowser.csrf(in: localPage)])
             #expect(localOut.headers[.location] == "/portal/login?logged_out=1")
+        }
+    }
+
+    @Test func aMessageHeldForApprovalCannotBeApprovedByItsAuthorsOtherWayIn() async throws {
+        try await Self.with(approval: ApprovalPolicy(defaults: true)) { hub, _ in
+            let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database, bcryptCost: 4)
+            try await services.accounts.addUser("teacher@school.test", role: .communicator, password: "local-password-1")
+            let held = try await hub.request(
+                .post, "/message", as: .basic("teacher@school.test", "local-password-1"),
+                json: ApprovalTests.alert("School closed"))
+            #expect(held.status == .accepted)
+            let key = try #require(try held.json()["msi_key"]?.stringValue)
+            // Signed in through the provider as the same name: the same person, who may not approve their own.
+            var browser = PortalBrowser(hub: hub)
+            #expect(try await browser.signInThroughProvider().status == .seeOther)
+            let list = try await browser.get("/portal/approvals")
+            #expect(list.status == .ok && !list.text.contains(key))
+            let refused = try await browser.post(
+                "/portal/approvals/\(key)/approve", ["_csrf": try PortalBrowser.csrf(in: list), "version": "1"])
+            #expect(refused.status == .forbidden, "approval_self: \(refused.status)")
+            let stored = try await hub.database.collection(CollectionName.message).findOne([
+                "msi_key": .objectID(try #require(ObjectID(hex: key)))
+            ])
+            #expect(stored?["relay"]?.documentValue?["state"]?.stringValue == "awaiting_approval")
+            // Another person (ann) approves it.
+            #expect(
+                try await hub.request(
+                    .post, "/message/\(key)/approve", as: .basic("ann", HubHarness.annPassword),
+                    json: #"{"version": 1}"#
+                ).status == .ok)
         }
     }
 
