@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BIN_PATH:-.build/debug}
-for binary in msi-hub fake-fcm; do
+for binary in msi-hub fake-fcm fake-oidc; do
     [ -x "$bin/$binary" ] || { echo "browser tests: $bin/$binary is missing; run swift build --build-tests" >&2; exit 1; }
 done
 exec .venv/bin/python Tests/Browser/portal_browser_test.py --bin "$bin" --screenshots "${SCREENSHOTS:-screenshots/portal}"

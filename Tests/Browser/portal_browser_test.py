@@ -76,6 +76,19 @@ class Run:
         self.processes.append(process)
         self.fcm = json.loads(process.stdout.readline())
 
+    def start_fake_oidc(self):
+        process = subprocess.Popen([os.path.join(self.args.bin, "fake-oidc"), "--port", "0"],
+                                   stdout=subprocess.PIPE, text=True)
+        self.processes.append(process)
+        self.oidc = json.loads(process.stdout.readline())
+
+    def oidc_user(self, email, groups):
+        """Who the test provider signs in next."""
+        body = json.dumps({"email": email, "groups": groups}).encode()
+        request = urllib.request.Request(self.oidc["issuer"] + "/_user", data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(request, timeout=5).read()
+
     def add_user(self, name, password, role):
         subprocess.run([os.path.join(self.args.bin, "msi-hub"), "user", "add", name, "--role", role,
                         "--mongodb-uri", self.mongo_uri], input=password + "\n", text=True, check=True,
@@ -86,7 +99,10 @@ class Run:
         env = dict(os.environ, MONGODB_URI=self.mongo_uri, GOOGLE_APPLICATION_CREDENTIALS=self.fcm["credentials"],
                    FCM_ENDPOINT=self.fcm["base_url"], FCM_MODE="send", LOG_LEVEL="warning",
                    # Only marked subjects hold messages for approval: the other steps send to a Forced subject.
-                   APPROVAL_DEFAULTS="off", SCHOOL_TIME_ZONE="Europe/Berlin")
+                   APPROVAL_DEFAULTS="off", SCHOOL_TIME_ZONE="Europe/Berlin",
+                   # Staff may also sign in through the test OpenID provider.
+                   OIDC_ISSUER=self.oidc["issuer"], OIDC_CLIENT_ID="msi-hub", OIDC_CLIENT_SECRET="test-client-secret",
+                   OIDC_DISPLAY_NAME="Test IdP", OIDC_ADMIN_GROUPS="it-admins", OIDC_COMMUNICATOR_GROUPS="staff")
         self.hub_log = open(os.path.join(self.work, "hub.log"), "w")
         process = subprocess.Popen([os.path.join(self.args.bin, "msi-hub"), "serve", "--port", str(self.port)],
                                    env=env, stdout=self.hub_log, stderr=subprocess.STDOUT)
@@ -828,6 +844,29 @@ def admin_reads_the_audit_log(run):
     run.logout()
 
 
+def staff_sign_in_through_the_provider(run):
+    run.driver.delete_all_cookies()
+    run.oidc_user("it.teacher@school.test", ["staff"])
+    run.open("/portal/login")
+    check("Sign in with Test IdP" in run.text(), "the provider's button on the login page")
+    run.shot("29-login-with-provider")
+    run.navigate(By.ID, "sign-in-provider")
+    check("Hello, it.teacher@school.test" in run.text(), "signed in through the provider, as a communicator")
+    check(run.session_cookie(), "a portal session")
+    run.shot("30-signed-in-through-provider")
+    # Signing out at the hub signs out at the provider too, which sends the browser back to the login page.
+    run.logout()
+    check("You have logged out." in run.text(), "back on the login page after the provider's sign-out")
+    check(run.session_cookie() is None, "no session after signing out")
+    # Out of every group at the provider: refused, on the login page.
+    run.oidc_user("it.teacher@school.test", ["students"])
+    run.open("/portal/login")
+    run.navigate(By.ID, "sign-in-provider")
+    check("none of the groups" in run.text(), "a user in none of the groups is refused")
+    check(run.session_cookie() is None, "no session for a refused sign-in")
+    run.shot("31-provider-groups-refused")
+
+
 def six_wrong_passwords_are_throttled(run):
     for attempt in range(1, 7):
         run.login(COMMUNICATOR, "not-the-password")
@@ -845,7 +884,7 @@ STEPS = [admin_logs_in, admin_builds_channel_area_and_subjects, admin_edits_and_
          the_messages_are_stored_and_reached_the_fake_fcm, the_reach_report_updates_live,
          communicator_adds_and_removes_translations, a_form_without_its_csrf_token_is_refused,
          communicator_sends_to_a_group, communicator_schedules_a_message_and_an_event, admin_fills_the_rota_grid,
-         a_second_person_approves_a_held_message, admin_reads_the_audit_log,
+         a_second_person_approves_a_held_message, admin_reads_the_audit_log, staff_sign_in_through_the_provider,
          six_wrong_passwords_are_throttled]
 
 
@@ -858,6 +897,7 @@ def main():
     passed = 0
     try:
         run.start_fake_fcm()
+        run.start_fake_oidc()
         run.add_user(ADMIN, ADMIN_PASSWORD, "admin")
         run.add_user(COMMUNICATOR, COMMUNICATOR_PASSWORD, "communicator")
         run.start_hub()

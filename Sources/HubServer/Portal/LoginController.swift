@@ -97,8 +97,11 @@ struct LoginController {
     @Sendable func logout(request: Request, context: PortalRequestContext) async throws -> Response {
         let user = try context.loggedInUser()
         try await services.accounts.endSession(key: user.sessionKey)
-        var target = Self.loginPath + "?logged_out=1"
-        // Signed in through the provider: signed out there too, when it offers RP-initiated logout.
+        let target = Self.loginPath + "?logged_out=1"
+        var response = Response.redirect(to: target)
+        // Signed in through the provider: signed out there too, when it offers RP-initiated logout. A page that
+        // moves on by itself, not a redirect: the portal's forms may post only to the hub (`form-action 'self'`),
+        // which browsers hold redirects of a form's answer to.
         if let signIn = services.staffSignIn, let options = configuration.staffSignIn, user.providerIDToken != nil {
             let base = ProviderSignInController(
                 signIn: signIn, services: services, configuration: configuration, options: options, pages: pages
@@ -106,10 +109,11 @@ struct LoginController {
             if let url = await signIn.provider.endSessionURL(
                 idTokenHint: user.providerIDToken, postLogoutRedirectURI: base + target)
             {
-                target = url
+                response = pages.render(
+                    "signed-out",
+                    ["page": ["title": "Signing out", "refreshTo": url], "provider": signIn.displayName, "url": url])
             }
         }
-        var response = Response.redirect(to: target)
         response.setCookie(configuration.expiredSessionCookie)
         return response
     }
