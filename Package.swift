@@ -312,6 +312,14 @@ let package = Package(
         ),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "FakeFCM"], swiftSettings: swiftSettings),
         .testTarget(
+            name: "OIDCTests",
+            dependencies: [
+                "OIDC", "SignedTokens", "HubTime", .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "RelayTests",
             dependencies: [
                 "Relay", "FCM", "Curl", "HubModel", "DAO", "Mongo", "HubTime", "MongoTestSupport",

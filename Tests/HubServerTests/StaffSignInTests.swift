@@ -22,7 +22,7 @@ import Testing
 
     /// The portal configured for `provider`: staff are communicators, it-admins admins, `sports` may send to the
     /// legacy channel's Sports area and `library` to its Library area.
-    static func portal(_ provider: FakeOIDC, only: Bool = false) -> PortalConfiguration {
+    static func portal(_ provider: FakeOIDC, only: Bool = false, autoRedirect: Bool = false) -> PortalConfiguration {
         var portal = PortalConfiguration()
         portal.staffSignIn = StaffSignInConfiguration(
             settings: OIDCSettings(
@@ -34,13 +34,14 @@ import Testing
                     "sports": [CubeNode(channelID: Fixtures.Legacy.channelID, areaID: Fixtures.Legacy.sportsID)],
                     "library": [CubeNode(channelID: Fixtures.Legacy.channelID, areaID: Fixtures.Legacy.libraryID)],
                 ]),
-            only: only)
+            only: only, autoRedirect: autoRedirect)
         return portal
     }
 
     /// Runs `body` with a provider and a hub whose portal signs in through it.
     static func with(
-        only: Bool = false, tokenEndpoint: String? = nil, approval: ApprovalPolicy = ApprovalPolicy(),
+        only: Bool = false, autoRedirect: Bool = false, tokenEndpoint: String? = nil,
+        approval: ApprovalPolicy = ApprovalPolicy(),
         _ test: String = #function, _ body: @Sendable (HubHarness, FakeOIDC) async throws -> Void
     ) async throws {
         let provider = try await FakeOIDC.start()
@@ -48,7 +49,8 @@ import Testing
         provider.setTokenEndpoint(tokenEndpoint)
         do {
             try await HubHarness.with(
-                test, seed: PortalTests.seed, approval: approval, portal: portal(provider, only: only)
+                test, seed: PortalTests.seed, approval: approval,
+                portal: portal(provider, only: only, autoRedirect: autoRedirect)
             ) { hub in
                 try await body(hub, provider)
             }
@@ -244,6 +246,21 @@ import Testing
         }
     }
 
+    @Test func autoRedirectSendsTheLoginPageToTheProviderButNotAfterASignOut() async throws {
+        try await Self.with(autoRedirect: true) { hub, _ in
+            var browser = PortalBrowser(hub: hub)
+            let login = try await browser.get("/portal/login?next=/portal/sent")
+            #expect(login.status == .found)
+            #expect(login.headers[.location] == "/portal/login/oidc?next=%2Fportal%2Fsent")
+            let callback = try await browser.providerCallback(from: try #require(login.headers[.location]))
+            #expect(
+                try await browser.get(callback).headers[.location] == "/portal/sent", "back where the user was going")
+            var fresh = PortalBrowser(hub: hub)
+            let page = try await fresh.get("/portal/login?logged_out=1")
+            #expect(page.status == .ok && page.text.contains("You have logged out."))
+        }
+    }
+
     @Test func theSessionEndsWhenTheIDTokenDoes() async throws {
         try await Self.with { hub, provider in
             provider.setTokenLifetime(seconds: 2)
@@ -315,8 +332,8 @@ import Testing
 extension PortalBrowser {
     /// Begins a sign-in and follows the provider's authorization redirect; answers the hub's callback URI (path and
     /// query) the provider sent the browser back to.
-    mutating func providerCallback() async throws -> String {
-        let begun = try await get("/portal/login/oidc")
+    mutating func providerCallback(from start: String = "/portal/login/oidc") async throws -> String {
+        let begun = try await get(start)
         try #require(begun.status == .found, "\(begun.status): \(begun.text)")
         let authorize = try #require(begun.headers[.location])
         let answer = try await withHTTPClient { try await $0.get(url: authorize) }

@@ -193,23 +193,6 @@ public struct AccountService: Sendable {
         return password
     }
 
-    /// Adds a user who signs in through the OpenID provider (no password); one added meanwhile by another sign-in
-    /// is theirs as well.
-    /// - Throws: `SignInRefusal.invalidUsername` when a live API token has the name; `DAOError`.
-    func addSignedInUser(_ username: String, role: Role) async throws {
-        guard try await tokens.live(named: username) == nil else {
-            throw SignInRefusal(.invalidUsername, "An API token is called \(username); ask an admin of the hub.")
-        }
-        do {
-            _ = try await users.addSignedIn(username: username, role: role)
-        } catch let error as DAOError where error.code == .duplicate {
-            return
-        }
-        await audit.record(
-            action: "user.create", target: AuditTarget(kind: "user", id: username),
-            change: AuditChange.created(["role": .string(role.rawValue), "sign_in": "oidc"]))
-    }
-
     /// Creates `admin` with a generated password when no user exists; returns its password to print once.
     public func addFirstAdmin() async throws -> (username: String, password: String)? {
         guard try await users.list().isEmpty else { return nil }

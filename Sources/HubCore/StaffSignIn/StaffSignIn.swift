@@ -168,11 +168,28 @@ public struct StaffSignIn: Sendable {
             }
             if !user.signsInWithProvider { try await accounts.users.markSignedIn(username: username) }
         } else {
-            try await accounts.addSignedInUser(username, role: role)
+            try await addUser(username, role: role)
         }
         try await cube.setAccess(
             of: username, granted: rules.granted(to: groups), managed: rules.managedNodes)
         return role
+    }
+
+    /// Adds a user who signs in through the provider (no password); one another sign-in added meanwhile is theirs.
+    /// - Throws: `SignInRefusal.invalidUsername` when a live API token has the name (a token of a user's name would
+    ///   pass every access list naming the user); `DAOError`.
+    private func addUser(_ username: String, role: Role) async throws {
+        guard try await accounts.tokens.live(named: username) == nil else {
+            throw SignInRefusal(.invalidUsername, "An API token is called \(username); ask an admin of the hub.")
+        }
+        do {
+            _ = try await accounts.users.addSignedIn(username: username, role: role)
+        } catch let error as DAOError where error.code == .duplicate {
+            return
+        }
+        await accounts.audit.record(
+            action: "user.create", target: AuditTarget(kind: "user", id: username),
+            change: AuditChange.created(["role": .string(role.rawValue), "sign_in": "oidc"]))
     }
 
     private static func refusal(_ error: OIDCError, provider: String) -> SignInRefusal {
