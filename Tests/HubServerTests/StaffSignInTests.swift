@@ -91,7 +91,8 @@ import Testing
             #expect(try await UserDAO(database: hub.database).get(username: "teacher@school.test").role == .admin)
             #expect(try await !Self.access(hub, area: Fixtures.Legacy.sportsID).contains("teacher@school.test"))
             #expect(try await Self.access(hub, area: Fixtures.Legacy.libraryID).contains("teacher@school.test"))
-            #expect(try await again.get("/portal/admin/users").status == .ok)
+            let users = try await again.get("/portal/admin/users")
+            #expect(users.status == .ok && users.text.contains(#"<span class="badge">identity provider</span>"#))
             // The role change ended the session that had the old role.
             #expect(try await browser.get("/portal").status == .seeOther)
             let actions = try await Self.auditActions(hub, target: "teacher@school.test")

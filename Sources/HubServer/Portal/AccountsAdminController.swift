@@ -125,6 +125,7 @@ struct AccountsAdminController {
         let rows: [[String: Any]] = try await services.accounts.users().map { user in
             [
                 "username": user.username, "role": user.role.rawValue, "disabled": user.disabled, "direct": user.direct,
+                "provider": user.signsInWithProvider, "providerDisabled": user.disabledByProvider,
                 "isMe": user.username == me, "created": PortalTime.text(milliseconds: user.createdAt),
                 "roles": Role.allCases.map { ["value": $0.rawValue, "selected": $0 == user.role] },
                 "path": "/portal/admin/users/\(user.id.hex)",
