@@ -12,6 +12,11 @@ public enum CollectionName {
     public static let tokens = "tokens"
     /// Portal sessions, expired by a TTL index.
     public static let sessions = "sessions"
+    /// Erasures of persons' data: one job per person under the keyed hash of their id (`ErasureDAO`).
+    public static let erasures = "erasures"
+    /// Persons erased lately, by the keyed hash of their id, so a roster sync does not bring them back
+    /// (`ERASURE_BLOCK_DAYS`); expired by a TTL index.
+    public static let erasureBlocks = "erasure_blocks"
     /// Portal sign-ins through the OpenID provider begun and not yet finished (state, nonce, PKCE verifier), under
     /// the pre-login cookie's hash; expired by a TTL index.
     public static let signInAttempts = "sign_in_attempts"
@@ -123,6 +128,8 @@ public enum DatabaseIndexes {
             try await database.collection(CollectionName.sessions).createIndexes(SessionDAO.indexes)
             try await database.collection(CollectionName.loginFailures).createIndexes(LoginFailureDAO.indexes)
             try await database.collection(CollectionName.signInAttempts).createIndexes(SignInAttemptDAO.indexes)
+            try await database.collection(CollectionName.erasures).createIndexes(ErasureDAO.indexes)
+            try await database.collection(CollectionName.erasureBlocks).createIndexes(PersonDataDAO.blockIndexes)
             try await database.collection(CollectionName.fences).createIndexes(FenceDAO.indexes)
             try await database.collection(CollectionName.devices).createIndexes(DeviceDAO.indexes)
             let subscriptions = database.collection(CollectionName.subscriptions)

@@ -55,6 +55,8 @@ public struct HubServices: Sendable {
     public let digestPolicy: DigestPolicy
     /// Staff sign-in through the school's OpenID provider; nil when none is configured (`OIDC_ISSUER` unset).
     public let staffSignIn: StaffSignIn?
+    /// A person's data on request: export and erasure.
+    public let personData: PersonDataService
 
     /// The services over `database` (the pool's default database unless tests pick another).
     /// - Parameters:
@@ -73,6 +75,8 @@ public struct HubServices: Sendable {
     ///   - digests: when persons' daily digests go out (`DIGEST_HOUR`, `SCHOOL_TIME_ZONE`).
     ///   - staffProvider: the OpenID provider staff sign in with and who may enter (`OIDC_*`); nil: none.
     ///   - passwordLogins: whether users may log in with a password (false with `OIDC_ONLY=true`).
+    ///   - pseudonymKey: the key of persons' pseudonyms (`AUDIT_PSEUDONYM_KEY`); nil: one the hub makes and keeps.
+    ///   - erasureBlockDays: how long an erased person is kept out of rosters (`ERASURE_BLOCK_DAYS`; 0: not at all).
     public init(
         pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
         relayMaxBacklog: Duration? = .seconds(30),
@@ -84,7 +88,8 @@ public struct HubServices: Sendable {
         defaultLanguage: String = LocaleLanguage.defaultLanguage,
         approval: ApprovalPolicy = ApprovalPolicy(),
         roomPostsPerMinute: Int = 30, countsUnread: Bool = false, digests: DigestPolicy = .standard,
-        staffProvider: (provider: OIDCProvider, rules: StaffDirectoryRules)? = nil, passwordLogins: Bool = true
+        staffProvider: (provider: OIDCProvider, rules: StaffDirectoryRules)? = nil, passwordLogins: Bool = true,
+        pseudonymKey: String? = nil, erasureBlockDays: Int = 0
     ) {
         self.countsUnread = countsUnread
         self.digestPolicy = digests
@@ -109,7 +114,11 @@ public struct HubServices: Sendable {
         } else {
             self.staffSignIn = nil
         }
-        self.groups = GroupService(database: database, now: now)
+        let personData = PersonDataService(
+            database: database, devices: devices, audit: audit, pseudonymKey: pseudonymKey,
+            blockDays: erasureBlockDays, logger: logger, now: now)
+        self.personData = personData
+        self.groups = GroupService(database: database, now: now, erased: personData.blocked)
         self.deliveries = DeliveryReportService(database: database)
         self.webhookSubscribers = WebhookSubscribers()
         self.webhooks = WebhookService(

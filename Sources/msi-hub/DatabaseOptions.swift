@@ -20,8 +20,11 @@ struct DatabaseOptions: ParsableArguments {
 
     /// The services over the configured database, for one command's work.
     func withServices<T>(_ body: (HubServices) async throws -> T) async throws -> T {
-        try await withPool(uri: try configuration().mongoURI) { pool in
-            let services = HubServices(pool: pool)
+        let configuration = try configuration()
+        return try await withPool(uri: configuration.mongoURI) { pool in
+            let services = HubServices(
+                pool: pool, pseudonymKey: configuration.privacy.pseudonymKey,
+                erasureBlockDays: configuration.privacy.erasureBlockDays)
             try await DatabaseIndexes.ensure(in: services.database)
             // What a command changes is recorded in the audit log as done by the command line.
             return try await AuditActor.$current.withValue(AuditActor(kind: .system, name: "msi-hub cli")) {

@@ -8,7 +8,7 @@ struct HubCommand: AsyncParsableCommand {
         abstract: "The Mobile Student Intranet hub: the information cube, the message archive and the FCM relay.",
         subcommands: [
             ServeCommand.self, UserCommand.self, TokenCommand.self, MigrateCommand.self, ImportCommand.self,
-            AuditCommand.self,
+            AuditCommand.self, PersonCommand.self,
         ],
         defaultSubcommand: ServeCommand.self
     )

@@ -58,9 +58,10 @@ struct RouteRoleTests {
     @Test func everyAPIRouteOfAGroupAnswers401AnonymousAnd403ToAnotherRole() async throws {
         let routes = try Self.apiRoutesWithACaller()
         // Nine cube writes, sending, correcting, withdrawing, approving, rejecting, the audience, eight group routes
-        // (a room's history too, which members' devices also read), five webhook routes, two person routes, the
-        // approval rules (read and change), five event writes.
-        #expect(routes.count == 37, "\(routes)")
+        // (a room's history too, which members' devices also read), five webhook routes, five person routes (their
+        // devices, an unbind, the export, the erasure and its progress), the approval rules (read and change), five
+        // event writes.
+        #expect(routes.count == 40, "\(routes)")
         try await HubHarness.with(seed: HubHarness.legacy) { hub in
             let before = try await hub.cubeSnapshot()
             for route in routes {

@@ -89,6 +89,12 @@ extension DeviceService {
         reconcilerSignal.notify()
     }
 
+    /// The devices among `ids` that still exist.
+    /// - Throws: `DAOError`.
+    func devices(ids: [ObjectID]) async throws -> [Device] {
+        Array(try await devices.devices(ids: ids).values)
+    }
+
     /// The devices bound to `person`, oldest first, for an admin (the views never hold a registration or secret).
     /// - Throws: `DAOError`.
     public func devices(ofPerson person: String) async throws -> [Device] {

@@ -4,7 +4,7 @@ public typealias GroupRefusal = Refusal<GroupRefusalCode>
 /// The codes of a `GroupRefusal`.
 public struct GroupRefusalCode: Hashable, Sendable, CustomStringConvertible {
     private enum Value: String {
-        case groupNotFound, memberNotFound, invalidID, invalidField
+        case groupNotFound, memberNotFound, invalidID, invalidField, erasedPerson
     }
     private let value: Value
     private init(_ value: Value) { self.value = value }
@@ -17,6 +17,9 @@ public struct GroupRefusalCode: Hashable, Sendable, CustomStringConvertible {
     public static let invalidID = GroupRefusalCode(.invalidID)
     /// A field (name, members, access) that breaks the rules of `GroupService`.
     public static let invalidField = GroupRefusalCode(.invalidField)
+
+    /// The person was erased within `ERASURE_BLOCK_DAYS`: a roster does not bring them back.
+    public static let erasedPerson = GroupRefusalCode(.erasedPerson)
 
     public var description: String { value.rawValue }
 }

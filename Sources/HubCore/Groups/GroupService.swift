@@ -11,6 +11,8 @@ public struct GroupService: Sendable {
     let devices: DeviceDAO
     /// Where every change of a group is recorded.
     let audit: AuditLog
+    /// Which of some persons were erased lately (`ERASURE_BLOCK_DAYS`): a roster does not add them back.
+    let erased: @Sendable ([String]) async throws -> Set<String>
 
     /// The most members one roster holds (a sync sends them all in one call).
     public static let maximumMembers = 10_000
@@ -25,10 +27,14 @@ public struct GroupService: Sendable {
     /// The most entries one page holds (of a group's person ids, of the groups).
     public static let maximumPage = 1_000
 
-    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
+    public init(
+        database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds,
+        erased: @escaping @Sendable ([String]) async throws -> Set<String> = { _ in [] }
+    ) {
         self.groups = GroupDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
         self.audit = AuditLog(database: database, now: now)
+        self.erased = erased
     }
 
     // MARK: Rules
@@ -119,6 +125,9 @@ public struct GroupService: Sendable {
             var seenManagers = Set<String>()
             room.managers = managers.filter { seenManagers.insert($0).inserted }
         }
+        // Persons erased within ERASURE_BLOCK_DAYS stay out, however the school's roster still lists them.
+        let erasedPersons = try await erased(persons)
+        if !erasedPersons.isEmpty { persons.removeAll(where: erasedPersons.contains) }
         let before = try await groups.group(id: id)
         let result = try await groups.replace(id: id, name: name, access: access, persons: persons, room: room)
         await audit.record(
@@ -132,6 +141,9 @@ public struct GroupService: Sendable {
     public func add(_ person: String, to id: String) async throws -> (group: Group, added: Bool) {
         let id = try Self.checkedGroupID(id)
         let person = try Self.checkedPersonID(person)
+        guard try await erased([person]).isEmpty else {
+            throw GroupRefusal(.erasedPerson, "this person's data was erased lately (ERASURE_BLOCK_DAYS)")
+        }
         guard let result = try await groups.add(person, to: id) else { throw Self.notFound(id) }
         if result.added {
             await audit.record(

@@ -19,12 +19,13 @@ extension HubConfiguration {
         "APPROVAL_GROUP_SIZE", "APPROVAL_TIMEOUT", "APPROVAL_DEFAULTS",
         "OIDC_ISSUER", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET", "OIDC_SCOPES", "OIDC_DISPLAY_NAME",
         "OIDC_USERNAME_CLAIM", "OIDC_ROLE_CLAIM", "OIDC_ADMIN_GROUPS", "OIDC_COMMUNICATOR_GROUPS", "OIDC_ACCESS_MAP",
-        "OIDC_ONLY", "OIDC_AUTO_REDIRECT", "OIDC_REDIRECT_URL",
+        "OIDC_ONLY", "OIDC_AUTO_REDIRECT", "OIDC_REDIRECT_URL", "AUDIT_PSEUDONYM_KEY", "ERASURE_BLOCK_DAYS",
     ]
 
     /// Variables that hold a secret: never flags, since a command line is visible to every user of the machine.
     public static let secretVariables: Set<String> = [
         "DEVICE_REGISTRATION_KEY", "METRICS_TOKEN", "PERSON_ASSERTION_SECRET", "OIDC_CLIENT_SECRET",
+        "AUDIT_PSEUDONYM_KEY",
     ]
 
     /// `environment` with `flags` on top: `--name value` or `--name=value` sets the variable `NAME`.

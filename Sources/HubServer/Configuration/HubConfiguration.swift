@@ -43,6 +43,8 @@ public struct HubConfiguration: Sendable {
     public var defaultLanguage = LocaleLanguage.defaultLanguage
     /// Which sends wait for a second person (`APPROVAL_GROUP_SIZE`, `APPROVAL_TIMEOUT`, `APPROVAL_DEFAULTS`).
     public var approval = ApprovalPolicy()
+    /// What the hub keeps of persons and for how long (`AUDIT_PSEUDONYM_KEY`, `ERASURE_BLOCK_DAYS`).
+    public var privacy = PrivacyConfiguration()
 
     /// The local database that `make run` starts.
     public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
@@ -115,6 +117,7 @@ public struct HubConfiguration: Sendable {
         configuration.persons = try PersonConfiguration.fromEnvironment(environment)
         configuration.connections = try ConnectionConfiguration.fromEnvironment(environment)
         configuration.webhooks = try WebhookConfiguration.fromEnvironment(environment)
+        configuration.privacy = try PrivacyConfiguration.fromEnvironment(environment)
         if let list = environment["TRUSTED_PROXIES"] {
             do {
                 configuration.trustedProxies = try TrustedProxies(parsing: list)

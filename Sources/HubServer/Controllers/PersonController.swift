@@ -1,7 +1,10 @@
 import DAO
 import HubCore
 import Hummingbird
+import Foundation
+import HTTPTypes
 import Mongo
+import NIOCore
 
 /// A person's devices, for admins: which phones are bound to a person, and unbinding one (a lost phone, a shared
 /// tablet handed on). Persons are the school sign-in's ids; the hub stores nothing else of them.
@@ -12,6 +15,70 @@ struct PersonController {
     func addRoutes(to admins: RouterGroup<HubRequestContext>) {
         admins.get("/person/:personID/devices", use: devices)
         admins.delete("/person/:personID/devices/:deviceID", use: unbind)
+        admins.get("/person/:personID/export", use: export)
+        admins.delete("/person/:personID", use: erase)
+        admins.get("/person/:personID/erasure", use: erasure)
+    }
+
+    /// GET /person/:personID/export → 200, one JSON document of everything the hub holds on the person (their
+    /// devices without registrations or secrets, groups, settings, messages to them, room posts, deliveries,
+    /// receipts, acknowledgements, audit entries naming them), streamed a page at a time.
+    @Sendable func export(request: Request, context: HubRequestContext) async throws -> Response {
+        let person = try Self.personID(context)
+        let service = services.personData
+        // A first read before the answer starts: a database out of reach is a 503, not a cut document.
+        _ = try await service.erasure(of: person)
+        let body = ResponseBody { writer in
+            try await service.export(person) { text in try await writer.write(ByteBuffer(string: text)) }
+            try await writer.finish(nil)
+        }
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        headers[.contentDisposition] = "attachment; filename=\"person-export.json\""
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// DELETE /person/:personID[?posts=delete|anonymise] → 202 with the erasure job (`state` `running`) and its
+    /// `Location`; the job unbinds and deletes their devices, takes them out of every group, deletes their settings,
+    /// deliveries, receipts and responses, takes them out of messages' recipients and deletes or anonymises their
+    /// room posts. Asking again while it runs answers the same job; 422 `invalid_query` for another `posts`.
+    @Sendable func erase(request: Request, context: HubRequestContext) async throws -> Response {
+        let person = try Self.personID(context)
+        let postsText = request.uri.queryParameters.get("posts").map { String($0) } ?? Erasure.Posts.delete.rawValue
+        guard let posts = Erasure.Posts(rawValue: postsText) else {
+            throw HubError.invalid(.invalidQuery, "posts: delete or anonymise")
+        }
+        let job = try await services.personData.erase(person, posts: posts)
+        var response = JSONResponse.make(.document(Self.view(job)), status: .accepted)
+        response.headers[.location] = "/person/\(Self.pathComponent(person))/erasure"
+        return response
+    }
+
+    /// GET /person/:personID/erasure → 200 the erasure's progress (`state` `running`, then `done`); 404 `not_found`
+    /// when the person was never erased.
+    @Sendable func erasure(request: Request, context: HubRequestContext) async throws -> Response {
+        guard let job = try await services.personData.erasure(of: try Self.personID(context)) else {
+            throw HubError(.notFound, .notFound, "no erasure of this person is recorded")
+        }
+        return JSONResponse.make(.document(Self.view(job)))
+    }
+
+    /// An erasure as the API shows it: never the person id (the caller named it).
+    static func view(_ job: Erasure) -> BSONDocument {
+        var document: BSONDocument = [
+            "state": .string(job.state.rawValue), "posts": .string(job.posts.rawValue),
+            "step": .int64(Int64(min(job.step, PersonDataService.stepCount))),
+            "steps": .int64(Int64(PersonDataService.stepCount)), "started_at": .int64(job.startedAt),
+        ]
+        if let finished = job.finishedAt { document["finished_at"] = .int64(finished) }
+        document["removed"] = .document(
+            BSONDocument(job.counts.sorted { $0.key < $1.key }.map { (key: $0.key, value: .int64($0.value)) }))
+        return document
+    }
+
+    /// `person` percent-encoded for a path segment.
+    static func pathComponent(_ person: String) -> String {
+        person.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? person
     }
 
     /// GET /person/:personID/devices → 200 `{"devices": [{"device_id", "platform", "state", "created_at",

@@ -148,6 +148,7 @@ extension HubError {
         case .groupNotFound: self.init(.notFound, .groupNotFound, refusal.message)
         case .memberNotFound: self.init(.notFound, .memberNotFound, refusal.message)
         case .invalidID: self.init(.unprocessableContent, .invalidID, refusal.message)
+        case .erasedPerson: self.init(.conflict, .personErased, refusal.message)
         default: self.init(.unprocessableContent, .invalidField, refusal.message)
         }
     }

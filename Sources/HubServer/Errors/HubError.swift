@@ -24,7 +24,7 @@ public struct HubError: HTTPResponseError, Sendable {
             case methodNotAllowed = "method_not_allowed", conflict, distributionMismatch = "distribution_mismatch"
             case tooManyRequests = "too_many_requests", databaseUnavailable = "database_unavailable", busy
             case tooManyConnections = "too_many_connections"
-            case forcedSubscription = "forced_subscription"
+            case forcedSubscription = "forced_subscription", personErased = "person_erased"
             case idempotencyKeyReused = "idempotency_key_reused", writeOutcomeUnknown = "write_outcome_unknown"
             case invalidAssertion = "invalid_assertion"
             case assertionReplayed = "assertion_replayed"
@@ -108,6 +108,8 @@ public struct HubError: HTTPResponseError, Sendable {
         public static let distributionMismatch = Code(.distributionMismatch)
         /// 409: a device cannot leave a Forced subject.
         public static let forcedSubscription = Code(.forcedSubscription)
+        /// 409: the person's data was erased within `ERASURE_BLOCK_DAYS`; a roster does not bring them back.
+        public static let personErased = Code(.personErased)
         /// 429: throttled; `Retry-After` says when to try again.
         public static let tooManyRequests = Code(.tooManyRequests)
         /// 503: the database is unavailable; `Retry-After` says when to try again.

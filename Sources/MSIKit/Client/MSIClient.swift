@@ -32,8 +32,8 @@ public final class MSIClient: Sendable {
     }
     private let push: any PushProvider
     private let hub: HubConnection
-    private let cubeCache: CubeCache
-    private let registration: DeviceRegistration
+    let cubeCache: CubeCache
+    let registration: DeviceRegistration
     /// The receipts not yet sent to the hub.
     let receipts: ReceiptQueue
     /// The device's locale, whose language translated messages and banners are shown in.

@@ -16,6 +16,14 @@ actor CubeCache {
         self.directory = directory
     }
 
+    /// Forgets the cube held here and on disk.
+    func forget() {
+        loaded = nil
+        etag = nil
+        diskCopyRead = false
+        for file in [bodyFile, etagFile].compactMap({ $0 }) { try? FileManager.default.removeItem(at: file) }
+    }
+
     private var bodyFile: URL? { directory?.appendingPathComponent("cube.json") }
     private var etagFile: URL? { directory?.appendingPathComponent("cube.etag") }
 

@@ -231,6 +231,15 @@ actor DeviceRegistration {
         return try await task.value.get()
     }
 
+    /// Forgets the device here: its secret removed from the store, nothing remembered of its record (the database's
+    /// rows are the caller's to delete). The next `start` registers a new device.
+    /// - Throws: `.database` when the secret cannot be removed.
+    func forget() async throws(MSIKitError) {
+        if let device = try? await current() { try secrets.remove(for: device.secretAccount) }
+        record = nil
+        recordLoaded = false
+    }
+
     private func current() async throws(MSIKitError) -> DeviceRecord? {
         if !recordLoaded {
             record = try await DeviceRecord.load(from: database, secrets: secrets)

@@ -1,0 +1,227 @@
+import DAO
+import Foundation
+@testable import HubCore
+@testable import HubServer
+import HubTime
+import Hummingbird
+import HummingbirdTesting
+import Mongo
+import MongoTestSupport
+import Testing
+
+/// A person's data on request (issue 47) against the real hub: a pupil with two phones, three groups (one a room
+/// they post in and manage), settings, a message to them and another pupil, receipts and an acknowledgement, is
+/// exported (every kind present, no registration or secret) and erased (nothing of theirs left in any collection,
+/// the other pupil's message and membership intact, the erasure recorded under a pseudonym only); an erasure whose
+/// worker stopped half-way resumes and finishes; a roster sync within the block window does not add them back.
+@Suite struct PersonDataTests {
+    static let pupil = "pupil-7"
+    static let other = "pupil-8"
+
+    /// The world of the test: two phones of `pupil`, one of `other`, three groups, settings, a room post, a
+    /// message to both with receipts and an acknowledgement.
+    struct World {
+        var phones: [Phone]
+        var otherPhone: Phone
+        var messageKey: String
+        var postKey: String
+    }
+
+    static func world(_ hub: HubHarness) async throws -> World {
+        func phone(_ registration: String, _ person: String) async throws -> Phone {
+            let phone = try await hub.register(registration)
+            let assertion = try await AssertionSigner.hmac(PersonBindingTests.secret)
+                .sign(AssertionSigner.claims(sub: person))
+            #expect(try await hub.bind(phone, assertion).status == .ok)
+            return phone
+        }
+        let phones = [try await phone("erase-token-a", pupil), try await phone("erase-token-b", pupil)]
+        let otherPhone = try await phone("erase-token-c", other)
+        let groups = GroupService(database: hub.database)
+        _ = try await groups.replace(id: "chess", name: "Chess", members: [pupil, other], access: [])
+        _ = try await groups.replace(id: "drama", name: "Drama", members: [pupil], access: [])
+        var room = Group.RoomSettings()
+        room.posting = .members
+        room.managers = [pupil]
+        _ = try await groups.replace(id: "den", name: "Den", members: [pupil, other], access: [], room: room)
+        let settings = try await hub.request(
+            .put, "/device/\(phones[0].deviceID)/person/settings", as: .token(phones[0].secret),
+            json: #"{"locale": "de", "delivery": {"groups": {"drama": "digest"}}}"#)
+        #expect(settings.status == .ok, "\(settings.text)")
+        let post = try await hub.request(
+            .post, "/group/den/messages", as: .token(phones[0].secret), json: #"{"message": "Who has the key?"}"#)
+        #expect(post.status == .created, "\(post.text)")
+        let sent = try await hub.request(
+            .post, "/message", as: .admin,
+            json:
+                #"{"title": "Trip", "desc": "Coats", "message": "Bring a coat", "distribution": "Alert", "to": {"persons": ["\#(pupil)", "\#(other)"]}, "ack": {"within_s": 3600, "responses": ["yes", "no"]}}"#
+        )
+        #expect(sent.status == .created || sent.status == .accepted, "\(sent.text)")
+        let key = try #require(try sent.json()["msi_key"]?.stringValue)
+        for (index, phone) in phones.enumerated() {
+            let at = UnixTime.nowMilliseconds()
+            let receipt =
+                index == 0
+                ? #"{"msi_key": "\#(key)", "event": "acknowledged", "response": "yes", "at": \#(at)}"#
+                : #"{"msi_key": "\#(key)", "event": "opened", "at": \#(at)}"#
+            let answer = try await hub.request(
+                .post, "/device/\(phone.deviceID)/receipts", as: .token(phone.secret), json: "[\(receipt)]")
+            #expect(answer.status == .ok, "\(answer.text)")
+        }
+        return World(
+            phones: phones, otherPhone: otherPhone, messageKey: key,
+            postKey: try #require(try post.json()["msi_key"]?.stringValue))
+    }
+
+    @Test func aPersonIsExportedWholeThenErasedFromEveryCollection() async throws {
+        try await HubHarness.with(seed: HubHarness.legacy, persons: try PersonBindingTests.persons()) { hub in
+            let world = try await Self.world(hub)
+            try await eventually("the receipts are counted") {
+                try await hub.database.collection(CollectionName.receipts).countDocuments([
+                    "person": .string(Self.pupil)
+                ])
+                    == 2
+            }
+
+            let export = try await hub.request(.get, "/person/\(Self.pupil)/export", as: .admin)
+            #expect(export.status == .ok && export.headers[.contentType]?.hasPrefix("application/json") == true)
+            let document = try export.json()
+            #expect(document["person"]?.stringValue == Self.pupil)
+            #expect(document["devices"]?.arrayValue?.count == 2)
+            #expect(
+                Set(document["groups"]?.arrayValue?.compactMap { $0.documentValue?["group"]?.stringValue } ?? [])
+                    == ["chess", "drama", "den"])
+            #expect(document["managed_groups"]?.arrayValue?.count == 1)
+            #expect(document["settings"]?.arrayValue?.first?.documentValue?["locale"]?.stringValue == "de")
+            #expect(document["delivery_choices"]?.arrayValue?.count == 1)
+            #expect(
+                document["messages"]?.arrayValue?.contains { $0.documentValue?["title"]?.stringValue == "Trip" } == true
+            )
+            #expect(document["room_posts"]?.arrayValue?.count == 1)
+            #expect(document["receipts"]?.arrayValue?.count == 2)
+            #expect(document["acknowledgements"]?.arrayValue?.count == 1)
+            #expect(document["audit"]?.arrayValue?.isEmpty == false, "the binds name their devices")
+            // Never a registration token or a secret.
+            for secret in ["erase-token-a", "erase-token-b", world.phones[0].secret, "secret_hash", "registration"] {
+                #expect(!export.text.contains(secret), "\(secret)")
+            }
+            #expect(try await hub.request(.get, "/person/\(Self.pupil)/export", as: .communicator).status == .forbidden)
+
+            // Erased: 202 with the job, then done.
+            let erase = try await hub.request(.delete, "/person/\(Self.pupil)?posts=delete", as: .admin)
+            #expect(erase.status == .accepted && erase.headers[.location] == "/person/\(Self.pupil)/erasure")
+            #expect(try erase.json()["state"]?.stringValue == "running")
+            #expect(
+                try await hub.request(.delete, "/person/\(Self.pupil)?posts=burn", as: .admin).status
+                    == .unprocessableContent)
+            try await eventually("the erasure is done", within: .seconds(60)) {
+                try await hub.request(.get, "/person/\(Self.pupil)/erasure", as: .admin).json()["state"]?.stringValue
+                    == "done"
+            }
+            // Nothing of the pupil in any collection: their id, their phones' ids and registration tokens.
+            let needles = [Self.pupil, "erase-token-a", "erase-token-b"] + world.phones.map(\.deviceID)
+            for name in try await hub.database.collectionNames() where name != CollectionName.audit {
+                for document in try await hub.database.collection(name).find([:]) {
+                    let text = document.extendedJSON(.relaxed)
+                    for needle in needles {
+                        #expect(!text.contains(needle), "\(name) still holds \(needle): \(text.prefix(300))")
+                    }
+                }
+            }
+            // The audit log names no person: the erasure is recorded under a pseudonym, and the chain holds.
+            let audit = try await hub.database.collection(CollectionName.audit).find(["target.kind": "person"])
+            #expect(audit.map { $0["action"]?.stringValue } == ["person.erase.request", "person.erase"])
+            #expect(audit.allSatisfy { $0["target"]?.documentValue?["id"]?.stringValue?.count == 64 })
+            let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database, bcryptCost: 4)
+            if case .broken(let seq, let reason) = try await services.audit.verify() {
+                Issue.record("the audit chain broke at \(seq): \(reason)")
+            }
+            // The other pupil keeps the message, their groups and their phone.
+            let messageID = try #require(ObjectID(hex: world.messageKey))
+            let stored = try await hub.database.collection(CollectionName.message).findOne([
+                "msi_key": .objectID(messageID)
+            ])
+            let message = try #require(stored)
+            #expect(message["to"]?.documentValue?["persons"]?.arrayValue == [.string(Self.other)])
+            #expect(try await GroupDAO(database: hub.database).groups(of: Self.other).sorted() == ["chess", "den"])
+            #expect(
+                try await hub.request(.get, "/device/\(world.otherPhone.deviceID)", as: .token(world.otherPhone.secret))
+                    .status == .ok)
+            // The pupil's room post is gone.
+            let postID = try #require(ObjectID(hex: world.postKey))
+            #expect(
+                try await hub.database.collection(CollectionName.message).countDocuments(["msi_key": .objectID(postID)])
+                    == 0)
+            // Their phones are gone, and their secrets no longer open anything.
+            #expect(
+                try await hub.request(.get, "/device/\(world.phones[0].deviceID)", as: .token(world.phones[0].secret))
+                    .status == .unauthorized)
+        }
+    }
+
+    @Test func anErasureWhoseWorkerStoppedHalfWayResumesAndRoomPostsMayStayAnonymous() async throws {
+        try await HubHarness.with(seed: HubHarness.legacy, persons: try PersonBindingTests.persons()) { hub in
+            let world = try await Self.world(hub)
+            let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database, bcryptCost: 4)
+            let pseudonym = try await services.personData.pseudonyms.pseudonym(of: Self.pupil)
+            // A job a worker took to its fourth step and then died with: its lease ran out, its devices were read.
+            let erasures = hub.database.collection(CollectionName.erasures)
+            try await erasures.insertOne([
+                "_id": .string(pseudonym), "person": .string(Self.pupil), "state": "running", "posts": "anonymise",
+                "step": 3,
+                "devices": .array(world.phones.compactMap { ObjectID(hex: $0.deviceID) }.map(BSONValue.objectID)),
+                "counts": ["deliveries": 0], "started_at": .int64(UnixTime.nowMilliseconds() - 120_000),
+                "due_at": .int64(UnixTime.nowMilliseconds() - 60_000), "lease_owner": "dead/1",
+                "lease_until": .int64(UnixTime.nowMilliseconds() - 1_000),
+            ])
+            try await eventually("a worker takes the job up and finishes it", within: .seconds(60)) {
+                try await hub.request(.get, "/person/\(Self.pupil)/erasure", as: .admin).json()["state"]?.stringValue
+                    == "done"
+            }
+            // Steps 3 on ran: settings, messages, events, devices.
+            #expect(
+                try await hub.database.collection(CollectionName.personSettings).countDocuments([
+                    "_id": .string(Self.pupil)
+                ]) == 0)
+            #expect(
+                try await hub.database.collection(CollectionName.devices).countDocuments(["person": .string(Self.pupil)]
+                ) == 0)
+            let postID = try #require(ObjectID(hex: world.postKey))
+            let found = try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(postID)]
+            )
+            let post = try #require(found)
+            #expect(
+                post["sender"]?.documentValue?["erased"]?.boolValue == true
+                    && !post.extendedJSON(.relaxed).contains(Self.pupil))
+            let record = try await erasures.findOne(["_id": .string(pseudonym)])
+            let done = try #require(record)
+            #expect(done["person"] == nil && done["devices"] == nil && done["lease_owner"] == nil)
+        }
+    }
+
+    @Test func aRosterSyncWithinTheBlockWindowDoesNotBringAnErasedPersonBack() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let services = HubServices(
+                pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4,
+                pseudonymKey: String(repeating: "k", count: 32), erasureBlockDays: 30)
+            _ = try await services.groups.replace(
+                id: "chess", name: "Chess", members: [Self.pupil, Self.other], access: [])
+            _ = try await services.personData.erase(Self.pupil, posts: .delete)
+            while try await services.personData.erasure(of: Self.pupil)?.state != .done {
+                try await services.personData.runDueErasures()
+            }
+            #expect(try await GroupDAO(database: database).groups(of: Self.pupil).isEmpty)
+            // The school's roster still lists the pupil: the sync keeps them out, and adding them is refused.
+            _ = try await services.groups.replace(
+                id: "chess", name: "Chess", members: [Self.pupil, Self.other], access: [])
+            #expect(try await GroupDAO(database: database).members(of: "chess", after: nil, limit: 10) == [Self.other])
+            await #expect { try await services.groups.add(Self.pupil, to: "chess") } throws: {
+                ($0 as? GroupRefusal)?.code == .erasedPerson
+            }
+            // Without a block window nothing is kept out.
+            let unblocked = HubServices(pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4)
+            #expect(try await unblocked.personData.blocked([Self.pupil]).isEmpty)
+        }
+    }
+}
