@@ -57,6 +57,8 @@ public struct HubServices: Sendable {
     public let staffSignIn: StaffSignIn?
     /// A person's data on request: export and erasure.
     public let personData: PersonDataService
+    /// The purge of what is past its retention limit (`RETENTION_*_DAYS`).
+    public let retention: RetentionSweep
 
     /// The services over `database` (the pool's default database unless tests pick another).
     /// - Parameters:
@@ -77,6 +79,7 @@ public struct HubServices: Sendable {
     ///   - passwordLogins: whether users may log in with a password (false with `OIDC_ONLY=true`).
     ///   - pseudonymKey: the key of persons' pseudonyms (`AUDIT_PSEUDONYM_KEY`); nil: one the hub makes and keeps.
     ///   - erasureBlockDays: how long an erased person is kept out of rosters (`ERASURE_BLOCK_DAYS`; 0: not at all).
+    ///   - retention: how long deliveries, receipts, messages and room posts are kept (`RETENTION_*_DAYS`).
     public init(
         pool: MongoClientPool, database: MongoDatabase? = nil, relayDeadline: Duration = .seconds(6 * 3600),
         relayMaxBacklog: Duration? = .seconds(30),
@@ -89,7 +92,7 @@ public struct HubServices: Sendable {
         approval: ApprovalPolicy = ApprovalPolicy(),
         roomPostsPerMinute: Int = 30, countsUnread: Bool = false, digests: DigestPolicy = .standard,
         staffProvider: (provider: OIDCProvider, rules: StaffDirectoryRules)? = nil, passwordLogins: Bool = true,
-        pseudonymKey: String? = nil, erasureBlockDays: Int = 0
+        pseudonymKey: String? = nil, erasureBlockDays: Int = 0, retention: RetentionLimits = RetentionLimits()
     ) {
         self.countsUnread = countsUnread
         self.digestPolicy = digests
@@ -118,6 +121,7 @@ public struct HubServices: Sendable {
             database: database, devices: devices, audit: audit, pseudonymKey: pseudonymKey,
             blockDays: erasureBlockDays, logger: logger, now: now)
         self.personData = personData
+        self.retention = RetentionSweep(database: database, limits: retention, logger: logger, now: now)
         self.groups = GroupService(database: database, now: now, erased: personData.blocked)
         self.deliveries = DeliveryReportService(database: database)
         self.webhookSubscribers = WebhookSubscribers()

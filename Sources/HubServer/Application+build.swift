@@ -41,7 +41,8 @@ public func buildApplication(
             (OIDCProvider(settings: $0.settings, transport: CurlOIDCTransport(), logger: logger), $0.rules)
         },
         passwordLogins: configuration.portal.staffSignIn?.only != true,
-        pseudonymKey: configuration.privacy.pseudonymKey, erasureBlockDays: configuration.privacy.erasureBlockDays)
+        pseudonymKey: configuration.privacy.pseudonymKey, erasureBlockDays: configuration.privacy.erasureBlockDays,
+        retention: configuration.privacy.retention)
     try await StartupTasks.ensureIndexes(services: services, logger: logger)
     try await StartupTasks.bootstrapAdmin(services: services, logger: logger)
     try await services.loadCopies()
@@ -63,6 +64,8 @@ public func buildApplication(
     background.append(TaskService(name: "event-reminders") { await services.events.reminderLoop(compose: reminders) })
     // Erasures of persons' data run on any replica, each once, resumed after a crash.
     background.append(TaskService(name: "person-erasures") { await services.personData.erasureLoop() })
+    // Deliveries, receipts, messages and room posts past their retention limit, deleted in batches (none when unset).
+    background.append(TaskService(name: "retention-purge") { await services.retention.loop() })
     // The audit log's head, logged at start and every hour: a tail cut off the log is caught against these lines.
     background.append(TaskService(name: "audit-head") { await services.audit.logHeadLoop() })
     // One FCM client for the relay and the reconciler, its threads stopped after both.

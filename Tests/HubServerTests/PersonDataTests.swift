@@ -5,6 +5,7 @@ import Foundation
 import HubTime
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Mongo
 import MongoTestSupport
 import Testing
@@ -222,6 +223,73 @@ import Testing
             // Without a block window nothing is kept out.
             let unblocked = HubServices(pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4)
             #expect(try await unblocked.personData.blocked([Self.pupil]).isEmpty)
+        }
+    }
+
+    @Test func retentionDeletesWhatIsPastItsLimitABatchAtATimeAndKeepsTheRest() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let now = UnixTime.nowMilliseconds()
+            // A message of 400 days ago and one of today, by their ObjectIds' creation seconds.
+            func objectID(daysAgo: Int64) -> ObjectID {
+                let seconds = UInt32((now - daysAgo * 86_400_000) / 1000)
+                return ObjectID(
+                    hex: String(format: "%08x", seconds) + String(format: "%016llx", UInt64.random(in: 0...UInt64.max)))!
+            }
+            let old = objectID(daysAgo: 400), recent = objectID(daysAgo: 1)
+            let deliveries = database.collection(CollectionName.deliveries)
+            _ = try await deliveries.insertMany(
+                (0..<2_500).map { _ -> BSONDocument in
+                    ["_id": .string("\(old.hex)/\(ObjectID().hex)"), "message": .objectID(old)]
+                }
+                    + (0..<10).map { _ -> BSONDocument in
+                        ["_id": .string("\(recent.hex)/\(ObjectID().hex)"), "message": .objectID(recent)]
+                    })
+            let receipts = database.collection(CollectionName.receipts)
+            _ = try await receipts.insertMany(
+                (0..<5).map { _ -> BSONDocument in ["_id": .string("\(old.hex)/\(ObjectID().hex)/opened")] }
+                    + (0..<5).map { _ -> BSONDocument in ["_id": .string("\(recent.hex)/\(ObjectID().hex)/opened")] })
+            let messages = database.collection(CollectionName.message)
+            _ = try await messages.insertMany([
+                [
+                    "_id": .objectID(objectID(daysAgo: 400)), "msi_key": .objectID(ObjectID()), "title": "old sent",
+                    "relay": ["state": "sent"],
+                ],
+                [
+                    "_id": .objectID(objectID(daysAgo: 400)), "msi_key": .objectID(ObjectID()),
+                    "title": "old scheduled", "relay": ["state": "pending"],
+                ],
+                [
+                    "_id": .objectID(objectID(daysAgo: 400)), "msi_key": .objectID(ObjectID()), "title": "old post",
+                    "sender": ["person": "pupil-1"],
+                    "relay": ["state": "sent"],
+                ],
+                [
+                    "_id": .objectID(objectID(daysAgo: 1)), "msi_key": .objectID(ObjectID()), "title": "new sent",
+                    "relay": ["state": "sent"],
+                ],
+            ])
+            // One batch is at most 1,000 a collection, and says when more is left.
+            let retention = RetentionDAO(database: database)
+            let first = try await retention.purgeBatch(.deliveries, before: now - 30 * 86_400_000, limit: 1_000)
+            #expect(first.deleted == 1_000 && first.more)
+            let sweep = RetentionSweep(
+                database: database,
+                limits: RetentionLimits(days: [.deliveries: 30, .receipts: 30, .messages: 365, .roomPosts: 30]),
+                logger: Logger(label: "test"), now: UnixTime.nowMilliseconds)
+            let counts = try await sweep.purge(pause: .zero)
+            #expect(counts[.deliveries] == 1_500 && counts[.receipts] == 5)
+            #expect(counts[.messages] == 1 && counts[.roomPosts] == 1)
+            #expect(try await deliveries.countDocuments() == 10)
+            #expect(try await receipts.countDocuments() == 5)
+            let titles = try await messages.find([:]).compactMap { $0["title"]?.stringValue }.sorted()
+            #expect(titles == ["new sent", "old scheduled"], "a message the relay is not done with stays")
+            // No limit set: nothing is deleted.
+            let none = RetentionSweep(
+                database: database, limits: RetentionLimits(days: [.deliveries: 0]), logger: Logger(label: "test"),
+                now: UnixTime.nowMilliseconds)
+            let nothing = try await none.purge()
+            #expect(none.limits.isEmpty && nothing.isEmpty)
         }
     }
 }
