@@ -47,6 +47,9 @@ public struct IDToken: Sendable {
         else {
             throw OIDCError(.invalidIDToken, "the id_token's issue time (iat) is missing or not recent")
         }
+        if let notBefore = claims.notBefore, notBefore > now + leewayMilliseconds {
+            throw OIDCError(.invalidIDToken, "the id_token is not valid yet (nbf)")
+        }
         guard let tokenNonce = claims.strings["nonce"], PendingSignIn.equalInConstantTime(tokenNonce, nonce) else {
             throw OIDCError(.invalidIDToken, "the id_token's nonce is not this sign-in's")
         }

@@ -1,8 +1,8 @@
 import JWTKit
 
 /// The claims of a verified JWT as the hub reads them: `iss`, `aud` (a string or an array), `exp`, `iat` and `nbf`
-/// (Unix seconds, kept in ms), every claim whose value is a string, and every claim whose value is an array of
-/// strings (a provider's `groups`). The time and audience checks are the caller's, against its own clock, so
+/// (Unix seconds, kept in ms), every claim whose value is a string, an array of strings (a provider's `groups`) or
+/// a boolean (`email_verified`). The time and audience checks are the caller's, against its own clock, so
 /// `verify(using:)` checks nothing.
 public struct TokenClaims: JWTPayload {
     public var issuer: String?
@@ -15,6 +15,8 @@ public struct TokenClaims: JWTPayload {
     public var strings: [String: String]
     /// Every claim whose value is an array of strings, by name.
     public var lists: [String: [String]]
+    /// Every claim whose value is a boolean (`email_verified`), by name.
+    public var bools: [String: Bool]
 
     /// Any claim name.
     private struct Key: CodingKey {
@@ -28,15 +30,19 @@ public struct TokenClaims: JWTPayload {
         let container = try decoder.container(keyedBy: Key.self)
         var strings: [String: String] = [:]
         var lists: [String: [String]] = [:]
+        var bools: [String: Bool] = [:]
         for key in container.allKeys {
             if let value = try? container.decode(String.self, forKey: key) {
                 strings[key.stringValue] = value
             } else if let value = try? container.decode([String].self, forKey: key) {
                 lists[key.stringValue] = value
+            } else if let value = try? container.decode(Bool.self, forKey: key) {
+                bools[key.stringValue] = value
             }
         }
         self.strings = strings
         self.lists = lists
+        self.bools = bools
         issuer = strings["iss"]
         audience = strings["aud"].map { [$0] } ?? lists["aud"]
         expiresAt = Self.milliseconds(container, "exp")
@@ -57,6 +63,7 @@ public struct TokenClaims: JWTPayload {
         var container = encoder.container(keyedBy: Key.self)
         for (name, value) in strings { try container.encode(value, forKey: Key(stringValue: name)) }
         for (name, value) in lists { try container.encode(value, forKey: Key(stringValue: name)) }
+        for (name, value) in bools { try container.encode(value, forKey: Key(stringValue: name)) }
     }
 
     /// The checks are the caller's, against its injected clock.

@@ -165,11 +165,11 @@ import Testing
             let world = try await Self.world(hub)
             let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database, bcryptCost: 4)
             let pseudonym = try await services.personData.pseudonyms.pseudonym(of: Self.pupil)
-            // A job a worker took to its fourth step and then died with: its lease ran out, its devices were read.
+            // A job a worker took past its first step and then died with: its lease ran out, its devices were read.
             let erasures = hub.database.collection(CollectionName.erasures)
             try await erasures.insertOne([
                 "_id": .string(pseudonym), "person": .string(Self.pupil), "state": "running", "posts": "anonymise",
-                "step": 3,
+                "step": 1,
                 "devices": .array(world.phones.compactMap { ObjectID(hex: $0.deviceID) }.map(BSONValue.objectID)),
                 "counts": ["deliveries": 0], "started_at": .int64(UnixTime.nowMilliseconds() - 120_000),
                 "due_at": .int64(UnixTime.nowMilliseconds() - 60_000), "lease_owner": "dead/1",
@@ -179,7 +179,7 @@ import Testing
                 try await hub.request(.get, "/person/\(Self.pupil)/erasure", as: .admin).json()["state"]?.stringValue
                     == "done"
             }
-            // Steps 3 on ran: settings, messages, events, devices.
+            // Steps 1 on ran: devices, records, groups, settings, messages, events.
             #expect(
                 try await hub.database.collection(CollectionName.personSettings).countDocuments([
                     "_id": .string(Self.pupil)
@@ -236,10 +236,10 @@ import Testing
                 return ObjectID(
                     hex: String(format: "%08x", seconds) + String(format: "%016llx", UInt64.random(in: 0...UInt64.max)))!
             }
-            let old = objectID(daysAgo: 400), recent = objectID(daysAgo: 1)
+            let old = objectID(daysAgo: 400), recent = objectID(daysAgo: 1), scheduled = objectID(daysAgo: 401)
             let deliveries = database.collection(CollectionName.deliveries)
             _ = try await deliveries.insertMany(
-                (0..<2_500).map { _ -> BSONDocument in
+                (0..<250).map { _ -> BSONDocument in
                     ["_id": .string("\(old.hex)/\(ObjectID().hex)"), "message": .objectID(old)]
                 }
                     + (0..<10).map { _ -> BSONDocument in
@@ -268,22 +268,37 @@ import Testing
                     "_id": .objectID(objectID(daysAgo: 1)), "msi_key": .objectID(ObjectID()), "title": "new sent",
                     "relay": ["state": "sent"],
                 ],
+                [
+                    "_id": .objectID(objectID(daysAgo: 400)), "msi_key": .objectID(ObjectID()), "title": "old direct",
+                    "relay": ["state": "direct"],
+                ],
+                [
+                    "_id": .objectID(scheduled), "msi_key": .objectID(ObjectID()), "title": "scheduled ahead",
+                    "relay": ["state": "sent", "send_at": .int64(now - 86_400_000)],
+                ],
             ])
-            // One batch is at most 1,000 a collection, and says when more is left.
+            // The deliveries of a message made 400 days ago but sent yesterday stay with it.
+            _ = try await deliveries.insertMany(
+                (0..<3).map { _ -> BSONDocument in ["_id": .string("\(scheduled.hex)/\(ObjectID().hex)")] })
+            // One batch reads at most its size (1,000 in the hub) a collection and says where the next one starts: the
+            // first 100 are the 3 deliveries of the message sent yesterday (kept) and 97 old ones.
             let retention = RetentionDAO(database: database)
-            let first = try await retention.purgeBatch(.deliveries, before: now - 30 * 86_400_000, limit: 1_000)
-            #expect(first.deleted == 1_000 && first.more)
+            let first = try await retention.purgeBatch(
+                .deliveries, before: now - 30 * 86_400_000, now: now, limit: 100)
+            #expect(first.deleted == 97 && first.next[CollectionName.deliveries] != nil)
             let sweep = RetentionSweep(
                 database: database,
                 limits: RetentionLimits(days: [.deliveries: 30, .receipts: 30, .messages: 365, .roomPosts: 30]),
-                logger: Logger(label: "test"), now: UnixTime.nowMilliseconds)
+                logger: Logger(label: "test"), now: UnixTime.nowMilliseconds, batch: 100)
             let counts = try await sweep.purge(pause: .zero)
-            #expect(counts[.deliveries] == 1_500 && counts[.receipts] == 5)
-            #expect(counts[.messages] == 1 && counts[.roomPosts] == 1)
-            #expect(try await deliveries.countDocuments() == 10)
+            #expect(counts[.deliveries] == 153 && counts[.receipts] == 5)
+            #expect(counts[.messages] == 2 && counts[.roomPosts] == 1)
+            #expect(try await deliveries.countDocuments() == 13)
             #expect(try await receipts.countDocuments() == 5)
             let titles = try await messages.find([:]).compactMap { $0["title"]?.stringValue }.sorted()
-            #expect(titles == ["new sent", "old scheduled"], "a message the relay is not done with stays")
+            #expect(
+                titles == ["new sent", "old scheduled", "scheduled ahead"],
+                "a message the relay is not done with, or sent after the cutoff, stays")
             // No limit set: nothing is deleted.
             let none = RetentionSweep(
                 database: database, limits: RetentionLimits(days: [.deliveries: 0]), logger: Logger(label: "test"),

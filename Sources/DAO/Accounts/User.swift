@@ -69,15 +69,17 @@ public struct UserDAO: Sendable {
         try await set(username: username, ["sign_in": "oidc"])
     }
 
-    /// Disables a user for the provider's groups (`disabled_by: "provider"`), or enables one the provider's groups
-    /// had disabled; a user an admin disabled is left as they are (the filter names only the provider's).
+    /// Disables a user who signs in through the provider for its groups (`disabled_by: "provider"`), or enables one
+    /// the provider's groups had disabled; a user an admin disabled, or a local user who never signed in through the
+    /// provider, is left as they are (the filter names only the provider's).
     /// - Returns: whether the user changed.
     /// - Throws: `DAOError`.
     @discardableResult
     public func setDisabledByProvider(username: String, _ disabled: Bool) async throws -> Bool {
+        // Only a user who signs in through the provider: a local account of the same name is the admins' to disable.
         let filter: BSONDocument =
             disabled
-            ? ["username": .string(username), "disabled": ["$ne": true]]
+            ? ["username": .string(username), "sign_in": "oidc", "disabled": ["$ne": true]]
             : ["username": .string(username), "disabled_by": "provider"]
         let update: BSONDocument =
             disabled

@@ -191,10 +191,9 @@ public struct PersonDataDAO: Sendable {
         let id = BSONValue.string(person)
         return try await mapErrors {
             var changed: Int64 = 0
-            changed +=
-                try await events.updateMany(
-                    ["template.to.persons": id], ["$pull": ["template.to.persons": id]]
-                ).modifiedCount
+            for path in ["template.to.persons", "template.to.except.persons"] {
+                changed += try await events.updateMany([path: id], ["$pull": .document([path: id])]).modifiedCount
+            }
             for event in try await events.find([:], options: FindOptions(projection: ["rota": 1])) {
                 let nights = (event["rota"]?.documentValue?.elements ?? []).filter {
                     $0.value.arrayValue?.contains(id) == true

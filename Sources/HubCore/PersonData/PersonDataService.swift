@@ -23,8 +23,8 @@ public struct PersonDataService: Sendable {
 
     /// The export's and the erasure's page size.
     static let pageSize = 500
-    /// How long a worker holds a job between two recorded steps.
-    static let lease: Duration = .seconds(60)
+    /// How long a worker holds a job between two recorded steps (a step may scan a large collection once).
+    static let lease: Duration = .seconds(600)
 
     init(
         database: MongoDatabase, devices: DeviceService, audit: AuditLog, pseudonymKey: String?, blockDays: Int,
@@ -104,25 +104,30 @@ public struct PersonDataService: Sendable {
     /// How many steps an erasure has.
     public static var stepCount: Int { steps.count }
 
-    /// The steps of an erasure, in order: each removes or changes one kind of record and may run again.
+    /// The steps of an erasure, in order: each removes or changes one kind of record and may run again. The person
+    /// is blocked and their devices gone first (no new delivery, receipt or membership names them after), and their
+    /// records are deleted again at the end for what was written meanwhile.
     static let steps = [
-        "devices read", "deliveries and receipts", "groups", "settings", "messages", "events", "devices", "end",
+        "devices read, person blocked", "devices", "deliveries and receipts", "groups", "settings", "messages",
+        "events", "deliveries and receipts again", "end",
     ]
 
-    /// Claims the erasures due and runs each to its end (or until its lease is lost); answers how many it ran.
+    /// Claims the erasure due (one at a time: a claim's lease covers the job it runs) and runs it to its end, or
+    /// until its lease is lost; answers how many it ran.
     /// - Throws: `DAOError` when none could be claimed (a failing step hands its job back to be retried).
     @discardableResult
     public func runDueErasures(owner: String = "erasure/\(ObjectID().hex)") async throws -> Int {
-        let jobs = try await erasures.claim(owner: owner, leaseMS: Self.lease.milliseconds, limit: 4)
-        for job in jobs {
+        var ran = 0
+        while let job = try await erasures.claim(owner: owner, leaseMS: Self.lease.milliseconds, limit: 1).first {
+            ran += 1
             do {
                 try await run(job)
             } catch {
                 logger.warning("an erasure step failed; it is retried", metadata: ["error": "\(error)"])
-                try? await erasures.retry(job, at: now() + 5_000)
+                try? await erasures.retry(job, at: now() + 30_000)
             }
         }
-        return jobs.count
+        return ran
     }
 
     /// Runs the erasures due, every few seconds, until cancelled.
@@ -133,7 +138,7 @@ public struct PersonDataService: Sendable {
         }
     }
 
-    /// Runs `job` from its recorded step to its end, recording each step as it is done.
+    /// Runs `job` from its recorded step to its end, recording each step as it is done (which moves its lease on).
     private func run(_ job: Erasure) async throws {
         guard let person = job.person else { return }
         var devices = job.devices
@@ -142,9 +147,24 @@ public struct PersonDataService: Sendable {
         var step = job.step
         while step < Self.steps.count - 1 {
             switch step {
-            case 0: devices = Array(Set(devices + (try await data.deviceIDs(of: person))))
-            case 1: add(try await data.eraseRecords(of: person, devices: devices))
-            case 2:
+            case 0:
+                devices = Array(Set(devices + (try await data.deviceIDs(of: person))))
+                if blockDays > 0 {
+                    try await data.block(job.pseudonym, until: now() + Int64(blockDays) * 86_400_000)
+                }
+            case 1:
+                // Those still the person's (a tablet handed on meanwhile is another person's now), and any bound
+                // since the job began.
+                let ids = Array(Set(devices + (try await data.deviceIDs(of: person))))
+                devices = ids
+                var deleted: Int64 = 0
+                for device in try await self.devices.devices(ids: ids) where device.person == person {
+                    try await self.devices.delete(device)
+                    deleted += 1
+                }
+                add(["devices": deleted])
+            case 2, 7: add(try await data.eraseRecords(of: person, devices: devices))
+            case 3:
                 var removed: Int64 = 0
                 while true {
                     let memberships = try await groups.groups(of: person, limit: 1_000)
@@ -152,16 +172,9 @@ public struct PersonDataService: Sendable {
                     if memberships.count < 1_000 { break }
                 }
                 add(["group_members": removed, "groups": try await data.eraseFromGroupLists(person)])
-            case 3: add(try await data.eraseSettings(of: person))
-            case 4: add(try await data.eraseFromMessages(person, deletingPosts: job.posts == .delete))
-            case 5: add(["events": try await data.eraseFromEvents(person)])
-            case 6:
-                var deleted: Int64 = 0
-                for device in try await self.devices.devices(ids: devices) {
-                    try await self.devices.delete(device)
-                    deleted += 1
-                }
-                add(["devices": deleted])
+            case 4: add(try await data.eraseSettings(of: person))
+            case 5: add(try await data.eraseFromMessages(person, deletingPosts: job.posts == .delete))
+            case 6: add(["events": try await data.eraseFromEvents(person)])
             default: break
             }
             step += 1
@@ -169,9 +182,6 @@ public struct PersonDataService: Sendable {
                 try await erasures.advance(
                     job, to: step, devices: devices, counts: counts, leaseMS: Self.lease.milliseconds)
             else { return }  // another worker holds it now
-        }
-        if blockDays > 0 {
-            try await data.block(job.pseudonym, until: now() + Int64(blockDays) * 86_400_000)
         }
         guard try await erasures.finish(job, counts: counts) else { return }
         await audit.record(

@@ -27,13 +27,15 @@ public struct RetentionSweep: Sendable {
     let now: UnixClock
 
     /// Records deleted per collection and batch.
-    static let batch = 1_000
+    let batch: Int
 
-    init(database: MongoDatabase, limits: RetentionLimits, logger: Logger, now: @escaping UnixClock) {
+    init(database: MongoDatabase, limits: RetentionLimits, logger: Logger, now: @escaping UnixClock, batch: Int = 1_000)
+    {
         self.retention = RetentionDAO(database: database)
         self.limits = limits
         self.logger = logger
         self.now = now
+        self.batch = batch
     }
 
     /// Deletes everything past its limit, a batch at a time with `pause` between batches; answers the counts.
@@ -42,11 +44,15 @@ public struct RetentionSweep: Sendable {
     public func purge(pause: Duration = .milliseconds(20)) async throws -> [RetentionDAO.Kind: Int64] {
         var counts: [RetentionDAO.Kind: Int64] = [:]
         for (kind, days) in limits.days.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            let cutoff = now() - Int64(days) * 86_400_000
+            let time = now()
+            let cutoff = time - Int64(days) * 86_400_000
+            var after: [String: BSONValue] = [:]
             while !Task.isCancelled {
-                let (deleted, more) = try await retention.purgeBatch(kind, before: cutoff, limit: Self.batch)
+                let (deleted, next) = try await retention.purgeBatch(
+                    kind, before: cutoff, now: time, after: after, limit: batch)
                 counts[kind, default: 0] += deleted
-                guard more else { break }
+                guard !next.isEmpty else { break }
+                after = next
                 try? await Task.sleep(for: pause)
             }
         }

@@ -115,6 +115,12 @@ public struct StaffSignIn: Sendable {
         } catch let error as OIDCError {
             throw Self.refusal(error, provider: displayName)
         }
+        // An email names a person only once the provider verified it (a user could type any address otherwise).
+        if rules.usernameClaim == "email", token.claims.bools["email_verified"] == false {
+            throw SignInRefusal(
+                .invalidUsername, "Your email address at \(displayName) is not verified. Verify it there, then sign in."
+            )
+        }
         guard let username = token.claims.strings[rules.usernameClaim], AccountService.nameProblem(username) == nil
         else {
             throw SignInRefusal(
@@ -136,7 +142,12 @@ public struct StaffSignIn: Sendable {
     /// Sets the user from their groups: created, enabled again, their role and access lists; or, in none of the
     /// groups, disabled. Answers the role.
     private func enter(username: String, groups: [String]) async throws -> Role {
-        let existing = try? await accounts.users.get(username: username)
+        let existing: User?
+        do {
+            existing = try await accounts.users.get(username: username)
+        } catch let error as DAOError where error.code == .userNotFound {
+            existing = nil
+        }
         guard let role = rules.role(for: groups) else {
             if existing != nil, try await accounts.users.setDisabledByProvider(username: username, true) {
                 try await accounts.endSessions(of: username)
