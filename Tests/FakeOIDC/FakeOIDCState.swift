@@ -32,6 +32,8 @@ public enum FakeOIDCTamper: String, Sendable, CaseIterable {
     case foreignKey = "foreign_key"
     /// `alg` HS256 under the JWKS key's kid (the algorithm-confusion attack).
     case hs256
+    /// `email_verified: false`: the address is the user's word only.
+    case unverifiedEmail = "unverified_email"
 }
 
 /// The fake provider's state, behind one lock.
@@ -175,12 +177,14 @@ final class FakeOIDCState: Sendable {
         let now = Int(Date().timeIntervalSince1970)
         var claims = IDClaims(
             iss: issuer, sub: grant.user.subject, aud: [grant.clientID], exp: now + lifetime, iat: now,
-            nonce: grant.nonce, email: grant.user.email, name: grant.user.name, groups: grant.user.groups, azp: nil)
+            nonce: grant.nonce, email: grant.user.email, name: grant.user.name, groups: grant.user.groups, azp: nil,
+            email_verified: true)
         switch tamper {
         case .wrongNonce?: claims.nonce = "not-the-nonce"
         case .expired?: claims.exp = now - 3600
         case .wrongAudience?: claims.aud = ["another-client"]
         case .extraAudience?: claims.aud = [grant.clientID, "another-client"]
+        case .unverifiedEmail?: claims.email_verified = false
         default: break
         }
         let keys = JWTKeyCollection()
@@ -206,6 +210,7 @@ final class FakeOIDCState: Sendable {
         var name: String
         var groups: [String]
         var azp: String?
+        var email_verified: Bool
 
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
