@@ -33,6 +33,9 @@ struct HTTPHygieneTests {
             var uris: [String] = []
             for (path, item) in paths where item["get"] != nil {
                 #expect(item["head"] != nil, "HEAD \(path) is not in openapi.json")
+                // A person's export is streamed (chunked): its length is not known before it is written, so its HEAD
+                // cannot give GET's Content-Length (RFC 9110 9.3.2 lets HEAD leave the content's fields out).
+                guard path != "/person/{personID}/export" else { continue }
                 uris.append(values.reduce(path) { $0.replacingOccurrences(of: $1.key, with: $1.value) })
             }
             #expect(uris.count >= 10)
