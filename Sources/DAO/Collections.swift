@@ -63,6 +63,9 @@ public enum CollectionName {
     public static let receiptCounts = "receipt_counts"
     /// The audit log: append-only, hash-chained, one document per recorded action (`AuditDAO`); never a secret.
     public static let audit = "audit"
+    /// One key per person, user and device the audit log names, by pseudonym, that seals their clear id in its
+    /// entries (`AuditKeyDAO`); an erasure deletes the person's and their devices' keys.
+    public static let auditKeys = "audit_keys"
     /// Which persons acknowledged a message to persons and groups, one document per (message, person) whatever device
     /// they answered on (`PersonAcknowledgementDAO`).
     public static let personAcknowledgements = "person_acknowledgements"

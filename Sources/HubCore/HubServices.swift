@@ -100,16 +100,16 @@ public struct HubServices: Sendable {
         self.pool = pool
         self.database = database
         self.now = now
-        self.audit = AuditLog(database: database, logger: logger, now: now)
+        self.audit = AuditLog(database: database, logger: logger, now: now, pseudonymKey: pseudonymKey)
         let cache = CubeCache(
             channels: ChannelDAO(database: database), subjects: SubjectDAO(database: database),
             didLoad: cubeDidLoad)
         self.devices = DeviceService(
-            database: database, cube: cache, logger: logger, now: now,
+            database: database, cube: cache, audit: audit, logger: logger, now: now,
             personAssertions: personAssertions, digestPolicy: digests)
-        self.cube = CubeService(database: database, cache: cache, devices: devices, logger: logger)
+        self.cube = CubeService(database: database, cache: cache, devices: devices, audit: audit, logger: logger)
         self.accounts = AccountService(
-            database: database, bcryptCost: bcryptCost, passwordLogins: passwordLogins, now: now)
+            database: database, audit: audit, bcryptCost: bcryptCost, passwordLogins: passwordLogins, now: now)
         if let staffProvider {
             self.staffSignIn = StaffSignIn(
                 database: database, provider: staffProvider.provider, rules: staffProvider.rules,
@@ -118,16 +118,16 @@ public struct HubServices: Sendable {
             self.staffSignIn = nil
         }
         let personData = PersonDataService(
-            database: database, devices: devices, audit: audit, pseudonymKey: pseudonymKey,
+            database: database, devices: devices, audit: audit,
             blockDays: erasureBlockDays, logger: logger, now: now)
         self.personData = personData
         self.retention = RetentionSweep(database: database, limits: retention, logger: logger, now: now)
-        self.groups = GroupService(database: database, now: now, erased: personData.blocked)
+        self.groups = GroupService(database: database, now: now, audit: audit, erased: personData.blocked)
         self.deliveries = DeliveryReportService(database: database)
         self.webhookSubscribers = WebhookSubscribers()
         self.webhooks = WebhookService(
             database: database, subscribers: webhookSubscribers, policy: webhookPolicy,
-            now: now)
+            now: now, audit: audit)
         self.receipts = ReceiptService(
             database: database, cube: cache, webhookSubscribers: webhookSubscribers,
             countsUnread: countsUnread, logger: logger, now: now)

@@ -133,7 +133,8 @@ struct AccountRulesTests {
             try await DatabaseIndexes.ensure(in: database)
             // A clock the test moves (starting now, so the TTL monitor never sees these sessions as expired).
             let clock = TestClock(UnixTime.nowMilliseconds())
-            let accounts = AccountService(database: database, bcryptCost: 4, now: { clock.now })
+            let accounts = AccountService(
+                database: database, audit: AuditLog(database: database), bcryptCost: 4, now: { clock.now })
             try await accounts.addUser("ann", role: .communicator, password: "ann-password-1")
             let lifetime = SessionLifetime(idle: .seconds(3600), maximum: .seconds(12 * 3600))
             let started = try await accounts.startSession(key: "k", username: "ann", csrfToken: "c", lifetime: lifetime)
@@ -177,7 +178,9 @@ struct LoginPolicyTests {
             let limits = LoginLimits(
                 perUsername: 3, perAddress: 5, window: .seconds(60),
                 concurrentChecks: concurrentChecks, waitingChecks: waitingChecks)
-            let accounts = AccountService(database: database, bcryptCost: 4, loginLimits: limits, now: { clock.now })
+            let accounts = AccountService(
+                database: database, audit: AuditLog(database: database), bcryptCost: 4, loginLimits: limits,
+                now: { clock.now })
             try await accounts.addUser("admin", role: .admin, password: "admin-password-1")
             try await body(accounts, clock, database)
         }

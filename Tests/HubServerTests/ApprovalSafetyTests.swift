@@ -89,7 +89,7 @@ struct ApprovalSafetyTests {
             #expect(held[path: "approval.reasons"] == ["forced_subject"])
             let requested = try #require(held[path: "approval.requested_at"]?.int64Value)
             #expect(held[path: "approval.expires_at"]?.int64Value == requested + 600_000)
-            let entry = try await hub.database.collection(CollectionName.audit).findOne(["action": "settings.approval"])
+            let entry = try await AuditReading.first(hub.database, action: "settings.approval")
             #expect(entry?[path: "actor.name"]?.stringValue == "admin-script")
             #expect(entry?[path: "change.after.defaults"]?.boolValue == true)
             #expect(entry?[path: "change.before.defaults"]?.boolValue == false)

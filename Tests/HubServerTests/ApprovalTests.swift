@@ -117,7 +117,7 @@ struct ApprovalTests {
             try await eventually { fake.received.filter { $0.data["msi_key"] == key.hex }.count == 2 }
             try await eventually { try await hub.relayState(key) == "sent" }
             // The approval is in the audit log, by bob.
-            let entry = try await hub.database.collection(CollectionName.audit).findOne(["action": "message.approve"])
+            let entry = try await AuditReading.first(hub.database, action: "message.approve")
             #expect(entry?[path: "target.id"]?.stringValue == key.hex)
             #expect(entry?[path: "actor.name"]?.stringValue == "bob")
             // A second approval finds nothing to approve.
@@ -151,7 +151,7 @@ struct ApprovalTests {
                 .post, "/message/\(key.hex)/approve", as: Self.bob, json: #"{"version": 1}"#)
             #expect(late.status == .conflict && Self.errorCode(late) == "approval_not_pending")
 
-            let entry = try await hub.database.collection(CollectionName.audit).findOne(["action": "message.reject"])
+            let entry = try await AuditReading.first(hub.database, action: "message.reject")
             #expect(entry?[path: "target.id"]?.stringValue == key.hex)
             try await Self.sendOrdinary(hub, fake, title: "After the rejection")
             #expect(!fake.received.contains { $0.data["msi_key"] == key.hex })
@@ -215,7 +215,7 @@ struct ApprovalTests {
             try await eventually { fake.received.filter { $0.data["msi_key"] == key.hex }.count == 2 }
 
             try await eventually {
-                try await hub.database.collection(CollectionName.audit).findOne(["action": "message.override"]) != nil
+                try await AuditReading.first(hub.database, action: "message.override") != nil
             }
             let review = try await hub.request(.get, "/approvals", as: .admin).json()
             #expect(

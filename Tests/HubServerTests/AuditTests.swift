@@ -13,8 +13,13 @@ import Testing
 /// chain verifies and names the entry someone edited or deleted, two replicas appending at once keep one chain, and
 /// `msi-hub audit verify` says so with its exit status.
 @Suite struct AuditTests {
-    /// Every stored entry in chain order.
+    /// Every entry as the log's readers see it (`AuditReading`), by `seq`.
     static func entries(_ database: MongoDatabase) async throws -> [BSONDocument] {
+        try await AuditReading.entries(database)
+    }
+
+    /// Every entry as stored, by `seq`.
+    static func storedEntries(_ database: MongoDatabase) async throws -> [BSONDocument] {
         try await database.collection(CollectionName.audit).find([:], options: FindOptions(sort: ["seq": 1]))
     }
 
@@ -90,7 +95,7 @@ import Testing
             // Each entry links to the one before and the chain verifies.
             #expect(entries.map { $0["seq"]?.int64Value } == (1...Int64(entries.count)).map { $0 })
             let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database)
-            let head = try #require(entries.last?["hash"]?.stringValue)
+            let head = try #require(try await Self.storedEntries(hub.database).last?["hash"]?.stringValue)
             #expect(try await services.audit.verify() == .intact(headSeq: Int64(entries.count), headHash: head))
         }
     }
@@ -273,7 +278,7 @@ import Testing
             let uri = try HubProcess.uri(of: hub.database)
             _ = try await hub.request(.post, "/channel", as: .admin, json: #"{"name": "Staff", "desc": ""}"#)
             _ = try await hub.request(.post, "/channel", as: .admin, json: #"{"name": "Parents", "desc": ""}"#)
-            let entries = try await Self.entries(hub.database)
+            let entries = try await Self.storedEntries(hub.database)
             let intact = try await CommandLineTests.run(["audit", "verify", "--mongodb-uri", uri], input: "")
             #expect(intact.status == 0, "\(intact.output)")
             #expect(
@@ -316,6 +321,26 @@ import Testing
             var ann = PortalBrowser(hub: hub)
             _ = try await ann.login("ann", HubHarness.annPassword)
             #expect(try await ann.get("/portal/admin/audit").status == .forbidden)
+
+            // A person the log names is shown by name, found by name, while their key exists; "erased person" after
+            // their erasure, and the chain still verifies.
+            #expect(try await hub.request(.put, "/group/club/members/pupil-42", as: .admin).status == .created)
+            let named = try await root.get("/portal/admin/audit?action=group.member")
+            #expect(named.text.contains("pupil-42") && !named.text.contains("erased person"))
+            let found = try await root.get("/portal/admin/audit?target=pupil-42")
+            #expect(found.status == .ok && !found.text.contains("No entries"))
+            let stored = try await Self.storedEntries(hub.database)
+            #expect(!stored.map { $0.extendedJSON(.relaxed) }.joined().contains("pupil-42"), "stored by pseudonym")
+            #expect(try await hub.request(.delete, "/person/pupil-42", as: .admin).status == .accepted)
+            let services = HubServices(pool: try TestDatabase.sharedPool(), database: hub.database, bcryptCost: 4)
+            _ = try await services.personData.runDueErasures()
+            let erased = try await root.get("/portal/admin/audit?action=group.member")
+            #expect(erased.text.contains("erased person") && !erased.text.contains("pupil-42"))
+            #expect(try await root.get("/portal/admin/audit?action=person.erase").text.contains("erased person"))
+            guard case .intact = try await services.audit.verify() else {
+                Issue.record("an erasure must leave the chain intact")
+                return
+            }
         }
     }
 

@@ -137,6 +137,13 @@ struct PersonAssertionSafetyTests {
             #expect(unbinds.first?[path: "change.before.person"] == "student-5")
             let text = entries.map { $0.extendedJSON(.relaxed) }.joined()
             #expect(!text.contains(assertion) && !text.contains(phone.secret) && !text.contains("audit-token-a"))
+            // As stored, the person and the device are named by their pseudonyms only, with their ids sealed.
+            let stored = try await AuditTests.storedEntries(hub.database).filter {
+                $0["action"]?.stringValue?.hasPrefix("device.") == true
+            }
+            let storedText = stored.map { $0.extendedJSON(.relaxed) }.joined()
+            #expect(stored.count == 2 && !storedText.contains("student-5") && !storedText.contains(phone.deviceID))
+            #expect(stored.allSatisfy { ($0["subjects"]?.arrayValue?.count ?? 0) == 2 })
         }
     }
 

@@ -318,8 +318,7 @@ import Testing
     }
 
     static func auditActions(_ hub: HubHarness, target: String) async throws -> [String] {
-        try await hub.database.collection(CollectionName.audit)
-            .find(["target.id": .string(target)], options: FindOptions(sort: ["seq": 1]))
+        try await AuditReading.entries(hub.database, matching: AuditFilter(target: target))
             .map { $0["action"]?.stringValue ?? "" }
     }
 

@@ -9,6 +9,8 @@ public struct AuditDAO: Sendable {
     static let indexes = [
         IndexModel(keys: ["seq": 1], name: "seq", unique: true),
         IndexModel(keys: ["at": 1], name: "at"),
+        // A person's entries, for their export.
+        IndexModel(keys: ["subjects.id": 1], name: "subjects_id"),
     ]
 
     public init(database: MongoDatabase) {
@@ -113,6 +115,13 @@ public struct AuditFilter: Sendable, Equatable {
     public var target: String?
     /// Recorded at or after this time (Unix ms).
     public var since: Int64?
+    /// The pseudonyms the actor's name may stand under (`AuditLog` fills them).
+    public var actorPseudonyms: [String] = []
+    /// The pseudonyms the target's id may stand under (`AuditLog` fills them).
+    public var targetPseudonyms: [String] = []
+    /// The pseudonym of the person the target's id may be: an entry naming them anywhere (a group's new member, a
+    /// message's persons) is found too.
+    public var targetPersonPseudonym: String?
 
     public init(actor: String? = nil, actionPrefix: String? = nil, target: String? = nil, since: Int64? = nil) {
         self.actor = actor
@@ -121,14 +130,27 @@ public struct AuditFilter: Sendable, Equatable {
         self.since = since
     }
 
-    /// The query: exact matches, an anchored and escaped prefix for the action.
+    /// The query: exact matches (of the name or one of its pseudonyms), an anchored and escaped prefix for the action.
     var query: BSONDocument {
         var fields: [(key: String, value: BSONValue)] = []
-        if let actor { fields.append((key: "actor.name", value: .string(actor))) }
+        func named(_ name: String, or pseudonyms: [String]) -> BSONValue {
+            pseudonyms.isEmpty ? .string(name) : ["$in": .array(([name] + pseudonyms).map(BSONValue.string))]
+        }
+        if let actor { fields.append((key: "actor.name", value: named(actor, or: actorPseudonyms))) }
         if let actionPrefix, !actionPrefix.isEmpty {
             fields.append((key: "action", value: .regex(BSONRegex(pattern: "^" + Self.escaped(actionPrefix)))))
         }
-        if let target { fields.append((key: "target.id", value: .string(target))) }
+        if let target {
+            if let person = targetPersonPseudonym {
+                fields.append(
+                    (
+                        key: "$or",
+                        value: [["target.id": named(target, or: targetPseudonyms)], ["subjects.id": .string(person)]]
+                    ))
+            } else {
+                fields.append((key: "target.id", value: named(target, or: targetPseudonyms)))
+            }
+        }
         if let since { fields.append((key: "at", value: ["$gte": .int64(since)])) }
         return BSONDocument(fields)
     }

@@ -20,16 +20,30 @@ public struct PersonDataDAO: Sendable {
     /// A kind of record about a person the export lists, in its order.
     public enum Kind: String, Sendable, CaseIterable {
         case devices, groups, managedGroups = "managed_groups", settings, deliveryChoices = "delivery_choices"
-        case mutes, digest, messages, roomPosts = "room_posts", deliveries, receipts
-        case acknowledgements, audit
+        case mutes, digest, unread, messages, roomPosts = "room_posts", events, deliveries
+        case heldBack = "held_back", receipts, acknowledgements, audit
+    }
+
+    /// Who an export is of: the person's id, their devices' ids, and the pseudonyms the audit log names them and
+    /// their devices by.
+    public struct Subject: Sendable {
+        public var person: String
+        public var devices: [ObjectID]
+        public var pseudonyms: [String]
+
+        public init(person: String, devices: [ObjectID], pseudonyms: [String]) {
+            self.person = person
+            self.devices = devices
+            self.pseudonyms = pseudonyms
+        }
     }
 
     /// Where `kind` is, what selects the person's records, and what of them is shown (never a registration token, a
     /// secret's hash or a nonce).
-    func source(_ kind: Kind, person: String, devices: [ObjectID]) -> (String, BSONDocument, BSONDocument?) {
-        let person = BSONValue.string(person)
-        let deviceIDs = BSONValue.array(devices.map(BSONValue.objectID))
-        let deviceHex = BSONValue.array(devices.map { .string($0.hex) })
+    func source(_ kind: Kind, of subject: Subject) -> (String, BSONDocument, BSONDocument?) {
+        let person = BSONValue.string(subject.person)
+        let deviceIDs = BSONValue.array(subject.devices.map(BSONValue.objectID))
+        let deviceHex = BSONValue.array(subject.devices.map { .string($0.hex) })
         switch kind {
         case .devices:
             return (
@@ -46,10 +60,17 @@ public struct PersonDataDAO: Sendable {
             return (CollectionName.personDeliveries, ["person": person], ["scope": 1, "id": 1, "mode": 1])
         case .mutes: return (CollectionName.personMutes, ["person": person], ["group": 1, "until": 1])
         case .digest: return (CollectionName.digestSchedule, ["_id": person], ["due_at": 1, "since": 1, "last": 1])
+        case .unread: return (CollectionName.personUnread, ["_id": person], nil)
         case .messages:
             return (
-                CollectionName.message, ["to.persons": person],
-                ["msi_key": 1, "title": 1, "timestamp": 1, "sender": 1]
+                CollectionName.message, ["$or": [["to.persons": person], ["to.except.persons": person]]],
+                ["msi_key": 1, "title": 1, "timestamp": 1, "sender": 1, "to": 1]
+            )
+        case .events:
+            return (
+                CollectionName.events,
+                ["$or": [["template.to.persons": person], ["template.to.except.persons": person]]],
+                ["template.title": 1, "starts_at": 1, "tz": 1, "template.to": 1, "rota": 1]
             )
         case .roomPosts:
             return (
@@ -58,6 +79,11 @@ public struct PersonDataDAO: Sendable {
             )
         case .deliveries:
             return (CollectionName.deliveries, ["$or": [["person": person], ["device": ["$in": deviceIDs]]]], nil)
+        case .heldBack:
+            return (
+                CollectionName.quietDeferrals, ["$or": [["person": person], ["device": ["$in": deviceIDs]]]],
+                ["msi_key": 1, "device": 1, "person": 1, "group": 1, "due_at": 1, "state": 1]
+            )
         case .receipts:
             return (CollectionName.receipts, ["$or": [["person": person], ["device": ["$in": deviceIDs]]]], nil)
         case .acknowledgements: return (CollectionName.personAcknowledgements, ["person": person], nil)
@@ -66,22 +92,25 @@ public struct PersonDataDAO: Sendable {
                 CollectionName.audit,
                 [
                     "$or": [
+                        ["subjects.id": ["$in": .array(subject.pseudonyms.map(BSONValue.string))]],
+                        // Entries written before pseudonyms name the person and devices in clear.
                         ["target.id": ["$in": deviceHex]], ["actor.name": ["$in": deviceHex]],
                         ["change.person": person], ["change.before.person": person],
                         ["change.after.person": person], ["change.persons": person],
+                        ["change.after.to.persons": person],
                     ]
                 ],
-                ["seq": 1, "at": 1, "actor": 1, "action": 1, "target": 1]
+                ["seq": 1, "at": 1, "actor": 1, "action": 1, "target": 1, "subjects.kind": 1, "subjects.id": 1]
             )
         }
     }
 
     /// Up to `limit` of the person's records of `kind` after `after` (an `_id`), in `_id` order.
     /// - Throws: `DAOError`.
-    public func page(_ kind: Kind, person: String, devices: [ObjectID], after: BSONValue?, limit: Int) async throws
+    public func page(_ kind: Kind, of subject: Subject, after: BSONValue?, limit: Int) async throws
         -> [BSONDocument]
     {
-        let (name, selection, projection) = source(kind, person: person, devices: devices)
+        let (name, selection, projection) = source(kind, of: subject)
         var filter = selection
         if let after {
             filter = ["$and": [.document(selection), ["_id": ["$gt": after]]]]
@@ -245,15 +274,12 @@ public struct PersonDataDAO: Sendable {
         let settings = database.collection(CollectionName.settings)
         var generator = SystemRandomNumberGenerator()
         let fresh = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let hex = fresh.map { String(format: "%02x", $0) }.joined()
+        let hex = Hex.encode(fresh)
         return try await mapErrors {
             _ = try await settings.updateOne(
                 ["_id": "pseudonym_key"], ["$setOnInsert": ["key": .string(hex)]], options: UpdateOptions(upsert: true))
             let stored = try await settings.findOne(["_id": "pseudonym_key"])?["key"]?.stringValue ?? hex
-            return stride(from: 0, to: stored.count, by: 2).compactMap { offset in
-                let start = stored.index(stored.startIndex, offsetBy: offset)
-                return UInt8(stored[start..<stored.index(start, offsetBy: 2)], radix: 16)
-            }
+            return Hex.decode(stored) ?? fresh
         }
     }
 }

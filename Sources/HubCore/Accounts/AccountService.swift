@@ -23,7 +23,7 @@ public struct AccountService: Sendable {
     public let passwordLogins: Bool
 
     init(
-        database: MongoDatabase, bcryptCost: UInt8, loginLimits: LoginLimits = LoginLimits(),
+        database: MongoDatabase, audit: AuditLog, bcryptCost: UInt8, loginLimits: LoginLimits = LoginLimits(),
         passwordLogins: Bool = true, now: @escaping UnixClock = UnixTime.nowMilliseconds
     ) {
         self.passwordLogins = passwordLogins
@@ -39,7 +39,7 @@ public struct AccountService: Sendable {
         self.login = LoginPolicy(
             failures: LoginFailureDAO(database: database, now: now), credentials: credentials,
             limits: loginLimits)
-        self.audit = AuditLog(database: database, now: now)
+        self.audit = audit
     }
 
     /// The shortest password accepted, in characters.

@@ -63,7 +63,7 @@ public final class AuditAppendGate: Sendable {
                 for draft in rest {
                     var entry = AuditEntry(
                         seq: previous.seq + 1, at: draft.at, actor: draft.actor, action: draft.action,
-                        target: draft.target, change: draft.change, prev: previous.hash)
+                        target: draft.target, change: draft.change, subjects: draft.subjects, prev: previous.hash)
                     entry.hash = AuditLog.hash(of: entry)
                     chain.append(entry)
                     previous = Head(seq: entry.seq, hash: entry.hash)

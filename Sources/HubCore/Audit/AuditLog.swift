@@ -32,6 +32,8 @@ public struct AuditLog: Sendable {
     let gate: AuditAppendGate
     /// Counts the throttled logins recorded per address and minute, across replicas (`recordThrottledLogin`).
     let rates: RateWindowDAO
+    /// Names persons, users and devices by pseudonym in what is appended, and back in what is read.
+    public let subjects: AuditSubjectKeys
 
     /// How long an append keeps starting again (lost races, an unreachable database) before it is logged as lost: a
     /// replica that keeps losing to a busy one (which knows the head without reading it) gets its turn well within.
@@ -41,16 +43,19 @@ public struct AuditLog: Sendable {
     /// The most entries one page of `entries(_:before:limit:)` lists.
     public static let maximumPage = 200
 
-    /// The log of `database`; `gate` is the process's for that database unless a test stands in for another process.
+    /// The log of `database`; `gate` is the process's for that database unless a test stands in for another process;
+    /// `pseudonymKey` is `AUDIT_PSEUDONYM_KEY` (nil: the key the hub made once and keeps in the database).
     public init(
         database: MongoDatabase, logger: Logger = Logger(label: "msi-hub.audit"),
-        now: @escaping UnixClock = UnixTime.nowMilliseconds, gate: AuditAppendGate? = nil
+        now: @escaping UnixClock = UnixTime.nowMilliseconds, gate: AuditAppendGate? = nil, pseudonymKey: String? = nil
     ) {
         self.entries = AuditDAO(database: database)
         self.logger = logger
         self.now = now
         self.gate = gate ?? AuditAppendGate.shared(for: database)
         self.rates = RateWindowDAO(database: database, now: now)
+        self.subjects = AuditSubjectKeys(
+            pseudonyms: AuditPseudonyms(key: pseudonymKey, database: database), database: database)
     }
 
     /// Records that `actor` did `action` to `target`, with the (redacted) `change`; never throws (see the file's top).
@@ -77,6 +82,8 @@ public struct AuditLog: Sendable {
         var action: String
         var target: AuditTarget
         var change: BSONDocument?
+        /// The persons, users and devices it names by pseudonym (filled by `AuditSubjectKeys`).
+        var subjects: [AuditSubject] = []
     }
 
     /// Appends an entry and answers it as stored.
@@ -88,15 +95,12 @@ public struct AuditLog: Sendable {
         let draft = Draft(
             at: now(), actor: actor, action: action, target: target,
             change: change.map(AuditRedaction.redact))
-        return try await gate.append(draft)
+        return try await gate.append(try await subjects.pseudonymize(draft))
     }
 
     /// The hex SHA-256 of `entry`'s canonical encoding.
     public static func hash(of entry: AuditEntry) -> String {
-        SHA256.hash(data: entry.canonicalBytes).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        Hex.encode(SHA256.hash(data: entry.canonicalBytes))
     }
 
     /// The newest entry, or nil when the log is empty.
@@ -146,15 +150,24 @@ public struct AuditLog: Sendable {
         BSONDocument(entry.stored.elements.filter { $0.key != "_id" }).extendedJSON(.relaxed)
     }
 
-    /// Up to `limit` entries matching `filter`, newest first, below `before` (a `seq`) when given; `next` is the
-    /// `before` of the page after (nil on the last).
+    /// Up to `limit` entries matching `filter`, newest first, below `before` (a `seq`) when given, as a reader sees
+    /// them (clear names while their keys exist, "erased person" after: `AuditSubjectKeys.reveal`); `next` is the
+    /// `before` of the page after (nil on the last). The actor and target are found by name or by pseudonym.
     /// - Throws: `DAOError`.
     public func entries(_ filter: AuditFilter, before: Int64?, limit: Int) async throws
         -> (entries: [AuditEntry], next: Int64?)
     {
         let limit = min(max(limit, 1), Self.maximumPage)
+        var filter = filter
+        if let actor = filter.actor {
+            filter.actorPseudonyms = try await subjects.pseudonyms(of: actor, as: [.user, .device])
+        }
+        if let target = filter.target {
+            filter.targetPseudonyms = try await subjects.pseudonyms(of: target, as: AuditSubject.Kind.allCases)
+            filter.targetPersonPseudonym = try await subjects.pseudonyms.pseudonym(of: target)
+        }
         let page = try await entries.list(filter, before: before, limit: limit + 1)
-        let shown = Array(page.prefix(limit))
+        let shown = try await subjects.reveal(Array(page.prefix(limit)))
         return (shown, page.count > limit ? shown.last?.seq : nil)
     }
 }

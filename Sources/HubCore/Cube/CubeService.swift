@@ -19,7 +19,7 @@ public struct CubeService: Sendable {
     /// Where every write is recorded.
     let audit: AuditLog
 
-    init(database: MongoDatabase, cache: CubeCache, devices: DeviceService, logger: Logger) {
+    init(database: MongoDatabase, cache: CubeCache, devices: DeviceService, audit: AuditLog, logger: Logger) {
         self.channels = ChannelDAO(database: database)
         self.areas = AreaDAO(database: database)
         self.subjects = SubjectDAO(database: database)
@@ -27,7 +27,7 @@ public struct CubeService: Sendable {
         self.cache = cache
         self.devices = devices
         self.logger = logger
-        self.audit = AuditLog(database: database, logger: logger)
+        self.audit = audit
     }
 
     // MARK: Reads

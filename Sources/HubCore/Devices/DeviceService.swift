@@ -48,7 +48,7 @@ public struct DeviceService: Sendable {
     public static let secretPrefix = "msd_"
 
     init(
-        database: MongoDatabase, cube: CubeCache, logger: Logger, now: @escaping UnixClock,
+        database: MongoDatabase, cube: CubeCache, audit: AuditLog, logger: Logger, now: @escaping UnixClock,
         personAssertions: PersonAssertionVerifier, digestPolicy: DigestPolicy = .standard
     ) {
         self.devices = DeviceDAO(database: database, now: now)
@@ -68,7 +68,7 @@ public struct DeviceService: Sendable {
         self.now = now
         self.personAssertions = personAssertions
         self.usedAssertions = UsedAssertionDAO(database: database)
-        self.audit = AuditLog(database: database, logger: logger, now: now)
+        self.audit = audit
         self.authenticationReads = BatchingGate(maximumBatch: 256) { [devices] ids in
             let found = try await devices.devices(ids: ids)
             return ids.map { found[$0] }

@@ -27,13 +27,14 @@ public struct GroupService: Sendable {
     /// The most entries one page holds (of a group's person ids, of the groups).
     public static let maximumPage = 1_000
 
+    /// The groups of `database`; `audit` is the hub's log (`HubServices.audit`; nil: one keyed as the database keeps).
     public init(
-        database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds,
+        database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds, audit: AuditLog? = nil,
         erased: @escaping @Sendable ([String]) async throws -> Set<String> = { _ in [] }
     ) {
         self.groups = GroupDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
-        self.audit = AuditLog(database: database, now: now)
+        self.audit = audit ?? AuditLog(database: database, now: now)
         self.erased = erased
     }
 

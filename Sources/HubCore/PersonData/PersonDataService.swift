@@ -13,8 +13,8 @@ public struct PersonDataService: Sendable {
     let erasures: ErasureDAO
     let groups: GroupDAO
     let devices: DeviceService
-    /// The keyed hashes that name erased persons.
-    public let pseudonyms: PersonPseudonyms
+    /// The keyed hashes that name erased persons (the audit log's).
+    public var pseudonyms: AuditPseudonyms { audit.subjects.pseudonyms }
     let audit: AuditLog
     /// How long an erased person stays blocked, in days (0: not at all).
     public let blockDays: Int
@@ -27,14 +27,13 @@ public struct PersonDataService: Sendable {
     static let lease: Duration = .seconds(600)
 
     init(
-        database: MongoDatabase, devices: DeviceService, audit: AuditLog, pseudonymKey: String?, blockDays: Int,
+        database: MongoDatabase, devices: DeviceService, audit: AuditLog, blockDays: Int,
         logger: Logger, now: @escaping UnixClock
     ) {
         self.data = PersonDataDAO(database: database, now: now)
         self.erasures = ErasureDAO(database: database, now: now)
         self.groups = GroupDAO(database: database, now: now)
         self.devices = devices
-        self.pseudonyms = PersonPseudonyms(key: pseudonymKey, data: data)
         self.audit = audit
         self.blockDays = blockDays
         self.logger = logger
@@ -49,6 +48,9 @@ public struct PersonDataService: Sendable {
     /// - Throws: `DAOError`; what `write` throws.
     public func export(_ person: String, write: (String) async throws -> Void) async throws {
         let devices = try await data.deviceIDs(of: person)
+        var named = [try await pseudonyms.pseudonym(of: person)]
+        for device in devices { named.append(try await pseudonyms.pseudonym(of: device.hex, kind: .device)) }
+        let subject = PersonDataDAO.Subject(person: person, devices: devices, pseudonyms: named)
         let json = LegacyJSONWriter()
         let head: BSONDocument = ["person": .string(person), "exported_at": .int64(now())]
         try await write(String(String(decoding: json.bytes(head), as: UTF8.self).dropLast()))
@@ -57,8 +59,7 @@ public struct PersonDataService: Sendable {
             var after: BSONValue?
             var first = true
             while true {
-                let page = try await data.page(
-                    kind, person: person, devices: devices, after: after, limit: Self.pageSize)
+                let page = try await data.page(kind, of: subject, after: after, limit: Self.pageSize)
                 guard !page.isEmpty else { break }
                 let text = page.map { String(decoding: json.bytes($0), as: UTF8.self) }.joined(separator: ", ")
                 try await write((first ? "" : ", ") + text)
@@ -74,13 +75,14 @@ public struct PersonDataService: Sendable {
     // MARK: Erasure
 
     /// Starts erasing `person` (or answers the erasure under way); `posts` says whether their room posts are deleted
-    /// or kept without their author. Recorded in the audit log under the person's pseudonym, never their id.
+    /// or kept without their author. Recorded in the audit log as every entry naming a person is (their pseudonym,
+    /// the id sealed with their key, which the erasure's last step deletes).
     /// - Throws: `DAOError`.
     public func erase(_ person: String, posts: Erasure.Posts) async throws -> Erasure {
         let pseudonym = try await pseudonyms.pseudonym(of: person)
         let job = try await erasures.start(person: person, pseudonym: pseudonym, posts: posts)
         await audit.record(
-            action: "person.erase.request", target: AuditTarget(kind: "person", id: pseudonym),
+            action: "person.erase.request", target: AuditTarget(kind: "person", id: person),
             change: ["posts": .string(posts.rawValue)])
         return job
     }
@@ -105,11 +107,12 @@ public struct PersonDataService: Sendable {
     public static var stepCount: Int { steps.count }
 
     /// The steps of an erasure, in order: each removes or changes one kind of record and may run again. The person
-    /// is blocked and their devices gone first (no new delivery, receipt or membership names them after), and their
-    /// records are deleted again at the end for what was written meanwhile.
+    /// is blocked and their devices gone first (no new delivery, receipt or membership names them after), their
+    /// records are deleted again at the end for what was written meanwhile, and the keys that open their id (and
+    /// their devices') in the audit log go last.
     static let steps = [
         "devices read, person blocked", "devices", "deliveries and receipts", "groups", "settings", "messages",
-        "events", "deliveries and receipts again", "end",
+        "events", "deliveries and receipts again", "audit keys", "end",
     ]
 
     /// Claims the erasure due (one at a time: a claim's lease covers the job it runs) and runs it to its end, or
@@ -155,13 +158,16 @@ public struct PersonDataService: Sendable {
             case 1:
                 // Those still the person's (a tablet handed on meanwhile is another person's now), and any bound
                 // since the job began.
+                // A device no longer found was deleted (by this step before a crash, or otherwise) and stays listed.
                 let ids = Array(Set(devices + (try await data.deviceIDs(of: person))))
-                devices = ids
+                let found = try await self.devices.devices(ids: ids)
+                let others = Set(found.filter { $0.person != person }.map(\.id))
                 var deleted: Int64 = 0
-                for device in try await self.devices.devices(ids: ids) where device.person == person {
+                for device in found where device.person == person {
                     try await self.devices.delete(device)
                     deleted += 1
                 }
+                devices = ids.filter { !others.contains($0) }
                 add(["devices": deleted])
             case 2, 7: add(try await data.eraseRecords(of: person, devices: devices))
             case 3:
@@ -175,6 +181,10 @@ public struct PersonDataService: Sendable {
             case 4: add(try await data.eraseSettings(of: person))
             case 5: add(try await data.eraseFromMessages(person, deletingPosts: job.posts == .delete))
             case 6: add(["events": try await data.eraseFromEvents(person)])
+            case 8:
+                var named = [job.pseudonym]
+                for device in devices { named.append(try await pseudonyms.pseudonym(of: device.hex, kind: .device)) }
+                add([CollectionName.auditKeys: try await audit.subjects.forget(named)])
             default: break
             }
             step += 1
@@ -185,7 +195,7 @@ public struct PersonDataService: Sendable {
         }
         guard try await erasures.finish(job, counts: counts) else { return }
         await audit.record(
-            actor: .system, action: "person.erase", target: AuditTarget(kind: "person", id: job.pseudonym),
+            actor: .system, action: "person.erase", target: .pseudonymous(.person, job.pseudonym),
             change: [
                 "posts": .string(job.posts.rawValue),
                 "removed": .int64(counts.values.reduce(0, +)),

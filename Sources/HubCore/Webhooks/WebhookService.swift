@@ -23,15 +23,17 @@ public struct WebhookService: Sendable {
     public static let maximumPage = 200
     public static let defaultPage = 50
 
+    /// The webhooks of `database`; `audit` is the hub's log (`HubServices.audit`; nil: one keyed as the database keeps).
     public init(
         database: MongoDatabase, subscribers: WebhookSubscribers,
-        policy: WebhookAddressPolicy = WebhookAddressPolicy(), now: @escaping UnixClock = UnixTime.nowMilliseconds
+        policy: WebhookAddressPolicy = WebhookAddressPolicy(), now: @escaping UnixClock = UnixTime.nowMilliseconds,
+        audit: AuditLog? = nil
     ) {
         self.webhooks = WebhookDAO(database: database, subscribers: subscribers)
         self.deliveries = WebhookDeliveryDAO(database: database)
         self.policy = policy
         self.now = now
-        self.audit = AuditLog(database: database, now: now)
+        self.audit = audit ?? AuditLog(database: database, now: now)
     }
 
     /// Creates a webhook POSTing `events` to `url`, with a new signing secret: the only time the secret is answered.
