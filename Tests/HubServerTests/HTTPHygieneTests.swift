@@ -39,6 +39,17 @@ struct HTTPHygieneTests {
                 uris.append(values.reduce(path) { $0.replacingOccurrences(of: $1.key, with: $1.value) })
             }
             #expect(uris.count >= 10)
+            // The export's HEAD: the same status and type, no body, and no Content-Length that would be wrong.
+            let exportGet = try await hub.client.execute(
+                uri: "/person/no-such-person/export", method: .get, headers: HubHarness.Caller.admin.headers)
+            let exportHead = try await hub.client.execute(
+                uri: "/person/no-such-person/export", method: .head, headers: HubHarness.Caller.admin.headers)
+            #expect(exportHead.status == .ok && exportHead.body.readableBytes == 0)
+            #expect(exportHead.headers[.contentType] == exportGet.headers[.contentType])
+            #expect(
+                exportHead.headers[.contentLength] == nil
+                    || exportHead.headers[.contentLength] == String(exportGet.body.readableBytes),
+                "HEAD export Content-Length \(exportHead.headers[.contentLength] ?? "-") for \(exportGet.body.readableBytes)")
             for uri in uris + ["/message?topic_key=\(Legacy.hoursTopic)", "/audience?topic_key=\(Legacy.hoursTopic)"] {
                 try await Self.expectHeadMatchesGet(uri, headers: HubHarness.Caller.admin.headers, client: hub.client)
             }

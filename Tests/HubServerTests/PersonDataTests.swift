@@ -239,6 +239,37 @@ import Testing
         }
     }
 
+    @Test func aFailingStepIsRetriedLaterEachTimeWithItsErrorShownUntilTheErasureEnds() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let services = HubServices(pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4)
+            // An event whose audience holds the person where the database cannot take them out ($pull on a string).
+            let events = database.collection(CollectionName.events)
+            try await events.insertOne([
+                "_id": .objectID(ObjectID()), "template": ["to": ["persons": .string(Self.pupil)]],
+            ])
+            _ = try await services.personData.erase(Self.pupil, posts: .delete)
+            let before = UnixTime.nowMilliseconds()
+            #expect(try await services.personData.runDueErasures() == 1)
+            let failed = try #require(try await services.personData.erasure(of: Self.pupil))
+            #expect(failed.state == .running && failed.failures == 1 && failed.lastError != nil)
+            #expect(failed.step == 6, "the steps before the events' are recorded done")
+            let job = try #require(try await database.collection(CollectionName.erasures).findOne([:]))
+            let due = try #require(job["due_at"]?.int64Value)
+            #expect(due >= before + 30_000 && due < before + 60_000, "retried in 30 s")
+            #expect(try await services.personData.runDueErasures() == 0, "not before its time")
+            #expect(PersonDataService.retryDelay(afterFailures: 1) == 60_000)
+            #expect(PersonDataService.retryDelay(afterFailures: 40) == 3_600_000)
+            // Mended, and due: it resumes at the step that failed and ends.
+            _ = try await events.updateMany([:], ["$set": ["template.to.persons": .array([])]])
+            _ = try await database.collection(CollectionName.erasures).updateMany(
+                [:], ["$set": ["due_at": .int64(UnixTime.nowMilliseconds() - 1)]])
+            #expect(try await services.personData.runDueErasures() == 1)
+            let done = try #require(try await services.personData.erasure(of: Self.pupil))
+            #expect(done.state == .done && done.failures == 1)
+        }
+    }
+
     @Test func retentionDeletesWhatIsPastItsLimitABatchAtATimeAndKeepsTheRest() async throws {
         try await TestDatabase.with { database in
             try await DatabaseIndexes.ensure(in: database)

@@ -24,6 +24,10 @@ public struct Erasure: Sendable, Equatable {
     public var finishedAt: Int64?
     /// The claim's lease while a worker runs it.
     public var lease: String?
+    /// How many times a step failed and the job was handed back (each retry waits longer).
+    public var failures: Int
+    /// What the last failure was (an error code, never data), while the job runs.
+    public var lastError: String?
 
     init?(document: BSONDocument) {
         guard let pseudonym = document["_id"]?.stringValue, let state = State(rawValue: document.string("state"))
@@ -42,6 +46,8 @@ public struct Erasure: Sendable, Equatable {
         self.startedAt = document["started_at"]?.int64Value ?? 0
         self.finishedAt = document["finished_at"]?.int64Value
         self.lease = document["lease_owner"]?.stringValue
+        self.failures = Int(document["failures"]?.int64Value ?? 0)
+        self.lastError = document["last_error"]?.stringValue
     }
 }
 
@@ -143,14 +149,18 @@ public struct ErasureDAO: Sendable {
         }
     }
 
-    /// Hands `job` back to be taken again at `retryAt` (a step failed).
+    /// Hands `job` back to be taken again at `retryAt` (a step failed with `error`, an error code), counting the
+    /// failure.
     /// - Throws: `DAOError`.
-    public func retry(_ job: Erasure, at retryAt: Int64) async throws {
+    public func retry(_ job: Erasure, at retryAt: Int64, error: String) async throws {
         guard let lease = job.lease else { return }
         _ = try await mapErrors {
             try await queue.update(
                 .string(job.pseudonym), lease: lease,
-                ["$set": ["due_at": .int64(retryAt)], "$unset": .document(queue.endingLease())])
+                [
+                    "$set": ["due_at": .int64(retryAt), "last_error": .string(error)],
+                    "$inc": ["failures": .int64(1)], "$unset": .document(queue.endingLease()),
+                ])
         }
     }
 

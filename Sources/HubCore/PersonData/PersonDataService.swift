@@ -103,6 +103,12 @@ public struct PersonDataService: Sendable {
         return Set(blocked.compactMap { byPseudonym[$0] })
     }
 
+    /// How long a job waits after its `failures`-th failure (Unix ms): 30 s, doubling, at most an hour. A job never
+    /// gives up (an erasure is owed); `GET /person/:personID/erasure` shows its `failures` and `last_error`.
+    static func retryDelay(afterFailures failures: Int) -> Int64 {
+        min(30_000 << min(failures, 7), 3_600_000)
+    }
+
     /// How many steps an erasure has.
     public static var stepCount: Int { steps.count }
 
@@ -126,8 +132,12 @@ public struct PersonDataService: Sendable {
             do {
                 try await run(job)
             } catch {
-                logger.warning("an erasure step failed; it is retried", metadata: ["error": "\(error)"])
-                try? await erasures.retry(job, at: now() + 30_000)
+                let code = (error as? DAOError).map { "\($0.code)" } ?? String(describing: type(of: error))
+                let wait = Self.retryDelay(afterFailures: job.failures)
+                logger.warning(
+                    "an erasure step failed; it is retried",
+                    metadata: ["error": "\(error)", "erasure.step": "\(job.step)", "retry_in_s": "\(wait / 1000)"])
+                try? await erasures.retry(job, at: now() + wait, error: code)
             }
         }
         return ran

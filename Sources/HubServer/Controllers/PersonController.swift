@@ -16,6 +16,7 @@ struct PersonController {
         admins.get("/person/:personID/devices", use: devices)
         admins.delete("/person/:personID/devices/:deviceID", use: unbind)
         admins.get("/person/:personID/export", use: export)
+        admins.head("/person/:personID/export", use: exportHead)
         admins.delete("/person/:personID", use: erase)
         admins.get("/person/:personID/erasure", use: erasure)
     }
@@ -32,11 +33,23 @@ struct PersonController {
             try await service.export(person) { text in try await writer.write(ByteBuffer(string: text)) }
             try await writer.finish(nil)
         }
-        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
-        headers[.contentDisposition] = "attachment; filename=\"person-export.json\""
-        headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers, body: body)
+        return Response(status: .ok, headers: Self.exportHeaders, body: body)
     }
+
+    /// HEAD /person/:personID/export → GET's status and headers, without the document: its length is not known
+    /// before it is written (streamed), so no Content-Length is given (RFC 9110 9.3.2), where the generated HEAD would
+    /// say 0.
+    @Sendable func exportHead(request: Request, context: HubRequestContext) async throws -> Response {
+        _ = try await services.personData.erasure(of: try Self.personID(context))
+        return Response(
+            status: .ok, headers: Self.exportHeaders, body: ResponseBody { writer in try await writer.finish(nil) })
+    }
+
+    /// The export's headers: JSON, a file to save, never cached.
+    static let exportHeaders: HTTPFields = [
+        .contentType: "application/json; charset=utf-8",
+        .contentDisposition: "attachment; filename=\"person-export.json\"", .cacheControl: "no-store",
+    ]
 
     /// DELETE /person/:personID[?posts=delete|anonymise] → 202 with the erasure job (`state` `running`) and its
     /// `Location`; the job unbinds and deletes their devices, takes them out of every group, deletes their settings,
@@ -71,6 +84,8 @@ struct PersonController {
             "steps": .int64(Int64(PersonDataService.stepCount)), "started_at": .int64(job.startedAt),
         ]
         if let finished = job.finishedAt { document["finished_at"] = .int64(finished) }
+        if job.failures > 0 { document["failures"] = .int64(Int64(job.failures)) }
+        if let error = job.lastError, job.state == .running { document["last_error"] = .string(error) }
         document["removed"] = .document(
             BSONDocument(job.counts.sorted { $0.key < $1.key }.map { (key: $0.key, value: .int64($0.value)) }))
         return document
