@@ -261,6 +261,29 @@ import Testing
         }
     }
 
+    @Test func oneAddressBeginsAtMostSixtySignInsAMinuteThenGets429WithRetryAfter() async throws {
+        try await Self.with { hub, _ in
+            // However the minute windows fall, 121 begins within a minute cross at most two windows of 60.
+            var begun = 0
+            var refused: TestResponse?
+            for _ in 0...(2 * StaffSignIn.beginsPerMinute) {
+                var browser = PortalBrowser(hub: hub)
+                let answer = try await browser.get("/portal/login/oidc")
+                if answer.status == .tooManyRequests {
+                    refused = answer
+                    break
+                }
+                #expect(answer.status == .found)
+                begun += 1
+            }
+            let answer = try #require(refused, "the address was never refused")
+            #expect(begun >= StaffSignIn.beginsPerMinute && begun <= 2 * StaffSignIn.beginsPerMinute)
+            let seconds = Int(answer.headers[.retryAfter] ?? "") ?? 0
+            #expect(seconds >= 1 && seconds <= 60 && answer.text.contains("Too many sign-ins"))
+            #expect(answer.headers[.setCookie]?.contains(ProviderSignInController.attemptCookie) != true, "no attempt")
+        }
+    }
+
     @Test func theSessionEndsWhenTheIDTokenDoes() async throws {
         try await Self.with { hub, provider in
             provider.setTokenLifetime(seconds: 3)

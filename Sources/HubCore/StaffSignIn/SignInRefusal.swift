@@ -7,6 +7,7 @@ public struct SignInRefusal: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Sendable {
             case notConfigured, noAttempt, stateMismatch, provider, notInGroups, disabled, invalidUsername
+            case tooManyAttempts
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -25,6 +26,8 @@ public struct SignInRefusal: Error, Sendable, CustomStringConvertible {
         public static let disabled = Code(.disabled)
         /// The username claim is missing or not a name the hub takes.
         public static let invalidUsername = Code(.invalidUsername)
+        /// The address began more sign-ins this minute than `StaffSignIn.beginsPerMinute` (429, `retryAfter`).
+        public static let tooManyAttempts = Code(.tooManyAttempts)
 
         public var description: String { value.rawValue }
     }
@@ -34,11 +37,14 @@ public struct SignInRefusal: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// The provider's error behind a `.provider` refusal.
     public let oidc: OIDCError?
+    /// When to try again, in seconds (`.tooManyAttempts`).
+    public let retryAfter: Int?
 
-    init(_ code: Code, _ message: String, oidc: OIDCError? = nil) {
+    init(_ code: Code, _ message: String, oidc: OIDCError? = nil, retryAfter: Int? = nil) {
         self.code = code
         self.message = message
         self.oidc = oidc
+        self.retryAfter = retryAfter
     }
 
     public var description: String { "SignInRefusal.\(code): \(message)" }

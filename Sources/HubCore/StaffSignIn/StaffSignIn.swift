@@ -20,6 +20,8 @@ public struct StaffSignIn: Sendable {
     /// Who may enter, with which role and access.
     public let rules: StaffDirectoryRules
     let attempts: SignInAttemptDAO
+    /// Counts the sign-ins each address begins a minute, across replicas.
+    let rates: RateWindowDAO
     let accounts: AccountService
     let cube: CubeService
     let logger: Logger
@@ -27,6 +29,9 @@ public struct StaffSignIn: Sendable {
 
     /// How long a begun sign-in may take at the provider before its callback is refused.
     public static let attemptLifetime: Duration = .seconds(600)
+    /// The most sign-ins one address (an IPv6 /64) may begin a minute: each stores an attempt for ten minutes, so a
+    /// script hammering the button cannot fill the database (a school behind one address still has room).
+    public static let beginsPerMinute = 60
 
     init(
         database: MongoDatabase, provider: OIDCProvider, rules: StaffDirectoryRules, accounts: AccountService,
@@ -35,6 +40,7 @@ public struct StaffSignIn: Sendable {
         self.provider = provider
         self.rules = rules
         self.attempts = SignInAttemptDAO(database: database, now: now)
+        self.rates = RateWindowDAO(database: database, now: now)
         self.accounts = accounts
         self.cube = cube
         self.logger = logger
@@ -44,10 +50,21 @@ public struct StaffSignIn: Sendable {
     /// The provider's name on the login page.
     public var displayName: String { provider.settings.displayName }
 
-    /// Begins a sign-in for the browser whose pre-login cookie hashes to `attemptKey`; answers the provider's
-    /// authorization URL.
-    /// - Throws: `SignInRefusal.provider` when the provider's documents cannot be had; `DAOError`.
-    public func begin(attemptKey: String, next: String?, redirectURI: String) async throws -> String {
+    /// Begins a sign-in for the browser at `address` whose pre-login cookie hashes to `attemptKey`; answers the
+    /// provider's authorization URL.
+    /// - Throws: `SignInRefusal.tooManyAttempts` past `beginsPerMinute` from the address; `SignInRefusal.provider`
+    ///   when the provider's documents cannot be had; `DAOError`.
+    public func begin(attemptKey: String, next: String?, redirectURI: String, from address: ClientAddress?) async throws
+        -> String
+    {
+        let taken = try await rates.take(
+            1, of: "oidc-begin:\(address?.throttleKey ?? LoginPolicy.localAddress)", limit: Self.beginsPerMinute,
+            windowMS: 60_000)
+        guard taken.granted > 0 else {
+            throw SignInRefusal(
+                .tooManyAttempts, "Too many sign-ins from your network this minute. Try again in a minute.",
+                retryAfter: Int(max(1, (taken.nextWindowAt - now() + 999) / 1000)))
+        }
         let begun: (pending: PendingSignIn, url: String)
         do {
             begun = try await provider.begin(redirectURI: redirectURI)

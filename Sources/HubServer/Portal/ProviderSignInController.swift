@@ -34,12 +34,14 @@ struct ProviderSignInController {
             url = try await signIn.begin(
                 attemptKey: PortalSecret.storageKey(secret),
                 next: LoginController.safeNext(request.uri.queryParameters.get("next")),
-                redirectURI: redirectURI(request))
+                redirectURI: redirectURI(request), from: context.clientAddress)
         } catch let refusal as SignInRefusal {
-            return LoginController.page(
+            var response = LoginController.page(
                 pages: pages, configuration: configuration, signInName: signIn.displayName, context: context,
                 next: nil,
                 error: refusal.message, status: status(of: refusal))
+            if let seconds = refusal.retryAfter { response.headers[.retryAfter] = String(seconds) }
+            return response
         }
         var response = Response.redirect(to: url, type: .found)
         // SameSite=Lax: the provider sends the browser back with a top-level GET from its own site.
@@ -88,6 +90,7 @@ struct ProviderSignInController {
     private func status(of refusal: SignInRefusal) -> HTTPResponse.Status {
         switch refusal.code {
         case .notInGroups, .disabled: return .forbidden
+        case .tooManyAttempts: return .tooManyRequests
         case .provider where refusal.oidc?.code == .unavailable: return .serviceUnavailable
         default: return .badRequest
         }
