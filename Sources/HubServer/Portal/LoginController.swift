@@ -103,9 +103,7 @@ struct LoginController {
         // moves on by itself, not a redirect: the portal's forms may post only to the hub (`form-action 'self'`),
         // which browsers hold redirects of a form's answer to.
         if let signIn = services.staffSignIn, let options = configuration.staffSignIn, user.providerIDToken != nil {
-            let base = ProviderSignInController(
-                signIn: signIn, services: services, configuration: configuration, options: options, pages: pages
-            ).publicBase(request)
+            let base = ProviderSignInController.publicBase(request, configuration: configuration, options: options)
             if let url = await signIn.provider.endSessionURL(
                 idTokenHint: user.providerIDToken, postLogoutRedirectURI: base + target)
             {

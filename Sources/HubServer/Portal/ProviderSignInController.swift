@@ -1,4 +1,5 @@
 import DAO
+import Foundation
 import HTTPTypes
 import HubCore
 import Hummingbird
@@ -105,11 +106,20 @@ struct ProviderSignInController {
     /// The callback URL: `OIDC_REDIRECT_URL`, or this request's scheme and host with the callback path.
     func redirectURI(_ request: Request) -> String {
         if let url = options.redirectURL { return url }
-        return publicBase(request) + Self.callbackPath
+        return Self.publicBase(request, configuration: configuration, options: options) + Self.callbackPath
     }
 
-    /// `https://host` (or `http://` when cookies are not Secure, so the hub is not behind TLS) of this request.
-    func publicBase(_ request: Request) -> String {
+    /// Where the hub is for the provider: the scheme and host of `OIDC_REDIRECT_URL` when set (never a Host header a
+    /// client chose), else `https://host` (or `http://` when cookies are not Secure, so the hub is not behind TLS) of
+    /// this request.
+    static func publicBase(
+        _ request: Request, configuration: PortalConfiguration, options: StaffSignInConfiguration
+    ) -> String {
+        if let url = options.redirectURL.flatMap(URLComponents.init(string:)), let scheme = url.scheme,
+            let host = url.host
+        {
+            return scheme + "://" + host + (url.port.map { ":\($0)" } ?? "")
+        }
         let host = request.head.authority ?? "localhost"
         return (configuration.secureCookies ? "https://" : "http://") + host
     }
