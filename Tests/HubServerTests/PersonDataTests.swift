@@ -351,4 +351,42 @@ import Testing
             #expect(none.limits.isEmpty && nothing.isEmpty)
         }
     }
+
+    @Test func retentionPurgesABatchAtATimeWhileMessagesAreSent() async throws {
+        try await HubHarness.with(seed: HubHarness.legacy) { hub in
+            // 2,500 deliveries of a message of 400 days ago.
+            let seconds = UInt32((UnixTime.nowMilliseconds() - 400 * 86_400_000) / 1000)
+            let old = try #require(ObjectID(hex: String(format: "%08x", seconds) + "0000000000000000"))
+            let deliveries = hub.database.collection(CollectionName.deliveries)
+            for start in stride(from: 0, to: 2_500, by: 500) {
+                _ = try await deliveries.insertMany(
+                    (start..<start + 500).map { index -> BSONDocument in
+                        ["_id": .string("\(old.hex)/\(index)"), "message": .objectID(old)]
+                    })
+            }
+            let sweep = RetentionSweep(
+                database: hub.database, limits: RetentionLimits(days: [.deliveries: 30]), logger: Logger(label: "test"),
+                now: UnixTime.nowMilliseconds, batch: 250)
+            async let purged = sweep.purge(pause: .milliseconds(5))
+            var keys: [ObjectID] = []
+            for index in 0..<20 {
+                let sent = try await hub.request(
+                    .post, "/message", as: .communicator, json: MessageRoutesTests.body(title: "Notice \(index)"))
+                #expect(sent.status == .created, "\(sent.text)")
+                keys.append(try #require(ObjectID(hex: try sent.json()["msi_key"]?.stringValue ?? "")))
+            }
+            let counts = try await purged
+            #expect(counts[.deliveries] == 2_500, "ten batches of 250")
+            #expect(try await deliveries.countDocuments(["message": .objectID(old)]) == 0)
+            for key in keys {
+                try await eventually("each message sent meanwhile is relayed") {
+                    try await hub.relayState(key) != "pending"
+                }
+            }
+            #expect(
+                try await hub.database.collection(CollectionName.message).countDocuments([
+                    "msi_key": ["$in": .array(keys.map(BSONValue.objectID))]
+                ]) == 20)
+        }
+    }
 }
