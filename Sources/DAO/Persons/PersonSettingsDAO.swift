@@ -60,26 +60,40 @@ public struct PersonSettingsDAO: Sendable {
     /// The settings of `person` (empty ones when none were ever set).
     /// - Throws: `DAOError`.
     public func settings(of person: String) async throws -> PersonSettings {
-        try await mapErrors {
-            var settings = PersonSettings(person: person)
-            if let document = try await self.settings.findOne(["_id": .string(person)]) {
-                if let quiet = document["quiet_hours"]?.documentValue, let from = quiet["from"]?.stringValue,
-                    let to = quiet["to"]?.stringValue, let tz = quiet["tz"]?.stringValue
-                {
-                    settings.quietHours = try? QuietHours.parse(from: from, to: to, tz: tz).get()
+        try await settings(of: [person])[person] ?? PersonSettings(person: person)
+    }
+
+    /// The settings of each of `persons` (those without any get the defaults), in two reads of 1,000 persons at a
+    /// time: the person-wide fields by `_id`, the delivery choices on the `person` index.
+    /// - Throws: `DAOError`.
+    public func settings(of persons: [String]) async throws -> [String: PersonSettings] {
+        var found: [String: PersonSettings] = [:]
+        for person in persons { found[person] = PersonSettings(person: person) }
+        let unique = Array(found.keys)
+        for start in stride(from: 0, to: unique.count, by: 1_000) {
+            let ids = BSONValue.array(unique[start..<min(start + 1_000, unique.count)].map(BSONValue.string))
+            try await mapErrors {
+                for document in try await self.settings.find(["_id": ["$in": ids]]) {
+                    guard let person = document["_id"]?.stringValue else { continue }
+                    if let quiet = document["quiet_hours"]?.documentValue, let from = quiet["from"]?.stringValue,
+                        let to = quiet["to"]?.stringValue, let tz = quiet["tz"]?.stringValue
+                    {
+                        found[person]?.quietHours = try? QuietHours.parse(from: from, to: to, tz: tz).get()
+                    }
+                    found[person]?.locale = document["locale"]?.stringValue
+                    found[person]?.digestHour = document["digest_hour"]?.stringValue
                 }
-                settings.locale = document["locale"]?.stringValue
-                settings.digestHour = document["digest_hour"]?.stringValue
+                for document in try await deliveries.find(["person": ["$in": ids]]) {
+                    guard let person = document["person"]?.stringValue,
+                        let scope = document["scope"]?.stringValue.flatMap(DeliveryScope.init(rawValue:)),
+                        let id = document["id"]?.stringValue,
+                        let mode = document["mode"]?.stringValue.flatMap(DeliveryMode.init(rawValue:))
+                    else { continue }
+                    found[person]?.delivery[scope, default: [:]][id] = mode
+                }
             }
-            for document in try await deliveries.find(["person": .string(person)]) {
-                guard let scope = document["scope"]?.stringValue.flatMap(DeliveryScope.init(rawValue:)),
-                    let id = document["id"]?.stringValue,
-                    let mode = document["mode"]?.stringValue.flatMap(DeliveryMode.init(rawValue:))
-                else { continue }
-                settings.delivery[scope, default: [:]][id] = mode
-            }
-            return settings
         }
+        return found
     }
 
     /// A change of the person-wide fields: nil leaves a field as it is, `.some(nil)` clears it.

@@ -117,10 +117,15 @@ public struct DigestSender: Sendable {
         // the next windows start where these end.
         let through = stores.now()
         var reads = DigestReads(stores: stores, from: due.map(\.since).min() ?? through)
+        // The round's persons' settings in two reads.
+        let settings = try await stores.settings.settings(of: due.map(\.person))
         var ready: [ReadyDigest] = []
         for digest in due {
             if Task.isCancelled { break }
-            if let prepared = try await prepare(digest, through: through, reads: &reads) { ready.append(prepared) }
+            let mine = settings[digest.person] ?? PersonSettings(person: digest.person)
+            if let prepared = try await prepare(digest, settings: mine, through: through, reads: &reads) {
+                ready.append(prepared)
+            }
         }
         // The persons' devices in one read, then `inFlight` digests at once through the lane (its pacer sets the
         // rate), each recorded when its devices answered.
@@ -158,10 +163,12 @@ public struct DigestSender: Sendable {
         let next: Int64
     }
 
-    /// Reads what `digest` (its window ending at `through`) holds; nil when there is nothing to send, once that is
-    /// recorded (the next planned, or the schedule ended when nothing of the person's is in digest mode any more).
-    private func prepare(_ digest: DueDigest, through: Int64, reads: inout DigestReads) async throws -> ReadyDigest? {
-        let settings = try await stores.settings.settings(of: digest.person)
+    /// Reads what `digest` (its window ending at `through`, its person's `settings`) holds; nil when there is nothing
+    /// to send, once that is recorded (the next planned, or the schedule ended when nothing of the person's is in
+    /// digest mode any more).
+    private func prepare(
+        _ digest: DueDigest, settings: PersonSettings, through: Int64, reads: inout DigestReads
+    ) async throws -> ReadyDigest? {
         guard stores.policy.wantsDigest(settings) else {
             try await stores.schedule.cancel(digest.person)
             return nil
