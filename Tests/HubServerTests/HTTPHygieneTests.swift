@@ -49,7 +49,8 @@ struct HTTPHygieneTests {
             #expect(
                 exportHead.headers[.contentLength] == nil
                     || exportHead.headers[.contentLength] == String(exportGet.body.readableBytes),
-                "HEAD export Content-Length \(exportHead.headers[.contentLength] ?? "-") for \(exportGet.body.readableBytes)")
+                "HEAD export Content-Length \(exportHead.headers[.contentLength] ?? "-") for \(exportGet.body.readableBytes)"
+            )
             for uri in uris + ["/message?topic_key=\(Legacy.hoursTopic)", "/audience?topic_key=\(Legacy.hoursTopic)"] {
                 try await Self.expectHeadMatchesGet(uri, headers: HubHarness.Caller.admin.headers, client: hub.client)
             }
