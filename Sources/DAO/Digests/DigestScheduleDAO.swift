@@ -15,7 +15,7 @@ public struct DueDigest: Sendable {
 }
 
 /// The last digest a person was sent: when, how many messages, its summary line.
-public struct SentDigest: Sendable, Equatable {
+public struct SentDigest: Sendable, Hashable {
     public let at: Int64
     public let count: Int
     public let summary: String
@@ -81,23 +81,50 @@ public struct DigestScheduleDAO: Sendable {
         }
     }
 
-    /// Records `digest` done while its lease holds it: its window ends at `through` (the next one starts there), the
-    /// next is due at `next`, and `sent` (nil when it held nothing and was not sent) is kept as the last one.
-    /// Whether the lease still held it.
+    /// A digest of a claim, done: when the next is due and what was sent (nil: it held nothing).
+    public struct Completion: Sendable {
+        public var digest: DueDigest
+        public var next: Int64
+        public var sent: SentDigest?
+
+        public init(digest: DueDigest, next: Int64, sent: SentDigest?) {
+            self.digest = digest
+            self.next = next
+            self.sent = sent
+        }
+    }
+
+    /// Records `completions` done while their leases hold them: each window ends at `through` (the next one starts
+    /// there), the next is due at its `next`, and its `sent` (nil: it held nothing and was not sent) is kept as the
+    /// last one. One `updateMany` for each group sharing their next time and what was sent (a round's digests of one
+    /// hour and one set of messages share them); answers how many were recorded.
     /// - Throws: `DAOError`.
     @discardableResult
-    public func done(_ digest: DueDigest, through: Int64, next: Int64, sent: SentDigest?) async throws -> Bool {
-        var set: BSONDocument = ["since": .int64(through), "due_at": .int64(next)]
-        if let sent {
-            set["last"] = [
-                "at": .int64(sent.at), "count": .int64(Int64(sent.count)), "summary": .string(sent.summary),
-            ]
+    public func done(_ completions: [Completion], through: Int64) async throws -> Int {
+        struct Shared: Hashable {
+            var next: Int64
+            var sent: SentDigest?
         }
-        return try await mapErrors {
-            try await queue.update(
-                .string(digest.person), lease: digest.lease,
-                ["$set": .document(set), "$unset": .document(queue.endingLease())])
+        var recorded = 0
+        for (shared, group) in Dictionary(grouping: completions, by: { Shared(next: $0.next, sent: $0.sent) }) {
+            var set: BSONDocument = ["since": .int64(through), "due_at": .int64(shared.next)]
+            if let sent = shared.sent {
+                set["last"] = [
+                    "at": .int64(sent.at), "count": .int64(Int64(sent.count)), "summary": .string(sent.summary),
+                ]
+            }
+            let ids = group.map { BSONValue.string($0.digest.person) }
+            let leases = Set(group.map(\.digest.lease))
+            for chunk in IDChunks.of(ids) {
+                recorded += Int(
+                    try await mapErrors {
+                        try await collection.updateMany(
+                            queue.held(chunk, leases: leases),
+                            ["$set": .document(set), "$unset": .document(queue.endingLease())])
+                    }.matchedCount)
+            }
         }
+        return recorded
     }
 
     /// Hands `digest` back unsent (the worker stops, or the person's devices could not be reached): due again at

@@ -120,11 +120,15 @@ public struct DigestSender: Sendable {
         // The round's persons' settings in two reads.
         let settings = try await stores.settings.settings(of: due.map(\.person))
         var ready: [ReadyDigest] = []
+        // The digests done, recorded a few dozen at a time in a write or two (`DigestScheduleDAO.done(_:through:)`).
+        var completed: [DigestScheduleDAO.Completion] = []
         for digest in due {
             if Task.isCancelled { break }
             let mine = settings[digest.person] ?? PersonSettings(person: digest.person)
-            if let prepared = try await prepare(digest, settings: mine, through: through, reads: &reads) {
-                ready.append(prepared)
+            switch try await prepare(digest, settings: mine, through: through, reads: &reads) {
+            case .send(let prepared): ready.append(prepared)
+            case .empty(let next): completed.append(.init(digest: digest, next: next, sent: nil))
+            case .ended: break
             }
         }
         // The persons' devices in one read, then `inFlight` digests at once through the lane (its pacer sets the
@@ -132,28 +136,42 @@ public struct DigestSender: Sendable {
         let devices = Dictionary(
             grouping: try await stores.devices.active(ofPersons: ready.map(\.digest.person)),
             by: { $0.person ?? "" })
-        try await withThrowingTaskGroup(of: (reached: Int, messages: Int).self) { group in
+        try await withThrowingTaskGroup(of: (reached: Int, completion: DigestScheduleDAO.Completion?).self) {
+            group in
             var running = 0
-            func count(_ answer: (reached: Int, messages: Int)) {
-                guard answer.reached > 0 else { return }
-                round.sent += 1
-                round.devices += answer.reached
-                round.messages += answer.messages
+            func take(_ answer: (reached: Int, completion: DigestScheduleDAO.Completion?)) async throws {
+                if let completion = answer.completion {
+                    completed.append(completion)
+                    if answer.reached > 0 {
+                        round.sent += 1
+                        round.devices += answer.reached
+                        round.messages += completion.sent?.count ?? 0
+                    }
+                }
+                if completed.count >= Self.recordEvery {
+                    try await stores.schedule.done(completed, through: through)
+                    completed.removeAll()
+                }
             }
             for digest in ready {
                 if running >= configuration.inFlight, let answer = try await group.next() {
-                    count(answer)
+                    try await take(answer)
                     running -= 1
                 }
                 let mine = devices[digest.digest.person] ?? []
-                group.addTask { (try await deliver(digest, to: mine), digest.push.entries.count) }
+                group.addTask { try await deliver(digest, to: mine) }
                 running += 1
             }
-            while let answer = try await group.next() { count(answer) }
+            while let answer = try await group.next() { try await take(answer) }
         }
+        try await stores.schedule.done(completed, through: through)
         await lane.drain()
         return round
     }
+
+    /// How many digests done are recorded together: a crash between a send and its record sends it again when its
+    /// lease runs out, so the batch stays small.
+    static let recordEvery = 50
 
     /// A digest with something to send: its push and when the next is due.
     struct ReadyDigest: Sendable {
@@ -163,52 +181,59 @@ public struct DigestSender: Sendable {
         let next: Int64
     }
 
-    /// Reads what `digest` (its window ending at `through`, its person's `settings`) holds; nil when there is nothing
-    /// to send, once that is recorded (the next planned, or the schedule ended when nothing of the person's is in
-    /// digest mode any more).
+    /// What a due digest comes to.
+    enum Prepared {
+        /// Something to send.
+        case send(ReadyDigest)
+        /// Nothing in its window: not sent, the next due at this time.
+        case empty(next: Int64)
+        /// Nothing of the person's is in digest mode any more: the schedule ended (recorded).
+        case ended
+    }
+
+    /// Reads what `digest` (its window ending at `through`, its person's `settings`) holds.
     private func prepare(
         _ digest: DueDigest, settings: PersonSettings, through: Int64, reads: inout DigestReads
-    ) async throws -> ReadyDigest? {
+    ) async throws -> Prepared {
         guard stores.policy.wantsDigest(settings) else {
             try await stores.schedule.cancel(digest.person)
-            return nil
+            return .ended
         }
         let next = stores.policy.nextDue(after: through, for: settings)
         let entries = try await reads.entries(for: settings, after: digest.since, through: through)
-        guard !entries.isEmpty else {
-            try await stores.schedule.done(digest, through: through, next: next, sent: nil)
-            return nil
-        }
-        return ReadyDigest(
-            digest: digest, push: FCMDigest(id: ObjectID().hex, entries: entries, timestamp: through),
-            through: through, next: next)
+        guard !entries.isEmpty else { return .empty(next: next) }
+        return .send(
+            ReadyDigest(
+                digest: digest, push: FCMDigest(id: ObjectID().hex, entries: entries, timestamp: through),
+                through: through, next: next))
     }
 
-    /// Sends a ready digest to its person's active `devices` one after another and records it; returns how many
-    /// took it.
-    private func deliver(_ ready: ReadyDigest, to devices: [Device]) async throws -> Int {
+    /// Sends a ready digest to its person's active `devices` one after another; returns how many took it and, when
+    /// it is done, what to record (nil: handed back to be retried, or its claim ran out).
+    private func deliver(_ ready: ReadyDigest, to devices: [Device]) async throws
+        -> (reached: Int, completion: DigestScheduleDAO.Completion?)
+    {
         var reached = 0
         for device in devices {
             switch await lane.send(ready.push, to: device.registration, locale: device.locale) {
             case .sent: reached += 1
             case .cancelled:
-                return reached  // the claim runs out: this or another replica sends it then
+                return (reached, nil)  // the claim runs out: this or another replica sends it then
             case .retryLater(let error), .paused(let error):
                 // Sent to none yet: the whole digest waits; else what reached a device stands.
                 if reached == 0 {
                     let wait = error.retryAfter?.milliseconds ?? Self.retryDelayMS
                     try await stores.schedule.retry(ready.digest, at: stores.now() + wait)
-                    return 0
+                    return (0, nil)
                 }
             case .unregistered, .failed:
                 continue
             }
         }
-        try await stores.schedule.done(
-            ready.digest, through: ready.through, next: ready.next,
-            sent: reached > 0
-                ? SentDigest(at: ready.through, count: ready.push.entries.count, summary: ready.push.summary) : nil)
-        return reached
+        let sent =
+            reached > 0
+            ? SentDigest(at: ready.through, count: ready.push.entries.count, summary: ready.push.summary) : nil
+        return (reached, .init(digest: ready.digest, next: ready.next, sent: sent))
     }
 }
 
