@@ -134,9 +134,12 @@ public struct PersonDataService: Sendable {
             } catch {
                 let code = (error as? DAOError).map { "\($0.code)" } ?? String(describing: type(of: error))
                 let wait = Self.retryDelay(afterFailures: job.failures)
+                // The step that failed is the one after the last recorded.
+                let failed = (try? await erasures.find(pseudonym: job.pseudonym))?.step ?? job.step
+                let name = Self.steps.indices.contains(failed) ? Self.steps[failed] : "\(failed)"
                 logger.warning(
                     "an erasure step failed; it is retried",
-                    metadata: ["error": "\(error)", "erasure.step": "\(job.step)", "retry_in_s": "\(wait / 1000)"])
+                    metadata: ["error": "\(error)", "erasure.step": "\(name)", "retry_in_s": "\(wait / 1000)"])
                 try? await erasures.retry(job, at: now() + wait, error: code)
             }
         }
