@@ -233,6 +233,13 @@ import Testing
             await #expect { try await services.groups.add(Self.pupil, to: "chess") } throws: {
                 ($0 as? GroupRefusal)?.code == .erasedPerson
             }
+            // A room's managers too.
+            var room = Group.RoomSettings()
+            room.posting = .members
+            room.managers = [Self.pupil, Self.other]
+            let den = try await services.groups.replace(
+                id: "den", name: "Den", members: [Self.pupil, Self.other], access: [], room: room)
+            #expect(den.group.managers == [Self.other])
             // Without a block window nothing is kept out.
             let unblocked = HubServices(pool: try TestDatabase.sharedPool(), database: database, bcryptCost: 4)
             #expect(try await unblocked.personData.blocked([Self.pupil]).isEmpty)

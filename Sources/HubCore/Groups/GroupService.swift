@@ -126,9 +126,13 @@ public struct GroupService: Sendable {
             var seenManagers = Set<String>()
             room.managers = managers.filter { seenManagers.insert($0).inserted }
         }
-        // Persons erased within ERASURE_BLOCK_DAYS stay out, however the school's roster still lists them.
-        let erasedPersons = try await erased(persons)
-        if !erasedPersons.isEmpty { persons.removeAll(where: erasedPersons.contains) }
+        // Persons erased within ERASURE_BLOCK_DAYS stay out, members and managers, however the school's roster still
+        // lists them.
+        let erasedPersons = try await erased(persons + (room.managers ?? []))
+        if !erasedPersons.isEmpty {
+            persons.removeAll(where: erasedPersons.contains)
+            room.managers?.removeAll(where: erasedPersons.contains)
+        }
         let before = try await groups.group(id: id)
         let result = try await groups.replace(id: id, name: name, access: access, persons: persons, room: room)
         await audit.record(
