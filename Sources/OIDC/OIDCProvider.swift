@@ -24,6 +24,10 @@ public actor OIDCProvider {
     private var loading: Task<Void, Never>?
     /// The last load's failure, for the callers that waited for it.
     private var loadFailure: OIDCError?
+    /// When the last load failed (nil after a success): for `unknownKeyInterval` after it no load starts again, so
+    /// while the provider is down or slow each sign-in uses what is held (or is refused at once) instead of waiting
+    /// for another failing fetch.
+    private var failedAt: Int64?
 
     public init(
         settings: OIDCSettings, transport: any OIDCTransport, now: @escaping UnixClock = UnixTime.nowMilliseconds,
@@ -42,8 +46,8 @@ public actor OIDCProvider {
     /// one held).
     /// - Throws: `OIDCError` (`.unavailable`, `.misconfigured`, `.insecureEndpoint`) when none can be had.
     public func currentMetadata() async throws -> ProviderMetadata {
-        if let metadata, now() - metadataLoadedAt < refreshInterval { return metadata }
-        try await load(force: false)
+        if let metadata, now() - metadataLoadedAt < refreshInterval || failedLately { return metadata }
+        if !failedLately { try await load(force: false) }
         guard let metadata else { throw loadFailure ?? OIDCError(.unavailable, "the provider could not be reached") }
         return metadata
     }
@@ -122,11 +126,14 @@ public actor OIDCProvider {
         }
     }
 
-    private var mayReloadKeys: Bool { now() - keysLoadedAt >= unknownKeyInterval }
+    private var mayReloadKeys: Bool { now() - keysLoadedAt >= unknownKeyInterval && !failedLately }
+
+    /// Whether a load failed within `unknownKeyInterval`.
+    private var failedLately: Bool { failedAt.map { now() - $0 < unknownKeyInterval } ?? false }
 
     private func currentKeys() async throws -> KeyRing {
-        if let keys, now() - keysLoadedAt < refreshInterval { return keys }
-        try await load(force: false)
+        if let keys, now() - keysLoadedAt < refreshInterval || failedLately { return keys }
+        if !failedLately { try await load(force: false) }
         guard let keys else { throw loadFailure ?? OIDCError(.unavailable, "the provider's keys could not be loaded") }
         return keys
     }
@@ -164,9 +171,11 @@ public actor OIDCProvider {
             metadataLoadedAt = time
             keysLoadedAt = time
             loadFailure = nil
+            failedAt = nil
         } catch {
             let failure = error as? OIDCError ?? OIDCError(.unavailable, "the provider could not be reached")
             loadFailure = failure
+            failedAt = now()
             logger.warning("the OpenID provider's documents could not be loaded", metadata: ["error": "\(failure)"])
         }
     }

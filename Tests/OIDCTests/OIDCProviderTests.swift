@@ -106,18 +106,26 @@ struct OIDCProviderTests {
         #expect(fixture.transport.gets(Self.discoveryURL) == 1)
         fixture.clock.withLockedValue { $0 += 2_000 }
         fixture.transport.state.withLockedValue { $0.failing = true }
-        // The provider is down at the refresh: sign-ins go on with what was loaded.
+        // The provider is down at the refresh: sign-ins go on with what was loaded, and for 30 s after the failure
+        // none waits for another fetch.
         _ = try await provider.begin(redirectURI: "https://hub.test/cb")
         #expect(fixture.transport.gets(Self.discoveryURL) == 2)
         fixture.transport.state.withLockedValue { $0.failing = false }
+        for _ in 0..<5 { _ = try await provider.begin(redirectURI: "https://hub.test/cb") }
+        #expect(fixture.transport.gets(Self.discoveryURL) == 2)
+        fixture.clock.withLockedValue { $0 += 30_000 }
         _ = try await provider.begin(redirectURI: "https://hub.test/cb")
         #expect(fixture.transport.gets(Self.discoveryURL) == 3)
-        // Never loaded and unreachable: the sign-in says so.
+        // Never loaded and unreachable: the sign-in says so, and the next ones within 30 s at once, without a fetch.
         let down = Fixture()
         down.transport.state.withLockedValue { $0.failing = true }
-        await #expect { try await down.provider().begin(redirectURI: "https://hub.test/cb") } throws: {
-            ($0 as? OIDCError)?.code == .unavailable
+        let unreachable = down.provider()
+        for _ in 0..<3 {
+            await #expect { try await unreachable.begin(redirectURI: "https://hub.test/cb") } throws: {
+                ($0 as? OIDCError)?.code == .unavailable
+            }
         }
+        #expect(down.transport.gets(Self.discoveryURL) == 1)
     }
 
     @Test func theAuthorizationURLCarriesStateNonceAndAnS256Challenge() async throws {
