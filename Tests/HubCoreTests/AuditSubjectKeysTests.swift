@@ -91,6 +91,13 @@ struct AuditSubjectKeysTests {
                 // Each replica's seal opens with the one stored key, read by the other replica.
                 #expect(try await replica.reveal([entry]).first?.target.id == "eve")
             }
+            // Without AUDIT_PSEUDONYM_KEY, replicas asking at once for the key the hub keeps get the same one.
+            let kept = (0..<8).map { _ in AuditPseudonyms(key: nil, database: database) }
+            let pseudonyms = try await withThrowingTaskGroup(of: String.self) { group in
+                for replica in kept { group.addTask { try await replica.pseudonym(of: "eve") } }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(pseudonyms.count == 1 && pseudonyms.first?.count == 64)
             // Token and system actors, and other targets, are not persons: nothing to name by pseudonym.
             let plain = try await replicas[0].pseudonymize(
                 Self.draft(

@@ -275,11 +275,20 @@ public struct PersonDataDAO: Sendable {
         var generator = SystemRandomNumberGenerator()
         let fresh = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let hex = Hex.encode(fresh)
-        return try await mapErrors {
-            _ = try await settings.updateOne(
-                ["_id": "pseudonym_key"], ["$setOnInsert": ["key": .string(hex)]], options: UpdateOptions(upsert: true))
-            let stored = try await settings.findOne(["_id": "pseudonym_key"])?["key"]?.stringValue ?? hex
-            return Hex.decode(stored) ?? fresh
+        do {
+            _ = try await mapErrors {
+                try await settings.updateOne(
+                    ["_id": "pseudonym_key"], ["$setOnInsert": ["key": .string(hex)]],
+                    options: UpdateOptions(upsert: true))
+            }
+        } catch let error as DAOError where error.code == .duplicate {
+            // Two first askers at once (two replicas, or two services starting): the other one stored it; read it.
         }
+        let stored = try await mapErrors { try await settings.findOne(["_id": "pseudonym_key"]) }
+        // Never a key of this process's own: every replica must hash with the one stored.
+        guard let text = stored?["key"]?.stringValue, let key = Hex.decode(text), key.count >= 16 else {
+            throw DAOError(.database, "the pseudonym key in settings is missing or malformed")
+        }
+        return key
     }
 }
