@@ -39,11 +39,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 db_port=$(scripts/database.sh :memory: "$work/db.log")
 db_pid=$(cat "$work/db.log.pid")
-# retryWrites=false for every client of the bench (the hub, the floor's and the helpers' pymongo): SecantusDB
-# (0.7.0b3) keeps the last 10,000 retryable-write records and, on every write, scans them and sorts them all
-# once full, so with retryable writes on, each write costs more the longer the bench has run, whoever makes it.
-# MongoDB keeps them per session. Deployments keep the default (retryable writes on).
-uri="mongodb://127.0.0.1:$db_port/msi_bench_devices?retryWrites=false"
+uri=$(scripts/database-uri.sh "$db_port" msi_bench_devices)
 "$python" - "$uri" <<'PY'
 import json, sys, pymongo
 from bson import json_util

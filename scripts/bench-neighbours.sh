@@ -32,7 +32,7 @@ python3 fixtures/generate-cube.py --out "$work/cube.json" >/dev/null
 hubs=() uris=()
 for n in $(seq 0 "$neighbours"); do
     port=$(scripts/database.sh :memory: "$work/db$n.log"); pids+=("$(cat "$work/db$n.log.pid")")
-    uri="mongodb://127.0.0.1:$port/msi_bench?retryWrites=false"
+    uri=$(scripts/database-uri.sh "$port" msi_bench)
     "$python" "$helper" load "$uri" "$work/cube.json" >/dev/null
     hub_port=$(free_port)
     env GOOGLE_APPLICATION_CREDENTIALS="$credentials" FCM_ENDPOINT="$fake_url" \

@@ -86,11 +86,8 @@ wait_for() {  # wait_for URL PID: until URL answers 2xx, or fail when PID has ex
 # The database, with the generated cube and a communicator's token.
 db_port=$(scripts/database.sh :memory: "$work/db.log")
 db_pid=$(cat "$work/db.log.pid")
-# retryWrites=false for every client of the bench (the hub, the floor's and the helpers' pymongo): SecantusDB
-# (0.7.0b3) keeps the last 10,000 retryable-write records and, on every write, scans them and sorts them all
-# once full, so with retryable writes on, each write costs more the longer the bench has run, whoever makes it.
-# MongoDB keeps them per session. Deployments keep the default (retryable writes on).
-uri="mongodb://127.0.0.1:$db_port/msi_bench?retryWrites=false"
+# Every client of the bench (the hub, the floor's and the helpers' pymongo) reaches it as `make run`'s hub does.
+uri=$(scripts/database-uri.sh "$db_port" msi_bench)
 python3 fixtures/generate-cube.py --out "$work/cube.json"
 "$python" "$helper" load "$uri" "$work/cube.json"
 token=$("$hub_bin" token create --name bench-sender --role communicator --mongodb-uri "$uri" | tail -n 1)

@@ -15,7 +15,7 @@ if [ -z "${MONGODB_URI:-}" ]; then
         trap 'kill "$(cat var/secantus.log.pid)" 2>/dev/null || true' EXIT
         echo "msi-hub: started the embedded database (data in var/db, log in var/secantus.log)"
     fi
-    export MONGODB_URI="mongodb://127.0.0.1:$port/msi"
+    export MONGODB_URI=$(scripts/database-uri.sh "$port" msi)
 fi
 echo "msi-hub: database $MONGODB_URI"
 echo "msi-hub: serving on http://${HOST:-127.0.0.1}:${PORT:-8080}  (Ctrl-C stops it)"

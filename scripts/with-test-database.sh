@@ -16,7 +16,7 @@ stop() {
     rm -rf "$workdir"
 }
 trap stop EXIT
-export MONGODB_URI="mongodb://127.0.0.1:$port/msi"
+export MONGODB_URI=$(scripts/database-uri.sh "$port" msi)
 export DB_PORT=$port DB_STORAGE="$workdir/data" DB_LOG="$log"
 echo "test database: $MONGODB_URI (SecantusDB, pid $(cat "$log.pid"))"
 status=0

@@ -49,11 +49,7 @@ start_database() {
     local port
     port=$(scripts/database.sh :memory: "$work/db-$1.log")
     db_pid=$(cat "$work/db-$1.log.pid")
-    # retryWrites=false for every client of the bench (the hub and the helpers' pymongo): SecantusDB (0.7.0b3) keeps
-    # the last 10,000 retryable-write records and, on every write, scans them and sorts them all once full, so with
-    # retryable writes on, each write costs more the longer the bench has run, whoever makes it. MongoDB keeps them
-    # per session. Deployments keep the default (retryable writes on).
-    uri="mongodb://127.0.0.1:$port/$1?retryWrites=false"
+    uri=$(scripts/database-uri.sh "$port" "$1")
 }
 
 start_fake() {

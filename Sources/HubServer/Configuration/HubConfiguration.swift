@@ -46,8 +46,9 @@ public struct HubConfiguration: Sendable {
     /// What the hub keeps of persons and for how long (`AUDIT_PSEUDONYM_KEY`, `ERASURE_BLOCK_DAYS`).
     public var privacy = PrivacyConfiguration()
 
-    /// The local database that `make run` starts.
-    public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi"
+    /// The local database that `make run` starts, reached as `scripts/database-uri.sh` says (without retryable writes:
+    /// the embedded server's cost of every write would grow with the writes of the last half hour).
+    public static let defaultMongoURI = "mongodb://127.0.0.1:27117/msi?retryWrites=false"
 
     public init(
         mongoURI: String = HubConfiguration.defaultMongoURI,
