@@ -1,7 +1,7 @@
 import HubTime
 import Mongo
 
-/// A person's digest as the relay takes it: whose, from when, and the lease that holds it.
+/// A person's digest as the relay reads it when due: whose, from when, and when it was due.
 public struct DueDigest: Sendable {
     /// The person.
     public let person: String
@@ -10,8 +10,6 @@ public struct DueDigest: Sendable {
     public let since: Int64
     /// When it was due.
     public let dueAt: Int64
-    /// The claim's lease: every write of the sender names it.
-    public let lease: String
 }
 
 /// The last digest a person was sent: when, how many messages, its summary line.
@@ -27,9 +25,14 @@ public struct SentDigest: Sendable, Hashable {
 
 /// The daily digests, in `digest_schedule`: one document per person with a subject or group in digest mode (`_id`
 /// the person id; `due_at`, the next digest, Unix ms; `since`, where its window starts; `last`, the last one sent),
-/// planned by the hub when the person's settings change and claimed under a lease by the relay when due
-/// (`LeasedQueue`): once across replicas, again after a crash when the lease runs out. Nothing in it grows with the
-/// messages: what a digest holds is read from the archive when it is sent.
+/// planned by the hub when the person's settings change, read by the relay when due and recorded once sent. Nothing
+/// in it grows with the messages: what a digest holds is read from the archive when it is sent.
+///
+/// The documents carry no lease of their own: one replica at a time sends digests, under the named lease
+/// `DigestScheduleDAO.senderLease` (`LeaseDAO`), so a round costs the database a read of what is due and a write of
+/// what was sent, not a lease written on each digest and taken off again (on the embedded database an `updateMany`
+/// costs 1-2 ms a document: the lease's two writes were half of a digest's cost). A digest sent and not recorded
+/// (the sender died between the two) is due still, and the next holder of the lease sends it again.
 public struct DigestScheduleDAO: Sendable {
     let collection: MongoCollection
     let now: UnixClock
@@ -42,9 +45,8 @@ public struct DigestScheduleDAO: Sendable {
         self.now = now
     }
 
-    var queue: LeasedQueue {
-        LeasedQueue(collection: collection, prefix: "", dueField: "due_at") { ["due_at": ["$lte": .int64($0)]] }
-    }
+    /// The lease (`LeaseDAO`) under which one replica at a time sends the digests.
+    public static let senderLease = "digest-sender"
 
     /// Plans `person`'s next digest at `dueAt`; its window starts now when it is their first (a digest never holds
     /// what came before the person chose it).
@@ -64,20 +66,22 @@ public struct DigestScheduleDAO: Sendable {
         _ = try await mapErrors { try await collection.deleteOne(["_id": .string(person)]) }
     }
 
-    /// Claims up to `limit` digests due now for `owner` under a lease of `leaseMS`.
+    /// Up to `limit` digests due by `now`, the most overdue first: one read on the `due_at` index. The caller holds
+    /// `senderLease`.
     /// - Throws: `DAOError`.
-    public func claim(owner: String, leaseMS: Int64, limit: Int) async throws -> [DueDigest] {
-        let claim = try await mapErrors {
-            try await queue.claim(owner: owner, now: now(), leaseMS: leaseMS, limit: limit)
+    public func due(now: Int64, limit: Int) async throws -> [DueDigest] {
+        let documents = try await mapErrors {
+            try await collection.find(
+                ["due_at": ["$lte": .int64(now)]],
+                options: FindOptions(
+                    projection: ["_id": 1, "due_at": 1, "since": 1], sort: ["due_at": 1], limit: Int64(limit)))
         }
-        guard let claim else { return [] }
-        return claim.documents.compactMap { document in
+        return documents.compactMap { document in
             guard let person = document["_id"]?.stringValue, let dueAt = document["due_at"]?.int64Value else {
                 return nil
             }
             return DueDigest(
-                person: person, since: document["since"]?.int64Value ?? dueAt - 86_400_000, dueAt: dueAt,
-                lease: claim.lease)
+                person: person, since: document["since"]?.int64Value ?? dueAt - 86_400_000, dueAt: dueAt)
         }
     }
 
@@ -94,10 +98,11 @@ public struct DigestScheduleDAO: Sendable {
         }
     }
 
-    /// Records `completions` done while their leases hold them: each window ends at `through` (the next one starts
-    /// there), the next is due at its `next`, and its `sent` (nil: it held nothing and was not sent) is kept as the
-    /// last one. One `updateMany` for each group sharing their next time and what was sent (a round's digests of one
-    /// hour and one set of messages share them); answers how many were recorded.
+    /// Records `completions`: each window ends at `through` (the next one starts there), the next is due at its
+    /// `next`, and its `sent` (nil: it held nothing and was not sent) is kept as the last one. One `updateMany` for
+    /// each group sharing their next time and what was sent (a round's digests of one hour and one set of messages
+    /// share them); answers how many were recorded. A digest planned again meanwhile (the person chose another hour:
+    /// due after `through`) keeps its new plan.
     /// - Throws: `DAOError`.
     @discardableResult
     public func done(_ completions: [Completion], through: Int64) async throws -> Int {
@@ -114,27 +119,26 @@ public struct DigestScheduleDAO: Sendable {
                 ]
             }
             let ids = group.map { BSONValue.string($0.digest.person) }
-            let leases = Set(group.map(\.digest.lease))
             for chunk in IDChunks.of(ids) {
                 recorded += Int(
                     try await mapErrors {
                         try await collection.updateMany(
-                            queue.held(chunk, leases: leases),
-                            ["$set": .document(set), "$unset": .document(queue.endingLease())])
+                            ["_id": ["$in": .array(Array(chunk))], "due_at": ["$lte": .int64(through)]],
+                            ["$set": .document(set)])
                     }.matchedCount)
             }
         }
         return recorded
     }
 
-    /// Hands `digest` back unsent (the worker stops, or the person's devices could not be reached): due again at
-    /// `retryAt`, its window as it was.
+    /// Puts `digest` off unsent (FCM asked to wait for the person's devices): due again at `retryAt`, its window as
+    /// it was; a digest planned again meanwhile keeps its new plan.
     /// - Throws: `DAOError`.
     public func retry(_ digest: DueDigest, at retryAt: Int64) async throws {
         _ = try await mapErrors {
-            try await queue.update(
-                .string(digest.person), lease: digest.lease,
-                ["$set": ["due_at": .int64(retryAt)], "$unset": .document(queue.endingLease())])
+            try await collection.updateOne(
+                ["_id": .string(digest.person), "due_at": .int64(digest.dueAt)],
+                ["$set": ["due_at": .int64(retryAt)]])
         }
     }
 

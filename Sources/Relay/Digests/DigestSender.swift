@@ -7,9 +7,12 @@ import Logging
 import Mongo
 
 /// What the digest sender reads and writes: the persons' digests and settings, the archive the held messages are read
-/// from, the devices sent to, the names a digest says, and the clock digests fall due by.
+/// from, the devices sent to, the names a digest says, the lease of the one sender at a time, and the clock digests
+/// fall due by.
 public struct DigestStores: Sendable {
     public let schedule: DigestScheduleDAO
+    /// Holds `DigestScheduleDAO.senderLease`.
+    public let leases: LeaseDAO
     public let settings: PersonSettingsDAO
     public let messages: MessageDAO
     public let devices: DeviceDAO
@@ -22,6 +25,7 @@ public struct DigestStores: Sendable {
 
     public init(database: MongoDatabase, policy: DigestPolicy, now: @escaping UnixClock) {
         self.schedule = DigestScheduleDAO(database: database, now: now)
+        self.leases = LeaseDAO(database: database, now: now)
         self.settings = PersonSettingsDAO(database: database, now: now)
         self.messages = MessageDAO(database: database, now: now)
         self.devices = DeviceDAO(database: database, now: now)
@@ -35,8 +39,10 @@ public struct DigestStores: Sendable {
 /// Sends each person who chose `digest` for a subject or group one push a day at their digest time, for the hub's
 /// life, beside the outbox worker whose per-device lane (gate, pacer, send rate) it shares.
 ///
-/// Any number of replicas run one each: a due digest is claimed under a lease (`DigestScheduleDAO`), so it goes once
-/// and a replica that dies leaves it due again. A digest holds the messages of the person's digest subjects and
+/// Any number of replicas run one each, and one at a time sends, while it holds the digests' lease
+/// (`DigestScheduleDAO.senderLease`, taken or renewed at each round): a digest goes once, and one a replica sent but
+/// did not record before it died goes again when the lease has run out (at most `recordEvery` and those in flight).
+/// A digest holds the messages of the person's digest subjects and
 /// groups stored since the last one (`MessageDAO.digestCandidates`: sent, not withdrawn), less those that went
 /// through at once (`PreferencePolicy`: time-sensitive, critical, `override_preferences`), those the person was left
 /// out of and their own posts; each message once. Nothing is stored per held message: the fan-out sent them to the
@@ -100,7 +106,7 @@ public struct DigestSender: Sendable {
         public var messages = 0
     }
 
-    /// Claims up to `limit` digests due now and sends them; returns how many it claimed.
+    /// Sends up to `limit` digests due now while this sender holds the lease; returns how many it read.
     /// - Throws: `DAOError` when the database fails (a digest not recorded is due again when its lease runs out).
     @discardableResult
     public func sendDue(limit: Int = 100) async throws -> Int {
@@ -109,8 +115,13 @@ public struct DigestSender: Sendable {
 
     /// `sendDue`, with what the round did.
     public func sendRound(limit: Int = 100) async throws -> Round {
-        let due = try await stores.schedule.claim(
-            owner: owner, leaseMS: configuration.lease.milliseconds, limit: limit)
+        guard
+            let until = try await stores.leases.hold(
+                DigestScheduleDAO.senderLease, owner: owner, leaseMS: configuration.lease.milliseconds)
+        else { return Round() }  // another replica sends the digests
+        // No send starts in the lease's last quarter: what is not sent by then waits for the next round's lease.
+        let lease = Lease(until: until - configuration.lease.milliseconds / 4, now: stores.now)
+        let due = try await stores.schedule.due(now: stores.now(), limit: limit)
         var round = Round(claimed: due.count)
         guard !due.isEmpty else { return round }
         // One end for every window of the round: a subject's or group's read serves every digest that holds it, and
@@ -159,7 +170,7 @@ public struct DigestSender: Sendable {
                     running -= 1
                 }
                 let mine = devices[digest.digest.person] ?? []
-                group.addTask { try await deliver(digest, to: mine) }
+                group.addTask { try await deliver(digest, to: mine, lease: lease) }
                 running += 1
             }
             while let answer = try await group.next() { try await take(answer) }
@@ -169,9 +180,17 @@ public struct DigestSender: Sendable {
         return round
     }
 
-    /// How many digests done are recorded together: a crash between a send and its record sends it again when its
+    /// How many digests done are recorded together: a crash between a send and its record sends it again when the
     /// lease runs out, so the batch stays small.
     static let recordEvery = 50
+
+    /// Until when this round's sends may start (the lease's end less a margin).
+    struct Lease: Sendable {
+        let until: Int64
+        let now: UnixClock
+
+        var holds: Bool { now() < until }
+    }
 
     /// A digest with something to send: its push and when the next is due.
     struct ReadyDigest: Sendable {
@@ -209,16 +228,17 @@ public struct DigestSender: Sendable {
     }
 
     /// Sends a ready digest to its person's active `devices` one after another; returns how many took it and, when
-    /// it is done, what to record (nil: handed back to be retried, or its claim ran out).
-    private func deliver(_ ready: ReadyDigest, to devices: [Device]) async throws
+    /// it is done, what to record (nil: put off to be retried, or the lease ran out before it began: due still).
+    private func deliver(_ ready: ReadyDigest, to devices: [Device], lease: Lease) async throws
         -> (reached: Int, completion: DigestScheduleDAO.Completion?)
     {
+        guard lease.holds else { return (0, nil) }
         var reached = 0
         for device in devices {
             switch await lane.send(ready.push, to: device.registration, locale: device.locale) {
             case .sent: reached += 1
             case .cancelled:
-                return (reached, nil)  // the claim runs out: this or another replica sends it then
+                return (reached, nil)  // due still: the lease's next holder sends it
             case .retryLater(let error), .paused(let error):
                 // Sent to none yet: the whole digest waits; else what reached a device stands.
                 if reached == 0 {
