@@ -122,6 +122,16 @@ struct BSONDocumentTests {
         #expect(Set(ids).count == 100)
     }
 
+    @Test func theFirstObjectIDOfASecondSortsAfterEveryEarlierOne() {
+        let first = ObjectID(firstOfSecond: 0x5a1b_2c3d)
+        #expect(first.hex == "5a1b2c3d0000000000000000" && first.timestampSeconds == 0x5a1b_2c3d)
+        #expect(ObjectID(hex: "5a1b2c3cffffffffffffffff")! < first)
+        #expect(!(ObjectID(hex: "5a1b2c3d0000000000000001")! < first))
+        let now = ObjectID()
+        #expect(ObjectID(firstOfSecond: now.timestampSeconds) <= now)
+        #expect(now < ObjectID(firstOfSecond: now.timestampSeconds + 1))
+    }
+
     @Test func decimal128SpellsItself() {
         #expect(BSONDecimal128("1.5E+3")?.description == "1.5E+3")
         #expect(BSONDecimal128("not a number") == nil)

@@ -34,9 +34,9 @@ public struct RetentionDAO: Sendable {
     public func purgeBatch(
         _ kind: Kind, before cutoff: Int64, now: Int64, after: [String: BSONValue] = [:], limit: Int
     ) async throws -> (deleted: Int64, next: [String: BSONValue]) {
-        let seconds = UInt32(clamping: max(cutoff, 0) / 1000)
-        let prefix = String(format: "%08x", seconds)
-        let oldest = ObjectID(hex: prefix + "0000000000000000")!
+        let oldest = ObjectID(firstOfSecond: UInt32(clamping: max(cutoff, 0) / 1000))
+        // A delivery's or receipt's `_id` begins with its message's hex id: those of messages made before the cutoff.
+        let prefix = String(oldest.hex.prefix(8))
         let selections: [(String, BSONDocument)]
         switch kind {
         case .deliveries:

@@ -33,6 +33,12 @@ public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible 
         self.bytes = bytes
     }
 
+    /// The first ObjectId that can be made in the second `seconds` (Unix): every id made before that second sorts
+    /// below it, every id made in it or later at or above it.
+    public init(firstOfSecond seconds: UInt32) {
+        self.bytes = [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: seconds >> $0) } + Array(repeating: 0, count: 8)
+    }
+
     init(_ oid: bson_oid_t) {
         self.bytes = withUnsafeBytes(of: oid.bytes) { Array($0) }
     }
