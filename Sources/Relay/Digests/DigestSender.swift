@@ -55,8 +55,8 @@ public struct DigestSender: Sendable {
         public var lease: Duration = .seconds(60)
         /// How often due digests are looked for.
         public var poll: Duration = .seconds(5)
-        /// Digests read at a time (a round: its reads and its lease renewal are shared by all of them).
-        public var batch = 500
+        /// Digests claimed at a time.
+        public var batch = 200
         /// Digests sent at once (each to its person's devices in turn).
         public var inFlight = 100
 
@@ -147,12 +147,10 @@ public struct DigestSender: Sendable {
         let devices = Dictionary(
             grouping: try await stores.devices.active(ofPersons: ready.map(\.digest.person)),
             by: { $0.person ?? "" })
-        // Each batch of records is written while the next digests go (a send does not wait for a write).
-        var records: [Task<Void, any Error>] = []
         try await withThrowingTaskGroup(of: (reached: Int, completion: DigestScheduleDAO.Completion?).self) {
             group in
             var running = 0
-            func take(_ answer: (reached: Int, completion: DigestScheduleDAO.Completion?)) {
+            func take(_ answer: (reached: Int, completion: DigestScheduleDAO.Completion?)) async throws {
                 if let completion = answer.completion {
                     completed.append(completion)
                     if answer.reached > 0 {
@@ -162,24 +160,21 @@ public struct DigestSender: Sendable {
                     }
                 }
                 if completed.count >= Self.recordEvery {
-                    let batch = completed
+                    try await stores.schedule.done(completed, through: through)
                     completed.removeAll()
-                    records.append(
-                        Task { [schedule = stores.schedule] in _ = try await schedule.done(batch, through: through) })
                 }
             }
             for digest in ready {
                 if running >= configuration.inFlight, let answer = try await group.next() {
-                    take(answer)
+                    try await take(answer)
                     running -= 1
                 }
                 let mine = devices[digest.digest.person] ?? []
                 group.addTask { try await deliver(digest, to: mine, lease: lease) }
                 running += 1
             }
-            while let answer = try await group.next() { take(answer) }
+            while let answer = try await group.next() { try await take(answer) }
         }
-        for record in records { try await record.value }
         try await stores.schedule.done(completed, through: through)
         await lane.drain()
         return round
