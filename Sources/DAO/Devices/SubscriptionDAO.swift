@@ -38,14 +38,18 @@ public struct SubscriptionDAO: Sendable {
     }
 
     /// Sets `want` for `topics` of `device`'s registration, recording a wish where none was: an opt-out too, so
-    /// a rollout that has not reached the device yet leaves it out.
+    /// a rollout that has not reached the device yet leaves it out. A wish recorded now is as wanted already: only
+    /// the topics that had one are updated (a device's first choice of a topic costs one insert, not the insert and
+    /// a bulk update).
     public func set(want: Bool, topics: [String], for device: Device) async throws {
         guard !topics.isEmpty else { return }
-        try await insertMissing(topics.map { (device, $0) }, want: want)
+        let existing = try await insertMissing(topics.map { (device, $0) }, want: want)
+        guard !existing.isEmpty else { return }
         try await setWant(
             want,
             where: [
-                "registration": .string(device.registration), "topic": ["$in": .array(topics.map(BSONValue.string))],
+                "registration": .string(device.registration),
+                "topic": ["$in": .array(existing.map(BSONValue.string))],
             ])
     }
 
@@ -227,21 +231,20 @@ public struct SubscriptionDAO: Sendable {
         }
     }
 
-    /// Inserts a wish for each pair that has none (a duplicate key means one exists: kept as it is).
+    /// Inserts a wish for each pair that has none (a duplicate key means one exists: kept as it is); returns the
+    /// topics of the pairs that had one, in their order.
+    @discardableResult
     func insertMissing(_ pairs: [(Device, String)], want: Bool = true, turns: [String: [WishRecord.Turn]] = [:])
-        async throws
+        async throws -> [String]
     {
-        guard !pairs.isEmpty else { return }
+        var existing: [String] = []
         for start in stride(from: 0, to: pairs.count, by: 1_000) {
-            let documents = pairs[start..<min(start + 1_000, pairs.count)].map {
-                newDocument(device: $0.0, topic: $0.1, want: want, turns: turns[$0.1])
-            }
-            do {
-                _ = try await mapErrors { try await collection.insertMany(documents, ordered: false) }
-            } catch let error as DAOError where error.code == .duplicate {
-                // The others were inserted (unordered); the duplicates are wishes already recorded.
-            }
+            let slice = Array(pairs[start..<min(start + 1_000, pairs.count)])
+            let documents = slice.map { newDocument(device: $0.0, topic: $0.1, want: want, turns: turns[$0.1]) }
+            let refused = try await mapErrors { try await collection.insertManyIgnoringDuplicates(documents) }
+            existing += refused.sorted().map { slice[$0].1 }
         }
+        return existing
     }
 
     private func newDocument(device: Device, topic: String, want: Bool, turns: [WishRecord.Turn]? = nil)
