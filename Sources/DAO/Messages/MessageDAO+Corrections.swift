@@ -172,7 +172,7 @@ extension MessageDAO {
         msiKey: ObjectID, expected: RelayState?, at: Int64, by: String, reason: String?,
         cancel: Bool, notice: RelayNotice?
     ) async throws -> Bool {
-        var filter = Self.unchanged(msiKey, expected: expected, claims: notice?.isLive ?? false)
+        let filter = Self.unchanged(msiKey, expected: expected, claims: notice?.isLive ?? false)
         var withdrawn: BSONDocument = ["at": .int64(at), "by": .string(by)]
         if let reason { withdrawn["reason"] = .string(reason) }
         var set: [(key: String, value: BSONValue)] = [("withdrawn", .document(withdrawn))]
