@@ -46,10 +46,7 @@ public actor OIDCProvider {
     /// one held).
     /// - Throws: `OIDCError` (`.unavailable`, `.misconfigured`, `.insecureEndpoint`) when none can be had.
     public func currentMetadata() async throws -> ProviderMetadata {
-        if let metadata, now() - metadataLoadedAt < refreshInterval || failedLately { return metadata }
-        if !failedLately { try await load(force: false) }
-        guard let metadata else { throw loadFailure ?? OIDCError(.unavailable, "the provider could not be reached") }
-        return metadata
+        try await current({ $0.metadata }, loadedAt: { $0.metadataLoadedAt }, or: "the provider could not be reached")
     }
 
     /// A new sign-in and the URL to send the browser to.
@@ -132,10 +129,19 @@ public actor OIDCProvider {
     private var failedLately: Bool { failedAt.map { now() - $0 < unknownKeyInterval } ?? false }
 
     private func currentKeys() async throws -> KeyRing {
-        if let keys, now() - keysLoadedAt < refreshInterval || failedLately { return keys }
+        try await current({ $0.keys }, loadedAt: { $0.keysLoadedAt }, or: "the provider's keys could not be loaded")
+    }
+
+    /// One of the provider's documents (`held`, loaded at `loadedAt`): as held while fresh, or while a load failed
+    /// lately; else after a load (a failed one keeps what was held).
+    /// - Throws: the last load's `OIDCError`, or `.unavailable` (`missing`), when none is held.
+    private func current<Document>(
+        _ held: (isolated OIDCProvider) -> Document?, loadedAt: (isolated OIDCProvider) -> Int64, or missing: String
+    ) async throws -> Document {
+        if let document = held(self), now() - loadedAt(self) < refreshInterval || failedLately { return document }
         if !failedLately { try await load(force: false) }
-        guard let keys else { throw loadFailure ?? OIDCError(.unavailable, "the provider's keys could not be loaded") }
-        return keys
+        guard let document = held(self) else { throw loadFailure ?? OIDCError(.unavailable, missing) }
+        return document
     }
 
     /// Loads the discovery document and the JWKS: the load under way if there is one, else a new one.
