@@ -65,10 +65,15 @@ struct FanOutTests {
                 extra: ["relay": .document(plan.document(for: distribution))]))
     }
 
-    /// The stored `relay.state` of `message`.
+    /// The `relay.state` of `message` as people see it (a direct message's from its worker's progress record).
     static func relayState(_ message: Message, in database: MongoDatabase) async throws -> String? {
-        let stored = try await database.collection(CollectionName.message).findOne(["_id": .objectID(message.id)])
-        return stored?[path: "relay.state"]?.stringValue
+        guard
+            let stored = try await database.collection(CollectionName.message).findOne([
+                "_id": .objectID(message.id)
+            ]).flatMap(Message.init(document:))
+        else { return nil }
+        return try await RelayProgressDAO(database: database).resolved([stored])[0].document[path: "relay.state"]?
+            .stringValue
     }
 
     /// Waits until `message` is stored as sent.

@@ -125,6 +125,53 @@ struct RoomTests {
         }
     }
 
+    @Test func aPostIsSentFromMemoryByItsHubAndATakeoverSendsOnlyTheDevicesNotAnswered() async throws {
+        try await FakeFCM.with { fake in
+            try await HubHarness.with(seed: Self.seed, relay: try FanOutTests.relay(to: fake)) { hub in
+                try await hub.waitForRelayRecord()
+                // Stored by the hub that sends it: named in its insert (no claim), noted as resolving from the start.
+                let response = try await Self.post("Board 4 is free", from: Self.annPhone, on: hub)
+                #expect(response.status == .created, "\(response.text)")
+                let post = try await Self.stored(
+                    try #require(try response.json()["msi_key"]?.stringValue), in: hub.database)
+                #expect(post.document[path: "relay.state"] == "direct")
+                #expect(post.document[path: "relay.attempts"]?.int64Value == 1)
+                #expect(post.document[path: "relay.components.devices.resolving"] == true)
+                try await FanOutTests.waitUntilSent(post, in: hub.database)
+                #expect(AcknowledgementTests.requests(to: Self.benPhone.token, fake).count == 1)
+                // Sent with one write to the message (the devices it reached, for its report), none for its outcome.
+                let sent = try await Self.stored(post.msiKey.hex, in: hub.database)
+                #expect(sent.document[path: "relay.state"] == "direct")
+                #expect(sent.document[path: "relay.attempts"]?.int64Value == 1)
+                #expect(sent.document[path: "relay.components.devices.devices"]?.int64Value == 1)
+
+                // A hub that died while sending Ben's post: its record ran out, Ann's phone had its answer. The live
+                // hub takes the record over and sends the post to Ann's tablet only.
+                let now = UnixTime.nowMilliseconds()
+                let dead = DirectRelay(owner: "dead-hub/1", seq: 1)
+                let plan = RelayPlan(dueAt: now, deadlineAt: now + 3_600_000, direct: dead, addressed: true)
+                var draft = MessageDraft(
+                    title: "Chess team", desc: "Board 5", message: "Board 5", topicKey: "",
+                    recipients: Recipients(groups: ["chess"], exceptPersons: ["ben"]), distribution: .alert,
+                    sender: "", extra: ["relay": .document(plan.document(for: .alert))])
+                draft.roomPost = ("ben", "chess")
+                let orphan = try await MessageDAO(database: hub.database).add(draft)
+                try await DeliveryDAO(database: hub.database).record([
+                    DeliveryOutcome(
+                        Delivery(
+                            message: orphan.id, device: Self.annPhone.id, person: "ann", group: "chess",
+                            platform: .android, registration: Self.annPhone.token), state: .sent)
+                ])
+                #expect(
+                    try await RelayProgressDAO(database: hub.database).report(
+                        owner: dead.owner, through: 0, since: now - 1_000, until: now - 500, now: now - 1_000))
+                try await FanOutTests.waitUntilSent(orphan, in: hub.database)
+                let received = fake.received.filter { $0.data["msi_key"] == orphan.msiKey.hex }
+                #expect(received.compactMap { $0.message["token"] as? String } == [Self.annTablet.token])
+            }
+        }
+    }
+
     @Test func whoMayPostIsTheRoomsRuleAndARefusedPostStoresNothing() async throws {
         var devices = DeviceConfiguration()
         devices.roomPostsPerMinute = 2

@@ -195,7 +195,11 @@ public struct RelayPlan: Sendable {
             for: distribution, addressed: addressed, languages: languages,
             display: display)
         {
-            components.append((component.rawValue, ["state": "pending", "attempts": 0]))
+            var state: BSONDocument = ["state": "pending", "attempts": 0]
+            // Sent from its insert on by the process that stores it: any later attempt (a takeover) looks for the
+            // answers of this one before it sends (`DeliveryDAO.markResolving` for a claimed message).
+            if component == .devices, direct != nil { state["resolving"] = true }
+            components.append((component.rawValue, .document(state)))
         }
         var relay: [(key: String, value: BSONValue)] = [
             (

@@ -20,22 +20,31 @@ extension MessageService {
         return submission
     }
 
+    /// The most members a room may have for its posts to be sent by the process that stores them, from memory (as a
+    /// topic message is): a conversation's first sends then wait for no claim. A larger room's fan-out lasts long
+    /// enough to hold back its worker's progress record (every message stored after it is shown pending until it
+    /// ends, and sent again if the process dies meanwhile): its posts are claimed, as staff messages to groups are.
+    public static let directRoomMembers: Int64 = 2_000
+
     /// Stores `post` (made by `roomPost`) as `person`'s in room `room`, with `sender: {"person": id}` and `room`, and
-    /// hands it to the relay. No approval rule holds it: the admin let the room's members post (`posting: members`),
-    /// at the default urgency only.
+    /// hands it to the relay: to this process's worker in memory when it can take it and the room has at most
+    /// `directRoomMembers` members. No approval rule holds it: the admin let the room's members post
+    /// (`posting: members`), at the default urgency only.
     /// - Throws: `SendRefusal.relayBehind`; `DAOError`.
     public func post(_ post: Submission, in room: Group, by person: String) async throws -> Message {
         let now = self.now()
-        let plan = RelayPlan(dueAt: now, deadlineAt: now + relayDeadline.milliseconds, addressed: true)
+        let ticket = room.memberCount <= Self.directRoomMembers ? relay.ticket(now: now) : nil
+        let plan = RelayPlan(
+            dueAt: now, deadlineAt: now + relayDeadline.milliseconds, direct: ticket, addressed: true)
         var extra = post.extra(relay: plan)
         extra["room_name"] = .string(room.name)
         var draft = MessageDraft(
             title: post.title, desc: post.desc, message: post.message, topicKey: "", recipients: post.recipients,
             data: post.data, distribution: .alert, urgency: .default, sender: "", extra: extra)
         draft.roomPost = (person, room.id)
-        let message = try await store(draft, idempotencyKey: nil, fingerprint: post.fingerprint, sender: "")
-        relay.notify()
-        return message
+        return try await handing(ticket) {
+            try await store(draft, idempotencyKey: nil, fingerprint: post.fingerprint, sender: "")
+        }
     }
 
     /// A page of room `room`'s history, newest first: every message to the group (its members' posts and staff's

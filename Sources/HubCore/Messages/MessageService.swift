@@ -131,9 +131,8 @@ public struct MessageService: Sendable {
             deadlineAt: dueAt + relayDeadline.milliseconds, direct: ticket, addressed: sampled,
             languages: submission.broadcast.translations.map(\.language),
             display: submission.broadcast.display, awaitsApproval: approval.holds)
-        let message: Message
-        do {
-            message = try await store(
+        return try await handing(ticket) {
+            try await store(
                 MessageDraft(
                     title: submission.title, desc: submission.desc, message: submission.message,
                     topicKey: submission.topicKey,
@@ -145,6 +144,17 @@ public struct MessageService: Sendable {
                             forcedAlert: submission.distribution == .alert
                                 && location.subject.level == SubscriptionLevel.forced.rawValue))),
                 idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
+        }
+    }
+
+    /// Stores a message (`store`) and gives it to the relay: with `ticket` (stored `.direct`), to this process's
+    /// worker in memory, which sends it at once; without, a wake-up for whichever worker claims it. Every ticket comes
+    /// back to the relay, whatever the insert came to: handed over, not stored, or unsettled when its outcome is unknown.
+    /// - Throws: what `store` throws.
+    func handing(_ ticket: DirectRelay?, _ store: () async throws -> Message) async throws -> Message {
+        let message: Message
+        do {
+            message = try await store()
         } catch let error as DAOError where error.code == .outcomeUnknown {
             if let ticket { relay.unsettled(ticket) }
             throw error

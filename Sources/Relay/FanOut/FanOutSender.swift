@@ -79,10 +79,11 @@ struct FanOutSender: Sendable {
     private struct LeaseLost: Error {}
 
     /// Sends `message` (to `audience`, mapped as `relayMessage`) to its devices not yet answered, until `watch` says
-    /// it was edited.
+    /// it was edited. `fresh`: the message is on the first attempt of the process that stored it, sent from memory
+    /// (`.direct`): nothing of it was sent before, and its insert noted already that sends begin.
     func send(
         _ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage,
-        watch: EditWatch? = nil
+        watch: EditWatch? = nil, fresh: Bool = false
     ) async -> Result {
         let id = message.id
         guard let lease = held.safeLease(of: id) else { return .lost }
@@ -91,7 +92,7 @@ struct FanOutSender: Sendable {
         var failedRead: (any Error)?
         // The deliveries to send come a batch at a time: as the resolution stores them (sending starts with the first
         // batch), or, once the message is resolved, as pages of the pending ones are read.
-        let (pages, producer) = pages(of: message, audience: audience, lease: lease.owner)
+        let (pages, producer) = pages(of: message, audience: audience, lease: lease.owner, fresh: fresh)
         await withTaskGroup(of: Void.self) { group in
             var running = 0
             var iterator = pages.makeAsyncIterator()
@@ -157,16 +158,16 @@ struct FanOutSender: Sendable {
 
     /// The deliveries of `message` to send, a batch at a time as the resolution finds them (sending starts with the
     /// first batch), and the task that produces them. The first attempt notes on the message, under `lease`, that
-    /// sends begin; a later one leaves out the devices answered already. The stream ends in `LeaseLost` when the
-    /// lease no longer holds the message.
-    private func pages(of message: Message, audience: FanOutResolver.FanOutAudience, lease: String)
+    /// sends begin (a `fresh` one's insert noted it); a later one leaves out the devices answered already. The stream
+    /// ends in `LeaseLost` when the lease no longer holds the message.
+    private func pages(of message: Message, audience: FanOutResolver.FanOutAudience, lease: String, fresh: Bool)
         -> (AsyncThrowingStream<[Delivery], any Error>, Task<Void, Never>)
     {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Delivery].self)
         let producer = Task { [resolver, deliveries, logger] in
             do {
-                let resumed = FanOutResolver.isStarted(message)
-                if !resumed {
+                let resumed = !fresh && FanOutResolver.isStarted(message)
+                if !resumed && !fresh {
                     guard try await deliveries.markResolving(message: message.id, lease: lease) else {
                         throw LeaseLost()
                     }

@@ -85,6 +85,15 @@ struct MessageSender: Sendable {
             held.finishing(id)
             record { outcome.update(lease: $0, now: now()) }
         }
+        /// Lets go of the message at once when its lease is in doubt, with no write.
+        func letGo() {
+            if let sent = direct, let owner = held.release(id, direct: sent) {
+                // The record may hold on after all: the message goes back to the outbox.
+                handoff.unsettled(DirectRelay(owner: owner, seq: sent.seq))
+            } else {
+                held.release(id)  // another worker holds it, or will before FCM could answer
+            }
+        }
         // This worker took a direct message of its own over from its record after an edit (`reread`).
         var tookOver = false
         /// Reads the message again after an edit, once what was sent is written: a direct message the edit handed to
@@ -198,7 +207,7 @@ struct MessageSender: Sendable {
             if let audience = FanOutResolver.FanOutAudience(of: message) {
                 if await sendToDevices(
                     message, audience: audience, as: relayMessage, state: state, watch: watch,
-                    finish: finish, record: record)
+                    fresh: direct != nil, finish: finish, record: record, lost: letGo)
                 {
                     continue attempts
                 }
@@ -253,13 +262,7 @@ struct MessageSender: Sendable {
                     // Stopping while FCM asks to wait: hand the message back.
                     return record { .release(id: id, lease: $0) }
                 case .leaseLost:
-                    if let direct, let owner = held.release(id, direct: direct) {
-                        // The record may hold on after all: the message goes back to the outbox.
-                        handoff.unsettled(DirectRelay(owner: owner, seq: direct.seq))
-                    } else {
-                        held.release(id)  // another worker holds it, or will before FCM could answer
-                    }
-                    return
+                    return letGo()
                 }
                 answered += 1
             }
@@ -286,18 +289,19 @@ struct MessageSender: Sendable {
     /// Sends a message to persons and groups, or a topic's sample, through the fan-out, then records where it goes: sent once every
     /// device has an answer (the component names where they are: its deliveries), pending for a retry when FCM asked
     /// to wait, expired, or handed back when the worker stops. True when it stopped for an edit (`watch`): the
-    /// caller reads the message again and goes on.
+    /// caller reads the message again and goes on. `fresh`: sent from memory by the process that stored it, on its
+    /// first attempt; `lost` lets go of the message when its lease is in doubt.
     private func sendToDevices(
         _ message: Message, audience: FanOutResolver.FanOutAudience, as relayMessage: RelayMessage,
-        state: RelayState, watch: EditWatch, finish: (RelayOutcome) async -> Void,
-        record: ((String) -> RelayUpdate) -> Void
+        state: RelayState, watch: EditWatch, fresh: Bool, finish: (RelayOutcome) async -> Void,
+        record: ((String) -> RelayUpdate) -> Void, lost: () -> Void
     ) async -> Bool {
         let id = message.id
         guard let fanOut else {
             await finish(RelayOutcome(id: id, status: .failed, lastError: "this relay sends no messages to persons"))
             return false
         }
-        switch await fanOut.send(message, audience: audience, as: relayMessage, watch: watch) {
+        switch await fanOut.send(message, audience: audience, as: relayMessage, watch: watch, fresh: fresh) {
         case .finished:
             // Edited while the last requests went: their devices are told too.
             if watch.isChanged { return true }
@@ -312,7 +316,7 @@ struct MessageSender: Sendable {
         case .stopped:
             record { .release(id: id, lease: $0) }
         case .lost:
-            held.release(id)  // another worker holds it, or will before FCM could answer
+            lost()
         }
         return false
     }
