@@ -7,9 +7,12 @@ import Mongo
 /// own, once. Never a `findAndModify`.
 extension PersonUnreadDAO {
     /// The numbers of message `key` in `groups`: those it has, and for the others a new number each, recorded.
+    /// `numberedBefore` false: the message is on its first attempt and has none yet (they are not read first).
     /// - Throws: `DAOError`.
-    public func numbers(ofMessage key: ObjectID, in groups: [String]) async throws -> [String: Int64] {
-        var numbers = try await self.numbers(ofMessage: key)
+    public func numbers(ofMessage key: ObjectID, in groups: [String], numberedBefore: Bool = true) async throws
+        -> [String: Int64]
+    {
+        var numbers = numberedBefore ? try await self.numbers(ofMessage: key) : [:]
         let missing = groups.filter { numbers[$0] == nil }
         guard !missing.isEmpty else { return numbers }
         var taken: [(String, Int64)] = []

@@ -41,7 +41,7 @@ struct FanOutResolver: Sendable {
 
     /// How many persons' devices are looked up before they are handed on to be sent: the first batch small, so that
     /// sending starts within moments of the claim, the others large (the sends go while the next batch is read).
-    static let personsInFirstBatch = 128, personsPerBatch = 1_024
+    static let personsInFirstBatch = 32, personsPerBatch = 1_024
 
     /// Finds `message`'s devices (of its persons and groups, or of its topic's sample), handing each batch to `found`
     /// (without the devices answered already when `leavingOutAnswered`), then notes on the message, while `lease`
@@ -131,12 +131,16 @@ struct FanOutResolver: Sendable {
         // a time (the first small), so the first sends do not wait for a whole roster.
         // The persons left out are as if reached already.
         var seen = Set(recipients.exceptPersons)
-        // Unread counts: the message's number in each of its groups, and the groups' numbers read so far.
-        var numbers: [String: Int64] = [:]
-        var knownNumbers: [String: Int64] = [:]
-        if let unread = stores.unread, !recipients.groups.isEmpty {
-            numbers = try await unread.numbers(ofMessage: message.msiKey, in: recipients.groups)
+        // Unread counts: the message's number in each of its groups (taken while the first members are read; none
+        // taken before on a first attempt), and the groups' numbers read so far.
+        let numbering = Task { [unread = stores.unread] in
+            guard let unread, !recipients.groups.isEmpty else { return [String: Int64]() }
+            return try await unread.numbers(
+                ofMessage: message.msiKey, in: recipients.groups, numberedBefore: leavingOutAnswered)
         }
+        defer { numbering.cancel() }
+        var numbers: [String: Int64]?
+        var knownNumbers: [String: Int64] = [:]
         // Members of a group the message did not reach them through (left out, named, or reached through an earlier
         // group): its number there is read for them.
         var notThrough: [String: [String]] = [:]
@@ -151,6 +155,8 @@ struct FanOutResolver: Sendable {
             let groupOf = Dictionary(waiting.map { ($0.person, $0.group) }, uniquingKeysWith: { first, _ in first })
             waiting = []
             let persons = Array(groupOf.keys)
+            // The mutes are read while the devices are.
+            async let mutedReading = mutedPersons(of: message, groupOf: groupOf)
             var ranged: [Device]?
             if byRange {
                 ranged = try await stores.devices.active(inRangeOf: persons)
@@ -158,12 +164,13 @@ struct FanOutResolver: Sendable {
             }
             let devices: [Device]
             if let ranged { devices = ranged } else { devices = try await stores.devices.active(ofPersons: persons) }
-            let muted = try await mutedPersons(of: message, groupOf: groupOf)
+            let muted = try await mutedReading
+            if numbers == nil { numbers = try await numbering.value }
             // Each person reached (a device of theirs found) counts the message unread: one range read a batch.
             let reached = Set(devices.compactMap(\.person))
             let unread =
                 try await stores.unread?.count(
-                    message.msiKey, numbers: numbers, for: groupOf.filter { reached.contains($0.key) },
+                    message.msiKey, numbers: numbers ?? [:], for: groupOf.filter { reached.contains($0.key) },
                     known: &knownNumbers) ?? [:]
             let deliveries = devices.compactMap { device -> Delivery? in
                 guard let person = device.person, let group = groupOf[person] else { return nil }
@@ -187,7 +194,7 @@ struct FanOutResolver: Sendable {
             for range in try await stores.groups.memberRanges(of: group) {
                 for person in try await stores.groups.members(of: group, in: range) {
                     guard seen.insert(person).inserted else {
-                        if numbers[group] != nil { notThrough[group, default: []].append(person) }
+                        notThrough[group, default: []].append(person)
                         continue
                     }
                     waiting.append((person, group))
@@ -196,8 +203,9 @@ struct FanOutResolver: Sendable {
             }
         }
         if !waiting.isEmpty { try await flush() }
+        if numbers == nil { numbers = try await numbering.value }
         for (group, persons) in notThrough {
-            if let number = numbers[group] { try await stores.unread?.markRead(number, in: group, for: persons) }
+            if let number = numbers?[group] { try await stores.unread?.markRead(number, in: group, for: persons) }
         }
         return count
     }
@@ -213,8 +221,9 @@ struct FanOutResolver: Sendable {
         var muted: Set<String> = []
         let now = stores.now()
         for (group, persons) in byGroup {
+            async let chosen = stores.settings.choosing([.off, .digest], persons, scope: .group, id: group)
             muted.formUnion(try await stores.mutes.muted(persons, in: group, at: now))
-            muted.formUnion(try await stores.settings.choosing([.off, .digest], persons, scope: .group, id: group))
+            muted.formUnion(try await chosen)
         }
         return muted
     }
