@@ -73,6 +73,30 @@ struct DigestSenderTests {
         }
     }
 
+    @Test func aReplicaThatStopsGivesTheLeaseUpAndAnotherSendsAtOnce() async throws {
+        try await TestDatabase.with { database in
+            let relay = RelayFixture(database: database)
+            let dueAt = try await scenario(relay, persons: ["ada", "cy"])
+            let (stopping, other) = (try sender(relay), try sender(relay))
+            let leases = database.collection(CollectionName.leases)
+            let running = Task { await stopping.run() }
+            try await eventually {
+                try await leases.findOne(["_id": .string(DigestScheduleDAO.senderLease)])?["owner"]?.stringValue
+                    == stopping.owner
+            }
+            let lease = DigestSender.Configuration().lease.milliseconds
+            let held = LeaseDAO(database: database, now: relay.clock.unix)
+            #expect(try await held.hold(DigestScheduleDAO.senderLease, owner: "another", leaseMS: lease) == nil)
+            running.cancel()
+            await running.value
+            // Given up on the way out: the other replica need not wait for it to run out.
+            #expect(try await leases.countDocuments(["_id": .string(DigestScheduleDAO.senderLease)]) == 0)
+            relay.clock.advance(to: dueAt)
+            #expect(try await other.sendRound().sent == 2)
+            #expect(digests(relay).mapValues(\.count) == ["token-ada": 1, "token-cy": 1])
+        }
+    }
+
     @Test func theDigestsOfAReplicaThatDiedHoldingTheLeaseGoOnceItRunsOut() async throws {
         try await TestDatabase.with { database in
             let relay = RelayFixture(database: database)

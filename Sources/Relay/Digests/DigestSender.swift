@@ -84,7 +84,8 @@ public struct DigestSender: Sendable {
         self.owner = "digest-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
     }
 
-    /// Claims and sends due digests until the task is cancelled.
+    /// Claims and sends due digests until the task is cancelled, then gives the digests' lease up (if it holds it),
+    /// so that another replica sends the next round at once rather than when the lease runs out.
     public func run() async {
         await PollingLoop.run(
             logger: logger, failure: "digests could not be read or recorded",
@@ -92,6 +93,14 @@ public struct DigestSender: Sendable {
         ) {
             try await sendDue(limit: configuration.batch) == configuration.batch
         }
+        // Not cancelled with this task: the release must land.
+        await Task { [stores, owner, logger] in
+            do {
+                try await stores.leases.release(DigestScheduleDAO.senderLease, owner: owner)
+            } catch {
+                logger.warning("the digests' lease could not be given up", metadata: ["error": "\(error)"])
+            }
+        }.value
     }
 
     /// What one round of `sendDue` did.
