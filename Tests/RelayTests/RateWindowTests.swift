@@ -1,5 +1,6 @@
 import DAO
 import HubTime
+import Mongo
 import MongoTestSupport
 import Synchronization
 import Testing
@@ -17,6 +18,34 @@ struct RateWindowTests {
 
         func now() -> Int64 {
             origin.withLock { $0.at + Int64((ContinuousClock.now - $0.began) / .milliseconds(1)) }
+        }
+    }
+
+    @Test func aTakeWithRoomIsGrantedWholeARefusalCountsNothingAndConcurrentTakersNeverPassTheLimit() async throws {
+        try await TestDatabase.with { database in
+            let rates = RateWindowDAO(database: database)
+            let windows = database.collection(CollectionName.rateWindows)
+            let at: Int64 = 7_000_000_000
+            // One at a time against a limit of 2: two granted, the third refused and not counted.
+            for expected in [1, 1, 0, 0] {
+                #expect(try await rates.take(1, of: "post", limit: 2, windowMS: 60_000, at: at).granted == expected)
+            }
+            let post = try await windows.findOne(["_id": .string("post:\(at / 60_000)")])
+            #expect(post?["used"]?.int64Value == 2)
+            #expect(post?["expire_at"] != nil)
+            // Several at a time: whole while there is room, then what is left, then nothing.
+            #expect(try await rates.take(4, of: "sends", limit: 10, windowMS: 1_000, at: at).granted == 4)
+            #expect(try await rates.take(4, of: "sends", limit: 10, windowMS: 1_000, at: at).granted == 4)
+            #expect(try await rates.take(4, of: "sends", limit: 10, windowMS: 1_000, at: at).granted == 2)
+            #expect(try await rates.take(4, of: "sends", limit: 10, windowMS: 1_000, at: at).granted == 0)
+            // Twenty first takers of a window at once, five allowed: five granted, whichever inserted the window.
+            let granted = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { try await rates.take(1, of: "login", limit: 5, windowMS: 60_000, at: at).granted }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(granted == 5)
         }
     }
 
