@@ -188,7 +188,7 @@ struct BroadcastMessageTests {
                         Self.information(
                             #", "display": false, "data": {"new_timetable": "on"}, "sample": 0.1, "cohort": "\#(cohort)", "translations": null"#
                         ))
-                    let message = try #require(try await MessageDAO(database: hub.database).get(msiKey: key))
+                    let message = try await MessageDAO(database: hub.database).get(msiKey: key)
                     try await FanOutTests.waitUntilSent(message, in: hub.database)
                     let sends = fake.received.dropFirst(before)
                     #expect(sends.allSatisfy { $0.message["topic"] == nil && $0.message["notification"] == nil })

@@ -50,7 +50,7 @@ import Testing
         process.arguments = arguments
         let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent(
             "msi-hub-cli-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: outputURL) }
         let output = try FileHandle(forWritingTo: outputURL)
         defer { try? output.close() }

@@ -33,7 +33,7 @@ extension MessageService {
     /// - Throws: `SendRefusal.relayBehind`; `DAOError`.
     public func post(_ post: Submission, in room: Group, by person: String) async throws -> Message {
         let now = self.now()
-        let ticket = room.memberCount <= Self.directRoomMembers ? relay.ticket(now: now) : nil
+        let ticket = ticket(for: .roomPost(members: room.memberCount), now: now)
         let plan = RelayPlan(
             dueAt: now, deadlineAt: now + relayDeadline.milliseconds, direct: ticket, addressed: true)
         var extra = post.extra(relay: plan)

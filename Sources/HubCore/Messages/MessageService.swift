@@ -121,10 +121,8 @@ public struct MessageService: Sendable {
             reasons: policy.reasons(
                 location: location, urgency: submission.highestUrgency), as: identity, now: now)
         let dueAt = max(submission.sendAt ?? now, now)
-        // A sample goes device by device, like a message to persons: any worker takes it over, never this process.
         let sampled = submission.broadcast.sample != nil
-        // Due now: this process's relay sends it from the insert on, when it can take it (never one held).
-        let ticket = dueAt <= now && !sampled && !approval.holds ? relay.ticket(now: now) : nil
+        let ticket = ticket(for: .topicMessage(dueAt: dueAt, sampled: sampled, held: approval.holds), now: now)
         let plan = RelayPlan(
             dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
             expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
@@ -145,6 +143,28 @@ public struct MessageService: Sendable {
                                 && location.subject.level == SubscriptionLevel.forced.rawValue))),
                 idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
         }
+    }
+
+    /// A new message as the decision whether it is sent from memory sees it.
+    enum FirstSend {
+        /// A message to a topic (or a sample of one), due at `dueAt`, `held` for approval or not.
+        case topicMessage(dueAt: Int64, sampled: Bool, held: Bool)
+        /// A member's post to a room of `members` members.
+        case roomPost(members: Int64)
+    }
+
+    /// Whether this process's relay sends a new message from its insert on, from memory (a ticket to store it
+    /// `.direct` under), or whichever worker claims it does (nil): the one place that decides it. From memory: a
+    /// topic message due now that is neither a sample (which goes device by device, like a message to persons) nor
+    /// held for approval, and a post to a room of at most `directRoomMembers` members; always when the relay can
+    /// take one (`relay.ticket`).
+    func ticket(for message: FirstSend, now: Int64) -> DirectRelay? {
+        let fromMemory =
+            switch message {
+            case .topicMessage(let dueAt, let sampled, let held): dueAt <= now && !sampled && !held
+            case .roomPost(let members): members <= Self.directRoomMembers
+            }
+        return fromMemory ? relay.ticket(now: now) : nil
     }
 
     /// Stores a message (`store`) and gives it to the relay: with `ticket` (stored `.direct`), to this process's

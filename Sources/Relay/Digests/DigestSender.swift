@@ -40,7 +40,7 @@ public struct DigestStores: Sendable {
 /// life, beside the outbox worker whose per-device lane (gate, pacer, send rate) it shares.
 ///
 /// Any number of replicas run one each, and one at a time sends, while it holds the digests' lease
-/// (`DigestScheduleDAO.senderLease`, taken or renewed at each round): a digest goes once, and one a replica sent but
+/// (`DigestScheduleDAO.senderLease`, through `Leadership`): a digest goes once, and one a replica sent but
 /// did not record before it died goes again when the lease has run out (at most `recordEvery` and those in flight).
 /// A digest holds the messages of the person's digest subjects and
 /// groups stored since the last one (`MessageDAO.digestCandidates`: sent, not withdrawn), less those that went
@@ -67,7 +67,10 @@ public struct DigestSender: Sendable {
     let lane: DeviceLane
     let configuration: Configuration
     let logger: Logger
-    let owner: String
+    /// Whether this replica is the one that sends (it holds `DigestScheduleDAO.senderLease`).
+    let leadership: Leadership
+    /// This replica's name in the digests' lease.
+    var owner: String { leadership.owner }
 
     /// How long a digest whose devices FCM asked to wait for waits when FCM named no time.
     static let retryDelayMS: Int64 = 60_000
@@ -81,7 +84,10 @@ public struct DigestSender: Sendable {
         self.lane = lane
         self.configuration = configuration
         self.logger = logger
-        self.owner = "digest-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
+        self.leadership = Leadership(
+            key: DigestScheduleDAO.senderLease,
+            owner: "digest-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))",
+            leases: stores.leases, lease: configuration.lease, now: stores.now)
     }
 
     /// Claims and sends due digests until the task is cancelled, then gives the digests' lease up (if it holds it),
@@ -94,13 +100,7 @@ public struct DigestSender: Sendable {
             try await sendDue(limit: configuration.batch) == configuration.batch
         }
         // Not cancelled with this task: the release must land.
-        await Task { [stores, owner, logger] in
-            do {
-                try await stores.leases.release(DigestScheduleDAO.senderLease, owner: owner)
-            } catch {
-                logger.warning("the digests' lease could not be given up", metadata: ["error": "\(error)"])
-            }
-        }.value
+        await Task { [leadership] in await leadership.resign() }.value
     }
 
     /// What one round of `sendDue` did.
@@ -124,10 +124,8 @@ public struct DigestSender: Sendable {
 
     /// `sendDue`, with what the round did.
     public func sendRound(limit: Int = 100) async throws -> Round {
-        guard
-            let until = try await stores.leases.hold(
-                DigestScheduleDAO.senderLease, owner: owner, leaseMS: configuration.lease.milliseconds)
-        else { return Round() }  // another replica sends the digests
+        // Another replica sends the digests while it leads.
+        guard try await leadership.lead(), let until = leadership.until else { return Round() }
         // No send starts in the lease's last quarter: what is not sent by then waits for the next round's lease.
         let lease = Lease(until: until - configuration.lease.milliseconds / 4, now: stores.now)
         let due = try await stores.schedule.due(now: stores.now(), limit: limit)

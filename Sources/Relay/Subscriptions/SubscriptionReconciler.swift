@@ -1,6 +1,7 @@
 import DAO
 import FCM
 import Logging
+import Mongo
 
 /// Applies the subscriptions the database wants at FCM, on the outbox's principles: the loops that join the
 /// reconciler's parts, each with one job.
@@ -98,7 +99,8 @@ public final class SubscriptionReconciler: Sendable {
         let projectKey = "fcm-subscriptions:\(project)"
         // Another process may lead and change FCM meanwhile: only the database tells what FCM has.
         let leadership = Leadership(
-            key: projectKey, leases: leases, lease: configuration.lease, now: now,
+            key: projectKey, owner: "reconciler-" + ObjectID().hex, leases: leases, lease: configuration.lease,
+            now: now,
             notLeading: { recorder.forget() })
         self.leadership = leadership
         let calls = SubscriptionCalls(
