@@ -54,8 +54,21 @@ struct PersonMessageTests {
                 try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(key)]))
             #expect(stored["topic_key"] == nil)
             #expect(stored["relay"]?.documentValue?["components"]?.documentValue?.elements.map(\.key) == ["devices"])
-            // Never sent by the storing process alone: any worker claims it.
-            #expect(stored["relay"]?.documentValue?["state"]?.stringValue == "pending")
+            // Two persons: sent from memory by the process that stored it.
+            #expect(stored["relay"]?.documentValue?["state"]?.stringValue == "direct")
+
+            // An audience past `directFanOutPersons` (the group's count and the person named) waits for a claim.
+            _ = try await hub.database.collection(CollectionName.groups).updateOne(
+                ["_id": "staff"], ["$set": ["member_count": .int64(MessageService.directFanOutPersons)]])
+            let large = try await hub.request(
+                .post, "/message", as: .admin,
+                json: Self.body(to: #"{"persons": ["student-9"], "groups": ["staff"]}"#))
+            let largeKey = try #require(try large.json()["msi_key"]?.stringValue.flatMap { ObjectID(hex: $0) })
+            let claimed = try #require(
+                try await hub.database.collection(CollectionName.message).findOne(["msi_key": .objectID(largeKey)]))
+            // Stored pending (a worker may have claimed and sent it since), never under this process's record.
+            #expect(claimed["relay"]?.documentValue?["state"]?.stringValue != "direct")
+            #expect(claimed["relay"]?.documentValue?["seq"] == nil)
         }
     }
 

@@ -20,20 +20,14 @@ extension MessageService {
         return submission
     }
 
-    /// The most members a room may have for its posts to be sent by the process that stores them, from memory (as a
-    /// topic message is): a conversation's first sends then wait for no claim. A larger room's fan-out lasts long
-    /// enough to hold back its worker's progress record (every message stored after it is shown pending until it
-    /// ends, and sent again if the process dies meanwhile): its posts are claimed, as staff messages to groups are.
-    public static let directRoomMembers: Int64 = 2_000
-
     /// Stores `post` (made by `roomPost`) as `person`'s in room `room`, with `sender: {"person": id}` and `room`, and
     /// hands it to the relay: to this process's worker in memory when it can take it and the room has at most
-    /// `directRoomMembers` members. No approval rule holds it: the admin let the room's members post
+    /// `directFanOutPersons` members. No approval rule holds it: the admin let the room's members post
     /// (`posting: members`), at the default urgency only.
     /// - Throws: `SendRefusal.relayBehind`; `DAOError`.
     public func post(_ post: Submission, in room: Group, by person: String) async throws -> Message {
         let now = self.now()
-        let ticket = ticket(for: .roomPost(members: room.memberCount), now: now)
+        let ticket = ticket(for: .addressed(dueAt: now, held: false, persons: room.memberCount), now: now)
         let plan = RelayPlan(
             dueAt: now, deadlineAt: now + relayDeadline.milliseconds, direct: ticket, addressed: true)
         var extra = post.extra(relay: plan)

@@ -122,7 +122,7 @@ public struct MessageService: Sendable {
                 location: location, urgency: submission.highestUrgency), as: identity, now: now)
         let dueAt = max(submission.sendAt ?? now, now)
         let sampled = submission.broadcast.sample != nil
-        let ticket = ticket(for: .topicMessage(dueAt: dueAt, sampled: sampled, held: approval.holds), now: now)
+        let ticket = ticket(for: .topic(dueAt: dueAt, sampled: sampled, held: approval.holds), now: now)
         let plan = RelayPlan(
             dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
             expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
@@ -148,21 +148,29 @@ public struct MessageService: Sendable {
     /// A new message as the decision whether it is sent from memory sees it.
     enum FirstSend {
         /// A message to a topic (or a sample of one), due at `dueAt`, `held` for approval or not.
-        case topicMessage(dueAt: Int64, sampled: Bool, held: Bool)
-        /// A member's post to a room of `members` members.
-        case roomPost(members: Int64)
+        case topic(dueAt: Int64, sampled: Bool, held: Bool)
+        /// A message to persons, groups or a room (a staff message, a member's post), due at `dueAt`, `held` for
+        /// approval or not, reaching at most `persons` persons (those named and the groups' members together).
+        case addressed(dueAt: Int64, held: Bool, persons: Int64)
     }
+
+    /// The most persons a message to persons and groups may reach for the process that stores it to send it from
+    /// memory (as a topic message is): a conversation's, a reminder's or a staff message's first sends then wait for
+    /// no claim, and the archive takes no write for the claim, the start or the outcome. A larger fan-out lasts long
+    /// enough to hold back its worker's progress record (every message stored after it is shown pending until it
+    /// ends, and sent again if the process dies meanwhile): it is claimed by whichever worker takes it.
+    public static let directFanOutPersons: Int64 = 2_000
 
     /// Whether this process's relay sends a new message from its insert on, from memory (a ticket to store it
     /// `.direct` under), or whichever worker claims it does (nil): the one place that decides it. From memory: a
-    /// topic message due now that is neither a sample (which goes device by device, like a message to persons) nor
-    /// held for approval, and a post to a room of at most `directRoomMembers` members; always when the relay can
-    /// take one (`relay.ticket`).
+    /// message due now and not held for approval, to a topic (not a sample, which goes device by device) or to at
+    /// most `directFanOutPersons` persons; always when the relay can take one (`relay.ticket`).
     func ticket(for message: FirstSend, now: Int64) -> DirectRelay? {
         let fromMemory =
             switch message {
-            case .topicMessage(let dueAt, let sampled, let held): dueAt <= now && !sampled && !held
-            case .roomPost(let members): members <= Self.directRoomMembers
+            case .topic(let dueAt, let sampled, let held): dueAt <= now && !sampled && !held
+            case .addressed(let dueAt, let held, let persons):
+                dueAt <= now && !held && persons <= Self.directFanOutPersons
             }
         return fromMemory ? relay.ticket(now: now) : nil
     }
@@ -248,9 +256,9 @@ public struct MessageService: Sendable {
         return .subject(location)
     }
 
-    /// Stores a message to persons and groups (`RecipientPolicy` said `identity` may, `destination(of:as:)`) for
-    /// any relay worker to claim: its recipients are resolved to devices when it is sent, each device getting its
-    /// own request.
+    /// Stores a message to persons and groups (`RecipientPolicy` said `identity` may, `destination(of:as:)`) and
+    /// gives it to the relay (from memory when `ticket(for:now:)` says so): its recipients are resolved to devices
+    /// when it is sent, each device getting its own request.
     /// - Throws: `SendRefusal` (`.idempotencyKeyReused`); `DAOError` as `send`.
     private func send(
         _ submission: Submission, to recipients: Recipients, groups found: [Group], as identity: Identity,
@@ -263,21 +271,22 @@ public struct MessageService: Sendable {
             reasons: policy.reasons(
                 recipients: recipients, groups: found, urgency: submission.highestUrgency), as: identity, now: now)
         let dueAt = max(submission.sendAt ?? now, now)
-        // Never sent by the storing process itself: a fan-out is long, and any worker may take it over.
+        let persons = Int64(recipients.persons.count) + found.reduce(0) { $0 + $1.memberCount }
+        let ticket = ticket(for: .addressed(dueAt: dueAt, held: approval.holds, persons: persons), now: now)
         let plan = RelayPlan(
             dueAt: dueAt, sendAt: submission.sendAt.map { _ in dueAt },
             expiresAt: submission.expiry(dueAt: dueAt), ttlSeconds: submission.ttl,
-            deadlineAt: dueAt + relayDeadline.milliseconds, addressed: true,
+            deadlineAt: dueAt + relayDeadline.milliseconds, direct: ticket, addressed: true,
             awaitsApproval: approval.holds)
-        let message = try await store(
-            MessageDraft(
-                title: submission.title, desc: submission.desc, message: submission.message, topicKey: "",
-                recipients: recipients, data: submission.data, distribution: submission.distribution,
-                urgency: submission.urgency, broadcast: submission.broadcast, sender: identity.name,
-                extra: approval.adding(to: submission.extra(relay: plan))),
-            idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
-        relay.notify()
-        return message
+        return try await handing(ticket) {
+            try await store(
+                MessageDraft(
+                    title: submission.title, desc: submission.desc, message: submission.message, topicKey: "",
+                    recipients: recipients, data: submission.data, distribution: submission.distribution,
+                    urgency: submission.urgency, broadcast: submission.broadcast, sender: identity.name,
+                    extra: approval.adding(to: submission.extra(relay: plan))),
+                idempotencyKey: idempotencyKey, fingerprint: submission.fingerprint, sender: identity.name)
+        }
     }
 
     /// One archived message as `viewer` sees it (`MessageVisibility`).
