@@ -44,11 +44,12 @@ struct FanOutResolver: Sendable {
     static let personsInFirstBatch = 32, personsPerBatch = 1_024
 
     /// Finds `message`'s devices (of its persons and groups, or of its topic's sample), handing each batch to `found`
-    /// (without the devices answered already when `leavingOutAnswered`), then notes on the message, while `lease`
-    /// holds it, how many devices it reaches. Returns that count, or nil when the lease no longer holds the message.
+    /// (without the devices answered already when `leavingOutAnswered`), then, when `noting`, notes on the message,
+    /// while `lease` holds it, how many devices it reaches. Returns that count, or nil when the lease no longer holds
+    /// the message.
     /// - Throws: `DAOError`; `CancellationError` when the task is cancelled.
     func resolve(
-        _ message: Message, audience: FanOutAudience, lease: String, leavingOutAnswered: Bool,
+        _ message: Message, audience: FanOutAudience, lease: String, leavingOutAnswered: Bool, noting: Bool = true,
         found: ([Delivery]) -> Void
     ) async throws -> Int? {
         let count: Int
@@ -60,8 +61,10 @@ struct FanOutResolver: Sendable {
         case .sample(let topic):
             count = try await resolveSample(message, topic: topic, leavingOutAnswered: leavingOutAnswered, found: found)
         }
-        guard try await stores.deliveries.markResolved(message: message.id, lease: lease, count: count) else {
-            return nil
+        if noting {
+            guard try await stores.deliveries.markResolved(message: message.id, lease: lease, count: count) else {
+                return nil
+            }
         }
         return count
     }

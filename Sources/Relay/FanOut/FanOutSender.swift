@@ -43,11 +43,17 @@ struct FanOutSender: Sendable {
         private struct State {
             var stop: Stop?
             var leftPending: FCMError?
+            var devices: Int?
         }
         private let state = Mutex(State())
 
         var stop: Stop? { state.withLock { $0.stop } }
         var leftPending: FCMError? { state.withLock { $0.leftPending } }
+        /// How many devices the resolution found, once it ended.
+        var devices: Int? {
+            get { state.withLock { $0.devices } }
+            set { state.withLock { $0.devices = newValue } }
+        }
 
         /// Stops the fan-out, unless it stopped already for another reason.
         func stop(_ reason: Stop) {
@@ -92,7 +98,8 @@ struct FanOutSender: Sendable {
         var failedRead: (any Error)?
         // The deliveries to send come a batch at a time: as the resolution stores them (sending starts with the first
         // batch), or, once the message is resolved, as pages of the pending ones are read.
-        let (pages, producer) = pages(of: message, audience: audience, lease: lease.owner, fresh: fresh)
+        let (pages, producer) = pages(
+            of: message, audience: audience, lease: lease.owner, fresh: fresh, progress: progress)
         await withTaskGroup(of: Void.self) { group in
             var running = 0
             var iterator = pages.makeAsyncIterator()
@@ -138,31 +145,42 @@ struct FanOutSender: Sendable {
         }
         await recorder.drain()
         await lane.drain()
+        let result: Result
         if let failedRead {
-            return .retry(
+            result = .retry(
                 FCMError(
                     code: .other, message: "reading the deliveries failed: \(failedRead)",
                     isRetryable: true))
+        } else {
+            switch progress.stop {
+            case .cancelled: result = .stopped
+            case .lease: result = .lost
+            case .expired: result = .expired
+            case .edited: result = .edited
+            case .wait(let error): result = .retry(error)
+            case nil: result = progress.leftPending.map(Result.retry) ?? .finished(devices: sent)
+            }
         }
-        switch progress.stop {
-        case .cancelled: return .stopped
-        case .lease: return .lost
-        case .expired: return .expired
-        case .edited: return .edited
-        case .wait(let error): return .retry(error)
-        case nil: break
+        // A fresh message's count of devices was not written at its resolution: every device has its delivery
+        // record when it finished, which the report counts. Otherwise the count is noted now, for the report's
+        // devices not answered yet.
+        if fresh, let devices = progress.devices {
+            switch result {
+            case .finished, .lost: break
+            case .retry, .stopped, .expired, .edited:
+                _ = try? await deliveries.markResolved(message: id, lease: lease.owner, count: devices)
+            }
         }
-        if let error = progress.leftPending { return .retry(error) }
-        return .finished(devices: sent)
+        return result
     }
 
     /// The deliveries of `message` to send, a batch at a time as the resolution finds them (sending starts with the
     /// first batch), and the task that produces them. The first attempt notes on the message, under `lease`, that
     /// sends begin (a `fresh` one's insert noted it); a later one leaves out the devices answered already. The stream
     /// ends in `LeaseLost` when the lease no longer holds the message.
-    private func pages(of message: Message, audience: FanOutResolver.FanOutAudience, lease: String, fresh: Bool)
-        -> (AsyncThrowingStream<[Delivery], any Error>, Task<Void, Never>)
-    {
+    private func pages(
+        of message: Message, audience: FanOutResolver.FanOutAudience, lease: String, fresh: Bool, progress: Progress
+    ) -> (AsyncThrowingStream<[Delivery], any Error>, Task<Void, Never>) {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Delivery].self)
         let producer = Task { [resolver, deliveries, logger] in
             do {
@@ -175,9 +193,10 @@ struct FanOutSender: Sendable {
                 guard
                     let count = try await resolver.resolve(
                         message, audience: audience, lease: lease,
-                        leavingOutAnswered: resumed,
+                        leavingOutAnswered: resumed, noting: !fresh,
                         found: { continuation.yield($0) })
                 else { throw LeaseLost() }
+                progress.devices = count
                 logger.debug(
                     "message resolved to devices",
                     metadata: ["msi_key": "\(message.msiKey)", "devices": "\(count)"])
