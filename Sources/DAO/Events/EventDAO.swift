@@ -145,23 +145,41 @@ public struct EventDAO: Sendable {
         }
     }
 
-    /// Records that `event`'s reminders up to `handledThrough` are handled, the next due at `dueAt` (nil: none to
-    /// come), and the last failure (nil: none), ending `lease`; false when the lease or the version no longer holds
-    /// (the event was edited or taken over meanwhile).
-    /// - Throws: `DAOError`.
-    public func recordHandled(
-        _ event: Event, lease: String, handledThrough: Int64, dueAt: Int64?, error: String?
-    ) async throws -> Bool {
-        var set: BSONDocument = ["handled_through": .int64(handledThrough)]
-        var unset = queue.endingLease()
-        if let dueAt { set["due_at"] = .int64(dueAt) } else { unset["due_at"] = "" }
-        if let error { set["last_error"] = .string(error) } else { unset["last_error"] = "" }
-        return try await mapErrors {
-            try await collection.updateOne(
-                ["_id": .objectID(event.id), "lease_owner": .string(lease), "version": .int64(event.version)],
-                ["$set": .document(set), "$unset": .document(unset)]
-            ).matchedCount > 0
+    /// What the reminder worker did with a claimed event: its reminders up to `handledThrough` (Unix ms) are
+    /// handled, the next is due at `dueAt` (nil: none to come), and the last failure (nil: none).
+    public struct Handled: Sendable {
+        public let event: Event
+        public let handledThrough: Int64
+        public let dueAt: Int64?
+        public let error: String?
+
+        public init(_ event: Event, handledThrough: Int64, dueAt: Int64?, error: String?) {
+            self.event = event
+            self.handledThrough = handledThrough
+            self.dueAt = dueAt
+            self.error = error
         }
+    }
+
+    /// Records what was done with each of a claim's events, ending `lease` on them, in one command (a bulk write):
+    /// an event whose lease or version no longer holds (it was edited or taken over meanwhile) is left as it is.
+    /// Returns how many were recorded.
+    /// - Throws: `DAOError`.
+    @discardableResult
+    public func recordHandled(_ handled: [Handled], lease: String) async throws -> Int {
+        let statements = handled.map { record in
+            var set: BSONDocument = ["handled_through": .int64(record.handledThrough)]
+            var unset = queue.endingLease()
+            if let dueAt = record.dueAt { set["due_at"] = .int64(dueAt) } else { unset["due_at"] = "" }
+            if let error = record.error { set["last_error"] = .string(error) } else { unset["last_error"] = "" }
+            return UpdateStatement(
+                filter: [
+                    "_id": .objectID(record.event.id), "lease_owner": .string(lease),
+                    "version": .int64(record.event.version),
+                ],
+                update: ["$set": .document(set), "$unset": .document(unset)])
+        }
+        return try await mapErrors { Int(try await collection.bulkUpdate(statements).matchedCount) }
     }
 
     /// The earliest reminder time of any event (Unix ms), leased or not; nil when none is to come: the first entry of

@@ -5,9 +5,11 @@ import Mongo
 /// key, `{_id: {sender, key}, fingerprint, message, created_at}`, holding the whole message document the first
 /// request chose (its `_id`, `msi_key`, time and relay plan). A retry with the key stores that same document,
 /// so whichever request gets there first stores it and the others find it stored: one message, any replica.
-/// A TTL index deletes keys 24 hours after their first use.
+/// A TTL index deletes keys 24 hours after their first use. Records of concurrent requests (a burst of scripted
+/// sends, an event's reminders) share insert commands (`InsertBatcher`): make one DAO per process.
 public struct IdempotencyKeyDAO: Sendable {
     let collection: MongoCollection
+    let inserts: InsertBatcher
 
     /// How long a key is kept.
     public static let lifetimeSeconds: Int32 = 24 * 3600
@@ -19,7 +21,11 @@ public struct IdempotencyKeyDAO: Sendable {
 
     public init(database: MongoDatabase) {
         self.collection = database.collection(CollectionName.idempotencyKeys)
+        self.inserts = InsertBatcher(collection: collection)
     }
+
+    /// Insert commands this DAO sent so far (records gathered in one command count once).
+    public var insertCommands: Int { inserts.commandsSent }
 
     /// What a key stands for when a request claims it.
     public enum Claim: Sendable {
@@ -46,7 +52,8 @@ public struct IdempotencyKeyDAO: Sendable {
         ]
         while true {
             do {
-                _ = try await withDeadline(deadline) { try await collection.insertOne(record) }
+                // A record of another request under the key fails alone with `duplicateKey` (`InsertBatcher`).
+                try await withDeadline(deadline) { try await inserts.insert(record) }
                 return .claimed
             } catch let error as MongoError where error.code == .duplicateKey {
                 let found = try await mapErrors {

@@ -413,43 +413,58 @@ public struct EventService: Sendable {
                 owner: Self.owner, now: time, leaseMS: lease.milliseconds, limit: batch)
         else { return 0 }
         // A claim's events side by side, `concurrency` at a time: a minute with thousands of reminders due keeps up.
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        // What was done is recorded for the whole claim in one write, also when an event's reminders failed to be
+        // stored (the others' records are not lost; that event is claimed again once its lease runs out).
+        var handled: [EventDAO.Handled] = []
+        var failure: (any Error)?
+        await withTaskGroup(of: Result<EventDAO.Handled?, any Error>.self) { group in
             var running = 0
+            func take(_ result: Result<EventDAO.Handled?, any Error>) {
+                switch result {
+                case .success(let record): if let record { handled.append(record) }
+                case .failure(let error): failure = failure ?? error
+                }
+            }
             for event in claim.events {
-                if running >= concurrency {
-                    try await group.next()
+                if running >= concurrency, let result = await group.next() {
+                    take(result)
                     running -= 1
                 }
                 group.addTask {
-                    if Task.isCancelled {
-                        try await events.release(event, lease: claim.lease)
-                    } else {
-                        try await sendReminders(of: event, lease: claim.lease, compose: compose)
+                    do {
+                        if Task.isCancelled {
+                            try await events.release(event, lease: claim.lease)
+                            return .success(nil)
+                        }
+                        return .success(try await sendReminders(of: event, compose: compose))
+                    } catch {
+                        return .failure(error)
                     }
                 }
                 running += 1
             }
-            try await group.waitForAll()
+            for await result in group { take(result) }
         }
+        try await events.recordHandled(handled, lease: claim.lease)
+        if let failure { throw failure }
         return claim.events.count
     }
 
     /// How long a reminder the hub could not store yet (the database failing, the relay behind) waits to be tried again.
     static let retryDelayMS: Int64 = 1_000
 
-    /// Sends `event`'s reminders due by now in time order, once each (the idempotency key), then records the next
-    /// one's time. A reminder that cannot be stored now (the database fails, the relay is behind) is tried again a
-    /// moment later with those after it, never skipped; one refused for good (its sender may no longer send to the
-    /// audience) is recorded on the event and the others go on.
-    private func sendReminders(of event: Event, lease: String, compose: Compose) async throws {
+    /// Sends `event`'s reminders due by now in time order, once each (the idempotency key); returns what to record:
+    /// how far they are handled and the next one's time. A reminder that cannot be stored now (the database fails,
+    /// the relay is behind) is tried again a moment later with those after it, never skipped; one refused for good
+    /// (its sender may no longer send to the audience) is recorded on the event and the others go on.
+    private func sendReminders(of event: Event, compose: Compose) async throws -> EventDAO.Handled {
         let time = now()
         let schedule: EventSchedule
         do {
             schedule = try EventSchedule(event.schedule)
         } catch {
-            _ = try await events.recordHandled(
-                event, lease: lease, handledThrough: time, dueAt: nil, error: "the schedule is not readable: \(error)")
-            return
+            return EventDAO.Handled(
+                event, handledThrough: time, dueAt: nil, error: "the schedule is not readable: \(error)")
         }
         var failure: String?
         var handled = time
@@ -484,8 +499,7 @@ public struct EventService: Sendable {
             }
         }
         let next = retryAt ?? schedule.nextReminder(after: time)
-        _ = try await events.recordHandled(
-            event, lease: lease, handledThrough: handled, dueAt: next, error: failure)
+        return EventDAO.Handled(event, handledThrough: handled, dueAt: next, error: failure)
     }
 
     /// Whether `error` says the reminder could not be stored now but may be a moment later.
