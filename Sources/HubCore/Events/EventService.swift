@@ -28,9 +28,10 @@ public struct EventService: Sendable {
     /// The shortest pause between claims that took less than a batch.
     public var tick: Duration = .milliseconds(100)
     /// Events claimed at a time.
-    public var batch = 100
-    /// How many of a claim's events have their reminders sent at once.
-    public var concurrency = 16
+    public var batch = 256
+    /// How many of a claim's events have their reminders sent at once: enough for their records and messages to
+    /// gather in shared insert commands while the database answers.
+    public var concurrency = 64
 
     public init(
         events: EventDAO, messages: MessageService, groups: GroupDAO, now: @escaping UnixClock, audit: AuditLog?,
