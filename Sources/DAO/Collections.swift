@@ -92,6 +92,9 @@ public enum CollectionName {
     public static let events = "events"
     /// Each message's numbers in the groups it was sent to, for unread counts (`PersonUnreadDAO`).
     public static let unreadMessages = "unread_messages"
+    /// The archive's rare queues: which messages are held for approval, to review, with a correction waiting, live
+    /// banners, or escalating (`MessageQueueDAO`).
+    public static let messageQueues = "message_queues"
 }
 
 /// The indexes msi-hub needs, created at start-up; creating them again changes nothing.
@@ -105,6 +108,8 @@ public enum DatabaseIndexes {
             ])
             let messages = database.collection(CollectionName.message)
             for name in AcknowledgementDAO.retiredIndexes { try await messages.dropIndex(named: name) }
+            try await database.collection(CollectionName.messageQueues).createIndexes(MessageQueueDAO.indexes)
+            try await MessageQueueDAO.moveFromArchiveIndexes(in: database)
             try await messages.createIndexes([
                 IndexModel(keys: ["msi_key": 1], name: "msi_key", unique: true),
                 IndexModel(keys: ["topic_key": 1, "timestamp": -1, "_id": -1], name: "topic_key.timestamp"),
@@ -112,12 +117,8 @@ public enum DatabaseIndexes {
                 // A person's and their groups' messages, for a device's catch-up.
                 IndexModel(keys: ["to.persons": 1, "timestamp": 1, "_id": 1], name: "to.persons.timestamp"),
                 IndexModel(keys: ["to.groups": 1, "timestamp": 1, "_id": 1], name: "to.groups.timestamp"),
+                // The relay's due messages. Its rarer queues are beside the archive (`MessageQueueDAO`).
                 OutboxDAO.index,
-                AcknowledgementDAO.index,
-                // The live banners an app shows at launch (only banners are in it).
-                MessageDAO.bannerIndex,
-                // The messages held for approval, and the overrides to review (each holds those alone).
-                ApprovalDAO.index, ApprovalDAO.overrideIndex, ApprovalDAO.correctionIndex,
             ])
             try await database.collection(CollectionName.users).createIndexes([
                 IndexModel(keys: ["username": 1], name: "username", unique: true)

@@ -470,8 +470,10 @@ struct WritePaths: Sendable {
                 }
             },
             Path(name: "escalation claim") { _ in
-                let id = try await message(["ack": .document(AckRequest(withinSeconds: 1, resend: 1).document)]).id
-                #expect(try await escalations.fix(message: id, size: 1, sentAt: now() - 10_000, withinSeconds: 1))
+                let stored = try await message(["ack": .document(AckRequest(withinSeconds: 1, resend: 1).document)])
+                let fixed = try #require(
+                    Message(document: ["_id": .objectID(stored.id), "msi_key": .objectID(stored.key)]))
+                #expect(try await escalations.fix(message: fixed, size: 1, sentAt: now() - 10_000, withinSeconds: 1))
                 return { () async throws in
                     let claim = try await escalations.claim(owner: "cost", leaseMS: lease)
                     #expect(claim != nil)

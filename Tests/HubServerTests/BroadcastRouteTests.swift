@@ -88,9 +88,10 @@ struct BroadcastRouteTests {
                     "Outage", extra: #", "kind": "downtime", "expires_at": \#(now + 600_000)"#))
             let key = try #require(try sent.json()["msi_key"]?.stringValue.flatMap(ObjectID.init(hex:)))
             // Banners without an expiry: one sent 27 days ago is live, one sent 29 days ago is not (FCM's 28 days).
+            // Stored as the hub stores a message (its banner queue entry first).
             let messages = hub.database.collection(CollectionName.message)
             for (title, age) in [("Recent", Int64(27)), ("Old", Int64(29))] {
-                _ = try await messages.insertOne([
+                _ = try await MessageDAO(database: hub.database).add(document: [
                     "_id": .objectID(ObjectID()), "msi_key": .objectID(ObjectID()), "title": .string(title),
                     "desc": "", "message": "", "topic_key": .string(DeviceTests.forced), "distribution": "Information",
                     "sender": "admin", "timestamp": .int64(now - age * 24 * 3_600_000), "kind": "greeting",

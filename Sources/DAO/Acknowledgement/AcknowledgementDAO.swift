@@ -5,36 +5,35 @@ import Mongo
 /// the audience fixed when the relay sent it, rounds of re-sends claimed by any replica under a lease in `ack`
 /// (`lease_owner`, `lease_until`), each round's counts (`ack.rounds`), and the end (`finished_at`).
 ///
-/// A claim reads the most overdue messages on the `ack.next_at` index (partial: only messages with an escalation to
-/// come are in it) and takes one by an atomic update on its `_id` and a read; every later write names the lease, so a replica whose lease ran out records nothing more and the
-/// message is due again for another, which resumes the round after its `ack.cursor`.
+/// A claim reads the most overdue of the messages in the escalations' queue (`MessageQueue.escalation`: those with a
+/// next step, beside the archive) and takes one by an atomic update on its `_id` and a read; every later write names
+/// the lease, so a replica whose lease ran out records nothing more and the message is due again for another, which
+/// resumes the round after its `ack.cursor`.
 public struct AcknowledgementDAO: Sendable {
     let messages: MongoCollection
+    let queues: MessageQueueDAO
     let now: UnixClock
 
-    /// The index claims run on: messages whose escalation has a next step. Its filter is a range the claim's query
-    /// states too (`$gt: 0`): SecantusDB uses a partial index only for a query that names its filter, and scanned
-    /// the whole archive every second for the `$exists` filter this index had first.
-    public static let index = IndexModel(
-        keys: ["ack.next_at": 1], name: "ack.next_at.due",
-        partialFilter: ["ack.next_at": ["$gt": 0]])
-
-    /// The indexes this DAO no longer uses, dropped at start: the first claim index (`$exists` filter).
+    /// The indexes this DAO no longer uses, dropped at start: the first claim index (`$exists` filter). Its second,
+    /// `ack.next_at.due`, became the escalations' queue (`MessageQueueDAO`).
     static let retiredIndexes = ["ack.next_at"]
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.messages = database.collection(CollectionName.message)
+        self.queues = MessageQueueDAO(database: database)
         self.now = now
     }
 
     // MARK: Fixing the audience
 
-    /// Notes on message `id` that its audience is fixed, `size` devices, at `sentAt` (Unix ms): its first check is due
-    /// `withinSeconds` later. Only the first time (a message sent again after a crash keeps its first audience);
-    /// returns whether this call fixed it.
+    /// Notes on `message` that its audience is fixed, `size` devices, at `sentAt` (Unix ms): its first check is due
+    /// `withinSeconds` later, and it enters the escalations' queue. Only the first time (a message sent again after a
+    /// crash keeps its first audience); returns whether this call fixed it.
     /// - Throws: `DAOError`.
     @discardableResult
-    public func fix(message id: ObjectID, size: Int64, sentAt: Int64, withinSeconds: Int64) async throws -> Bool {
+    public func fix(message: Message, size: Int64, sentAt: Int64, withinSeconds: Int64) async throws -> Bool {
+        let id = message.id
+        try await queues.enter(.escalation, message: message.msiKey)
         let result = try await mapErrors {
             try await messages.updateOne(
                 ["_id": .objectID(id), "ack.within_s": ["$exists": true], "ack.sent_at": ["$exists": false]],
@@ -55,7 +54,7 @@ public struct AcknowledgementDAO: Sendable {
         ["$gt": 0, "$lte": .int64(time)]
     }
 
-    /// The escalations as a leased queue: the lease in `ack`, the due steps on the claim index.
+    /// The escalations as a leased queue: the lease in `ack`, the due steps among the escalations' queue.
     var queue: LeasedQueue {
         LeasedQueue(collection: messages, prefix: "ack.", dueField: "ack.next_at") { ["ack.next_at": Self.due($0)] }
     }
@@ -66,16 +65,24 @@ public struct AcknowledgementDAO: Sendable {
     /// - Throws: `DAOError`.
     public func claim(owner: String, leaseMS: Int64) async throws -> (progress: AckProgress, lease: String)? {
         guard
-            let claim = try await mapErrors({
-                try await queue.claim(owner: owner, now: now(), leaseMS: leaseMS, limit: 1)
+            let claim = try await mapErrors({ () -> LeasedQueue.Claim? in
+                let time = now()
+                guard
+                    let candidates = try await queues.filter(["ack.next_at": Self.due(time)], in: .escalation)
+                else { return nil }
+                return try await queue.claim(
+                    owner: owner, now: time, leaseMS: leaseMS, limit: 1, candidates: candidates)
             }), let document = claim.documents.first
         else { return nil }
         let lease = claim.lease
         guard let message = Message(document: document) else { return nil }
         guard let progress = AckProgress(message: message) else {
-            // Not an escalation this hub can read: taken off the index rather than claimed again and again.
-            _ = try await update(
+            // Not an escalation this hub can read: taken off the queue rather than claimed again and again.
+            if try await update(
                 message.id, lease: lease, ["$unset": .document(queue.endingLease(["ack.next_at": ""]))])
+            {
+                try await queues.leave(.escalation, message: message.msiKey)
+            }
             return nil
         }
         return (progress, lease)
@@ -155,16 +162,20 @@ public struct AcknowledgementDAO: Sendable {
             ])
     }
 
-    /// Ends message `id`'s escalation under `lease`: `silent` devices never acknowledged. False when the lease no
-    /// longer holds.
+    /// Ends `message`'s escalation under `lease`: `silent` devices never acknowledged; it leaves the escalations'
+    /// queue. False when the lease no longer holds.
     /// - Throws: `DAOError`.
-    public func finish(message id: ObjectID, lease: String, silent: Int64) async throws -> Bool {
-        try await update(
-            id, lease: lease,
-            [
-                "$set": ["ack.finished_at": .int64(now()), "ack.unacknowledged": .int64(silent)],
-                "$unset": .document(queue.endingLease(["ack.next_at": "", "ack.cursor": ""])),
-            ])
+    public func finish(message: Message, lease: String, silent: Int64) async throws -> Bool {
+        guard
+            try await update(
+                message.id, lease: lease,
+                [
+                    "$set": ["ack.finished_at": .int64(now()), "ack.unacknowledged": .int64(silent)],
+                    "$unset": .document(queue.endingLease(["ack.next_at": "", "ack.cursor": ""])),
+                ])
+        else { return false }
+        try await queues.leave(.escalation, message: message.msiKey)
+        return true
     }
 
     /// Applies `update` to message `id` while `lease` holds it; whether it did.

@@ -8,21 +8,19 @@ import Mongo
 /// correction of it): an approval names the version it approves and lands only while that version is current, so a
 /// text changed after the approver read it is never approved unseen. A correction of an approved message waits as
 /// `pending_correction` (the texts asked for, who asked, until when) under the next version.
+///
+/// The lists (held, corrections waiting, overrides to review) read the archive's queues (`MessageQueueDAO`): a
+/// message enters one before the write that puts it there, and leaves it after the write that takes it out.
 public struct ApprovalDAO: Sendable {
     let collection: MongoCollection
     let messages: MessageDAO
+    let queues: MessageQueueDAO
 
     public init(database: MongoDatabase) {
         self.collection = database.collection(CollectionName.message)
         self.messages = MessageDAO(database: database)
+        self.queues = MessageQueueDAO(database: database)
     }
-
-    /// The index of the corrections of approved messages that wait for a second person (only those are in it), on
-    /// the expiry the list of those still waiting reads by: never a scan of the archive.
-    static let correctionIndex = IndexModel(
-        keys: ["pending_correction.expires_at": 1],
-        name: "pending_correction.expires_at",
-        partialFilter: ["pending_correction": ["$exists": true]])
 
     /// The filter part that holds `approval.version` at `version` (a request stored before versions is version 1).
     /// Never a top-level `$or`: the embedded database serves no write whose filter has one from an index, and reads
@@ -35,16 +33,6 @@ public struct ApprovalDAO: Sendable {
     public static func version(of message: Message) -> Int64 {
         message.document[path: "approval.version"]?.int64Value ?? 1
     }
-
-    /// The index the list of held messages runs on: it holds them alone, so other messages' inserts never write it.
-    static let index = IndexModel(
-        keys: ["approval.requested_at": 1], name: "approval.awaiting",
-        partialFilter: ["relay.state": .string(RelayStatus.awaitingApproval.rawValue)])
-
-    /// The index of the overridden messages an admin has yet to review.
-    static let overrideIndex = IndexModel(
-        keys: ["override.at": -1], name: "override.to_review",
-        partialFilter: ["override.reviewed": false])
 
     /// The `approval` sub-document of a new held message: who asked (the sender, and the person behind it, who may
     /// not approve), when, until when, why it is held, and the version of its text (1).
@@ -93,7 +81,13 @@ public struct ApprovalDAO: Sendable {
                     ]
                 ])
         }
-        return result.matchedCount > 0 ? try await messages.get(msiKey: msiKey) : nil
+        return result.matchedCount > 0 ? try await leaving(.approval, msiKey) : nil
+    }
+
+    /// The message `msiKey`, read after a write that took it out of `queue`, whose entry is removed.
+    private func leaving(_ queue: MessageQueue, _ msiKey: ObjectID) async throws -> Message {
+        try await queues.leave(queue, message: msiKey)
+        return try await messages.get(msiKey: msiKey)
     }
 
     /// Rejects the held message `msiKey` for `approver` with `reason`; returns it as stored after, or nil when it
@@ -111,7 +105,7 @@ public struct ApprovalDAO: Sendable {
                     ]
                 ])
         }
-        return result.matchedCount > 0 ? try await messages.get(msiKey: msiKey) : nil
+        return result.matchedCount > 0 ? try await leaving(.approval, msiKey) : nil
     }
 
     /// Holds a correction of the approved message `msiKey` for a second person: `pending_correction` gets the
@@ -133,6 +127,7 @@ public struct ApprovalDAO: Sendable {
             "fields": .document(correction), "requested_by": .string(by), "author": .string(author),
             "requested_at": .int64(now), "expires_at": .int64(expiresAt),
         ]
+        try await queues.enter(.correction, message: msiKey, expireAt: expiresAt)
         let result = try await mapErrors {
             try await collection.updateOne(
                 filter,
@@ -169,18 +164,19 @@ public struct ApprovalDAO: Sendable {
                     ],
                 ])
         }
-        return result.matchedCount > 0
+        guard result.matchedCount > 0 else { return false }
+        try await queues.leave(.correction, message: msiKey)
+        return true
     }
 
     /// The approved messages whose correction waits for a second person and has not expired at `now`, oldest
     /// request first, at most `limit`.
     /// - Throws: `DAOError`.
     public func correctionsAwaiting(now: Int64, limit: Int = 500) async throws -> [Message] {
-        try await mapErrors {
-            try await collection.find(
-                ["pending_correction": ["$exists": true], "pending_correction.expires_at": ["$gt": .int64(now)]],
-                options: FindOptions(sort: ["pending_correction.expires_at": 1], limit: Int64(limit)))
-        }.compactMap(Message.init(document:)).sorted {
+        try await queues.find(
+            ["pending_correction": ["$exists": true], "pending_correction.expires_at": ["$gt": .int64(now)]],
+            in: .correction, options: FindOptions(sort: ["pending_correction.expires_at": 1], limit: Int64(limit))
+        ).compactMap(Message.init(document:)).sorted {
             ($0.document[path: "pending_correction.requested_at"]?.int64Value ?? 0)
                 < ($1.document[path: "pending_correction.requested_at"]?.int64Value ?? 0)
         }
@@ -198,45 +194,44 @@ public struct ApprovalDAO: Sendable {
                 ],
                 ["$set": ["approval.state": "expired"]])
         }
-        return result.modifiedCount == 1
+        guard result.modifiedCount == 1 else { return false }
+        try await queues.leave(.approval, message: msiKey)
+        return true
     }
 
     /// The held messages whose request expired by `now` and is not yet recorded as expired, at most `limit`.
     /// - Throws: `DAOError`.
     public func expiredUnrecorded(now: Int64, limit: Int = 500) async throws -> [Message] {
-        try await mapErrors {
-            try await collection.find(
-                [
-                    "relay.state": .string(RelayStatus.awaitingApproval.rawValue), "approval.state": "awaiting",
-                    "approval.expires_at": ["$lte": .int64(now)],
-                ],
-                options: FindOptions(
-                    projection: ["_id": 1, "msi_key": 1], sort: ["approval.requested_at": 1],
-                    limit: Int64(limit)))
-        }.compactMap(Message.init(document:))
+        try await queues.find(
+            [
+                "relay.state": .string(RelayStatus.awaitingApproval.rawValue), "approval.state": "awaiting",
+                "approval.expires_at": ["$lte": .int64(now)],
+            ],
+            in: .approval,
+            options: FindOptions(
+                projection: ["_id": 1, "msi_key": 1], sort: ["approval.requested_at": 1], limit: Int64(limit))
+        ).compactMap(Message.init(document:))
     }
 
     /// The held messages not expired at `now`, oldest request first, at most `limit`.
     /// - Throws: `DAOError`.
     public func awaiting(now: Int64, limit: Int = 500) async throws -> [Message] {
-        try await mapErrors {
-            try await collection.find(
-                [
-                    "relay.state": .string(RelayStatus.awaitingApproval.rawValue),
-                    "approval.expires_at": ["$gt": .int64(now)],
-                ],
-                options: FindOptions(sort: ["approval.requested_at": 1], limit: Int64(limit)))
-        }.compactMap(Message.init(document:))
+        try await queues.find(
+            [
+                "relay.state": .string(RelayStatus.awaitingApproval.rawValue), "approval.state": "awaiting",
+                "approval.expires_at": ["$gt": .int64(now)],
+            ],
+            in: .approval, options: FindOptions(sort: ["approval.requested_at": 1], limit: Int64(limit))
+        ).compactMap(Message.init(document:))
     }
 
     /// The overridden messages no admin has marked reviewed, newest first, at most `limit`.
     /// - Throws: `DAOError`.
     public func overridesToReview(limit: Int = 200) async throws -> [Message] {
-        try await mapErrors {
-            try await collection.find(
-                ["override.reviewed": false],
-                options: FindOptions(sort: ["override.at": -1], limit: Int64(limit)))
-        }.compactMap(Message.init(document:))
+        try await queues.find(
+            ["override.reviewed": false], in: .override,
+            options: FindOptions(sort: ["override.at": -1], limit: Int64(limit))
+        ).compactMap(Message.init(document:))
     }
 
     /// Marks the override of `msiKey` reviewed by `admin`; false when there is none to review.
@@ -252,6 +247,8 @@ public struct ApprovalDAO: Sendable {
                     ]
                 ])
         }
-        return result.modifiedCount == 1
+        guard result.modifiedCount == 1 else { return false }
+        try await queues.leave(.override, message: msiKey)
+        return true
     }
 }

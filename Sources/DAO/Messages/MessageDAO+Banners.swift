@@ -33,31 +33,21 @@ extension MessageDAO {
     /// How long a banner with no expiry (`relay.expires_at`) stays live after it is sent: FCM's default ttl, 28 days.
     public static let bannerLifetimeWithoutExpiryMS: Int64 = 28 * 24 * 3600 * 1000
 
-    /// The index of the active-banner lists: only banners are in it (a partial index on `banner: true`, stored by
-    /// `Broadcast.document` on banners alone), so other messages' inserts never write to it; in time order, newest
-    /// first. A sparse compound index would not do: MongoDB puts a document in one when any of its fields is
-    /// present, and every message has a `timestamp`.
-    public static let bannerIndex = IndexModel(
-        keys: ["banner": 1, "timestamp": -1, "_id": -1], name: "banner.timestamp",
-        partialFilter: ["banner": true])
-
     /// The live banners of `query`, newest first (timestamp, then `_id`), at most `query.limit`: the messages stored
     /// with `banner: true` whose send time has come (`relay.send_at`), that have not expired (`relay.expires_at`
     /// after `query.now`, or, without one, sent within `bannerLifetimeWithoutExpiryMS`), and that are no sample of
-    /// a topic's devices. One range of `bannerIndex`, from now back to `query.storedSince`, read until the page is
-    /// full.
+    /// a topic's devices. The banners' queue (`MessageQueue.banner`: the live banners of every audience), then
+    /// those messages by `msi_key`.
     /// - Throws: `DAOError`.
     public func activeBanners(_ query: BannerQuery) async throws -> [Message] {
         guard !query.topicKeys.isEmpty || query.person != nil else { return [] }
-        let documents = try await mapErrors {
-            try await collection.find(
-                Self.bannerFilter(query),
-                options: FindOptions(sort: ["timestamp": -1, "_id": -1], limit: Int64(max(query.limit, 1))))
-        }
+        let documents = try await queues.find(
+            Self.bannerFilter(query), in: .banner,
+            options: FindOptions(sort: ["timestamp": -1, "_id": -1], limit: Int64(max(query.limit, 1))))
         return documents.compactMap(Message.init(document:))
     }
 
-    /// The filter of `activeBanners` (tests read its plan with `explain`).
+    /// The filter of `activeBanners` within the banners' queue.
     public static func bannerFilter(_ query: BannerQuery) -> BSONDocument {
         var audience: [BSONValue] = []
         if !query.topicKeys.isEmpty {

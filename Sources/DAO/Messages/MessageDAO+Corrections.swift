@@ -158,8 +158,14 @@ extension MessageDAO {
         }
         if !unset.isEmpty { update["$unset"] = .document(unset) }
         update["$set"] = .document(BSONDocument(set))
+        if case .restart(_, _, let expiresAt)? = approval {
+            // Held longer: its queue entry lasts as long.
+            try await queues.enter(.approval, message: msiKey, expireAt: expiresAt)
+        }
         let result = try await mapErrors { try await collection.updateOne(filter, update) }
-        return result.matchedCount > 0
+        guard result.matchedCount > 0 else { return false }
+        if case .approved? = approval { try await queues.leave(.correction, message: msiKey) }
+        return true
     }
 
     /// Marks the message `msiKey` withdrawn (`withdrawn: {at, by, reason}`) while it is as `expected` found it, in one
@@ -190,6 +196,9 @@ extension MessageDAO {
         }
         update["$set"] = .document(BSONDocument(set))
         let result = try await mapErrors { try await collection.updateOne(filter, update) }
-        return result.matchedCount > 0
+        guard result.matchedCount > 0 else { return false }
+        // Held no more, escalating no more, a banner no more.
+        try await queues.leave([.approval, .escalation, .banner], message: msiKey)
+        return true
     }
 }

@@ -12,6 +12,8 @@ public struct MessageDAO: Sendable {
     let collection: MongoCollection
     /// New messages from concurrent requests share insert commands.
     let inserts: InsertBatcher
+    /// The archive's rare queues, which a message enters before its insert or update (`MessageQueueDAO`).
+    let queues: MessageQueueDAO
     /// The clock that stamps new messages, in Unix milliseconds (tests may pin it).
     let now: UnixClock
     /// How long an insert may go unacknowledged before its outcome is settled (`add(_:deadline:)`). The hub sets
@@ -24,6 +26,7 @@ public struct MessageDAO: Sendable {
     ) {
         self.collection = database.collection(CollectionName.message)
         self.inserts = InsertBatcher(collection: collection)
+        self.queues = MessageQueueDAO(database: database)
         self.writeDeadline = writeDeadline
         self.now = now
     }
@@ -74,10 +77,12 @@ public struct MessageDAO: Sendable {
         return BSONDocument(elements)
     }
 
-    /// Stores a message document made by `document(for:)` (again, for a retry: its `_id` makes that idempotent).
+    /// Stores a message document made by `document(for:)` (again, for a retry: its `_id` makes that idempotent),
+    /// after the entries of the rare queues it is in (held, to review, a banner: `MessageQueue.entered(by:)`).
     /// - Throws: `DAOError`, as `add`.
     public func add(document: BSONDocument, deadline: ContinuousClock.Instant? = nil) async throws -> Message {
         let deadline = deadline ?? ContinuousClock.now.advanced(by: writeDeadline)
+        try await queues.enter(insertOf: document)
         try await mapErrors { try await inserts.insert(document, deadline: deadline) }
         guard let message = Message(document: document) else {
             preconditionFailure("a message made here has ObjectIds")

@@ -51,6 +51,23 @@ extension MongoCollection {
         }
     }
 
+    /// The names of the collection's indexes (none for a collection that does not exist). One command: the first
+    /// batch of `listIndexes`, which holds up to 101 indexes (a collection has at most 64).
+    /// - Throws: the mapped `MongoError`.
+    public func indexNames() async throws -> Set<String> {
+        do {
+            let listed = try await MongoDatabase(pool: pool, name: databaseName).runCommand([
+                "listIndexes": .string(self.name)
+            ])
+            return Set(
+                (listed[path: "cursor.firstBatch"]?.arrayValue ?? []).compactMap {
+                    $0.documentValue?["name"]?.stringValue
+                })
+        } catch let error as MongoError where error.serverCode == 26 {
+            return []  // NamespaceNotFound
+        }
+    }
+
     /// Drops the index called `name`; dropping one that does not exist (or a collection that does not) is not an
     /// error.
     /// - Throws: the mapped `MongoError`.

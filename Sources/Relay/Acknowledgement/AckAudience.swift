@@ -44,7 +44,7 @@ public struct AckAudience: MessageFinishing {
         ) {
             let size = try await audience(of: message)
             try await acknowledgements.fix(
-                message: message.id, size: size, sentAt: sentAt, withinSeconds: request.withinSeconds)
+                message: message, size: size, sentAt: sentAt, withinSeconds: request.withinSeconds)
         }
         if !fixed {
             logger.error(

@@ -267,7 +267,8 @@ public struct EscalationWorker: Sendable {
                     persons: persons.map { ($0, devicesOf[$0] ?? []) }),
                 logger: logger)
         }
-        guard try await acknowledgements.finish(message: id, lease: lease, silent: Int64(silent.count)) else { return }
+        guard try await acknowledgements.finish(message: progress.message, lease: lease, silent: Int64(silent.count))
+        else { return }
         logger.info(
             "an escalation ended",
             metadata: [
