@@ -1,7 +1,7 @@
 # msi-hub: the two set-up commands are `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-enrolment bench-receipts bench-neighbours bench-rooms bench-schedule bench-digest
+.PHONY: run test leakcheck deps build bench-import bench bench-devices bench-fanout bench-enrolment bench-receipts bench-neighbours bench-rooms bench-schedule bench-digest bench-archive
 
 ## Installs the C libraries and the test database's venv if they are missing.
 deps:
@@ -32,6 +32,10 @@ leakcheck: deps
 ## Times `msi-hub import` of 100,000 generated legacy messages (release build, throw-away database).
 bench-import: deps
 	scripts/bench-import.sh 100000
+
+## What an insert into `message` costs the database with each set of indexes the archive has had (scripts/bench-archive.sh).
+bench-archive: deps
+	scripts/bench-archive.sh
 
 ## Measures the hub against nginx serving the same bytes, and the relay to a fake FCM (scripts/bench.sh).
 bench: deps
