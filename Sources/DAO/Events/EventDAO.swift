@@ -147,14 +147,17 @@ public struct EventDAO: Sendable {
 
     /// What the reminder worker did with a claimed event: its reminders up to `handledThrough` (Unix ms) are
     /// handled, the next is due at `dueAt` (nil: none to come), and the last failure (nil: none).
+    /// It names the event by its `_id` and the version the worker read, which its record must still find.
     public struct Handled: Sendable {
-        public let event: Event
+        public let event: ObjectID
+        public let version: Int64
         public let handledThrough: Int64
         public let dueAt: Int64?
         public let error: String?
 
         public init(_ event: Event, handledThrough: Int64, dueAt: Int64?, error: String?) {
-            self.event = event
+            self.event = event.id
+            self.version = event.version
             self.handledThrough = handledThrough
             self.dueAt = dueAt
             self.error = error
@@ -174,8 +177,8 @@ public struct EventDAO: Sendable {
             if let error = record.error { set["last_error"] = .string(error) } else { unset["last_error"] = "" }
             return UpdateStatement(
                 filter: [
-                    "_id": .objectID(record.event.id), "lease_owner": .string(lease),
-                    "version": .int64(record.event.version),
+                    "_id": .objectID(record.event), "lease_owner": .string(lease),
+                    "version": .int64(record.version),
                 ],
                 update: ["$set": .document(set), "$unset": .document(unset)])
         }

@@ -100,7 +100,7 @@ public struct DigestSender: Sendable {
             try await sendDue(limit: configuration.batch) == configuration.batch
         }
         // Not cancelled with this task: the release must land.
-        await Task { [leadership] in await leadership.resign() }.value
+        await Task { [leadership, logger] in await leadership.resign(logger: logger) }.value
     }
 
     /// What one round of `sendDue` did.

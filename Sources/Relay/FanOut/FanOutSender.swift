@@ -168,7 +168,14 @@ struct FanOutSender: Sendable {
             switch result {
             case .finished, .lost: break
             case .retry, .stopped, .expired, .edited:
-                _ = try? await deliveries.markResolved(message: id, lease: lease.owner, count: devices)
+                do {
+                    _ = try await deliveries.markResolved(message: id, lease: lease.owner, count: devices)
+                } catch {
+                    // The report then counts the delivery records alone until a later attempt writes the count.
+                    logger.warning(
+                        "a fan-out's count of devices could not be written",
+                        metadata: ["message": "\(id)", "error": "\(error)"])
+                }
             }
         }
         return result

@@ -1,5 +1,6 @@
 import DAO
 import FCM
+import Logging
 import Mongo
 
 /// Whether this process leads a piece of work only one replica may do at a time (the subscription calls of an FCM
@@ -50,8 +51,16 @@ struct Leadership: Sendable {
         keeper.lease(of: key).flatMap { $0.owner == owner && $0.until > 0 ? $0.until : nil }
     }
 
-    /// Gives the lease up, if this process holds it, so another replica may take it at once.
-    func resign() async {
-        if keeper.release(key) != nil { try? await leases.release(key, owner: owner) }
+    /// Gives the lease up, if this process holds it, so another replica may take it at once. When the database
+    /// cannot be told, the lease runs out by itself and `logger` says so.
+    func resign(logger: Logger) async {
+        guard keeper.release(key) != nil else { return }
+        do {
+            try await leases.release(key, owner: owner)
+        } catch {
+            logger.warning(
+                "a lease could not be given up: another replica takes it when it runs out",
+                metadata: ["lease": "\(key)", "error": "\(error)"])
+        }
     }
 }

@@ -139,7 +139,7 @@ public final class SubscriptionReconciler: Sendable {
         }
         // Not cancelled with the loops: the records are written while the database is still open.
         await Task { [recorder] in await recorder.drain(timeout: Self.recordDrainTime) }.value
-        await leadership.resign()
+        await leadership.resign(logger: logger)
     }
 
     /// How long a stopping reconciler goes on writing what FCM has: what it leaves unwritten, whoever leads next
