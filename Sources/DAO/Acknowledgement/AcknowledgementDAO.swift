@@ -81,7 +81,7 @@ public struct AcknowledgementDAO: Sendable {
             if try await update(
                 message.id, lease: lease, ["$unset": .document(queue.endingLease(["ack.next_at": ""]))])
             {
-                try await queues.leave(.escalation, message: message.msiKey)
+                await queues.leave(.escalation, message: message.msiKey)
             }
             return nil
         }
@@ -174,7 +174,7 @@ public struct AcknowledgementDAO: Sendable {
                     "$unset": .document(queue.endingLease(["ack.next_at": "", "ack.cursor": ""])),
                 ])
         else { return false }
-        try await queues.leave(.escalation, message: message.msiKey)
+        await queues.leave(.escalation, message: message.msiKey)
         return true
     }
 

@@ -86,7 +86,7 @@ public struct ApprovalDAO: Sendable {
 
     /// The message `msiKey`, read after a write that took it out of `queue`, whose entry is removed.
     private func leaving(_ queue: MessageQueue, _ msiKey: ObjectID) async throws -> Message {
-        try await queues.leave(queue, message: msiKey)
+        await queues.leave(queue, message: msiKey)
         return try await messages.get(msiKey: msiKey)
     }
 
@@ -165,7 +165,7 @@ public struct ApprovalDAO: Sendable {
                 ])
         }
         guard result.matchedCount > 0 else { return false }
-        try await queues.leave(.correction, message: msiKey)
+        await queues.leave(.correction, message: msiKey)
         return true
     }
 
@@ -195,7 +195,7 @@ public struct ApprovalDAO: Sendable {
                 ["$set": ["approval.state": "expired"]])
         }
         guard result.modifiedCount == 1 else { return false }
-        try await queues.leave(.approval, message: msiKey)
+        await queues.leave(.approval, message: msiKey)
         return true
     }
 
@@ -248,7 +248,7 @@ public struct ApprovalDAO: Sendable {
                 ])
         }
         guard result.modifiedCount == 1 else { return false }
-        try await queues.leave(.override, message: msiKey)
+        await queues.leave(.override, message: msiKey)
         return true
     }
 }

@@ -164,7 +164,7 @@ extension MessageDAO {
         }
         let result = try await mapErrors { try await collection.updateOne(filter, update) }
         guard result.matchedCount > 0 else { return false }
-        if case .approved? = approval { try await queues.leave(.correction, message: msiKey) }
+        if case .approved? = approval { await queues.leave(.correction, message: msiKey) }
         return true
     }
 
@@ -198,7 +198,7 @@ extension MessageDAO {
         let result = try await mapErrors { try await collection.updateOne(filter, update) }
         guard result.matchedCount > 0 else { return false }
         // Held no more, escalating no more, a banner no more.
-        try await queues.leave([.approval, .escalation, .banner], message: msiKey)
+        await queues.leave([.approval, .escalation, .banner], message: msiKey)
         return true
     }
 }

@@ -79,17 +79,21 @@ public struct MessageQueueDAO: Sendable {
         }
     }
 
-    /// Removes message `msiKey`'s entry in `queue`, after the write that took it out.
-    /// - Throws: `DAOError`.
-    public func leave(_ queue: MessageQueue, message msiKey: ObjectID) async throws {
-        try await mapErrors { _ = try await entries.deleteOne(["_id": Self.key(queue, msiKey)]) }
+    /// Removes message `msiKey`'s entry in `queue`, after the write that took it out; whether the database took the
+    /// removal. Never an error: the write that mattered has landed, and an entry left behind selects nothing (every
+    /// read states the queue's condition) until its `expire_at`, if it has one.
+    @discardableResult
+    public func leave(_ queue: MessageQueue, message msiKey: ObjectID) async -> Bool {
+        await leave([queue], message: msiKey)
     }
 
-    /// Removes message `msiKey`'s entries in `queues` (those it has), after the write that took it out of them.
-    /// - Throws: `DAOError`.
-    public func leave(_ queues: [MessageQueue], message msiKey: ObjectID) async throws {
+    /// Removes message `msiKey`'s entries in `queues` (those it has), after the write that took it out of them; as
+    /// `leave(_:message:)`.
+    @discardableResult
+    public func leave(_ queues: [MessageQueue], message msiKey: ObjectID) async -> Bool {
         let keys = queues.map { Self.key($0, msiKey) }
-        try await mapErrors { _ = try await entries.deleteMany(["_id": ["$in": .array(keys)]]) }
+        let filter: BSONDocument = keys.count == 1 ? ["_id": keys[0]] : ["_id": ["$in": .array(keys)]]
+        return (try? await entries.deleteMany(filter)) != nil
     }
 
     // MARK: Reading
