@@ -10,11 +10,13 @@ the outbox's), `before` (those and the five partial indexes of the rare queues, 
 """
 import os
 import sys
-import threading
 import time
 
 import bson
 import pymongo
+
+from support.proc import cpu_ms, cpu_ticks
+from support.threads import run_threads
 
 HISTORY = [
     ([("msi_key", 1)], {"unique": True, "name": "msi_key"}),
@@ -38,11 +40,6 @@ QUEUES = [
 SHAPES = {"legacy": [], "now": HISTORY, "before": HISTORY + QUEUES}
 
 
-def cpu_ticks(pid):
-    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
 def document(i):
     now = int(time.time() * 1000)
     return {"_id": bson.ObjectId(), "msi_key": bson.ObjectId(), "title": "Library closed", "desc": "",
@@ -59,23 +56,18 @@ def main():
         collection.create_index(keys, **options)
     collection.insert_one(document(0))
     time.sleep(1)
-    before, started = cpu_ticks(pid), time.time()
+    before = cpu_ticks(pid)
 
     def client():
         for i in range(inserts // clients):
             collection.insert_one(document(i))
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.time() - started
+    elapsed = run_threads(client, clients)
     time.sleep(1)
-    cpu_ms = (cpu_ticks(pid) - before) * 1000 / os.sysconf("SC_CLK_TCK")
+    spent = cpu_ms(cpu_ticks(pid) - before)
     done = inserts // clients * clients
     print("%-7s %2d indexes: %.3f ms of database CPU an insert, %.0f inserts/s" %
-          (shape, len(SHAPES[shape]) + 1, cpu_ms / done, done / elapsed), flush=True)
+          (shape, len(SHAPES[shape]) + 1, spent / done, done / elapsed), flush=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ import sys
 import threading
 import time
 
+from support.threads import run_threads
+
 host, port, total, connections = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 lock = threading.Lock()
 next_index = 0
@@ -32,13 +34,7 @@ def worker():
                 failures += 1
 
 
-started = time.perf_counter()
-threads = [threading.Thread(target=worker) for _ in range(connections)]
-for thread in threads:
-    thread.start()
-for thread in threads:
-    thread.join()
-took = time.perf_counter() - started
+took = run_threads(worker, connections)
 latencies.sort()
 p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
 print(f"registrations: {total} at {connections} connections in {took:.1f} s: {total / took:.0f}/s, "

@@ -13,6 +13,7 @@ import urllib.parse
 from support.cli import Command
 from support.database import database
 from support.proc import cpu_ms, cpu_ticks, load_average, settle
+from support.threads import run_threads
 from support.results import append, percentile, section_table, verdict
 
 TARGET_REPORT_MS = 100  # p99 of the reach report (issue 30)
@@ -154,13 +155,7 @@ def run(results, uri, hub, secrets, key_file, db_pid, hub_pid, connections):
 
     load_before = load_average()
     ticks = {"db": cpu_ticks(db_pid), "hub": cpu_ticks(hub_pid), "bench": cpu_ticks(os.getpid())}
-    started = time.time()
-    threads = [threading.Thread(target=worker) for _ in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    took = time.time() - started
+    took = run_threads(worker, connections)
     spent = {name: cpu_ms(cpu_ticks(pid) - ticks[name]) for name, pid in
              (("db", db_pid), ("hub", hub_pid), ("bench", os.getpid()))}
     # What the storage engine still does after the last answer is the receipts' cost too.
