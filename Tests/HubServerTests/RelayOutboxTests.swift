@@ -335,7 +335,9 @@ struct RelayOutboxTests {
                 try await hub.waitForRelayRecord()
                 let progress = RelayProgressDAO(database: hub.database)
                 let old = try #require(try await progress.all().first)
-                fake.setResponseDelay(.milliseconds(800))
+                // A round of sends lasts longer than the worker's report may take on a loaded machine (at 800 ms, one
+                // CI run saw the report that tells the worker land after the next round had started).
+                fake.setResponseDelay(.milliseconds(1_500))
                 var keys: [ObjectID] = []
                 for index in 0..<40 { keys.append(try await hub.post(Self.information("Held \(index)"))) }
                 try await eventually { fake.sendsInFlight > 0 }
