@@ -15,11 +15,11 @@ struct DigestSenderTests {
     static let topic = "66a0c0ffee00000000000001-66a0c0ffee00000000000002-66a0c0ffee00000000000003"
 
     /// A sender of `relay`'s database through its outbox worker's lane (each one its own replica: its own owner).
-    func sender(_ relay: RelayFixture) throws -> DigestSender {
+    func sender(_ relay: RelayFixture, configuration: DigestSender.Configuration = .init()) throws -> DigestSender {
         try #require(
             DigestSender(
                 stores: DigestStores(database: relay.database, policy: .standard, now: relay.clock.unix),
-                lane: relay.outbox.deviceLane, logger: relay.logger))
+                lane: relay.outbox.deviceLane, configuration: configuration, logger: relay.logger))
     }
 
     /// `persons` with a phone each (`token-<person>`) and the subject in digest mode, their digests due in a minute,
@@ -70,6 +70,30 @@ struct DigestSenderTests {
             #expect(status.last?.count == 2)
             #expect(try await first.sendRound().claimed == 0)
             #expect(digests(relay).values.map(\.count).reduce(0, +) == 5, "each once")
+        }
+    }
+
+    @Test func aRoundReadsWhatIsDueOnceAndSendsItAPageAtATime() async throws {
+        try await TestDatabase.with { database in
+            let relay = RelayFixture(database: database)
+            let persons = (1...7).map { "person-\($0)" }
+            let dueAt = try await scenario(relay, persons: persons)
+            var configuration = DigestSender.Configuration()
+            configuration.page = 2
+            let sender = try sender(relay, configuration: configuration)
+            relay.clock.advance(to: dueAt)
+            // Seven digests in four pages of one round: each once, each recorded.
+            #expect(
+                try await sender.sendRound(limit: 1_000)
+                    == DigestSender.Round(claimed: 7, sent: 7, devices: 7, messages: 14))
+            #expect(
+                digests(relay).mapValues(\.count)
+                    == Dictionary(uniqueKeysWithValues: persons.map { ("token-\($0)", 1) }))
+            let schedule = DigestScheduleDAO(database: database, now: relay.clock.unix)
+            for person in persons {
+                #expect(try await schedule.status(of: person)?.last?.count == 2, "\(person)'s digest recorded")
+            }
+            #expect(try await sender.sendRound(limit: 1_000).claimed == 0)
         }
     }
 

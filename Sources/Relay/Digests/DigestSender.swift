@@ -55,8 +55,12 @@ public struct DigestSender: Sendable {
         public var lease: Duration = .seconds(60)
         /// How often due digests are looked for.
         public var poll: Duration = .seconds(5)
-        /// Digests claimed at a time.
-        public var batch = 200
+        /// Digests a round reads at most: every digest due, read once (the embedded database reads every document a
+        /// range matches whatever the limit, so a read of a page at a time would cost it the whole hour's digests at
+        /// each page).
+        public var batch = 50_000
+        /// Digests prepared and sent as one page: their settings, held messages and devices read together.
+        public var page = 250
         /// Digests sent at once (each to its person's devices in turn).
         public var inFlight = 100
 
@@ -113,6 +117,13 @@ public struct DigestSender: Sendable {
         public var devices = 0
         /// Messages the digests sent held, together.
         public var messages = 0
+
+        /// Adds what a page of the round sent (its `claimed` counted by the round).
+        mutating func add(_ page: Round) {
+            sent += page.sent
+            devices += page.devices
+            messages += page.messages
+        }
     }
 
     /// Sends up to `limit` digests due now while this sender holds the lease; returns how many it read.
@@ -122,12 +133,11 @@ public struct DigestSender: Sendable {
         try await sendRound(limit: limit).claimed
     }
 
-    /// `sendDue`, with what the round did.
+    /// `sendDue`, with what the round did. A round reads the digests due in one read and sends them a page at a time,
+    /// the next page's reads made while the one before is sent; the lease is renewed before each page.
     public func sendRound(limit: Int = 100) async throws -> Round {
         // Another replica sends the digests while it leads.
-        guard try await leadership.lead(), let until = leadership.until else { return Round() }
-        // No send starts in the lease's last quarter: what is not sent by then waits for the next round's lease.
-        let lease = Lease(until: until - configuration.lease.milliseconds / 4, now: stores.now)
+        guard try await leadership.lead() else { return Round() }
         let due = try await stores.schedule.due(now: stores.now(), limit: limit)
         var round = Round(claimed: due.count)
         guard !due.isEmpty else { return round }
@@ -135,25 +145,62 @@ public struct DigestSender: Sendable {
         // the next windows start where these end.
         let through = stores.now()
         var reads = DigestReads(stores: stores, from: due.map(\.since).min() ?? through)
-        // The round's persons' settings in two reads.
-        let settings = try await stores.settings.settings(of: due.map(\.person))
-        var ready: [ReadyDigest] = []
-        // The digests done, recorded a few dozen at a time in a write or two (`DigestScheduleDAO.done(_:through:)`).
+        let pageSize = max(configuration.page, 1)
+        try await withThrowingTaskGroup(of: Round.self) { group in
+            var sending = false
+            for start in stride(from: 0, to: due.count, by: pageSize) {
+                if Task.isCancelled { break }
+                // A lease lost (another replica leads now) ends the round: what is not sent is due still.
+                guard try await leadership.lead(), let until = leadership.until else { break }
+                let page = try await prepare(
+                    Array(due[start..<min(start + pageSize, due.count)]), through: through,
+                    reads: &reads)
+                // One page sent while the next is read.
+                if sending, let sent = try await group.next() { round.add(sent) }
+                // No send starts in the lease's last quarter: what is not sent by then waits for the next round.
+                let lease = Lease(until: until - configuration.lease.milliseconds / 4, now: stores.now)
+                group.addTask { try await send(page, through: through, lease: lease) }
+                sending = true
+            }
+            while let sent = try await group.next() { round.add(sent) }
+        }
+        await lane.drain()
+        return round
+    }
+
+    /// A page of a round's digests, read: those to send with their persons' devices, and those done already (nothing
+    /// in their window: recorded with the page's sends).
+    struct PreparedPage: Sendable {
+        var ready: [(digest: ReadyDigest, devices: [Device])] = []
         var completed: [DigestScheduleDAO.Completion] = []
+    }
+
+    /// Reads what each of `due` holds: the persons' settings in two reads, their messages from the round's `reads`,
+    /// and the devices of those with something to send in one read.
+    private func prepare(_ due: [DueDigest], through: Int64, reads: inout DigestReads) async throws -> PreparedPage {
+        let settings = try await stores.settings.settings(of: due.map(\.person))
+        var page = PreparedPage()
+        var ready: [ReadyDigest] = []
         for digest in due {
-            if Task.isCancelled { break }
             let mine = settings[digest.person] ?? PersonSettings(person: digest.person)
             switch try await prepare(digest, settings: mine, through: through, reads: &reads) {
             case .send(let prepared): ready.append(prepared)
-            case .empty(let next): completed.append(.init(digest: digest, next: next, sent: nil))
+            case .empty(let next): page.completed.append(.init(digest: digest, next: next, sent: nil))
             case .ended: break
             }
         }
-        // The persons' devices in one read, then `inFlight` digests at once through the lane (its pacer sets the
-        // rate), each recorded when its devices answered.
         let devices = Dictionary(
             grouping: try await stores.devices.active(ofPersons: ready.map(\.digest.person)),
             by: { $0.person ?? "" })
+        page.ready = ready.map { ($0, devices[$0.digest.person] ?? []) }
+        return page
+    }
+
+    /// Sends a prepared page, `inFlight` digests at once through the lane (its pacer sets the rate), recording them a
+    /// few dozen at a time (`DigestScheduleDAO.done(_:through:)`) as their devices answer.
+    private func send(_ page: PreparedPage, through: Int64, lease: Lease) async throws -> Round {
+        var round = Round()
+        var completed = page.completed
         try await withThrowingTaskGroup(of: (reached: Int, completion: DigestScheduleDAO.Completion?).self) {
             group in
             var running = 0
@@ -171,19 +218,17 @@ public struct DigestSender: Sendable {
                     completed.removeAll()
                 }
             }
-            for digest in ready {
+            for (digest, devices) in page.ready {
                 if running >= configuration.inFlight, let answer = try await group.next() {
                     try await take(answer)
                     running -= 1
                 }
-                let mine = devices[digest.digest.person] ?? []
-                group.addTask { try await deliver(digest, to: mine, lease: lease) }
+                group.addTask { try await deliver(digest, to: devices, lease: lease) }
                 running += 1
             }
             while let answer = try await group.next() { try await take(answer) }
         }
         try await stores.schedule.done(completed, through: through)
-        await lane.drain()
         return round
     }
 
