@@ -62,6 +62,26 @@ struct ClaimQueryTests {
         }
     }
 
+    /// The reminder worker looks ahead as far as it would sleep: what falls due by then, not every event to come.
+    @Test func theReminderWorkersLookAheadReadsWhatFallsDueSoonAlone() async throws {
+        try await TestDatabase.with { database in
+            try await DatabaseIndexes.ensure(in: database)
+            let now: Int64 = 1_800_000_000_000
+            let events = database.collection(CollectionName.events)
+            _ = try await events.insertMany(
+                (0..<300).map { index in
+                    ["_id": .objectID(ObjectID()), "due_at": .int64(now + 86_400_000 + Int64(index))]
+                } + [["_id": .objectID(ObjectID()), "due_at": .int64(now + 400)]])
+            #expect(
+                try await Self.examined(
+                    EventDAO.due(now: now + 1_000), sort: ["due_at": 1], on: CollectionName.events, in: database)
+                    <= 1)
+            let dao = EventDAO(database: database)
+            #expect(try await dao.nextDue(by: now + 1_000) == now + 400)
+            #expect(try await dao.nextDue(by: now + 399) == nil)
+        }
+    }
+
     /// The escalations' claim reads its queue's entries, then their messages alone; a hub that ran on the archive's
     /// queue indexes gets its entries written from them at start, and the indexes dropped.
     @Test func theEscalationsClaimReadsItsQueueAndTheArchiveIndexesAreMovedAndRetired() async throws {

@@ -185,13 +185,15 @@ public struct EventDAO: Sendable {
         return try await mapErrors { Int(try await collection.bulkUpdate(statements).matchedCount) }
     }
 
-    /// The earliest reminder time of any event (Unix ms), leased or not; nil when none is to come: the first entry of
-    /// the `due_at` index.
+    /// The earliest reminder time of any event due by `horizon` (Unix ms), leased or not; nil when none is due by then:
+    /// a range of the `due_at` index that holds only what falls due before the worker would look again (the embedded
+    /// database reads every document a range matches whatever the limit: the first entry of the whole index would
+    /// cost it every event with a reminder to come).
     /// - Throws: `DAOError`.
-    public func nextDue() async throws -> Int64? {
+    public func nextDue(by horizon: Int64) async throws -> Int64? {
         try await mapErrors {
             try await collection.findOne(
-                ["due_at": ["$gte": .int64(Int64.min / 2)]], projection: ["due_at": 1, "_id": 0], sort: ["due_at": 1])
+                Self.due(now: horizon), projection: ["due_at": 1, "_id": 0], sort: ["due_at": 1])
         }?["due_at"]?.int64Value
     }
 

@@ -380,7 +380,7 @@ public struct EventService: Sendable {
     static let owner = "events-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
 
     /// Claims and sends due reminders until the task is cancelled: at once again after a full batch; else when the
-    /// next reminder is due (the `due_at` index's first entry), at most `poll` later (an event made meanwhile on another
+    /// next reminder is due (the first entry of the `due_at` index's range up to `poll` from now), at most `poll` later (an event made meanwhile on another
     /// replica); after a growing wait while the database fails.
     public func reminderLoop(compose: @escaping Compose) async {
         var failures = 0
@@ -391,7 +391,7 @@ public struct EventService: Sendable {
                 if claimed < batch {
                     // Due already but not claimed: another worker holds it; wait the whole pause. Never sooner than
                     // `tick`: while reminders fall due one after another, a claim takes those of a tick together.
-                    let untilNext = (try await events.nextDue()).map { $0 - now() } ?? .max
+                    let untilNext = (try await events.nextDue(by: now() + poll.milliseconds)).map { $0 - now() } ?? .max
                     let wait =
                         untilNext > 0 ? min(poll.milliseconds, max(tick.milliseconds, untilNext)) : poll.milliseconds
                     try? await Task.sleep(for: .milliseconds(wait))
