@@ -144,7 +144,8 @@ public struct MessageQueueDAO: Sendable {
                 if let after { filter["_id"] = ["$gt": after] }
                 let page = try await mapErrors {
                     try await messages.find(
-                        filter, options: FindOptions(sort: ["_id": 1], limit: 1_000))
+                        filter,
+                        options: FindOptions(projection: MessageQueue.entryFields, sort: ["_id": 1], limit: 1_000))
                 }
                 guard let last = page.last?["_id"] else { break }
                 let entries = page.compactMap { document -> BSONDocument? in
@@ -193,6 +194,13 @@ public enum MessageQueue: String, Sendable, CaseIterable {
         case .escalation: "ack.next_at.due"
         }
     }
+
+    /// The fields of a message its entry is made of (its `msi_key` and what `until(of:)` reads): what the move
+    /// from the archive's indexes reads of each message.
+    static let entryFields: BSONDocument = [
+        "msi_key": 1, "timestamp": 1, "approval.expires_at": 1, "pending_correction.expires_at": 1,
+        "relay.expires_at": 1, "relay.send_at": 1,
+    ]
 
     /// When `message`'s stay in the queue ends by itself (Unix ms): a held message's or a correction's expiry, a
     /// banner's end; nil for the queues a message leaves only when someone acts (a review, an escalation's end).
