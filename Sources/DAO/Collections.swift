@@ -10,17 +10,17 @@ public enum CollectionName {
     public static let users = "users"
     /// API tokens, stored as hashes.
     public static let tokens = "tokens"
-    /// Portal sessions, expired by a TTL index.
+    /// Portal sessions, removed once expired (`ExpiringCollection`).
     public static let sessions = "sessions"
     /// Erasures of persons' data: one job per person under the keyed hash of their id (`ErasureDAO`).
     public static let erasures = "erasures"
     /// Persons erased lately, by the keyed hash of their id, so a roster sync does not bring them back
-    /// (`ERASURE_BLOCK_DAYS`); expired by a TTL index.
+    /// (`ERASURE_BLOCK_DAYS`); removed once expired (`ExpiringCollection`).
     public static let erasureBlocks = "erasure_blocks"
     /// Portal sign-ins through the OpenID provider begun and not yet finished (state, nonce, PKCE verifier), under
-    /// the pre-login cookie's hash; expired by a TTL index.
+    /// the pre-login cookie's hash; removed once expired (`ExpiringCollection`).
     public static let signInAttempts = "sign_in_attempts"
-    /// Failed portal logins, counted to throttle guessing; expired by a TTL index.
+    /// Failed portal logins, counted to throttle guessing; removed an hour after (`ExpiringCollection`).
     public static let loginFailures = "login_failures"
     /// One document per hub process: the fence it writes to know its change stream has caught up
     /// (`FenceDAO`); removed an hour after the process stops writing it.
@@ -31,12 +31,12 @@ public enum CollectionName {
     public static let subscriptions = "device_subscriptions"
     /// The subjects on their way to every registered device, one document per topic (`RolloutDAO`).
     public static let rollouts = "subscription_rollouts"
-    /// Counters per key and time window, shared by every replica (`RateWindowDAO`); expired by a TTL index.
+    /// Counters per key and time window, shared by every replica (`RateWindowDAO`); removed once expired (`ExpiringCollection`).
     public static let rateWindows = "rate_windows"
     /// Named leases: which process runs a job that must run in one process at a time, and until when (`LeaseDAO`).
     public static let leases = "leases"
-    /// The `Idempotency-Key`s of POST /message, with the message each one stands for; expired after 24 hours
-    /// by a TTL index (`IdempotencyKeyDAO`).
+    /// The `Idempotency-Key`s of POST /message, with the message each one stands for; removed 24 hours
+    /// after (`IdempotencyKeyDAO`, `ExpiringCollection`).
     public static let idempotencyKeys = "idempotency_keys"
     /// One document per FCM project whose relay FCM asked to pause (503, 429, time-outs): until when
     /// (`RelayPauseDAO`), read by every replica's relay.
@@ -103,6 +103,8 @@ public enum DatabaseIndexes {
     /// - Throws: `DAOError` when the database refuses or cannot be reached.
     public static func ensure(in database: MongoDatabase) async throws {
         try await mapErrors {
+            // Before the plain indexes on the same fields are made.
+            try await ExpirySweepDAO.retireTTLIndexes(in: database)
             try await database.collection(CollectionName.icube).createIndexes([
                 IndexModel(keys: ["areas.subjects.topic_key": 1], name: "areas.subjects.topic_key")
             ])

@@ -58,6 +58,9 @@ public func buildApplication(
     ]
     // Receipts whose counting a dying process interrupted are counted at start and every minute after.
     background.append(TaskService(name: "receipt-recount") { await services.receipts.recountInterruptedLoop() })
+    // Expired sessions, idempotency keys, used assertions and the like, removed every minute by a range of an index.
+    let expiry = ExpirySweeper(sweep: ExpirySweepDAO(database: services.database, now: services.now), logger: logger)
+    background.append(TaskService(name: "expiry-sweep") { await expiry.loop() })
     // Approval requests that expired are recorded as such (and in the audit log) every minute.
     background.append(TaskService(name: "approval-expiry") { await services.approvals.expireLoop() })
     let reminders = EventController(services: services).compose

@@ -199,10 +199,14 @@ struct IdempotencyKeyTests {
                     idempotencyKey: key)
                 #expect(refused.status == .badRequest, "\(key)")
             }
-            // The key is kept with a 24-hour TTL.
+            // The key is kept for 24 hours, then removed by the expiry sweep on its index.
             let reply = try await hub.database.runCommand(["listIndexes": .string(CollectionName.idempotencyKeys)])
             let indexes = reply[path: "cursor.firstBatch"]?.arrayValue ?? []
-            #expect(indexes.contains { $0.documentValue?["expireAfterSeconds"]?.int64Value == 86_400 })
+            #expect(indexes.contains { $0.documentValue?["name"]?.stringValue == "created_at.expiry" })
+            #expect(
+                ExpiringCollection.all.contains {
+                    $0.collection == CollectionName.idempotencyKeys && $0.afterSeconds == 86_400
+                })
         }
     }
 

@@ -8,12 +8,16 @@ public struct LoginFailureDAO: Sendable {
     let collection: MongoCollection
     let now: UnixClock
 
-    /// The indexes `DatabaseIndexes.ensure` creates: the two counts' queries, and expiry (well after any window used).
+    /// A failure goes an hour after it (`ExpirySweepDAO`), well after any window the counts read.
+    static let expiry = ExpiringCollection(
+        CollectionName.loginFailures, field: "at", afterSeconds: 3_600, retiredTTLIndex: "at")
+
+    /// The indexes `DatabaseIndexes.ensure` creates: the two counts' queries, and expiry.
     static let indexes = [
         IndexModel(keys: ["username": 1, "at": -1], name: "username.at"),
         IndexModel(keys: ["address": 1, "at": -1], name: "address.at"),
         IndexModel(keys: ["site": 1, "at": -1], name: "site.at"),
-        IndexModel(keys: ["at": 1], name: "at", expireAfterSeconds: 3600),
+        expiry.index,
     ]
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {

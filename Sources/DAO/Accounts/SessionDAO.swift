@@ -33,15 +33,18 @@ public struct PortalSession: Sendable {
     }
 }
 
-/// Portal sessions, in msi-hub's own `sessions` collection: a TTL index deletes expired ones, so any
+/// Portal sessions, in msi-hub's own `sessions` collection: expired ones are removed (`ExpiringCollection`), so any
 /// replica serves any session and sessions survive a restart.
 public struct SessionDAO: Sendable {
     let collection: MongoCollection
     let now: UnixClock
 
+    /// A session goes at its `expires_at` (`ExpirySweepDAO`).
+    static let expiry = ExpiringCollection(CollectionName.sessions, field: "expires_at", retiredTTLIndex: "expires_at")
+
     /// The indexes `DatabaseIndexes.ensure` creates: expiry at `expires_at`, and a user's sessions.
     static let indexes = [
-        IndexModel(keys: ["expires_at": 1], name: "expires_at", expireAfterSeconds: 0),
+        expiry.index,
         IndexModel(keys: ["username": 1], name: "username"),
     ]
 
@@ -74,7 +77,7 @@ public struct SessionDAO: Sendable {
         return session
     }
 
-    /// The live session stored under `key` created less than `maxLifetimeMS` ago, or nil (the TTL monitor runs
+    /// The live session stored under `key` created less than `maxLifetimeMS` ago, or nil (the expiry sweep runs
     /// only once a minute, so expiry is checked here too).
     /// - Throws: `DAOError`.
     public func find(key: String, maxLifetimeMS: Int64) async throws -> PortalSession? {

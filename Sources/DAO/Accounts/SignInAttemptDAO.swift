@@ -28,7 +28,9 @@ public struct SignInAttemptDAO: Sendable {
     let now: UnixClock
 
     /// The indexes `DatabaseIndexes.ensure` creates: expiry at `expires_at`.
-    static let indexes = [IndexModel(keys: ["expires_at": 1], name: "expires_at", expireAfterSeconds: 0)]
+    static let expiry = ExpiringCollection(
+        CollectionName.signInAttempts, field: "expires_at", retiredTTLIndex: "expires_at")
+    static let indexes = [expiry.index]
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.signInAttempts)

@@ -1,14 +1,16 @@
 import HubTime
 import Mongo
 
-/// The person assertions that have bound a device, in `used_assertions`, each remembered until it expires (a TTL
-/// index on `expire_at`), so that every replica refuses one presented again: the document's `_id` is the
+/// The person assertions that have bound a device, in `used_assertions`, each remembered until it expires (removed at
+/// `expire_at`, `ExpiringCollection`), so that every replica refuses one presented again: the document's `_id` is the
 /// assertion's replay key (a hash of its `jti`, or of its signed part), never the assertion.
 public struct UsedAssertionDAO: Sendable {
     let collection: MongoCollection
 
-    /// Expiry: MongoDB removes a document once its `expire_at` (a date) has passed.
-    static let indexes = [IndexModel(keys: ["expire_at": 1], name: "expire_at", expireAfterSeconds: 0)]
+    /// Expiry: a document goes once its `expire_at` (a date) has passed (`ExpirySweepDAO`).
+    static let expiry = ExpiringCollection(
+        CollectionName.usedAssertions, field: "expire_at", retiredTTLIndex: "expire_at")
+    static let indexes = [expiry.index]
 
     public init(database: MongoDatabase) {
         self.collection = database.collection(CollectionName.usedAssertions)

@@ -18,8 +18,10 @@ public struct FenceDAO: Sendable {
         self.id = id
     }
 
-    /// Fence documents of processes gone for an hour are removed.
-    static let indexes = [IndexModel(keys: ["at": 1], name: "at", expireAfterSeconds: 3_600)]
+    /// Fence documents of processes gone for an hour are removed (`ExpirySweepDAO`).
+    static let expiry = ExpiringCollection(
+        CollectionName.fences, field: "at", afterSeconds: 3_600, retiredTTLIndex: "at")
+    static let indexes = [expiry.index]
 
     /// Writes fence number `number`.
     /// - Throws: `DAOError`.

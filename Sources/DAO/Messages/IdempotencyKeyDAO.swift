@@ -5,7 +5,7 @@ import Mongo
 /// key, `{_id: {sender, key}, fingerprint, message, created_at}`, holding the whole message document the first
 /// request chose (its `_id`, `msi_key`, time and relay plan). A retry with the key stores that same document,
 /// so whichever request gets there first stores it and the others find it stored: one message, any replica.
-/// A TTL index deletes keys 24 hours after their first use. Records of concurrent requests (a burst of scripted
+/// Keys are removed 24 hours after their first use (`ExpiringCollection`). Records of concurrent requests (a burst of scripted
 /// sends, an event's reminders) share insert commands (`InsertBatcher`): make one DAO per process.
 public struct IdempotencyKeyDAO: Sendable {
     let collection: MongoCollection
@@ -14,9 +14,14 @@ public struct IdempotencyKeyDAO: Sendable {
     /// How long a key is kept.
     public static let lifetimeSeconds: Int32 = 24 * 3600
 
+    /// A key goes `lifetimeSeconds` after it was made (`ExpirySweepDAO`).
+    static let expiry = ExpiringCollection(
+        CollectionName.idempotencyKeys, field: "created_at", afterSeconds: Int64(lifetimeSeconds),
+        retiredTTLIndex: "created_at")
+
     /// The index `DatabaseIndexes.ensure` creates: expiry (`_id` is the unique one).
     static let indexes = [
-        IndexModel(keys: ["created_at": 1], name: "created_at", expireAfterSeconds: lifetimeSeconds)
+        expiry.index
     ]
 
     public init(database: MongoDatabase) {

@@ -23,10 +23,14 @@ public struct MessageQueueDAO: Sendable {
         self.messages = database.collection(CollectionName.message)
     }
 
-    /// A queue's entries are read by its name; entries past their `expire_at` are removed by the database.
+    /// Entries past their `expire_at` are removed by the hub's sweep (`ExpirySweepDAO`).
+    static let expiry = ExpiringCollection(
+        CollectionName.messageQueues, field: "expire_at", retiredTTLIndex: "expire_at")
+
+    /// A queue's entries are read by its name; the expiry's index.
     static let indexes = [
         IndexModel(keys: ["q": 1], name: "q"),
-        IndexModel(keys: ["expire_at": 1], name: "expire_at", expireAfterSeconds: 0),
+        expiry.index,
     ]
 
     /// How long an entry outlives the end of its message's stay in an expiring queue, so a reader near that end

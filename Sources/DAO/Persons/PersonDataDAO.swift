@@ -9,8 +9,10 @@ public struct PersonDataDAO: Sendable {
     let database: MongoDatabase
     let now: UnixClock
 
-    /// The blocks of erased persons expire at `expire_at`.
-    static let blockIndexes = [IndexModel(keys: ["expire_at": 1], name: "expire_at", expireAfterSeconds: 0)]
+    /// The blocks of erased persons expire at `expire_at` (`ExpirySweepDAO`).
+    static let blockExpiry = ExpiringCollection(
+        CollectionName.erasureBlocks, field: "expire_at", retiredTTLIndex: "expire_at")
+    static let blockIndexes = [blockExpiry.index]
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.database = database

@@ -2,7 +2,7 @@ import HubTime
 import Mongo
 
 /// A rate shared by every replica: a counter per key and window in `rate_windows`, taken from with one atomic
-/// upsert (`$inc`), so N replicas together never exceed the limit. Old windows expire through a TTL index.
+/// upsert (`$inc`), so N replicas together never exceed the limit. Old windows are removed once expired (`ExpiringCollection`).
 ///
 /// A take the window has room for is one command: an upsert by `_id` that raises the counter only while it leaves room
 /// for every unit asked (granted whole, nothing read back). Otherwise (the window nearly spent, or two first takers
@@ -14,7 +14,9 @@ public struct RateWindowDAO: Sendable {
     let collection: MongoCollection
     let now: UnixClock
 
-    static let indexes = [IndexModel(keys: ["expire_at": 1], name: "expire_at", expireAfterSeconds: 0)]
+    /// A window goes once its `expire_at` has passed (`ExpirySweepDAO`).
+    static let expiry = ExpiringCollection(CollectionName.rateWindows, field: "expire_at", retiredTTLIndex: "expire_at")
+    static let indexes = [expiry.index]
 
     public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
         self.collection = database.collection(CollectionName.rateWindows)

@@ -13,11 +13,15 @@ public struct WebhookDeliveryDAO: Sendable {
         self.collection = database.collection(CollectionName.webhookDeliveries)
     }
 
+    /// Finished deliveries go at their `expire_at` (`ExpirySweepDAO`).
+    static let expiry = ExpiringCollection(
+        CollectionName.webhookDeliveries, field: "expire_at", retiredTTLIndex: "expire_at")
+
     /// The claim's index (pending only), a webhook's deliveries newest first, and the expiry of finished ones.
     static let indexes = [
         IndexModel(keys: ["state": 1, "due_at": 1], name: "state.due_at", partialFilter: ["state": "pending"]),
         IndexModel(keys: ["webhook": 1, "_id": -1], name: "webhook._id"),
-        IndexModel(keys: ["expire_at": 1], name: "expire_at", expireAfterSeconds: 0),
+        expiry.index,
     ]
 
     /// How long a delivered or failed delivery stays listed.
