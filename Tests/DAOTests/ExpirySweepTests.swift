@@ -19,7 +19,7 @@ struct ExpirySweepTests {
                 IndexModel(keys: ["created_at": 1], name: "created_at", expireAfterSeconds: 86_400)
             ])
             try await DatabaseIndexes.ensure(in: database)
-            for expiring in ExpiringCollection.all {
+            for expiring in ExpiringCollections.all {
                 let listed = try await database.runCommand(["listIndexes": .string(expiring.collection)])
                 let indexes = (listed[path: "cursor.firstBatch"]?.arrayValue ?? []).compactMap(\.documentValue)
                 #expect(

@@ -204,7 +204,7 @@ struct IdempotencyKeyTests {
             let indexes = reply[path: "cursor.firstBatch"]?.arrayValue ?? []
             #expect(indexes.contains { $0.documentValue?["name"]?.stringValue == "created_at.expiry" })
             #expect(
-                ExpiringCollection.all.contains {
+                ExpiringCollections.all.contains {
                     $0.collection == CollectionName.idempotencyKeys && $0.afterSeconds == 86_400
                 })
         }

@@ -1,4 +1,3 @@
-import HubTime
 import Mongo
 
 /// A collection whose documents go once a date of theirs is `afterSeconds` past: used assertions, idempotency keys,
@@ -31,45 +30,5 @@ public struct ExpiringCollection: Sendable {
     /// What has expired at `now` (Unix ms): a range of `index`.
     func expired(at now: Int64) -> BSONDocument {
         [field: ["$lt": .datetime(now - afterSeconds * 1_000)]]
-    }
-
-    /// Every collection whose documents expire: what the sweep goes through, and whose TTL indexes the start drops.
-    public static let all: [ExpiringCollection] = [
-        FenceDAO.expiry, RateWindowDAO.expiry, UsedAssertionDAO.expiry, IdempotencyKeyDAO.expiry,
-        MessageQueueDAO.expiry, WebhookDeliveryDAO.expiry, PersonDataDAO.blockExpiry, SessionDAO.expiry,
-        LoginFailureDAO.expiry, SignInAttemptDAO.expiry,
-    ]
-}
-
-/// Removes what has expired in every `ExpiringCollection`: one range delete a collection, on its plain index. Any
-/// replica may run it; a replica's sweep at a time is enough (`ExpirySweeper` runs it under a lease).
-public struct ExpirySweepDAO: Sendable {
-    let database: MongoDatabase
-    let now: UnixClock
-
-    public init(database: MongoDatabase, now: @escaping UnixClock = UnixTime.nowMilliseconds) {
-        self.database = database
-        self.now = now
-    }
-
-    /// Deletes every expired document of `collections` (by default every one that expires); returns how many went.
-    /// - Throws: `DAOError`.
-    @discardableResult
-    public func sweep(_ collections: [ExpiringCollection] = ExpiringCollection.all) async throws -> Int {
-        let time = now()
-        var removed: Int64 = 0
-        for expiring in collections {
-            removed += try await mapErrors {
-                try await database.collection(expiring.collection).deleteMany(expiring.expired(at: time))
-            }
-        }
-        return Int(removed)
-    }
-
-    /// Drops the TTL indexes the expiring collections had (a start before the plain index of the same field is made).
-    static func retireTTLIndexes(in database: MongoDatabase) async throws {
-        for expiring in ExpiringCollection.all {
-            try await database.collection(expiring.collection).dropIndex(named: expiring.retiredTTLIndex)
-        }
     }
 }
