@@ -380,8 +380,8 @@ public struct EventService: Sendable {
     static let owner = "events-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(ObjectID().hex.suffix(8))"
 
     /// Claims and sends due reminders until the task is cancelled: at once again after a full batch; else when the
-    /// next reminder is due (the first entry of the `due_at` index's range up to `poll` from now), at most `poll` later (an event made meanwhile on another
-    /// replica); after a growing wait while the database fails.
+    /// next reminder is due (the first entry of the `due_at` index's range up to `poll` from now), at most `poll`
+    /// later (an event made meanwhile on another replica); after a growing wait while the database fails.
     public func reminderLoop(compose: @escaping Compose) async {
         var failures = 0
         while !Task.isCancelled {
