@@ -40,14 +40,9 @@ struct ExpirySweepTests {
                 ["_id": "this morning's", "created_at": .datetime(now - day / 2)],
             ])
             // The sweep's read of what expired examines those documents alone, not the collection.
-            let plan = try await database.runCommand([
-                "explain": [
-                    "find": .string(CollectionName.usedAssertions),
-                    "filter": .document(UsedAssertionDAO.expiry.expired(at: now)),
-                ],
-                "verbosity": "executionStats",
-            ])
-            let examined = try #require(plan[path: "executionStats.totalDocsExamined"]?.int64Value)
+            let examined = try await ClaimQueryTests.examined(
+                UsedAssertionDAO.expiry.expired(at: now), sort: ["expire_at": 1],
+                on: CollectionName.usedAssertions, in: database)
             #expect(examined <= 2, "the sweep's range examined \(examined) documents")
 
             let sweep = ExpirySweepDAO(database: database, now: { now })
